@@ -1,0 +1,36 @@
+# Two commands for a newcomer: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: install test lint demo docs docs-check bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+lint: install
+	$(PY) -m ruff check benchloop codegen tests
+
+test: install lint docs-check
+	$(PY) -m pytest
+
+demo: install
+	bash scripts/demo.sh
+
+docs: install
+	$(PY) -m codegen.docs
+
+docs-check: install
+	$(PY) -m codegen.docs --check
+
+bench: install
+	$(PY) -m benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache demo-out

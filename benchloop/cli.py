@@ -1,0 +1,183 @@
+"""Entry point of `bl` / `bmcli`: global options, built-in commands, dispatch.
+
+The global options live on Cyclopts' meta app and are given before the
+resource.  Resource commands are registered lazily from the compiled table
+(see ``commands.py``); ``--help`` and ``--version`` never import httpx or
+parse YAML.  Usage errors (ours and Cyclopts') are printed as
+
+    Usage: bl metrics get [OPTIONS]
+    Try 'bl metrics get --help' for help.
+    Error: <message>
+
+on stderr with exit 2, and nothing on stdout.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Any
+
+from cyclopts import App, Parameter
+from cyclopts.exceptions import CycloptsError
+
+from . import __version__
+from .errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+from .globals import GLOBAL_OPTIONS
+from .specload import load_spec
+
+GLOBAL = "Global options"
+
+
+class Invocation:
+    """The resolved global options, handed to every command handler as ``ctx``."""
+
+    def __init__(self, prog: str, path: list[str], options: dict[str, Any]):
+        self.prog = prog
+        self.path = path
+        self.options = options
+
+    def runtime(self):
+        from .config import resolve
+        from .engine import Runtime
+        from .log import Log
+
+        opts = self.options
+        settings = resolve(opts["api_key"], opts["host"], opts["output_dir"], opts["config"])
+        log = Log(quiet=opts["quiet"], verbose=opts["verbose"])
+        if settings.host.startswith("http://") and not _is_loopback(settings.host) and settings.api_key:
+            log.warn(f"{settings.host} is plain HTTP: the API key travels unencrypted")
+
+        def http_factory():
+            from .http import Http
+
+            return Http(settings.host, settings.api_key, opts["timeout"], opts["retry"],
+                        opts["concurrency"], log)
+
+        return Runtime(load_spec(), log, opts["pretty"], opts["concurrency"], settings.output_dir,
+                       http_factory, sys.stdout)
+
+    def run(self, resource: str, action: dict[str, Any], dim: str, ids: list[str], opts: dict[str, Any]) -> int:
+        from .engine import run
+
+        rt = self.runtime()
+        try:
+            return run(rt, resource, action, dim, ids, opts)
+        finally:
+            rt.close()
+
+
+def _is_loopback(url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    host = urlsplit(url).hostname or ""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def _global_parameters() -> list:
+    import inspect
+
+    hints = {"str": str | None, "float": float, "int": int, "flag": bool, "bool": bool}
+    params = []
+    for opt in GLOBAL_OPTIONS:
+        extra: dict[str, Any] = {}
+        if opt["type"] == "flag":
+            extra["negative"] = ""
+            extra["show_default"] = False
+        if opt["type"] == "bool":
+            extra["negative"] = opt["negative"]
+        if "min" in opt:
+            from cyclopts import validators
+
+            extra["validator"] = validators.Number(gte=opt["min"])
+        annotation = Annotated[hints[opt["type"]], Parameter(name=opt["flags"], help=opt["help"],
+                                                              group=GLOBAL, **extra)]
+        params.append(inspect.Parameter(opt["name"], inspect.Parameter.KEYWORD_ONLY,
+                                        default=opt["default"], annotation=annotation))
+    return params
+
+
+def build_app(prog: str = "bl") -> App:
+    import inspect
+
+    spec = load_spec()
+    app = App(
+        name=prog,
+        help="Fetch and download benchmark analysis data (metrics, reports, job and task lists, ...) "
+        "by group id or job id. `get` prints JSON on stdout; `download` writes files.",
+        version=f"bmcli {__version__}",
+        version_format="plaintext",
+        help_format="plaintext",
+    )
+    for index, (name, resource) in enumerate(spec["resources"].items()):
+        app.command(f"benchloop.commands:res__{name.replace('-', '_')}", name=name,
+                    help=resource["help"], sort_key=index)
+    app.command("benchloop.builtins:config_app", name="config",
+                help="Show or edit the configuration file.", sort_key=100)
+    app.command("benchloop.builtins:sandbox_app", name="sandbox",
+                help="Run the local sandbox backend (for demos and tests).", sort_key=101)
+
+    def launcher(*tokens, **options):  # annotations come from __signature__
+        if not tokens:
+            app.help_print([])
+            return EXIT_USAGE
+        command, bound, ignored = app.parse_args(list(tokens))
+        path = [t for t in tokens if not t.startswith("-")][:2]
+        resolved = {opt["name"]: opt["default"] for opt in GLOBAL_OPTIONS}
+        resolved.update(options)
+        extra = {"ctx": Invocation(prog, path, resolved)} if "ctx" in ignored else {}
+        return command(*bound.args, **bound.kwargs, **extra)
+
+    launcher.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("tokens", inspect.Parameter.VAR_POSITIONAL,
+                           annotation=Annotated[str, Parameter(show=False, allow_leading_hyphen=True)])]
+        + _global_parameters()
+    )
+    app.meta.default(launcher)
+    return app
+
+
+def _command_path(app: App, tokens: list[str]) -> list[str]:
+    """Best-effort 'resource action' of a failed command line, for the usage hint."""
+    spec = load_spec()
+    words = [t for t in tokens if not t.startswith("-")]
+    for index, word in enumerate(words):
+        if word in spec["resources"] or word in ("config", "sandbox"):
+            nxt = words[index + 1] if index + 1 < len(words) else None
+            actions = spec["resources"].get(word, {}).get("actions", {})
+            return [word, nxt] if nxt in actions or (nxt and word in ("config", "sandbox")) else [word]
+    return []
+
+
+def usage_error(prog: str, path: list[str], message: str) -> int:
+    where = " ".join([prog, *path])
+    sys.stderr.write(f"Usage: {where} [OPTIONS]\nTry '{where} --help' for help.\nError: {message}\n")
+    return EXIT_USAGE
+
+
+def main(argv: list[str] | None = None) -> int:
+    prog = os.path.basename(sys.argv[0]) if argv is None else "bl"
+    if prog not in ("bl", "bmcli"):
+        prog = "bl"
+    tokens = list(sys.argv[1:] if argv is None else argv)
+    from .commands import STDIN_TOKEN
+
+    tokens = [STDIN_TOKEN if t == "-" else t for t in tokens]
+    app = build_app(prog)
+    try:
+        code = app.meta(tokens, exit_on_error=False, print_error=False, result_action="return_value")
+    except CycloptsError as exc:
+        message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        code = usage_error(prog, _command_path(app, tokens), message)
+    except UsageError as exc:
+        code = usage_error(prog, _command_path(app, tokens), str(exc))
+    except KeyboardInterrupt:
+        sys.stderr.write("[error] interrupted\n")
+        code = EXIT_INTERRUPTED
+    if argv is None:
+        sys.exit(code if isinstance(code, int) else 0)
+    return code if isinstance(code, int) else 0
+
+
+if __name__ == "__main__":
+    main()

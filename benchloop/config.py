@@ -1,0 +1,149 @@
+"""Configuration: file, environment and flags (CONTRACT.md 4).
+
+Precedence is flag > environment > file > default.  The file is TOML with a
+``[profile]`` table (``host``, ``api_key``, ``output_dir``).  Unlike the
+reference client, an invalid file is an error (exit 2) instead of being
+silently ignored, and ``config set`` edits only the keys it owns: other
+tables, keys and comments survive, the file is replaced atomically with mode
+0600 and its directory is created 0700.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+DEFAULT_HOST = "https://benchmark-analysis.alibaba-inc.com"
+DEFAULT_CONFIG = "~/.benchloop/config.toml"
+KEYS = ("host", "api_key", "output_dir")
+
+
+def config_path(flag: str | None = None) -> Path:
+    raw = flag or os.environ.get("BENCHLOOP_CONFIG") or DEFAULT_CONFIG
+    return Path(os.path.expanduser(raw))
+
+
+def _toml_loads(text: str) -> dict[str, Any]:
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    return tomllib.loads(text)
+
+
+def read_profile(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    try:
+        data = _toml_loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"invalid config file {path}: {exc}") from None
+    profile = data.get("profile", {})
+    if not isinstance(profile, dict):
+        raise ConfigError(f"invalid config file {path}: [profile] must be a table")
+    for key in KEYS:
+        if key in profile and not isinstance(profile[key], str):
+            raise ConfigError(f"invalid config file {path}: profile.{key} must be a string")
+    return profile
+
+
+@dataclass
+class Settings:
+    host: str
+    api_key: str | None
+    output_dir: str
+    config_file: Path
+
+
+def resolve(api_key: str | None, host: str | None, output_dir: str | None, config: str | None) -> Settings:
+    path = config_path(config)
+    profile = read_profile(path)
+    env = os.environ
+    key = api_key or env.get("BENCHLOOP_API_KEY") or env.get("BENCHMARK_API_KEY") or profile.get("api_key") or None
+    chosen_host = host or env.get("BENCHLOOP_HOST") or profile.get("host") or DEFAULT_HOST
+    out = output_dir or env.get("BENCHLOOP_OUTPUT_DIR") or profile.get("output_dir") or "."
+    return Settings(chosen_host.rstrip("/"), key, out, path)
+
+
+def _toml_string(value: str) -> str:
+    out = []
+    for ch in value:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+_HEADER = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]\s*(#.*)?$")
+
+
+def _assignment_key(line: str) -> str | None:
+    match = re.match(r"^\s*([A-Za-z0-9_\-]+)\s*=", line)
+    return match.group(1) if match else None
+
+
+def merge_profile(text: str, values: dict[str, str]) -> str:
+    """Set ``values`` in the [profile] table of ``text``, keeping everything else."""
+    lines = text.splitlines()
+    start = end = None
+    for index, line in enumerate(lines):
+        match = _HEADER.match(line)
+        if match and not line.strip().startswith("[["):
+            if start is not None and end is None:
+                end = index
+            if match.group(1) == "profile" and start is None:
+                start = index
+    pending = dict(values)
+    if start is None:
+        if lines and lines[-1].strip():
+            lines.append("")
+        lines.append("[profile]")
+        lines.extend(f"{k} = {_toml_string(v)}" for k in KEYS if (v := pending.get(k)) is not None)
+        return "\n".join(lines) + "\n"
+    end = len(lines) if end is None else end
+    body = lines[start + 1 : end]
+    for index, line in enumerate(body):
+        key = _assignment_key(line)
+        if key in pending:
+            body[index] = f"{key} = {_toml_string(pending.pop(key))}"
+    insert_at = len(body)
+    while insert_at and not body[insert_at - 1].strip():
+        insert_at -= 1
+    new = [f"{k} = {_toml_string(v)}" for k in KEYS if (v := pending.get(k)) is not None]
+    body[insert_at:insert_at] = new
+    return "\n".join(lines[: start + 1] + body + lines[end:]) + "\n"
+
+
+def write_config(path: Path, values: dict[str, str]) -> None:
+    from .writers import atomic_write
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    merged = merge_profile(text, values)
+    _toml_loads(merged)  # never write a file we could not read back
+    if not path.parent.exists():
+        path.parent.mkdir(parents=True, mode=0o700)
+    atomic_write(str(path), merged)
+    os.chmod(path, 0o600)
+
+
+def mask(secret: str | None) -> str | None:
+    if not secret:
+        return secret
+    return secret[:2] + "***" + secret[-4:] if len(secret) > 6 else "***"

@@ -1,0 +1,66 @@
+"""Failure types and how they map to exit codes (CONTRACT.md 6).
+
+0 success, 1 partial or generic failure, 2 usage, 3 authentication,
+4 network (no id succeeded and every failure was a transport error),
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_AUTH, EXIT_NETWORK, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+
+
+class UsageError(Exception):
+    """Bad command line: exit 2, before any request is made."""
+
+
+class ConfigError(UsageError):
+    """Unreadable or invalid configuration file."""
+
+
+class BenchloopError(Exception):
+    """A failure of one id (or one step); ``network`` marks transport errors."""
+
+    network = False
+
+
+class ApiError(BenchloopError):
+    def __init__(self, status: int, body: Any):
+        self.status = status
+        self.body = body
+        super().__init__(f"API error {status}: {render_body(body)}")
+
+
+class NetworkError(BenchloopError):
+    network = True
+
+    def __init__(self, detail: str):
+        super().__init__(f"network: {detail}")
+
+
+class AuthError(BenchloopError):
+    """HTTP 401: fatal for the whole command (exit 3)."""
+
+
+class Cancelled(BenchloopError):
+    """Work abandoned because another worker hit a fatal error."""
+
+
+class StepError(BenchloopError):
+    """A failure produced by the engine itself (pagination, response shape)."""
+
+    def __init__(self, message: str, network: bool = False):
+        super().__init__(message)
+        self.network = network
+
+
+def render_body(body: Any) -> str:
+    if isinstance(body, str):
+        return body
+    try:
+        return json.dumps(body, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(body)

@@ -1,0 +1,36 @@
+"""The global options (given before the resource), as data.
+
+One definition feeds the CLI's meta app, `bl describe` and the reference docs.
+Defaults here are the built-in ones; configuration and environment variables
+are resolved in ``config.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+GLOBAL_OPTIONS: list[dict[str, Any]] = [
+    {"name": "api_key", "flags": ["--api-key"], "type": "str", "default": None,
+     "help": "Personal API key (sent as X-API-Key to the configured host only). Env: BENCHLOOP_API_KEY."},
+    {"name": "host", "flags": ["--host"], "type": "str", "default": None,
+     "help": "Backend base URL. Env: BENCHLOOP_HOST. Default: the production backend."},
+    {"name": "output_dir", "flags": ["--output-dir", "-o"], "type": "str", "default": None,
+     "help": "Download root. Env: BENCHLOOP_OUTPUT_DIR. Default: the current directory."},
+    {"name": "pretty", "flags": ["--pretty"], "negative": "--no-pretty", "type": "bool", "default": True,
+     "help": "Indent JSON output (stdout, JSON files); --no-pretty prints compact JSON."},
+    {"name": "timeout", "flags": ["--timeout"], "type": "float", "default": 300.0,
+     "help": "HTTP timeout in seconds for each connect, read and write."},
+    {"name": "retry", "flags": ["--retry"], "type": "int", "default": 2,
+     "help": "Retries after the first attempt for network errors, 5xx and 429 (negative counts as 0)."},
+    {"name": "concurrency", "flags": ["--concurrency"], "type": "int", "default": 5, "min": 1,
+     "help": "Requests in flight at once."},
+    {"name": "verbose", "flags": ["--verbose", "-v"], "type": "flag", "default": False,
+     "help": "Print [debug] lines on stderr."},
+    {"name": "quiet", "flags": ["--quiet", "-q"], "type": "flag", "default": False,
+     "help": "Print only [error] lines on stderr (wins over -v)."},
+    {"name": "config", "flags": ["--config"], "type": "str", "default": None,
+     "help": "Configuration file. Env: BENCHLOOP_CONFIG. Default: ~/.benchloop/config.toml."},
+]
+
+# A command may define its own -o/--output-dir: it overrides the global one.
+SHADOWABLE_FLAGS = {"--output-dir", "-o"}

@@ -1,0 +1,43 @@
+"""Id input: repeatable options, commas, '-' for stdin (CONTRACT.md 7).
+
+Each value is split on commas, tokens are trimmed, empty tokens dropped and
+duplicates removed keeping the first occurrence.  A value that is exactly '-'
+reads all of stdin and splits it on whitespace (no comma split there).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from typing import TextIO
+
+
+def expand_ids(values: Iterable[str] | None, stdin: TextIO | None = None) -> list[str]:
+    out: list[str] = []
+    seen: set[str] = set()
+
+    def add(token: str) -> None:
+        if token and token not in seen:
+            seen.add(token)
+            out.append(token)
+
+    for value in values or ():
+        if value == "-":
+            stream = stdin if stdin is not None else sys.stdin
+            data = stream.read() if stream is not None else ""
+            for token in data.split():
+                add(token)
+            continue
+        for token in value.split(","):
+            add(token.strip())
+    return out
+
+
+def check_task_id(value: str) -> str:
+    """A download-task id is one path component: reject separators and dot names."""
+    from .errors import UsageError
+
+    value = value.strip()
+    if value in (".", "..") or any(ch in value for ch in "/\\\0"):
+        raise UsageError("--task-id must not contain path separators")
+    return value

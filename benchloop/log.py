@@ -1,0 +1,81 @@
+"""stderr lines: info, [progress], [warn], [error], [debug] (CONTRACT.md 3.7).
+
+stdout carries data only; everything a person reads goes through here.  ``-q``
+keeps only errors; ``-v`` adds debug lines.  Writes are serialised with a lock
+because workers log from several threads.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+_lock = threading.Lock()
+
+
+class Log:
+    def __init__(self, quiet: bool = False, verbose: bool = False, stream=None):
+        self.quiet = quiet
+        self.verbose = verbose and not quiet
+        self._stream = stream
+
+    @property
+    def stream(self):
+        return self._stream or sys.stderr
+
+    def _emit(self, line: str) -> None:
+        with _lock:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+
+    def info(self, message: str) -> None:
+        if not self.quiet:
+            self._emit(message)
+
+    def progress(self, message: str) -> None:
+        if not self.quiet:
+            self._emit(f"[progress] {message}")
+
+    def warn(self, message: str) -> None:
+        if not self.quiet:
+            self._emit(f"[warn] {message}")
+
+    def debug(self, message: str) -> None:
+        if self.verbose:
+            self._emit(f"[debug] {message}")
+
+    def error(self, message: str) -> None:
+        self._emit(f"[error] {message}")
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours:02d}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
+
+
+class Counter:
+    """A count progress line: start, then one line per processed item."""
+
+    def __init__(self, log: Log, label: str, total: int, unit: str, action: str, eta: bool = False):
+        self.log, self.label, self.total, self.unit = log, label, total, unit
+        self.action, self.eta = action, eta
+        self.done = 0
+        self.started = time.monotonic()
+        self._lock = threading.Lock()
+        log.progress(f"{label}: total={total} {unit}")
+
+    def step(self, detail: str, ok: bool = True) -> None:
+        with self._lock:
+            self.done += 1
+            done = self.done
+        verb = self.action if ok else "failed"
+        line = f"{self.label}: {done}/{self.total} {self.unit}, {verb} {detail}"
+        if self.eta:
+            elapsed = time.monotonic() - self.started
+            line += f", elapsed={_clock(elapsed)}"
+            if done:
+                line += f", eta={_clock((self.total - done) * elapsed / done)}"
+        self.log.progress(line)

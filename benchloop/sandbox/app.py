@@ -1,0 +1,214 @@
+"""The sandbox backend without sockets: auth, routing, dispatch, faults.
+
+Why apart from the HTTP server: everything a request means (which endpoint,
+whether the key is right, which fault to inject, which body to send) is
+decided here from plain values, so the server module only moves bytes and the
+logic can be exercised without a network.
+
+Besides the endpoint table, three pseudo-OSS paths are served (they stand in
+for presigned object-store URLs, so like those they need no API key but carry
+a ``sig`` query signature instead):
+
+* ``/_export/<group>.jsonl.gz?sig=`` - the trace export file (gzip JSON lines);
+* ``/_oss/artifacts/<job>/result.tgz?sig=`` - the artifact listing's ``url``;
+* ``/_sso/login.alibaba-inc.com/ssoLogin.htm`` - the HTML page an SSO redirect
+  of a trace media request lands on.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import hmac
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, quote, unquote
+
+from . import handlers, payloads
+from .dataset import Dataset
+from .handlers import ApiError, Request, Response, error_response, json_response
+from .routing import Router, load_endpoints
+from .state import Fault, Headers, State
+
+
+@dataclass
+class Config:
+    api_key: str = "sandbox-key"
+    trajectory_steps: int = 3
+    artifact_bytes: int = 4096
+
+
+class App:
+    def __init__(
+        self,
+        dataset: Dataset,
+        config: Config,
+        state: State | None = None,
+        endpoints: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
+        self.dataset = dataset
+        self.config = config
+        self.state = state or State()
+        self.router = Router(endpoints if endpoints is not None else load_endpoints())
+        self.default_base_url = "http://127.0.0.1"
+        self._memo: dict[tuple[str, str], Any] = {}
+        self._memo_lock = threading.Lock()
+        self.seed_flows()
+
+    # ------------------------------------------------------------ state
+    def seed_flows(self) -> None:
+        """Pre-existing behaviour analyses: one finished task per non-empty group."""
+        for gid in self.dataset.group_ids():
+            grp = self.dataset.group(gid)
+            if not grp or not grp["job_count"]:
+                continue
+            info = payloads.behavior_steps(grp, grp["idx"])
+            task = {"groupId": gid, "status": "Finished", "samplingMode": info["samplingMode"],
+                    "steps": info["steps"][:2], "scoringLimit": 32}
+            if info["samplingMode"] == "step":
+                task["sampleSize"] = 512
+            self.state.behavior_add(task, preset_uid=f"uid-{gid}-1")
+
+    def reset_state(self) -> None:
+        self.state.reset_flows()
+        self.seed_flows()
+
+    def _memoised(self, kind: str, key: str, build):
+        with self._memo_lock:
+            if (kind, key) in self._memo:
+                return self._memo[(kind, key)]
+        value = build()
+        with self._memo_lock:
+            self._memo[(kind, key)] = value
+        return value
+
+    def aggregates(self, group_id: str) -> dict[str, dict[str, Any]]:
+        return self._memoised("agg", group_id, lambda: payloads.group_aggregates(
+            self.dataset.iter_group_jobs(group_id)))
+
+    # ----------------------------------------------------------- pseudo-OSS
+    def sign(self, resource: str) -> str:
+        secret = f"{self.dataset.seed}:{self.config.api_key}".encode()
+        return hmac.new(secret, resource.encode(), hashlib.sha256).hexdigest()[:20]
+
+    def export_url(self, base_url: str, group_id: str) -> str:
+        sig = self.sign(f"export:{group_id}")
+        return f"{base_url}/_export/{quote(group_id, safe='')}.jsonl.gz?sig={sig}"
+
+    def artifact_url(self, base_url: str, job_id: str) -> str:
+        sig = self.sign(f"artifact:{job_id}")
+        return f"{base_url}/_oss/artifacts/{quote(job_id, safe='')}/result.tgz?sig={sig}"
+
+    def export_file(self, group_id: str) -> bytes:
+        def build() -> bytes:
+            jobs = list(self.dataset.iter_group_jobs(group_id))
+            lines = payloads.export_lines(group_id, jobs, self.config.trajectory_steps)
+            text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in lines)
+            return gzip.compress(text.encode("utf-8"), mtime=0)
+
+        return self._memoised("export", group_id, build)
+
+    def _internal(self, raw_path: str, query: dict[str, str]) -> tuple[str, Response]:
+        parts = raw_path.strip("/").split("/")
+        sig = query.get("sig", "")
+        if parts[0] == "_sso":
+            page = ("<html><head><title>统一登录 SSO login</title></head>"
+                    "<body>login required</body></html>").encode()
+            return "_sso", Response(body=page, content_type="text/html;charset=utf-8")
+        if parts[0] == "_export" and len(parts) == 2 and parts[1].endswith(".jsonl.gz"):
+            gid = unquote(parts[1][: -len(".jsonl.gz")])
+            if not hmac.compare_digest(sig, self.sign(f"export:{gid}")):
+                return "_export", error_response(403, "signature does not match")
+            if self.dataset.group(gid) is None:
+                return "_export", error_response(404, f"group not found: {gid}")
+            return "_export", Response(body=self.export_file(gid),
+                                       content_type="application/octet-stream")
+        if parts[0] == "_oss" and len(parts) == 4 and parts[1] == "artifacts":
+            jid = unquote(parts[2])
+            if not hmac.compare_digest(sig, self.sign(f"artifact:{jid}")):
+                return "_oss", error_response(403, "signature does not match")
+            job = self.dataset.job(jid)
+            if job is None:
+                return "_oss", error_response(404, f"job not found: {jid}")
+            try:
+                return "_oss", handlers.artifact_body(self, job)
+            except ApiError as exc:
+                return "_oss", error_response(exc.status, exc.message)
+        return "_unknown", error_response(404, "not found")
+
+    # ------------------------------------------------------------ dispatch
+    def handle(self, method: str, target: str, headers: Headers, raw_body: bytes) -> Response:
+        raw_path, query_string = handlers.split_target(target)
+        query = {k: v[-1] for k, v in parse_qs(query_string, keep_blank_values=True).items()}
+        host = headers.get("host")
+        base_url = f"http://{host}" if host else self.default_base_url
+
+        if handlers.internal_path(raw_path):
+            name, resp = self._internal(raw_path, query)
+            self.state.count(name)
+            return self._with_fault(name, resp)
+
+        if headers.get("x-api-key") != self.config.api_key:
+            self.state.count("unauthorized")
+            return error_response(401, "invalid api key")
+
+        try:
+            match = self.router.match(method, raw_path)
+        except UnicodeDecodeError:
+            return error_response(400, "path is not valid UTF-8 after percent-decoding")
+        if match is None:
+            self.state.count("not_found")
+            return error_response(404, "not found")
+        if match.route is None:
+            return error_response(405, f"method not allowed: {method}")
+        name = match.route.name
+        self.state.count(name)
+
+        fault = self.state.take_fault(name)
+        if fault is not None and fault.kind == "status":
+            return self._fault_response(fault)
+
+        body: Any = None
+        if raw_body:
+            try:
+                body = json.loads(raw_body)
+            except ValueError:
+                return error_response(400, "request body is not valid JSON")
+        if method == "POST":
+            self.state.record_post(name, match.params, body if raw_body else {},
+                                   trigger=name.endswith("_trigger"))
+
+        fn = handlers.HANDLERS.get(name)
+        if fn is None:
+            resp = error_response(501, f"endpoint not implemented by the sandbox: {name}")
+        else:
+            req = Request(method, name, match.params, query, body, headers, base_url)
+            try:
+                resp = fn(self, req)
+            except ApiError as exc:
+                resp = error_response(exc.status, exc.message)
+            except Exception as exc:  # noqa: BLE001 - a handler bug must still answer
+                resp = error_response(500, f"sandbox handler {name} failed: {exc!r}")
+        if fault is not None:
+            resp.fault = fault.kind
+        return resp
+
+    def _with_fault(self, name: str, resp: Response) -> Response:
+        fault = self.state.take_fault(name)
+        if fault is None:
+            return resp
+        if fault.kind == "status":
+            return self._fault_response(fault)
+        resp.fault = fault.kind
+        return resp
+
+    @staticmethod
+    def _fault_response(fault: Fault) -> Response:
+        headers = {}
+        if fault.retry_after is not None:
+            ra = fault.retry_after
+            headers["Retry-After"] = str(int(ra)) if float(ra).is_integer() else str(ra)
+        return json_response({"error": f"injected fault: HTTP {fault.status}"},
+                             fault.status, headers)

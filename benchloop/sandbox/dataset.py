@@ -1,0 +1,362 @@
+"""Deterministic synthetic dataset of the sandbox, stored in SQLite.
+
+Why SQLite: the backend must answer `skip`/`limit` pages with exact filtered
+totals over groups of up to ~100,000 jobs, in a stable newest-first order.  An
+indexed table does that in milliseconds and keeps the server free of ad-hoc
+list juggling.  Only the small per-row facts are stored (ids, timestamps,
+template, status, instance and a handful of numbers); every bulky payload
+(metrics, reports, trajectories, artifacts) is derived on request from these
+facts by :mod:`benchloop.sandbox.payloads`, so generating a 20,000-job group
+costs a fraction of a second.
+
+Why seeded per group: every random draw comes from ``random.Random`` seeded
+with a string built from the dataset seed and the group id (string seeds are
+hashed with SHA-512, independent of ``PYTHONHASHSEED``), so the same seed gives
+byte-identical data in every process and a group's content does not depend on
+how many other groups exist.
+
+Data rules (also what test writers rely on):
+
+* groups ``G1``..``Gn`` plus ``GEMPTY`` (exists, no jobs, no tasks);
+* jobs ``<group>-J0001``.. (``%04d``: at least 4 digits), job number ``n``;
+  jobs ``n = 3k+1, 3k+2, 3k+3`` share one ``created_at``; later numbers are
+  newer; the list order is ``created_at DESC`` then ``seq`` (which is assigned
+  so that within a tie the higher job number comes first) - i.e. plain
+  descending job number;
+* tasks ``<group>-T0001``.., job ``n`` runs the instance of task
+  ``((n - 1) % tasks) + 1`` (its ``instance_id`` is that task's name);
+* special jobs without a group: ``JORPHAN`` and ``../JODD x`` (an id that
+  needs percent-encoding);
+* download tasks ``T1`` (3 ids of G1 including a duplicate), ``T2`` (odd
+  cases), ``T3`` (one unknown job id) and ``TEMPTY`` (no job ids).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+TEMPLATES = ("swe-bench-verified", "terminal-bench", "webarena-lite")
+JOB_STATUSES = ("succeeded", "failed", "running", "cancelled")
+TASK_STATUSES = ("passed", "failed", "error", "pending")
+REPOS = ("django", "sympy", "flask", "requests", "astropy", "sphinx", "pytest")
+CLUSTERS = ("eval-hk-prod-1", "hk-prod-2", "sg-prod-2", "wlcb-prod-1")
+DATASETS = ("swe-verified/test", "tb-core/test", "webarena/lite")
+
+EMPTY_GROUP = "GEMPTY"
+ORPHAN_JOB = "JORPHAN"
+ODD_JOB = "../JODD x"
+TIE_RUN = 3  # consecutive jobs sharing one created_at
+
+_BASE_TIME = datetime(2026, 7, 1, 0, 0, 0)
+
+JOB_COLUMNS = (
+    "seq", "job_id", "group_id", "n", "created_at", "template", "status", "instance_id",
+    "score", "duration_s", "num_turns", "output_total", "context_peak", "salt",
+)
+TASK_COLUMNS = ("seq", "task_id", "group_id", "n", "name", "status", "score")
+
+_SCHEMA = """
+CREATE TABLE groups (
+    idx INTEGER PRIMARY KEY, group_id TEXT NOT NULL UNIQUE, name TEXT, template TEXT,
+    dataset TEXT, cluster TEXT, created_at TEXT, job_count INTEGER, task_count INTEGER
+);
+CREATE TABLE jobs (
+    seq INTEGER PRIMARY KEY, job_id TEXT NOT NULL UNIQUE, group_id TEXT, n INTEGER,
+    created_at TEXT NOT NULL, template TEXT, status TEXT, instance_id TEXT,
+    score REAL, duration_s REAL, num_turns INTEGER, output_total INTEGER,
+    context_peak INTEGER, salt INTEGER
+);
+CREATE TABLE tasks (
+    seq INTEGER PRIMARY KEY, task_id TEXT NOT NULL UNIQUE, group_id TEXT NOT NULL,
+    n INTEGER, name TEXT, status TEXT, score REAL
+);
+CREATE TABLE download_tasks (
+    task_id TEXT PRIMARY KEY, group_id TEXT, job_ids TEXT NOT NULL, created_at TEXT
+);
+"""
+
+_INDEXES = """
+CREATE INDEX jobs_by_group ON jobs (group_id, created_at DESC, seq);
+CREATE INDEX jobs_by_time ON jobs (created_at DESC, seq);
+CREATE INDEX tasks_by_group ON tasks (group_id, seq);
+"""
+
+
+def job_id_for(group_id: str, n: int) -> str:
+    return f"{group_id}-J{n:04d}"
+
+
+def task_id_for(group_id: str, n: int) -> str:
+    return f"{group_id}-T{n:04d}"
+
+
+def _per_group(value: int | Sequence[int], count: int, what: str) -> list[int]:
+    if isinstance(value, int):
+        sizes = [value] * count
+    else:
+        sizes = [int(v) for v in value]
+        if len(sizes) != count:
+            raise ValueError(f"{what}: expected {count} sizes, got {len(sizes)}")
+    if any(s < 0 for s in sizes):
+        raise ValueError(f"{what} must be >= 0")
+    return sizes
+
+
+class Dataset:
+    """The generated data plus the read queries the handlers need.
+
+    One SQLite connection shared by the server threads, serialised by a lock:
+    every query is a short indexed read, so the lock is never held for long.
+    """
+
+    def __init__(
+        self,
+        seed: int = 7,
+        groups: int = 3,
+        jobs_per_group: int | Sequence[int] = 40,
+        tasks_per_group: int | Sequence[int] = 25,
+        db_path: str = ":memory:",
+    ) -> None:
+        if groups < 0:
+            raise ValueError("groups must be >= 0")
+        self.seed = seed
+        self.group_count = groups
+        self.job_sizes = _per_group(jobs_per_group, groups, "jobs_per_group")
+        self.task_sizes = _per_group(tasks_per_group, groups, "tasks_per_group")
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(db_path, check_same_thread=False)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=OFF")
+        self._db.execute("PRAGMA synchronous=OFF")
+        self._generate()
+
+    # ------------------------------------------------------------------ build
+    def _rng(self, scope: str) -> random.Random:
+        return random.Random(f"benchloop-sandbox:{self.seed}:{scope}")
+
+    def _generate(self) -> None:
+        db = self._db
+        db.executescript(_SCHEMA)
+        seq = 0
+        group_rows = []
+        for idx in range(1, self.group_count + 1):
+            gid = f"G{idx}"
+            njobs, ntasks = self.job_sizes[idx - 1], self.task_sizes[idx - 1]
+            rng = self._rng(f"group:{gid}")
+            start = _BASE_TIME + timedelta(seconds=rng.randrange(0, 20 * 86400))
+            template = TEMPLATES[(idx - 1) % len(TEMPLATES)]
+            group_rows.append((
+                idx, gid, f"suite-{idx}-{REPOS[rng.randrange(len(REPOS))]}", template,
+                DATASETS[(idx - 1) % len(DATASETS)], CLUSTERS[(idx - 1) % len(CLUSTERS)],
+                start.isoformat(), njobs, ntasks,
+            ))
+            # Separate streams, so job n's facts do not depend on the group's size.
+            names = self._instance_names(self._rng(f"names:{gid}"), max(1, ntasks))
+            db.executemany(
+                f"INSERT INTO tasks VALUES ({','.join('?' * len(TASK_COLUMNS))})",
+                self._task_rows(self._rng(f"tasks:{gid}"), gid, names, ntasks, idx),
+            )
+            rows = self._job_rows(self._rng(f"times:{gid}"), self._rng(f"jobs:{gid}"),
+                                  gid, names, njobs, start)
+            # Insert newest first so that seq ascending == list order inside a tie.
+            rows.reverse()
+            db.executemany(
+                f"INSERT INTO jobs VALUES ({','.join('?' * len(JOB_COLUMNS))})",
+                [(seq + i + 1, *row) for i, row in enumerate(rows)],
+            )
+            seq += len(rows)
+        group_rows.append((
+            self.group_count + 1, EMPTY_GROUP, "empty suite", TEMPLATES[0], DATASETS[0],
+            CLUSTERS[0], _BASE_TIME.isoformat(), 0, 0,
+        ))
+        db.executemany("INSERT INTO groups VALUES (?,?,?,?,?,?,?,?,?)", group_rows)
+        special = self._rng("special")
+        specials = [
+            (ORPHAN_JOB, 1, "2026-06-30T12:00:00", "failed", "orphan__orphan-1001"),
+            (ODD_JOB, 6, "2026-06-30T11:00:00", "succeeded", "orphan__orphan-1002"),
+        ]
+        for job_id, n, created, status, instance in specials:
+            seq += 1
+            db.execute(
+                f"INSERT INTO jobs VALUES ({','.join('?' * len(JOB_COLUMNS))})",
+                (seq, job_id, None, n, created, TEMPLATES[0], status, instance,
+                 0.25 if status == "failed" else 0.9, 42.5, 7, 1234, 8192,
+                 special.getrandbits(31)),
+            )
+        db.executemany("INSERT INTO download_tasks VALUES (?,?,?,?)", self._download_tasks())
+        db.executescript(_INDEXES)
+        db.commit()
+
+    @staticmethod
+    def _instance_names(rng: random.Random, count: int) -> list[str]:
+        names = []
+        for k in range(1, count + 1):
+            repo = REPOS[rng.randrange(len(REPOS))]
+            names.append(f"{repo}__{repo}-{1000 * k + rng.randrange(1000)}")
+        return names
+
+    @staticmethod
+    def _task_rows(rng: random.Random, gid: str, names: list[str], count: int, idx: int):
+        rows = []
+        base_seq = idx * 10_000_000
+        for k in range(1, count + 1):
+            r = rng.random()
+            status = "passed" if r < 0.55 else "failed" if r < 0.8 else "error" if r < 0.9 else "pending"
+            x = rng.random()
+            score = (round(0.5 + 0.5 * x, 4) if status == "passed"
+                     else round(0.5 * x, 4) if status == "failed"
+                     else 0.0 if status == "error" else None)
+            rows.append((base_seq + k, task_id_for(gid, k), gid, k, names[k - 1], status, score))
+        return rows
+
+    @staticmethod
+    def _job_rows(time_rng: random.Random, rng: random.Random, gid: str, names: list[str],
+                  count: int, start: datetime):
+        stamps = []
+        t = start
+        for _ in range((count + TIE_RUN - 1) // TIE_RUN):
+            t += timedelta(seconds=time_rng.randint(30, 900))
+            stamps.append(t.isoformat())
+        npool = len(names)
+        rnd, randint, getrandbits = rng.random, rng.randint, rng.getrandbits
+        rows = []
+        for n in range(1, count + 1):
+            r = rnd()
+            status = ("succeeded" if r < 0.6 else "failed" if r < 0.85
+                      else "running" if r < 0.95 else "cancelled")
+            x = rnd()
+            score = (round(0.5 + 0.5 * x, 4) if status == "succeeded"
+                     else round(0.5 * x, 4) if status == "failed" else None)
+            rows.append((
+                job_id_for(gid, n), gid, n, stamps[(n - 1) // TIE_RUN],
+                TEMPLATES[int(rnd() * len(TEMPLATES))], status, names[(n - 1) % npool],
+                score, round(5 + 600 * rnd(), 2), randint(1, 60), randint(100, 50_000),
+                randint(1_000, 128_000), getrandbits(31),
+            ))
+        return rows
+
+    def _download_tasks(self) -> list[tuple]:
+        g1 = self.job_sizes[0] if self.group_count else 0
+
+        def pick(*numbers: int) -> list[str]:
+            return [job_id_for("G1", n) for n in numbers if n <= g1]
+
+        t1 = pick(1, 2)
+        if t1:
+            t1.append(t1[0])  # the duplicate id the client must de-duplicate
+        t2 = pick(5, 6, 7) + [ORPHAN_JOB, ODD_JOB]
+        t3 = pick(1) + ["JMISSING"]
+        return [
+            ("T1", "G1", json.dumps(t1), "2026-07-14T10:00:00"),
+            ("T2", "G1", json.dumps(t2), "2026-07-14T11:00:00"),
+            ("T3", "G1", json.dumps(t3), "2026-07-14T12:00:00"),
+            ("TEMPTY", "G1", json.dumps([]), "2026-07-14T13:00:00"),
+        ]
+
+    # ---------------------------------------------------------------- queries
+    def _all(self, sql: str, args: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    def _one(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Row | None:
+        with self._lock:
+            return self._db.execute(sql, args).fetchone()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def group_ids(self) -> list[str]:
+        return [r[0] for r in self._all("SELECT group_id FROM groups ORDER BY idx")]
+
+    def group(self, group_id: str) -> dict[str, Any] | None:
+        row = self._one("SELECT * FROM groups WHERE group_id = ?", (group_id,))
+        return dict(row) if row else None
+
+    def job(self, job_id: str) -> dict[str, Any] | None:
+        row = self._one("SELECT * FROM jobs WHERE job_id = ?", (job_id,))
+        return dict(row) if row else None
+
+    @staticmethod
+    def _job_filter(group_id: str | None, filters: dict[str, str | None]) -> tuple[str, list]:
+        clauses, args = [], []
+        if group_id is not None:
+            clauses.append("group_id = ?")
+            args.append(group_id)
+        for column in ("template", "status", "instance_id"):
+            value = filters.get(column)
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                args.append(value)
+        return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
+
+    def list_jobs(
+        self, group_id: str | None, skip: int, limit: int, **filters: str | None
+    ) -> tuple[list[dict[str, Any]], int]:
+        """One page of jobs, newest first, and the exact total for the filters."""
+        where, args = self._job_filter(group_id, filters)
+        with self._lock:
+            total = self._db.execute(f"SELECT COUNT(*) FROM jobs{where}", args).fetchone()[0]
+            rows = self._db.execute(
+                f"SELECT * FROM jobs{where} ORDER BY created_at DESC, seq LIMIT ? OFFSET ?",
+                [*args, limit, skip],
+            ).fetchall()
+        return [dict(r) for r in rows], total
+
+    def iter_group_jobs(self, group_id: str) -> Iterator[dict[str, Any]]:
+        """Every job of a group in list order (materialised under the lock)."""
+        rows = self._all(
+            "SELECT * FROM jobs WHERE group_id = ? ORDER BY created_at DESC, seq", (group_id,)
+        )
+        return (dict(r) for r in rows)
+
+    def job_ids(self, group_id: str) -> list[str]:
+        rows = self._all(
+            "SELECT job_id FROM jobs WHERE group_id = ? ORDER BY created_at DESC, seq",
+            (group_id,),
+        )
+        return [r[0] for r in rows]
+
+    def status_counts(self, group_id: str | None) -> dict[str, int]:
+        where, args = self._job_filter(group_id, {})
+        rows = self._all(f"SELECT status, COUNT(*) FROM jobs{where} GROUP BY status", args)
+        counts = dict.fromkeys(JOB_STATUSES, 0)
+        for status, count in rows:
+            counts[status] = count
+        return counts
+
+    def list_tasks(
+        self, group_id: str, skip: int, limit: int, search: str | None, status: str | None
+    ) -> tuple[list[dict[str, Any]], int]:
+        clauses, args = ["group_id = ?"], [group_id]
+        if search:
+            clauses.append("instr(lower(name), lower(?)) > 0")
+            args.append(search)
+        if status is not None:
+            clauses.append("status = ?")
+            args.append(status)
+        where = " WHERE " + " AND ".join(clauses)
+        with self._lock:
+            total = self._db.execute(f"SELECT COUNT(*) FROM tasks{where}", args).fetchone()[0]
+            rows = self._db.execute(
+                f"SELECT * FROM tasks{where} ORDER BY seq LIMIT ? OFFSET ?", [*args, limit, skip]
+            ).fetchall()
+        return [dict(r) for r in rows], total
+
+    def all_tasks(self, group_id: str) -> list[dict[str, Any]]:
+        return [dict(r) for r in self._all(
+            "SELECT * FROM tasks WHERE group_id = ? ORDER BY seq", (group_id,))]
+
+    def download_task(self, task_id: str) -> dict[str, Any] | None:
+        row = self._one("SELECT * FROM download_tasks WHERE task_id = ?", (task_id,))
+        if row is None:
+            return None
+        out = dict(row)
+        out["job_ids"] = json.loads(out["job_ids"])
+        return out

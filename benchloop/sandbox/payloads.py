@@ -1,0 +1,511 @@
+"""Response bodies of the sandbox, derived from the stored per-job facts.
+
+Why derived: the dataset stores only a few numbers per job (see
+:mod:`benchloop.sandbox.dataset`); everything else a response carries -
+metrics sections, report markdown, trajectory steps, artifact bytes - is a
+pure function of those facts, the job number ``n`` and the dataset seed.  So
+payloads cost nothing to store, are identical across runs with the same seed,
+and per-job values always agree with the group aggregates computed from them.
+
+The shapes follow CONTRACT.md section 9 (the fixtures the official client's
+tests use).  Rules keyed on the job number ``n`` (documented for test writers):
+
+* ``n % 7 == 0``: job report ``{"reports": []}``; ``n % 11 == 0`` (and not a
+  multiple of 7): two report entries;
+* ``n % 13 == 0``: empty trajectory (and no rows in the group export);
+* ``n % 5 == 0``: trajectory step 0 carries two PNG media (same file name);
+  ``n % 10 == 0`` adds an extension-less ``video/mp4``; ``n % 25 == 0`` adds a
+  media behind an SSO login redirect;
+* ``n % 10 == 0``: export rows name the job with ``jobId`` instead of ``job_id``;
+* artifacts: ``n % 6 == 0`` listing ``[{"error_code": "no_artifact"}]`` and the
+  proxy answers 404; else ``n % 17 == 0`` an ``artifact_sign_failed`` entry
+  without url (the proxy still serves bytes); ``n == 5`` the proxy answers 200
+  ``text/html``; every other job one downloadable ``result.tgz``;
+* RSI: ``n % 3 == 1`` created, ``n % 3 == 2`` creating, ``n % 3 == 0``
+  not_created; groups by their index the same way, GEMPTY not_created;
+* running jobs have empty metric sections; only succeeded/failed jobs have an
+  eval score.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterable
+from typing import Any
+
+FAIL_REASONS = ("model", "environment", "tool", "timeout")
+SUB_FAIL_REASONS = {
+    "model": ("hallucinated_api", "gave_up_early", "wrong_patch"),
+    "environment": ("docker_pull_failed", "dependency_missing", "oom_killed"),
+    "tool": ("bad_tool_args", "tool_crash", "sandbox_denied"),
+    "timeout": ("step_timeout", "job_timeout", "llm_timeout"),
+}
+MODELS = ("qwen3.7-max", "qwen3-coder-plus", "qwen-max", "qwen3.5-turbo")
+MEDIA_BUCKET = "oss://sandbox-media"
+
+RUN_ALLOW = (
+    "job_count", "avg_duration_s", "avg_duration_api_s", "avg_thinking_length",
+    "avg_api_call_count", "total_api_error_count", "avg_api_error_rate", "avg_tool_call_count",
+    "total_tool_error_count", "avg_tool_error_rate", "total_rate_limit_count", "avg_num_turns",
+)
+TOKENIZED_ALLOW = (
+    "tokenized_job_count", "avg_tokenizer_dedup_input", "max_tokenizer_dedup_input",
+    "total_tokenizer_dedup_input", "avg_tokenizer_user_input", "max_tokenizer_user_input",
+    "total_tokenizer_user_input", "avg_tokenizer_output_total", "max_tokenizer_output_total",
+    "total_tokenizer_output_total", "avg_tokenizer_output_per_turn",
+    "max_tokenizer_output_per_turn", "avg_tokenizer_single_seq_context",
+    "max_tokenizer_single_seq_context", "avg_tokenizer_context_peak",
+    "max_tokenizer_context_peak", "avg_llm_calls", "max_llm_calls", "total_llm_calls",
+)
+
+
+# ----------------------------------------------------------------- job facts
+def has_run_metrics(job: dict[str, Any]) -> bool:
+    return job["status"] != "running"
+
+
+def run_facts(job: dict[str, Any]) -> dict[str, Any]:
+    """Every run/tokenizer number of a job, from its stored facts (pure arithmetic)."""
+    salt, turns = job["salt"], job["num_turns"]
+    out, peak = job["output_total"], job["context_peak"]
+    api_calls = turns + salt % 3
+    tool_calls = max(0, turns - 1)
+    tokens_sent = peak * turns // 3 + 100
+    return {
+        "duration_s": job["duration_s"],
+        "duration_api_s": round(job["duration_s"] * (0.55 + (salt % 40) / 100), 2),
+        "thinking_length": out * (2 + salt % 3) // 4,
+        "api_call_count": api_calls,
+        "api_error_count": (salt >> 5) % 3 if (salt >> 3) % 4 == 0 else 0,
+        "tool_call_count": tool_calls,
+        "tool_error_count": (salt >> 7) % 5 if tool_calls else 0,
+        "rate_limit_count": 1 if (salt >> 9) % 10 == 0 else 0,
+        "num_turns": turns,
+        "tokens_sent": tokens_sent,
+        "dedup_input": tokens_sent * 7 // 10,
+        "user_input": 50 + (salt >> 11) % 2000,
+        "output_total": out,
+        "output_per_turn": round(out / turns, 2),
+        "single_seq_context": peak * 9 // 10,
+        "context_peak": peak,
+        "llm_calls": api_calls,
+    }
+
+
+def fail_reason(job: dict[str, Any]) -> tuple[str | None, str | None]:
+    if job["status"] != "failed":
+        return None, None
+    reason = FAIL_REASONS[job["salt"] % len(FAIL_REASONS)]
+    subs = SUB_FAIL_REASONS[reason]
+    return reason, subs[(job["salt"] >> 4) % len(subs)]
+
+
+def model_of(job: dict[str, Any]) -> str:
+    return MODELS[(job["salt"] >> 13) % len(MODELS)]
+
+
+# --------------------------------------------------------------------- jobs
+def job_summary(job: dict[str, Any]) -> dict[str, Any]:
+    """A job as it appears in list pages."""
+    return {
+        "job_id": job["job_id"],
+        "group_id": job["group_id"],
+        "created_at": job["created_at"],
+        "template": job["template"],
+        "status": job["status"],
+        "instance_id": job["instance_id"],
+    }
+
+
+def job_object(job: dict[str, Any]) -> dict[str, Any]:
+    out = job_summary(job)
+    out["score"] = job["score"]
+    out["model"] = model_of(job)
+    return out
+
+
+def job_meta(job: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "job_id": job["job_id"],
+        "group_id": job["group_id"],
+        "model": model_of(job),
+        "tags": [job["template"], job["status"]],
+        "template": job["template"],
+        "instance_id": job["instance_id"],
+        "created_at": job["created_at"],
+        "params": {"temperature": round((job["salt"] % 11) / 10, 1), "max_turns": 60},
+    }
+
+
+def job_metrics(job: dict[str, Any]) -> dict[str, Any]:
+    metrics: list[Any] = []
+    if job["score"] is not None:
+        metrics.append({"type": "eval", "data": {
+            "task_score": job["score"], "resolved": job["status"] == "succeeded"}})
+    if not has_run_metrics(job):
+        return {"job_id": job["job_id"], "metrics": metrics, "run_metrics": [],
+                "tokenized_metrics": []}
+    f = run_facts(job)
+    run = {
+        "duration_s": str(f["duration_s"]),
+        "duration_api_s": str(f["duration_api_s"]),
+        "thinking_total_length": str(f["thinking_length"]),
+        "tokens_sent": str(f["tokens_sent"]),
+        "context_peak": str(f["context_peak"]),
+        "num_turns": str(f["num_turns"]),
+        "api_call_count": str(f["api_call_count"]),
+        "api_error_count": str(f["api_error_count"]),
+        "tool_call_count": str(f["tool_call_count"]),
+        "tool_error_count": str(f["tool_error_count"]),
+        "rate_limit_count": str(f["rate_limit_count"]),
+    }
+    tokenized = {
+        "schema_version": "v1.1",
+        "tokenizer_class": "Qwen2Tokenizer",
+        "tokenizer_dedup_input": f["dedup_input"],
+        "tokenizer_user_input": f["user_input"],
+        "tokenizer_output_total": f["output_total"],
+        "tokenizer_output_per_turn": f["output_per_turn"],
+        "tokenizer_single_seq_context": f["single_seq_context"],
+        "tokenizer_context_peak": f["context_peak"],
+        "llm_calls": f["llm_calls"],
+    }
+    return {"job_id": job["job_id"], "metrics": metrics, "run_metrics": [run],
+            "tokenized_metrics": [tokenized]}
+
+
+# ----------------------------------------------------------- group aggregates
+def _avg(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
+
+
+def group_aggregates(jobs: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Allow-listed group aggregates computed from the jobs' derived facts."""
+    job_count = 0
+    facts = []
+    for job in jobs:
+        job_count += 1
+        if has_run_metrics(job):
+            facts.append(run_facts(job))
+
+    def col(key: str) -> list:
+        return [f[key] for f in facts]
+
+    run = {
+        "job_count": job_count,
+        "avg_duration_s": _avg(col("duration_s")),
+        "avg_duration_api_s": _avg(col("duration_api_s")),
+        "avg_thinking_length": _avg(col("thinking_length")),
+        "avg_api_call_count": _avg(col("api_call_count")),
+        "total_api_error_count": sum(col("api_error_count")),
+        "avg_api_error_rate": _avg([f["api_error_count"] / f["api_call_count"] for f in facts]),
+        "avg_tool_call_count": _avg(col("tool_call_count")),
+        "total_tool_error_count": sum(col("tool_error_count")),
+        "avg_tool_error_rate": _avg([f["tool_error_count"] / max(1, f["tool_call_count"])
+                                     for f in facts]),
+        "total_rate_limit_count": sum(col("rate_limit_count")),
+        "avg_num_turns": _avg(col("num_turns")),
+    }
+    tokenized: dict[str, Any] = {"tokenized_job_count": len(facts)}
+    for name, key, kinds in (
+        ("tokenizer_dedup_input", "dedup_input", "amt"),
+        ("tokenizer_user_input", "user_input", "amt"),
+        ("tokenizer_output_total", "output_total", "amt"),
+        ("tokenizer_output_per_turn", "output_per_turn", "am"),
+        ("tokenizer_single_seq_context", "single_seq_context", "am"),
+        ("tokenizer_context_peak", "context_peak", "am"),
+        ("llm_calls", "llm_calls", "amt"),
+    ):
+        values = col(key)
+        tokenized[f"avg_{name}"] = _avg(values)
+        tokenized[f"max_{name}"] = max(values) if values else None
+        if "t" in kinds:
+            tokenized[f"total_{name}"] = sum(values)
+    tokenized = {k: tokenized[k] for k in TOKENIZED_ALLOW}
+    p95 = sorted(col("duration_s"))
+    return {
+        "run_metrics": run,
+        "tokenized_metrics": tokenized,
+        "run_extra": {"p95_duration_s": p95[int(len(p95) * 0.95)] if p95 else None},
+    }
+
+
+def group_overall(group_id: str, agg: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Overall body: allow-listed keys plus fields the client must drop."""
+    run = {"internal_debug_field": "hidden", **agg["run_metrics"], **agg["run_extra"]}
+    tokenized = dict(agg["tokenized_metrics"])
+    tokenized["internal_debug_field"] = "hidden"
+    tokenized["shard_count"] = 1
+    return {"group_id": group_id, "run_metrics": run, "tokenized_metrics": tokenized}
+
+
+def detail_tokenized(agg: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {**agg["tokenized_metrics"], "hidden_aggregate": 9}
+
+
+# ------------------------------------------------------------------ reports
+def job_report(job: dict[str, Any]) -> dict[str, Any]:
+    n, jid = job["n"], job["job_id"]
+    if n % 7 == 0:
+        return {"job_id": jid, "reports": []}
+    reason, sub = fail_reason(job)
+    f = run_facts(job)
+    lines = [
+        f"# Job report — {jid}",
+        "",
+        f"- 分组 group: {job['group_id'] or '—'}",
+        f"- 模板 template: `{job['template']}`",
+        f"- 状态 status: **{job['status']}**",
+        f"- 实例 instance: {job['instance_id']}",
+        f"- score: {job['score'] if job['score'] is not None else 'n/a'}",
+        "",
+        "## 失败原因 · failure analysis",
+        "",
+        (f"Primary reason: **{reason}** → {sub}." if reason
+         else "No failure detected ✓ (naïve check passed)."),
+        "",
+        "## Summary",
+        "",
+        f"The agent ran {f['num_turns']} turns and {f['tool_call_count']} tool calls "
+        f"in {f['duration_s']} s; context peak {f['context_peak']} tokens.",
+        "",
+    ]
+    reports = [{"content": "\n".join(lines), "fail_reason": reason, "sub_fail_reason": sub}]
+    if n % 11 == 0:
+        reports.append({"content": f"# Addendum — {jid}\n\nSecond pass: «unchanged».\n",
+                        "fail_reason": reason, "sub_fail_reason": sub})
+    return {"job_id": jid, "reports": reports}
+
+
+def group_report(group_id: str, jobs: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    stats: dict[str, dict[str, Any]] = {}
+    analysed = 0
+    for job in jobs:
+        if job["n"] % 7 == 0:
+            continue
+        analysed += 1
+        reason, sub = fail_reason(job)
+        if reason is None:
+            continue
+        entry = stats.setdefault(reason, {"count": 0, "sub_fail_reason": {}})
+        entry["count"] += 1
+        entry["sub_fail_reason"][sub] = entry["sub_fail_reason"].get(sub, 0) + 1
+    ordered = {}
+    for reason in sorted(stats):
+        entry = stats[reason]
+        ordered[reason] = {"count": entry["count"],
+                           "sub_fail_reason": dict(sorted(entry["sub_fail_reason"].items()))}
+    if analysed == 0:
+        return {"group_id": group_id, "reports": [], "stats": {"fail_reason": {}}}
+    table = "\n".join(f"| {r} | {e['count']} |" for r, e in ordered.items()) or "| — | 0 |"
+    content = (
+        f"# Group report — {group_id}\n\n"
+        f"{analysed} 个任务已分析 (jobs analysed).\n\n"
+        "| 失败原因 fail reason | count |\n| --- | --- |\n"
+        f"{table}\n"
+    )
+    return {"group_id": group_id, "reports": [{"content": content}],
+            "stats": {"fail_reason": ordered}}
+
+
+# --------------------------------------------------------------- trajectory
+def media_of(job: dict[str, Any]) -> list[dict[str, str]]:
+    n, gid, jid = job["n"], job["group_id"] or "nogroup", job["job_id"]
+    if n % 13 == 0 or n % 5 != 0:
+        return []
+    media = [
+        {"mime_type": "image/png", "oss_uri": f"{MEDIA_BUCKET}/{gid}/{jid}/shot.png"},
+        {"mime_type": "image/png", "oss_uri": f"{MEDIA_BUCKET}/{gid}/{jid}/b/shot.png"},
+    ]
+    if n % 10 == 0:
+        media.append({"mime_type": "video/mp4", "oss_uri": f"{MEDIA_BUCKET}/{gid}/{jid}/clip"})
+    if n % 25 == 0:
+        media.append({"mime_type": "image/png", "oss_uri": f"{MEDIA_BUCKET}/sso/{jid}.png"})
+    return media
+
+
+def trajectory_steps(job: dict[str, Any], steps: int) -> list[dict[str, Any]]:
+    if job["n"] % 13 == 0:
+        return []
+    rng = random.Random(f"traj:{job['salt']}:{job['job_id']}")
+    out = []
+    for i in range(steps):
+        tokens = rng.randint(20, 2000)
+        if i % 2 == 0:
+            step: dict[str, Any] = {
+                "step": i, "role": "assistant",
+                "content": f"Step {i}: inspect {job['instance_id']} — plan «{tokens}»",
+                "tokens": tokens,
+            }
+        else:
+            step = {
+                "step": i, "role": "tool", "tool": ("bash", "editor", "browser")[tokens % 3],
+                "content": f"exit code {tokens % 2}", "tokens": tokens,
+            }
+        if i == 0:
+            media = media_of(job)
+            if media:
+                step["messages"] = [{"role": "tool", "parts": [{"response": [
+                    {"type": "input_image", "trace_media": m} for m in media]}]}]
+        out.append(step)
+    return out
+
+
+def job_trajectory(job: dict[str, Any], steps: int) -> dict[str, Any]:
+    return {"job_id": job["job_id"], "trajectory": trajectory_steps(job, steps)}
+
+
+def export_lines(group_id: str, jobs: list[dict[str, Any]], steps: int) -> Iterable[dict]:
+    """Rows of the group trace export: step-major, oldest job first (like a log store)."""
+    per_job = [(job, trajectory_steps(job, steps)) for job in reversed(jobs)]
+    for i in range(steps):
+        for job, traj in per_job:
+            if i < len(traj):
+                key = "jobId" if job["n"] % 10 == 0 else "job_id"
+                yield {"group_id": group_id, key: job["job_id"], **traj[i]}
+
+
+def media_bytes(uri: str, mime: str) -> bytes:
+    digest = hashlib.sha256(uri.encode()).digest()
+    head = b"\x89PNG\r\n\x1a\n" if mime.startswith("image/") else b"\x00\x00\x00\x18ftypmp42"
+    return head + digest * 8
+
+
+# ---------------------------------------------------------------- artifacts
+def artifact_kind(job: dict[str, Any]) -> str:
+    """One of ``ok``, ``none`` (no_artifact), ``sign_failed``, ``html``."""
+    n = job["n"]
+    if n % 6 == 0:
+        return "none"
+    if n % 17 == 0:
+        return "sign_failed"
+    if n == 5 and job["group_id"] is not None:
+        return "html"
+    return "ok"
+
+
+def artifact_listing(job: dict[str, Any], url: str, size: int) -> dict[str, Any]:
+    kind = artifact_kind(job)
+    if kind == "none":
+        entries: list[dict[str, Any]] = [{"error_code": "no_artifact"}]
+    elif kind == "sign_failed":
+        entries = [{"name": "result.tgz", "error_code": "artifact_sign_failed"}]
+    else:
+        entries = [{"name": "result.tgz", "url": url, "size": size}]
+    return {"job_id": job["job_id"], "artifacts": entries}
+
+
+def artifact_chunks(seed: int, job_id: str, size: int, chunk: int = 65536) -> Iterable[bytes]:
+    """Deterministic pseudo-random bytes (gzip magic first), streamed in chunks."""
+    rng = random.Random(f"artifact:{seed}:{job_id}")
+    head = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03"
+    sent = 0
+    while sent < size:
+        n = min(chunk, size - sent)
+        if sent == 0:
+            data = (head + rng.randbytes(max(0, n - len(head))))[:n]
+        else:
+            data = rng.randbytes(n)
+        sent += n
+        yield data
+
+
+HTML_ERROR_PAGE = (
+    b"<html><head><title>Error</title></head>"
+    b"<body><h1>NoSuchKey</h1><p>artifact missing on OSS</p></body></html>"
+)
+
+
+# ----------------------------------------------------------- tasks, summary
+def task_item(task: dict[str, Any]) -> dict[str, Any]:
+    return {"task_id": task["task_id"], "name": task["name"], "status": task["status"],
+            "score": task["score"]}
+
+
+def eval_summary(group_id: str, tasks: list[dict[str, Any]], job_count: int) -> dict[str, Any]:
+    counts = {"passed": 0, "failed": 0, "error": 0, "pending": 0}
+    scores = []
+    for t in tasks:
+        counts[t["status"]] += 1
+        if t["score"] is not None:
+            scores.append(t["score"])
+    finished = counts["passed"] + counts["failed"] + counts["error"]
+    return {
+        "group_id": group_id,
+        "score": _avg(scores),
+        "pass_rate": round(counts["passed"] / finished, 4) if finished else None,
+        "task_count": len(tasks),
+        "job_count": job_count,
+        **counts,
+    }
+
+
+def group_object(group: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "group_id": group["group_id"],
+        "name": group["name"],
+        "template": group["template"],
+        "dataset": group["dataset"],
+        "cluster": group["cluster"],
+        "created_at": group["created_at"],
+        "job_count": group["job_count"],
+        "task_count": group["task_count"],
+    }
+
+
+# ---------------------------------------------------------------------- rsi
+RSI_STATES = ("not_created", "created", "creating")  # indexed by n % 3
+
+
+def rsi_initial(n: int) -> str:
+    return RSI_STATES[n % 3]
+
+
+def job_rsi(job: dict[str, Any], status: str, request: dict | None) -> dict[str, Any]:
+    report = None
+    if status == "created":
+        report = {"report_md": f"# RSI — {job['job_id']}\n\n根因 root cause: "
+                               f"{fail_reason(job)[0] or 'none'} ✓\n"}
+    return {"entity_type": "job", "job_id": job["job_id"], "status": status,
+            "report": report, "request": request}
+
+
+def group_rsi(group_id: str, status: str, request: dict | None) -> dict[str, Any]:
+    report = None
+    if status == "created":
+        report = {"summary_md": f"# RSI summary — {group_id}\n\n整体 overall: stable ✓\n"}
+    return {"entity_type": "group", "group_id": group_id, "status": status,
+            "report": report, "request": request}
+
+
+# ----------------------------------------------------------------- behavior
+BEHAVIOR_STEPS = (10, 20, 30)
+
+
+def behavior_steps(group: dict[str, Any], idx: int) -> dict[str, Any]:
+    if group["job_count"] and idx % 2 == 1:
+        return {"hasStep": True, "steps": list(BEHAVIOR_STEPS), "samplingMode": "step"}
+    return {"hasStep": False, "steps": [], "samplingMode": "all_jobs",
+            "candidateCount": group["job_count"]}
+
+
+def behavior_analysis(task: dict[str, Any]) -> dict[str, Any]:
+    rng = random.Random(f"behavior:{task['uid']}")
+    samples = task.get("sampleSize") or 8
+    return {
+        "uid": task["uid"],
+        "summary": {"totalSamples": samples,
+                    "averageOverallScore": round(3 + 2 * rng.random(), 2)},
+        "categoryScores": [
+            {"category": c, "scoreSum": round(samples * rng.random(), 2)}
+            for c in ("planning", "tool_use", "verification")
+        ],
+        "behaviorPatterns": {
+            "positive": [{"id": "P1", "name": "先读后改 read-before-edit",
+                          "triggerRate": round(rng.random(), 3)}],
+            "negative": [{"id": "N1", "name": "repeated failing command",
+                          "triggerRate": round(rng.random(), 3)}],
+        },
+        "samplingMode": task["samplingMode"],
+    }

@@ -1,0 +1,100 @@
+"""Route requests to endpoint names using the compiled endpoint table.
+
+Why from the table: the sandbox must serve exactly the operations the client
+is generated from, so the routes are not written twice.  ``load_spec()`` gives
+``endpoints: {name: {method, path, query?}}``; each path template becomes a
+list of literal and ``{variable}`` segments.
+
+Matching splits the *raw* request path on ``/`` and percent-decodes each
+segment afterwards, so an id containing an encoded slash (``..%2FJ1``) stays
+one segment.  When several templates match, literal segments win over
+variables, position by position (``/openapi/jobs/stats`` is the stats
+endpoint, not job ``stats``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+_VAR = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_]*)\}$")
+
+
+def load_endpoints() -> dict[str, dict[str, Any]]:
+    """The table's endpoints, via ``load_spec`` (the compiled, cached table).
+
+    Falls back to reading the YAML directly only if the compile step itself is
+    broken (e.g. the schema is being edited), so the sandbox keeps serving.
+    """
+    from benchloop.specload import SPEC_NAME, load_spec, spec_dir
+
+    try:
+        return load_spec()["endpoints"]
+    except Exception:  # noqa: BLE001 - any compile failure: use the raw table
+        import yaml
+
+        with open(spec_dir() / SPEC_NAME, encoding="utf-8") as fh:
+            return yaml.safe_load(fh)["endpoints"]
+
+
+@dataclass(frozen=True)
+class Route:
+    name: str
+    method: str
+    segments: tuple[tuple[bool, str], ...]  # (is_variable, literal or variable name)
+
+    @property
+    def rank(self) -> tuple[int, ...]:
+        return tuple(1 if var else 0 for var, _ in self.segments)
+
+
+@dataclass
+class Match:
+    route: Route | None  # None: the path exists but not for this method
+    params: dict[str, str]
+
+
+def _split(path: str) -> list[str]:
+    return path.strip("/").split("/") if path.strip("/") else []
+
+
+def compile_routes(endpoints: dict[str, dict[str, Any]]) -> list[Route]:
+    routes = []
+    for name, ep in endpoints.items():
+        segs = []
+        for part in _split(ep["path"]):
+            m = _VAR.match(part)
+            segs.append((True, m.group(1)) if m else (False, part))
+        routes.append(Route(name, ep.get("method", "GET").upper(), tuple(segs)))
+    # Literal-before-variable: lexicographic on the per-segment rank.
+    routes.sort(key=lambda r: r.rank)
+    return routes
+
+
+class Router:
+    def __init__(self, endpoints: dict[str, dict[str, Any]]):
+        self.endpoints = endpoints
+        self.routes = compile_routes(endpoints)
+
+    def match(self, method: str, raw_path: str) -> Match | None:
+        """The best route for ``raw_path`` (no query); None if no template fits."""
+        parts = [unquote(p, errors="strict") for p in _split(raw_path)]
+        wrong_method = False
+        for route in self.routes:
+            if len(route.segments) != len(parts):
+                continue
+            params: dict[str, str] = {}
+            for (is_var, text), value in zip(route.segments, parts, strict=True):
+                if is_var:
+                    if not value:
+                        break
+                    params[text] = value
+                elif text != value:
+                    break
+            else:
+                if route.method == method:
+                    return Match(route, params)
+                wrong_method = True
+        return Match(None, {}) if wrong_method else None

@@ -1,0 +1,265 @@
+"""The HTTP side of the sandbox: a threaded HTTP/1.1 server and its handle.
+
+Why a real server: the client under test must go through its real HTTP stack
+(connection pooling, keep-alive, timeouts, streaming, redirects), so the
+sandbox listens on loopback like any backend.  ``protocol_version`` is
+HTTP/1.1 and every response carries ``Content-Length``, so one client
+connection serves many requests - ``Sandbox.stats["connections"]`` counts
+accepted TCP connections to make that observable.
+
+``start_sandbox()`` generates the dataset, binds (port 0 = any free port) and
+serves from a daemon thread; the returned :class:`Sandbox` is a context
+manager whose ``stop()`` also cuts idle keep-alive connections.
+"""
+
+from __future__ import annotations
+
+import socket
+import socketserver
+import struct
+import threading
+import time
+from collections.abc import Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from .app import App, Config
+from .dataset import Dataset
+from .handlers import Response, error_response
+from .state import Fault, Headers, LoggedRequest, State
+
+_FAULT_KINDS = ("status", "reset", "truncate")
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "benchloop-sandbox/1"
+    sys_version = ""
+    server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.app.state.count("connections")
+        self.server.track(self.connection)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        except OSError:
+            pass
+        self.server.untrack(self.connection)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        pass  # quiet: tests and the demo own stderr
+
+    def _serve(self) -> None:
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0:
+            self.close_connection = True
+            self._write(error_response(400, "invalid Content-Length"))
+            return
+        raw_body = self.rfile.read(length) if length else b""
+        headers = Headers(self.headers.items())
+        app = self.server.app
+        app.state.record_request(LoggedRequest(self.command, self.path, headers))
+        if self.server.latency_s:
+            time.sleep(self.server.latency_s)
+        try:
+            resp = app.handle(self.command, self.path, headers, raw_body)
+        except Exception as exc:  # noqa: BLE001 - always answer something
+            resp = error_response(500, f"sandbox failure: {exc!r}")
+        self._write(resp)
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve
+
+    def _write(self, resp: Response) -> None:
+        if resp.fault == "reset":
+            # RST instead of an answer: linger 0 makes close() abort the connection.
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                       struct.pack("ii", 1, 0))
+            self.close_connection = True
+            self.connection.close()
+            return
+        length = resp.length if resp.chunks is not None else len(resp.body)
+        self.send_response(resp.status)
+        self.send_header("Content-Type", resp.content_type)
+        self.send_header("Content-Length", str(length))
+        for key, value in resp.headers.items():
+            self.send_header(key, value)
+        if resp.fault == "truncate":
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        if resp.fault == "truncate":
+            body = resp.body if resp.chunks is None else b"".join(resp.chunks)
+            self.wfile.write(body[: max(0, len(body) // 2)])
+            return
+        if resp.chunks is None:
+            self.wfile.write(resp.body)
+        else:
+            for chunk in resp.chunks:
+                self.wfile.write(chunk)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    request_queue_size = 128
+
+    def __init__(self, address: tuple[str, int], app: App, latency_ms: float):
+        self.app = app
+        self.latency_s = max(0.0, latency_ms) / 1000.0
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        super().__init__(address, _RequestHandler)
+
+    def server_bind(self) -> None:
+        # Skip HTTPServer.server_bind: its getfqdn() reverse lookup can stall.
+        socketserver.TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name, self.server_port = str(host), int(port)
+
+    def track(self, sock: socket.socket) -> None:
+        with self._open_lock:
+            self._open.add(sock)
+
+    def untrack(self, sock: socket.socket) -> None:
+        with self._open_lock:
+            self._open.discard(sock)
+
+    def close_open_connections(self) -> None:
+        with self._open_lock:
+            socks, self._open = list(self._open), set()
+        for sock in socks:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+class Sandbox:
+    """A running sandbox backend (see :func:`start_sandbox`)."""
+
+    def __init__(self, app: App, server: _Server, thread: threading.Thread):
+        self.app = app
+        self._server = server
+        self._thread = thread
+        host, port = server.server_address[:2]
+        self.host, self.port = str(host), int(port)
+        shown = f"[{self.host}]" if ":" in self.host else self.host
+        self.url = f"http://{shown}:{self.port}"
+        app.default_base_url = self.url
+        self._stopped = False
+
+    # -------------------------------------------------------------- access
+    @property
+    def api_key(self) -> str:
+        return self.app.config.api_key
+
+    @property
+    def dataset(self) -> Dataset:
+        return self.app.dataset
+
+    @property
+    def seed(self) -> int:
+        return self.app.dataset.seed
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        """Snapshot: connections, requests, unauthorized, not_found, one count per
+        endpoint name (and ``_export``/``_oss``/``_sso``), ``triggers`` and
+        ``posts`` (lists of ``{endpoint, params, body}``)."""
+        return self.app.state.snapshot()
+
+    @property
+    def requests_log(self) -> list[LoggedRequest]:
+        """Recent requests (bounded): ``(method, path_with_query, headers)``."""
+        return self.app.state.requests_log()
+
+    def reset_stats(self) -> None:
+        self.app.state.reset_stats()
+
+    def reset_state(self) -> None:
+        """Restart the export/RSI/behaviour flows and drop pending faults."""
+        self.app.reset_state()
+
+    def inject_fault(
+        self,
+        endpoint: str | None = None,
+        *,
+        kind: str = "status",
+        status: int = 503,
+        retry_after: float | None = None,
+        count: int = 1,
+    ) -> None:
+        """Make the next ``count`` requests to ``endpoint`` (None: any) fail.
+
+        ``kind``: ``status`` answers ``status`` with a JSON error (and
+        ``Retry-After`` when given), ``reset`` aborts the connection without an
+        answer, ``truncate`` sends half of the real body then closes.
+        """
+        if kind not in _FAULT_KINDS:
+            raise ValueError(f"kind must be one of {_FAULT_KINDS}")
+        self.app.state.add_fault(Fault(endpoint, kind, status, retry_after, count))
+
+    # ------------------------------------------------------------ lifetime
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        self._server.shutdown()
+        self._server.close_open_connections()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+        self.app.dataset.close()
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"<Sandbox {self.url} seed={self.seed}>"
+
+
+def start_sandbox(
+    seed: int = 7,
+    groups: int = 3,
+    jobs_per_group: int | Sequence[int] = 40,
+    tasks_per_group: int | Sequence[int] = 25,
+    api_key: str = "sandbox-key",
+    latency_ms: float = 0,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    trajectory_steps: int = 3,
+    artifact_bytes: int = 4096,
+    export_waiting: int = 1,
+    export_running: int = 1,
+    behavior_running_polls: int = 1,
+    db_path: str = ":memory:",
+) -> Sandbox:
+    """Generate the dataset and serve it on ``host:port`` from a daemon thread.
+
+    ``jobs_per_group``/``tasks_per_group`` take one size for every group or a
+    sequence with one size per group.  ``export_waiting``/``export_running`` set
+    how many ``waiting_for_data`` create answers and ``running`` status polls
+    the trace export gives before succeeding (0 makes the flow instant).
+    """
+    dataset = Dataset(seed, groups, jobs_per_group, tasks_per_group, db_path=db_path)
+    state = State(export_waiting=export_waiting, export_running=export_running,
+                  behavior_running_polls=behavior_running_polls)
+    app = App(dataset, Config(api_key=api_key, trajectory_steps=trajectory_steps,
+                              artifact_bytes=artifact_bytes), state)
+    server = _Server((host, port), app, latency_ms)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
+                              name=f"benchloop-sandbox:{server.server_address[1]}",
+                              daemon=True)
+    thread.start()
+    return Sandbox(app, server, thread)

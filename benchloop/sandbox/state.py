@@ -1,0 +1,196 @@
+"""Mutable state of a running sandbox: counters, request log, flows, faults.
+
+Why separate from the dataset: the dataset is immutable and shared, while a
+few endpoints are little state machines (the trace export goes
+waiting_for_data -> running -> succeeded, RSI and behaviour analyses move from
+creating to created/Finished once triggered) and tests want to see what the
+client sent.  All of it lives here behind one lock, so handlers stay simple
+and ``Sandbox.reset_stats()`` / ``reset_state()`` have one place to clear.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+LOG_LIMIT = 2000
+
+
+class Headers(dict):
+    """Request headers with lower-cased keys; lookups are case-insensitive."""
+
+    def __init__(self, items=()):
+        super().__init__((str(k).lower(), v) for k, v in items)
+
+    def __getitem__(self, key):
+        return super().__getitem__(str(key).lower())
+
+    def __contains__(self, key):
+        return super().__contains__(str(key).lower())
+
+    def get(self, key, default=None):
+        return super().get(str(key).lower(), default)
+
+
+class LoggedRequest(NamedTuple):
+    method: str
+    path: str  # path with query, exactly as received
+    headers: Headers
+
+
+@dataclass
+class Fault:
+    """An injected failure: answer ``status`` (with Retry-After), reset or truncate."""
+
+    endpoint: str | None
+    kind: str = "status"  # status | reset | truncate
+    status: int = 503
+    retry_after: float | None = None
+    remaining: int = 1
+
+
+@dataclass
+class Export:
+    creates: int = 0
+    name: str | None = None
+    polls: int = 0
+    done: bool = False
+
+
+@dataclass
+class State:
+    export_waiting: int = 1
+    export_running: int = 1
+    behavior_running_polls: int = 1
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.reset_stats()
+        self.reset_flows()
+
+    # ----------------------------------------------------------------- stats
+    def reset_stats(self) -> None:
+        with self.lock:
+            self.counters: Counter[str] = Counter(connections=0, requests=0)
+            self.triggers: list[dict[str, Any]] = []
+            self.posts: list[dict[str, Any]] = []
+            self.log: deque[LoggedRequest] = deque(maxlen=LOG_LIMIT)
+
+    def count(self, key: str, by: int = 1) -> None:
+        with self.lock:
+            self.counters[key] += by
+
+    def record_request(self, entry: LoggedRequest) -> None:
+        with self.lock:
+            self.counters["requests"] += 1
+            self.log.append(entry)
+
+    def record_post(self, endpoint: str, params: dict, body: Any, trigger: bool) -> None:
+        item = {"endpoint": endpoint, "params": dict(params), "body": copy.deepcopy(body)}
+        with self.lock:
+            self.posts.append(item)
+            if trigger:
+                self.triggers.append(item)
+
+    def snapshot(self) -> dict[str, Any]:
+        with self.lock:
+            out: dict[str, Any] = dict(self.counters)
+            out["triggers"] = copy.deepcopy(self.triggers)
+            out["posts"] = copy.deepcopy(self.posts)
+            return out
+
+    def requests_log(self) -> list[LoggedRequest]:
+        with self.lock:
+            return list(self.log)
+
+    # ----------------------------------------------------------------- flows
+    def reset_flows(self) -> None:
+        with self.lock:
+            self.exports: dict[str, Export] = {}
+            self.rsi: dict[tuple[str, str], dict[str, Any]] = {}
+            self.behavior: dict[str, dict[str, Any]] = {}
+            self.behavior_counter = 0
+            self.faults: list[Fault] = []
+
+    def export_create(self, group_id: str) -> tuple[str, str | None]:
+        """Next answer of the export create call: (status, job name)."""
+        with self.lock:
+            exp = self.exports.setdefault(group_id, Export())
+            exp.creates += 1
+            if exp.done:
+                return "succeeded", exp.name
+            if exp.creates <= self.export_waiting:
+                return "waiting_for_data", None
+            if exp.name is None:
+                exp.name = f"trace-export-{group_id}-{len(self.exports)}"
+            return "running", exp.name
+
+    def export_poll(self, group_id: str, name: str) -> str | None:
+        """Next answer of the status poll, None for an unknown export."""
+        with self.lock:
+            exp = self.exports.get(group_id)
+            if exp is None or exp.name != name:
+                return None
+            exp.polls += 1
+            if exp.done or exp.polls > self.export_running:
+                exp.done = True
+                return "succeeded"
+            return "running"
+
+    def rsi_get(self, key: tuple[str, str], initial: str) -> tuple[str, dict | None]:
+        with self.lock:
+            entry = self.rsi.get(key)
+            if entry is None:
+                return initial, None
+            status = entry["status"]
+            if status == "creating":
+                entry["status"] = "created"  # one look while creating, then done
+            return status, entry["request"]
+
+    def rsi_trigger(self, key: tuple[str, str], request: dict) -> None:
+        with self.lock:
+            self.rsi[key] = {"status": "creating", "request": request}
+
+    def behavior_add(self, task: dict[str, Any], preset_uid: str | None = None) -> dict[str, Any]:
+        with self.lock:
+            if preset_uid is None:
+                self.behavior_counter += 1
+                task["uid"] = f"uid-{self.behavior_counter}"
+            else:
+                task["uid"] = preset_uid
+            task.setdefault("polls", 0)
+            self.behavior[task["uid"]] = task
+            return dict(task)
+
+    def behavior_get(self, uid: str, poll: bool) -> dict[str, Any] | None:
+        with self.lock:
+            task = self.behavior.get(uid)
+            if task is None:
+                return None
+            if poll and task["status"] == "Running":
+                task["polls"] += 1
+                if task["polls"] > self.behavior_running_polls:
+                    task["status"] = "Finished"
+            return dict(task)
+
+    def behavior_of_group(self, group_id: str) -> list[dict[str, Any]]:
+        with self.lock:
+            return [dict(t) for t in self.behavior.values() if t["groupId"] == group_id]
+
+    # ---------------------------------------------------------------- faults
+    def add_fault(self, fault: Fault) -> None:
+        with self.lock:
+            self.faults.append(fault)
+
+    def take_fault(self, endpoint: str | None) -> Fault | None:
+        with self.lock:
+            for fault in self.faults:
+                if fault.endpoint is None or fault.endpoint == endpoint:
+                    fault.remaining -= 1
+                    if fault.remaining <= 0:
+                        self.faults.remove(fault)
+                    return fault
+        return None

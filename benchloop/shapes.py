@@ -1,0 +1,97 @@
+"""Named response transforms, referenced from the endpoint table by ``shape:``.
+
+A shape turns what a part fetched (a response body, or a pagination ``Scan``)
+into what the command emits or writes.  Parameters come from the table's
+``with:`` mapping, so allow-lists and key names stay data.  Shapes must be
+pure: the same input always gives the same output.
+
+Returning ``None`` from a shape means "nothing to write" (for example a job
+without reports): not a failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+def raw(value: Any, ident: str) -> Any:
+    return value
+
+
+def _allow(section: Any, allowed: list[str]) -> Any:
+    if isinstance(section, dict):
+        return {key: section[key] for key in allowed if key in section}
+    if isinstance(section, list):
+        return [_allow(item, allowed) if isinstance(item, dict) else item for item in section]
+    return section
+
+
+def job_metrics(body: Any, ident: str) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        return {"job_id": ident, "metrics": body, "run_metrics": None, "tokenized_metrics": None}
+    return {
+        "job_id": body["job_id"] if "job_id" in body else ident,
+        "metrics": body.get("metrics"),
+        "run_metrics": body.get("run_metrics"),
+        "tokenized_metrics": body.get("tokenized_metrics"),
+    }
+
+
+def filter_sections(body: Any, ident: str, *, id_key: str, sections: dict[str, list[str]]) -> Any:
+    if not isinstance(body, dict):
+        return body
+    out: dict[str, Any] = {id_key: body[id_key] if id_key in body else ident}
+    for name, allowed in sections.items():
+        out[name] = _allow(body.get(name), allowed)
+    return out
+
+
+def metrics_detail(scan: Any, ident: str, *, tokenized_metrics: list[str]) -> dict[str, Any]:
+    return {
+        "group_id": ident,
+        "total": scan.total,
+        "metrics": scan.items,
+        "tokenized_metrics": _allow(scan.first.get("tokenized_metrics"), tokenized_metrics),
+    }
+
+
+def with_id(body: Any, ident: str, *, id_key: str) -> dict[str, Any]:
+    out: dict[str, Any] = {id_key: ident}
+    if isinstance(body, dict):
+        out.update(body)
+    else:
+        out["data"] = body
+    return out
+
+
+def collection(scan: Any, ident: str, *, id_key: str, collection: str) -> dict[str, Any]:
+    return {id_key: ident, "total": scan.total, collection: scan.items}
+
+
+def first_report_content(body: Any, ident: str) -> str | None:
+    reports = body.get("reports") if isinstance(body, dict) else None
+    if not isinstance(reports, list) or not reports:
+        return None
+    first = reports[0]
+    content = first.get("content") if isinstance(first, dict) else None
+    return "" if content is None else str(content)
+
+
+SHAPES: dict[str, Callable[..., Any]] = {
+    "raw": raw,
+    "job_metrics": job_metrics,
+    "filter_sections": filter_sections,
+    "metrics_detail": metrics_detail,
+    "with_id": with_id,
+    "collection": collection,
+    "first_report_content": first_report_content,
+}
+
+
+def apply(shape: Any, value: Any, ident: str) -> Any:
+    if shape is None:
+        return value
+    if isinstance(shape, str):
+        return SHAPES[shape](value, ident)
+    return SHAPES[shape["name"]](value, ident, **shape.get("with", {}))

@@ -1,0 +1,1 @@
+"""Generators driven by the endpoint table (reference docs; more to come)."""
