@@ -268,7 +268,7 @@ class Pipeline:
             except BenchloopError as exc:
                 if not aggregate:
                     raise
-                failure_id = render_label(part.get("failure_id", "{%s}" % self.dim_name), ctx)
+                failure_id = render_label(part.get("failure_id", f"{{{self.dim_name}}}"), ctx)
                 sub_failures.append(Failure(failure_id, str(exc), exc.network))
                 continue
             ctx.parts[name] = raw
@@ -278,7 +278,7 @@ class Pipeline:
         if self.files and not aggregate:
             for name, value in values.items():
                 self.write(dict(selected)[name], paths[name], value)
-        for name, part in selected:
+        for _name, part in selected:
             if part.get("each"):
                 sub_failures += self.fan_out(part, ctx, ident)
         if sub_failures:
@@ -329,7 +329,7 @@ class Pipeline:
 
         outcomes = run_pool(children, one, self.rt.concurrency, self.rt)
         return [
-            Failure(render_label(part.get("failure_id", "{%s}" % binds), ctx.child(**{binds: o.ident})),
+            Failure(render_label(part.get("failure_id", f"{{{binds}}}"), ctx.child(**{binds: o.ident})),
                     o.failure.message, o.failure.network)
             for o in outcomes if o.failure
         ]

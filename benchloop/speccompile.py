@@ -89,11 +89,15 @@ def validate(doc: Any, path: Path) -> None:
     # Prefer the most specific error of the first failing branch.
     err = jsonschema.exceptions.best_match(errors) or err
     keys = list(err.absolute_path)
+    message = err.message
+    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+        allowed = set(err.schema.get("properties", {}))
+        unknown = [k for k in err.instance if k not in allowed]
+        if unknown:
+            keys.append(unknown[0])
+            message = f"unknown key {unknown[0]!r}" + (f" (allowed: {', '.join(sorted(allowed))})" if allowed else "")
     line = _line_of(doc, keys)
     where = ".".join(str(k) for k in keys) or "(top level)"
-    message = err.message
-    if err.validator == "additionalProperties":
-        message = f"unknown key: {message}"
     raise SpecError(f"{path}:{line}: {where}: {message}")
 
 

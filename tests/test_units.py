@@ -1,0 +1,84 @@
+"""Id parsing, safe path components and JSON formatting (property tests included)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchloop.ids import expand_ids
+from benchloop.writers import atomic_write, dumps, join_under, safe_component, write_json_array
+
+
+def test_expand_ids_splits_trims_dedups_in_order():
+    assert expand_ids(["J1, J2", "J2,,J3 ", " J1"]) == ["J1", "J2", "J3"]
+
+
+def test_expand_ids_stdin_is_whitespace_split_once():
+    stdin = io.StringIO("J2,J3\n  J4\tJ1\n")
+    assert expand_ids(["J1", "-", "J5", "-"], stdin=stdin) == ["J1", "J2,J3", "J4", "J5"]
+
+
+def test_expand_ids_spaced_dash_is_a_literal_id():
+    assert expand_ids([" - "]) == ["-"]
+
+
+@given(st.lists(st.text(alphabet="ab,-  \t", max_size=8), max_size=6))
+def test_expand_ids_property_no_empty_no_duplicates(values):
+    values = [v for v in values if v != "-"]
+    out = expand_ids(values)
+    assert len(out) == len(set(out))
+    assert all(tok and tok == tok.strip() and "," not in tok for tok in out)
+
+
+@settings(max_examples=300)
+@given(st.text(min_size=0, max_size=300))
+def test_safe_component_never_escapes(tmp_path_factory, value):
+    root = str(tmp_path_factory.mktemp("root", numbered=True))
+    component = safe_component(value)
+    assert component not in ("", ".", "..")
+    assert "/" not in component and "\\" not in component and "\0" not in component
+    assert len(component.encode("utf-8")) <= 200
+    path = join_under(root, os.path.join("G", component))
+    assert os.path.realpath(path).startswith(os.path.realpath(root) + os.sep)
+
+
+def test_safe_component_keeps_ordinary_ids():
+    assert safe_component("G1-J0001") == "G1-J0001"
+    assert safe_component("../x") == "..%2Fx"
+    assert safe_component("..") == "%2E%2E"
+    assert safe_component("a%2Fb") == "a%252Fb"  # injective: '%' itself is encoded
+
+
+def test_join_under_refuses_escape(tmp_path):
+    import pytest
+
+    with pytest.raises(ValueError):
+        join_under(str(tmp_path), "../outside")
+
+
+def test_json_formatting_matches_contract():
+    value = {"a": [1, {"b": "é"}], "c": {}, "d": []}
+    assert dumps(value) == '{\n  "a": [\n    1,\n    {\n      "b": "é"\n    }\n  ],\n  "c": {},\n  "d": []\n}\n'
+    assert dumps(value, pretty=False) == '{"a":[1,{"b":"é"}],"c":{},"d":[]}\n'
+
+
+@given(st.lists(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                             lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=3), c, max_size=3),
+                             max_leaves=8), max_size=4), st.booleans())
+def test_streamed_array_equals_one_shot_dump(elements, pretty):
+    out = io.StringIO()
+    write_json_array(out, elements, pretty)
+    assert out.getvalue() == dumps(elements, pretty)
+    assert json.loads(out.getvalue()) == elements
+
+
+def test_atomic_write_leaves_no_temp_and_replaces(tmp_path):
+    target = tmp_path / "d" / "f.json"
+    atomic_write(str(target), "one")
+    atomic_write(str(target), "two")
+    assert target.read_text() == "two"
+    assert [p.name for p in target.parent.iterdir()] == ["f.json"]
