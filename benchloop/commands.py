@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 from cyclopts import App, Parameter, validators
 
 from .errors import UsageError
-from .ids import expand_ids
+from .ids import check_task_id, expand_ids
 from .specload import load_spec
 
 STDIN_TOKEN = "\x00stdin"
@@ -56,6 +56,15 @@ def _dimension(resource: str, action: dict[str, Any], given: dict[str, list[str]
     dims = action["dimensions"]
     if given.get("group") and given.get("job"):
         raise UsageError("-g/--group and -j/--job are mutually exclusive")
+    if "task" in dims:
+        if given.get("task") and (given.get("group") or given.get("job")):
+            raise UsageError("--task-id, -g/--group and -j/--job are mutually exclusive")
+        if given.get("task"):
+            return "task"
+        if not (given.get("group") or given.get("job")):
+            if set(dims) == {"task"} and "task" not in given:
+                raise UsageError("Missing option '--task-id'.")
+            raise UsageError("at least one -g/--group, -j/--job or --task-id is required")
     for name in ("job", "group"):
         if given.get(name) and name not in dims:
             raise UsageError(f"{resource} does not support {DIMENSION_FLAGS[name]} ({name} dimension)")
@@ -77,6 +86,11 @@ def make_handler(resource: str, action_name: str, action: dict[str, Any]):
             if dim in kwargs:
                 values = ["-" if v == STDIN_TOKEN else v for v in kwargs.pop(dim) or ()]
                 given[dim] = expand_ids(values)
+        if "task_id" in kwargs:
+            raw = kwargs.pop("task_id")
+            if raw is not None:
+                task = raw.strip()
+                given["task"] = [check_task_id(task)] if task else []
         dim = _dimension(resource, action, given)
         return ctx.run(resource, action, dim, given[dim], kwargs)
 

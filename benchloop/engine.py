@@ -117,7 +117,21 @@ class Failure:
 class Outcome:
     ident: str
     value: Any = None
-    failure: Failure | None = None
+    failures: list[Failure] = field(default_factory=list)
+
+    @property
+    def failure(self) -> Failure | None:
+        return self.failures[0] if self.failures else None
+
+
+class MultiFailure(BenchloopError):
+    """Several independent failures of one id (e.g. one per artifact); the id may still succeed partly."""
+
+    def __init__(self, failures: list[Failure], value: Any = None):
+        super().__init__("; ".join(f"{f.ident}: {f.message}" for f in failures))
+        self.failures = failures
+        self.value = value
+        self.network = all(f.network for f in failures)
 
 
 def run_pool(idents: list[str], work: Callable[[str], Any], concurrency: int, rt: Runtime) -> list[Outcome]:
@@ -130,8 +144,10 @@ def run_pool(idents: list[str], work: Callable[[str], Any], concurrency: int, rt
             if rt._http is not None:
                 rt._http.cancelled.set()
             raise
+        except MultiFailure as exc:
+            return Outcome(ident, value=exc.value, failures=exc.failures)
         except BenchloopError as exc:
-            return Outcome(ident, failure=Failure(ident, str(exc), exc.network))
+            return Outcome(ident, failures=[Failure(ident, str(exc), exc.network)])
 
     if concurrency <= 1 or len(idents) <= 1:
         return [guarded(ident) for ident in idents]
@@ -180,7 +196,11 @@ class Pipeline:
             body = {k: render_value(v, ctx) for k, v in (endpoint.get("body") or {}).items()}
         return self.rt.http.request_json(endpoint["method"], path, params or None, body)
 
-    def fetch(self, part: dict[str, Any], ctx: Context, ident: str) -> Any:
+    def fetch(self, part: dict[str, Any], ctx: Context, ident: str, dest: str | None = None) -> Any:
+        if part.get("step"):
+            from . import steps
+
+            return steps.run(part["step"], self, part, ctx, ident, dest)
         pagination = part.get("pagination")
         if not pagination:
             return self.request(part["request"], ctx)
@@ -236,7 +256,9 @@ class Pipeline:
         return writers.join_under(self.root, render_file(part["file"], ctx))
 
     def write(self, part: dict[str, Any], path: str, value: Any) -> None:
-        if value is None:
+        from .steps import WRITTEN
+
+        if value is None or value is WRITTEN:
             return
         data = value if part.get("format") == "markdown" else writers.dumps(value, self.rt.pretty)
         writers.atomic_write(path, data)
@@ -247,6 +269,10 @@ class Pipeline:
         self.rt.log.info(f"wrote {path}{note}")
 
     def process(self, ident: str) -> Any:
+        if self.dim.get("archive"):
+            from .archive import run_archive
+
+            return run_archive(self, ident)
         ctx = Context({**self.opts, self.dim_name: ident})
         values: dict[str, Any] = {}
         paths: dict[str, str] = {}
@@ -262,8 +288,8 @@ class Pipeline:
                     self.rt.log.info(f"skip existing {paths[name]}")
                     continue
             try:
-                raw = self.fetch(part, ctx, ident)
-            except (AuthError, Cancelled):
+                raw = self.fetch(part, ctx, ident, paths.get(name))
+            except (AuthError, Cancelled, MultiFailure):
                 raise
             except BenchloopError as exc:
                 if not aggregate:
@@ -330,8 +356,8 @@ class Pipeline:
         outcomes = run_pool(children, one, self.rt.concurrency, self.rt)
         return [
             Failure(render_label(part.get("failure_id", f"{{{binds}}}"), ctx.child(**{binds: o.ident})),
-                    o.failure.message, o.failure.network)
-            for o in outcomes if o.failure
+                    f.message, f.network)
+            for o in outcomes for f in o.failures
         ]
 
 
@@ -377,13 +403,13 @@ def run(rt: Runtime, resource: str, action: dict[str, Any], dim: str, ids: list[
 
 
 def summarize(log: Log, outcomes: list[Outcome]) -> int:
-    failures = [o.failure for o in outcomes if o.failure]
+    failures = [f for o in outcomes for f in o.failures]
     if not failures:
         return EXIT_OK
     log.error(f"{len(failures)} id(s) failed:")
     for failure in failures:
         log.error(f"  - {failure.ident}: {failure.message}")
-    succeeded = len(outcomes) - len(failures)
+    succeeded = sum(1 for o in outcomes if not o.failures or o.value is not None)
     if succeeded == 0 and all(f.network for f in failures):
         return EXIT_NETWORK
     return EXIT_FAILURE

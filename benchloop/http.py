@@ -42,6 +42,37 @@ def _retry_after(value: str | None) -> float | None:
         return None
 
 
+class ArtifactMissing(Exception):
+    """The download endpoint says there is nothing to download (404 or an HTML page)."""
+
+
+def same_origin(a: str, b: str) -> bool:
+    from urllib.parse import urlsplit
+
+    x, y = urlsplit(a), urlsplit(b)
+    return (x.scheme, x.hostname, x.port or _default_port(x.scheme)) == (
+        y.scheme, y.hostname, y.port or _default_port(y.scheme))
+
+
+def _default_port(scheme: str) -> int:
+    return 443 if scheme == "https" else 80
+
+
+def looks_like_login(url: str) -> bool:
+    lowered = url.lower()
+    return "login." in lowered or "ssologin" in lowered or "/login" in lowered
+
+
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 class Http:
     def __init__(self, host: str, api_key: str | None, timeout: float, retry: int, pool: int, log):
         import httpx
@@ -108,4 +139,101 @@ class Http:
             if status >= 400 or not parsed:
                 raise ApiError(status, value)
             return value
+        raise AssertionError("unreachable")
+
+    def download(self, target: str, dest: str, *, params: dict[str, Any] | None = None,
+                  on_bytes=None, missing_ok: bool = False) -> int:
+        """Stream ``target`` (a path on the backend or an absolute URL) into ``dest``.
+
+        The body goes to a temp file beside ``dest`` and is renamed only when
+        complete.  Redirects are followed by hand so the API key is attached only
+        while the URL stays on the configured origin and never over a scheme
+        downgrade; a redirect to a login page is an authentication failure.
+        Transport errors and 5xx/429 are retried like JSON requests.  Returns the
+        number of bytes written.  With ``missing_ok``, 404 and HTML bodies raise
+        ``ArtifactMissing`` (the caller writes a placeholder).
+        """
+        import os
+        import tempfile
+        from urllib.parse import urljoin
+
+        httpx = self._httpx
+        url = target if target.startswith(("http://", "https://")) else self.host + target
+        attempts = self.retry + 1
+        for attempt in range(attempts):
+            if self.cancelled.is_set():
+                raise Cancelled("cancelled")
+            last = attempt + 1 >= attempts
+            hop_url, hop_params = url, params
+            try:
+                for _hop in range(10):
+                    headers = {"Accept": "*/*"}
+                    if self.api_key and same_origin(hop_url, self.host):
+                        headers["X-API-Key"] = self.api_key
+                    request = self.client.build_request("GET", hop_url, params=hop_params, headers=headers)
+                    response = self.client.send(request, stream=True)
+                    if response.is_redirect:
+                        location = response.headers.get("location", "")
+                        response.close()
+                        nxt = urljoin(str(request.url), location)
+                        if looks_like_login(nxt):
+                            raise AuthError(f"redirected to a login page ({nxt.split('?')[0]}); the API key was not accepted")
+                        if hop_url.startswith("https://") and nxt.startswith("http://"):
+                            raise ApiError(response.status_code, f"refusing redirect from https to http: {nxt}")
+                        hop_url, hop_params = nxt, None
+                        continue
+                    break
+                else:
+                    raise ApiError(310, "too many redirects")
+                try:
+                    status = response.status_code
+                    if status == 401:
+                        raise AuthError("authentication failed (HTTP 401)")
+                    if (status >= 500 or status == 429) and not last:
+                        wait = self._delay(attempt, _retry_after(response.headers.get("retry-after")))
+                        self._sleep(wait)
+                        continue
+                    if status == 404 and missing_ok:
+                        raise ArtifactMissing(f"artifact not found (HTTP 404): {response.read()[:200].decode('utf-8', 'replace')}")
+                    if status >= 400:
+                        text = response.read().decode("utf-8", "replace")
+                        raise ApiError(status, text)
+                    if "text/html" in response.headers.get("content-type", ""):
+                        if looks_like_login(str(response.url)):
+                            raise AuthError("redirected to a login page; the API key was not accepted")
+                        if missing_ok:
+                            raise ArtifactMissing("download returned an html error page (artifact missing?)")
+                    directory = os.path.dirname(dest) or "."
+                    os.makedirs(directory, exist_ok=True)
+                    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(dest)[:60]}.", suffix=".part", dir=directory)
+                    written = 0
+                    try:
+                        with os.fdopen(fd, "wb") as handle:
+                            for chunk in response.iter_raw(65536):
+                                handle.write(chunk)
+                                written += len(chunk)
+                                if on_bytes:
+                                    on_bytes(len(chunk))
+                                if self.cancelled.is_set():
+                                    raise Cancelled("cancelled")
+                        expected = response.headers.get("content-length", "")
+                        if expected.isdigit() and int(expected) != written and not response.headers.get("content-encoding"):
+                            raise httpx.ReadError(f"body cut short: {written} of {expected} bytes")
+                        os.chmod(tmp, 0o666 & ~_umask())
+                        os.replace(tmp, dest)
+                    except BaseException:
+                        try:
+                            os.unlink(tmp)
+                        except OSError:
+                            pass
+                        raise
+                    return written
+                finally:
+                    response.close()
+            except httpx.TransportError as exc:
+                detail = str(exc) or type(exc).__name__
+                if last:
+                    raise NetworkError(detail) from None
+                self.log.debug(f"GET {hop_url.split('?')[0]}: {detail}; retrying")
+                self._sleep(self._delay(attempt, None))
         raise AssertionError("unreachable")

@@ -19,6 +19,7 @@ from .shapes import SHAPES
 
 VAR = re.compile(r"\{([^{}]+)\}")
 DIMENSION_OPTIONS = ("group", "job", "task")
+DIMENSION_OPTION_NAMES = {"group": "group", "job": "job", "task": "task_id"}
 PAGE_VARS = {"skip", "limit"}
 
 
@@ -39,8 +40,9 @@ def expand(spec: dict[str, Any]) -> dict[str, Any]:
                 # gets a precise usage error instead of "unknown option".
                 dims |= {"group", "job"}
             for dim in DIMENSION_OPTIONS:
-                if dim in dims and dim in shared:
-                    expanded.append({"name": dim, **shared[dim]})
+                option = DIMENSION_OPTION_NAMES[dim]
+                if dim in dims and option in shared:
+                    expanded.append({"name": option, **shared[option]})
             for name, ref in (action.get("options") or {}).items():
                 body = shared.get(ref) if isinstance(ref, str) else ref
                 expanded.append({"name": name, **(body or {"missing": ref})})
@@ -81,6 +83,19 @@ def _check_endpoint_use(
                     problems.append(f"{where}: {{{var}}} of endpoint {name!r} names no earlier part")
             elif root not in known and root not in PAGE_VARS and root not in DIMENSION_OPTIONS:
                 problems.append(f"{where}: {{{var}}} of endpoint {name!r} names no option")
+
+
+def _check_step(spec: dict[str, Any], where: str, part: dict[str, Any], problems: list[str]) -> None:
+    from .steps import ENDPOINT_PARAMS, STEPS
+
+    name = part["step"]
+    if name not in STEPS:
+        problems.append(f"{where}: unknown step {name!r}")
+        return
+    params = part.get("with") or {}
+    for key in ENDPOINT_PARAMS.get(name, ()):
+        if params.get(key) not in spec["endpoints"]:
+            problems.append(f"{where}: step {name!r} needs 'with.{key}' naming an endpoint")
 
 
 def lint(spec: dict[str, Any]) -> list[str]:
@@ -132,6 +147,13 @@ def lint(spec: dict[str, Any]) -> list[str]:
                         problems.append(f"{where_d}: element 'part' needs exactly one selected part")
                     if isinstance(element, str) and element not in ("part", *dim["parts"]):
                         problems.append(f"{where_d}: element names unknown part {element!r}")
+                if dim.get("archive"):
+                    bound.add("job")
+                    archive = dim["archive"]
+                    _check_endpoint_use(spec, where_d, archive["task_request"], {"task"}, known, problems)
+                    for name in archive.get("order", []):
+                        if name not in dim["parts"]:
+                            problems.append(f"{where_d}: archive order names unknown part {name!r}")
                 for pname, part in dim["parts"].items():
                     where_p = f"{where_d}.parts.{pname}"
                     part_bound = set(bound)
@@ -148,14 +170,20 @@ def lint(spec: dict[str, Any]) -> list[str]:
                         if options.get(flag, {}).get("type") != "flag":
                             problems.append(f"{where_p}: when names no flag option {flag!r}")
                     _check_pagination(where_p, part.get("pagination"), problems)
-                    _check_endpoint_use(spec, where_p, part["request"], part_bound, known, problems)
+                    if part.get("step"):
+                        _check_step(spec, where_p, part, problems)
+                    else:
+                        _check_endpoint_use(spec, where_p, part["request"], part_bound, known, problems)
                     if part.get("empty_probe"):
                         _check_endpoint_use(spec, where_p, part["empty_probe"], part_bound, known, problems)
                     shape = part.get("shape")
                     shape_name = shape if isinstance(shape, str) else (shape or {}).get("name")
                     if shape_name and shape_name not in SHAPES:
                         problems.append(f"{where_p}: unknown shape {shape_name!r}")
-                    if action["writer"] == "files":
+                    if dim.get("archive"):
+                        if not part.get("entry"):
+                            problems.append(f"{where_p}: an archive part needs 'entry'")
+                    elif action["writer"] == "files":
                         if not part.get("file"):
                             problems.append(f"{where_p}: a files action needs 'file'")
                         else:

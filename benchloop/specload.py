@@ -48,7 +48,9 @@ def cache_dir() -> Path:
     return Path(base) / "benchloop"
 
 
-_COMPILER_FILES = ("speccompile.py", "speclint.py", "shapes.py", "pagination.py", "globals.py")
+_COMPILER_FILES = (
+    "speccompile.py", "speclint.py", "shapes.py", "pagination.py", "globals.py", "steps/__init__.py",
+)
 
 
 def cache_key(raw: bytes) -> str:

@@ -101,5 +101,23 @@ def atomic_write(path: str, data: bytes | str) -> None:
         raise
 
 
+def atomic_write_stream(path: str, produce) -> None:
+    """Like ``atomic_write`` but ``produce(text_stream)`` writes the content piecewise."""
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)[:60]}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n", buffering=1 << 20) as handle:
+            produce(handle)
+        os.chmod(tmp, _umask_mode())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 def exists(path: str) -> bool:
     return Path(path).is_file()

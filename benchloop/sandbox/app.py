@@ -52,6 +52,8 @@ class App:
         self.config = config
         self.state = state or State()
         self.router = Router(endpoints if endpoints is not None else load_endpoints())
+        self.state.endpoint_names = tuple(self.router.endpoints)
+        self.state.reset_stats()
         self.default_base_url = "http://127.0.0.1"
         self._memo: dict[tuple[str, str], Any] = {}
         self._memo_lock = threading.Lock()
@@ -75,7 +77,8 @@ class App:
         self.state.reset_flows()
         self.seed_flows()
 
-    def _memoised(self, kind: str, key: str, build):
+    def memoised(self, kind: str, key: str, build):
+        """Per-group results are cached: the dataset never changes while serving."""
         with self._memo_lock:
             if (kind, key) in self._memo:
                 return self._memo[(kind, key)]
@@ -85,7 +88,7 @@ class App:
         return value
 
     def aggregates(self, group_id: str) -> dict[str, dict[str, Any]]:
-        return self._memoised("agg", group_id, lambda: payloads.group_aggregates(
+        return self.memoised("agg", group_id, lambda: payloads.group_aggregates(
             self.dataset.iter_group_jobs(group_id)))
 
     # ----------------------------------------------------------- pseudo-OSS
@@ -106,9 +109,9 @@ class App:
             jobs = list(self.dataset.iter_group_jobs(group_id))
             lines = payloads.export_lines(group_id, jobs, self.config.trajectory_steps)
             text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in lines)
-            return gzip.compress(text.encode("utf-8"), mtime=0)
+            return gzip.compress(text.encode("utf-8"), compresslevel=1, mtime=0)
 
-        return self._memoised("export", group_id, build)
+        return self.memoised("export", group_id, build)
 
     def _internal(self, raw_path: str, query: dict[str, str]) -> tuple[str, Response]:
         parts = raw_path.strip("/").split("/")

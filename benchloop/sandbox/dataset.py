@@ -27,8 +27,10 @@ Data rules (also what test writers rely on):
   ``((n - 1) % tasks) + 1`` (its ``instance_id`` is that task's name);
 * special jobs without a group: ``JORPHAN`` and ``../JODD x`` (an id that
   needs percent-encoding);
-* download tasks ``T1`` (3 ids of G1 including a duplicate), ``T2`` (odd
-  cases), ``T3`` (one unknown job id) and ``TEMPTY`` (no job ids).
+* download tasks ``T1`` (G1 jobs 1, 2, 1: a duplicate), ``T2`` (G1 jobs 5, 6,
+  7, ``JORPHAN``, ``../JODD x``), ``T3`` (G1 job 1 and the unknown
+  ``JMISSING``), ``TMEDIA`` (G1 jobs 10 and 25: every kind of trace media) and
+  ``TEMPTY`` (no job ids); G1 job ids beyond the group's size are left out.
 """
 
 from __future__ import annotations
@@ -252,11 +254,13 @@ class Dataset:
             t1.append(t1[0])  # the duplicate id the client must de-duplicate
         t2 = pick(5, 6, 7) + [ORPHAN_JOB, ODD_JOB]
         t3 = pick(1) + ["JMISSING"]
+        tmedia = pick(10, 25)
         return [
             ("T1", "G1", json.dumps(t1), "2026-07-14T10:00:00"),
             ("T2", "G1", json.dumps(t2), "2026-07-14T11:00:00"),
             ("T3", "G1", json.dumps(t3), "2026-07-14T12:00:00"),
             ("TEMPTY", "G1", json.dumps([]), "2026-07-14T13:00:00"),
+            ("TMEDIA", "G1", json.dumps(tmedia), "2026-07-14T14:00:00"),
         ]
 
     # ---------------------------------------------------------------- queries

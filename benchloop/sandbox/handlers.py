@@ -236,7 +236,8 @@ def job_report(app: App, req: Request) -> Response:
 def group_report(app: App, req: Request) -> Response:
     gid = req.params["group"]
     _group(app, gid)
-    return json_response(payloads.group_report(gid, app.dataset.iter_group_jobs(gid)))
+    return json_response(app.memoised("report", gid, lambda: payloads.group_report(
+        gid, app.dataset.iter_group_jobs(gid))))
 
 
 def _triggered(key: str, ident: str, req: Request) -> Response:

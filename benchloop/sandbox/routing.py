@@ -23,20 +23,10 @@ _VAR = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 
 
 def load_endpoints() -> dict[str, dict[str, Any]]:
-    """The table's endpoints, via ``load_spec`` (the compiled, cached table).
+    """The table's endpoints, from the compiled (cached) table of ``load_spec``."""
+    from benchloop.specload import load_spec
 
-    Falls back to reading the YAML directly only if the compile step itself is
-    broken (e.g. the schema is being edited), so the sandbox keeps serving.
-    """
-    from benchloop.specload import SPEC_NAME, load_spec, spec_dir
-
-    try:
-        return load_spec()["endpoints"]
-    except Exception:  # noqa: BLE001 - any compile failure: use the raw table
-        import yaml
-
-        with open(spec_dir() / SPEC_NAME, encoding="utf-8") as fh:
-            return yaml.safe_load(fh)["endpoints"]
+    return load_spec()["endpoints"]
 
 
 @dataclass(frozen=True)

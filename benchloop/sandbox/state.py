@@ -65,6 +65,7 @@ class State:
     export_waiting: int = 1
     export_running: int = 1
     behavior_running_polls: int = 1
+    endpoint_names: tuple[str, ...] = ()  # counted from 0, so every key exists
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -74,7 +75,9 @@ class State:
     # ----------------------------------------------------------------- stats
     def reset_stats(self) -> None:
         with self.lock:
-            self.counters: Counter[str] = Counter(connections=0, requests=0)
+            self.counters: Counter[str] = Counter(dict.fromkeys(
+                ("connections", "requests", "unauthorized", "not_found", "_export", "_oss", "_sso",
+                 *self.endpoint_names), 0))
             self.triggers: list[dict[str, Any]] = []
             self.posts: list[dict[str, Any]] = []
             self.log: deque[LoggedRequest] = deque(maxlen=LOG_LIMIT)
@@ -126,6 +129,9 @@ class State:
                 return "waiting_for_data", None
             if exp.name is None:
                 exp.name = f"trace-export-{group_id}-{len(self.exports)}"
+            if self.export_running <= 0:
+                exp.done = True
+                return "succeeded", exp.name
             return "running", exp.name
 
     def export_poll(self, group_id: str, name: str) -> str | None:
@@ -158,11 +164,11 @@ class State:
         with self.lock:
             if preset_uid is None:
                 self.behavior_counter += 1
-                task["uid"] = f"uid-{self.behavior_counter}"
+                uid = f"uid-{self.behavior_counter}"
             else:
-                task["uid"] = preset_uid
-            task.setdefault("polls", 0)
-            self.behavior[task["uid"]] = task
+                uid = preset_uid
+            task = {"uid": uid, **task, "polls": 0}
+            self.behavior[uid] = task
             return dict(task)
 
     def behavior_get(self, uid: str, poll: bool) -> dict[str, Any] | None:

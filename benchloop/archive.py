@@ -1,0 +1,176 @@
+"""Task archives: one ZIP per download task (CONTRACT.md 2.8, 3.4).
+
+A dimension with ``archive:`` runs on a download-task id.  The task lists job
+ids; every job runs the dimension's parts (each part writes one archive entry
+or a folder of entries), concurrently, into a hidden staging directory on the
+output volume.  A part marked ``required`` decides whether the job succeeded;
+the others record their failures under their own manifest key.  The archive
+is built as a temp file beside the final path and renamed when complete; no
+archive is created when every job failed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import zipfile
+from typing import Any
+from urllib.parse import quote
+
+from .engine import Context, Failure, Outcome, Pipeline, render_label, run_pool
+from .errors import AuthError, BenchloopError, Cancelled, StepError
+from .log import Counter
+from .writers import dumps, join_under
+
+
+def _task_jobs(body: Any) -> list[str]:
+    if body is None:
+        raise StepError("download task response is empty")
+    if not isinstance(body, dict):
+        raise StepError("download task response must be a JSON object")
+    ids = body.get("job_ids")
+    if not isinstance(ids, list):
+        raise StepError("download task response is missing job_ids")
+    if not all(isinstance(i, str) for i in ids):
+        raise StepError("download task contains a non-string job id")
+    jobs = list(dict.fromkeys(i.strip() for i in ids if i.strip()))
+    if not jobs:
+        raise StepError("download task contains no job ids")
+    return jobs
+
+
+def entry_component(job: str) -> str:
+    return quote(job, safe="-_.")
+
+
+class ArchiveRun:
+    def __init__(self, pipeline: Pipeline, task: str):
+        self.p = pipeline
+        self.task = task
+        self.spec = pipeline.dim["archive"]
+        self.parts = pipeline.dim["parts"]
+
+    def run(self) -> tuple[Any, list[Failure]]:
+        p = self.p
+        ctx = Context({**p.opts, "task": self.task})
+        path = join_under(p.root, render_label(self.spec["file"], Context({"task": self.task})))
+        if p.skip_existing and os.path.isfile(path):
+            p.rt.log.info(f"skip existing {path}")
+            return path, []
+        task = p.request(self.spec["task_request"], ctx)
+        jobs = _task_jobs(task)
+        prog = self.spec.get("progress")
+        counter = Counter(p.rt.log, prog["label"], len(jobs), prog["unit"], prog["action"], prog.get("eta", False)) if prog else None
+        os.makedirs(p.root, exist_ok=True)
+        staging = tempfile.mkdtemp(prefix=f".{entry_component(self.task)}-{self.spec.get('kind', 'archive')}-", dir=p.root)
+        try:
+            def one(job: str) -> dict[str, str]:
+                try:
+                    return self.job(ctx.child(job=job), job, staging)
+                finally:
+                    if counter:
+                        counter.step(job)
+
+            outcomes = run_pool(jobs, one, p.rt.concurrency, p.rt)
+            return self.finish(path, task, jobs, outcomes, staging)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def job(self, ctx: Context, job: str, staging: str) -> dict[str, str]:
+        """Run every part for one job; return {part: error} of optional parts that failed."""
+        soft: dict[str, str] = {}
+        for name, part in self.parts.items():
+            entry = render_label(part["entry"], Context({"job": entry_component(job)}))
+            dest = os.path.join(staging, entry)
+            try:
+                raw = self.p.fetch(part, ctx, job, dest if part.get("step") else None)
+            except (AuthError, Cancelled):
+                if part.get("required"):
+                    raise
+                soft[name] = "authentication failed (HTTP 401)"
+                continue
+            except BenchloopError as exc:
+                if part.get("required"):
+                    raise
+                soft[name] = str(exc)
+                continue
+            ctx.parts[name] = raw
+            if not part.get("step"):
+                os.makedirs(os.path.dirname(dest), exist_ok=True)
+                with open(dest, "w", encoding="utf-8") as handle:
+                    handle.write(dumps(raw, self.p.rt.pretty))
+        return soft
+
+    def finish(self, path: str, task: dict[str, Any], jobs: list[str], outcomes: list[Outcome],
+               staging: str) -> tuple[Any, list[Failure]]:
+        p = self.p
+        ok = [o for o in outcomes if not o.failures]
+        failures = [Failure(o.ident, o.failure.message, o.failure.network) for o in outcomes if o.failures]
+        job_failures = [{"job_id": f.ident, "error": f.message} for f in failures]
+        soft_keys = {name: part.get("failures") for name, part in self.parts.items() if not part.get("required")}
+        soft: dict[str, list[dict[str, str]]] = {key: [] for key in soft_keys.values() if key}
+        for outcome in ok:
+            for name, message in (outcome.value or {}).items():
+                soft[soft_keys[name]].append({"job_id": outcome.ident, "error": message})
+                failures.append(Failure(outcome.ident, f"{self.parts[name].get('label', name)}: {message}", False))
+        if not ok:
+            return None, failures
+        manifest = {
+            "task_id": self.task,
+            "group_id": task.get("group_id"),
+            "created_at": task.get("created_at"),
+            "total_jobs": len(jobs),
+            "successful_jobs": len(ok),
+            "failed_jobs": len(jobs) - len(ok),
+            "success_job_ids": [o.ident for o in ok],
+            "failures": job_failures,
+            **soft,
+        }
+        p.rt.log.progress(f"creating archive {path}")
+        self.write_zip(path, staging, [o.ident for o in ok], manifest)
+        p.rt.log.info(f"wrote {path}")
+        return path, failures
+
+    def write_zip(self, path: str, staging: str, jobs: list[str], manifest: dict[str, Any]) -> None:
+        directory = os.path.dirname(path) or "."
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+        os.close(fd)
+        try:
+            with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True) as archive:
+                # Entries part by part (the table's order), jobs in task order.
+                for name in self.spec.get("order") or list(self.parts):
+                    for job in jobs:
+                        entry = render_label(self.parts[name]["entry"], Context({"job": entry_component(job)}))
+                        for full in _files(os.path.join(staging, entry)):
+                            archive.write(full, os.path.relpath(full, staging).replace(os.sep, "/"))
+                archive.writestr("manifest.json", dumps(manifest, self.p.rt.pretty))
+            mask = os.umask(0)
+            os.umask(mask)
+            os.chmod(tmp, 0o666 & ~mask)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+
+def _files(path: str) -> list[str]:
+    if os.path.isfile(path):
+        return [path]
+    found = []
+    for dirpath, dirnames, filenames in os.walk(path):
+        dirnames.sort()
+        found += [os.path.join(dirpath, f) for f in sorted(filenames)]
+    return found
+
+
+def run_archive(pipeline: Pipeline, task: str) -> Any:
+    from .engine import MultiFailure
+
+    value, failures = ArchiveRun(pipeline, task).run()
+    if failures:
+        raise MultiFailure(failures, value)
+    return value

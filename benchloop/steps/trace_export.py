@@ -1,0 +1,228 @@
+"""The group trace-trajectory export flow (CONTRACT.md 2.7), streamed.
+
+1. Ask the backend for the group's export until it has a download URL:
+   ``waiting_for_data`` (wait ``retry_after_seconds``, clamped to 1..15 s),
+   ``running`` (poll the named export job), ``succeeded`` (URL), all bounded
+   by ``--download-timeout``.
+2. Download the export (gzip or plain JSON lines) to a temp file on the
+   output volume; the API key is not sent to its host unless it is the
+   backend's own origin.
+3. Read the group's ordered job ids.
+4. Spool rows into an on-disk SQLite index keyed by (job order, row order),
+   then write ``{"group_id", "trajectories": [{"job_id", "trajectory"}]}``
+   job by job.  Memory stays constant whatever the export size: one row at a
+   time is decoded, and the output is byte-identical to ``json.dumps(indent=2)``.
+
+Rows of jobs that the job-id list does not know are kept after the known
+jobs, in first-appearance order, as the reference client does.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import shutil
+import sqlite3
+import tempfile
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from ..errors import StepError
+from ..writers import atomic_write_stream
+from . import WRITTEN
+
+MIN_WAIT, MAX_WAIT, DEFAULT_WAIT = 1.0, 15.0, 15.0
+
+
+def _field(body: dict[str, Any], *names: str) -> Any:
+    for name in names:
+        if name in body:
+            return body[name]
+    return None
+
+
+def _wait_seconds(body: dict[str, Any]) -> float:
+    value = _field(body, "retry_after_seconds", "retryAfterSeconds")
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return DEFAULT_WAIT
+    return min(MAX_WAIT, max(MIN_WAIT, seconds))
+
+
+def _status(body: Any) -> str:
+    if not isinstance(body, dict):
+        raise StepError("trace trajectory download response must be a JSON object")
+    return str(body.get("status") or "").strip().lower()
+
+
+def _sleep_until(pipeline, seconds: float, deadline: float) -> None:
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise StepError("trace trajectory download total timeout exceeded")
+    pipeline.rt.http._sleep(min(seconds, remaining))
+
+
+def export_url(pipeline, params: dict[str, Any], ctx, ident: str) -> str:
+    deadline = time.monotonic() + float(pipeline.opts.get("download_timeout") or 1800)
+    log = pipeline.rt.log
+    while True:
+        body = pipeline.request(params["create"], ctx)
+        status = _status(body)
+        if status == "succeeded":
+            break
+        if status == "waiting_for_data":
+            wait = _wait_seconds(body)
+            log.info(f"trace trajectory not ready for group_id={ident}; retrying in {wait:.1f}s")
+            _sleep_until(pipeline, wait, deadline)
+            continue
+        if status == "running":
+            name = _field(body, "download_job_name", "downloadJobName")
+            if not isinstance(name, str) or not name:
+                raise StepError("trace trajectory download response has no download_job_name")
+            poll_ctx = ctx.child(name=name)
+            while True:
+                body = pipeline.request(params["poll"], poll_ctx)
+                status = _status(body)
+                if status == "succeeded":
+                    break
+                if status != "running":
+                    raise StepError(f"unknown trace trajectory download status: {status or '<missing>'}")
+                _sleep_until(pipeline, _wait_seconds(body) if "retry_after_seconds" in body else DEFAULT_WAIT,
+                             deadline)
+            break
+        raise StepError(f"unknown trace trajectory download status: {status or '<missing>'}")
+    url = _field(body, "download_url", "downloadUrl")
+    if not isinstance(url, str) or not url.strip():
+        raise StepError("trace trajectory download response has no download_url")
+    return url.strip()
+
+
+def job_ids(pipeline, params: dict[str, Any], ctx) -> list[str]:
+    body = pipeline.request(params["job_ids"], ctx)
+    ids = body.get("job_ids", []) if isinstance(body, dict) else None
+    if not isinstance(ids, list) or not all(isinstance(i, str) and i for i in ids):
+        raise StepError("group job-ids response must carry job_ids as a list of non-empty strings")
+    return list(dict.fromkeys(ids))
+
+
+def _lines(path: str) -> Iterator[tuple[int, str]]:
+    with open(path, "rb") as raw:
+        magic = raw.read(2)
+    opener = gzip.open if magic == b"\x1f\x8b" else open
+    with opener(path, "rb") as binary:
+        text = io.TextIOWrapper(binary, encoding="utf-8-sig")
+        for number, line in enumerate(text, 1):
+            if line.strip():
+                yield number, line
+
+
+def _row_job(row: Any, number: int) -> str:
+    if not isinstance(row, dict):
+        raise StepError(f"trace trajectory row at line {number} is not an object")
+    for key in ("job_id", "jobId", "JobId"):
+        if key in row:
+            value = row[key]
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+            break
+    raise StepError("trace trajectory row is missing job_id")
+
+
+class RowIndex:
+    """Rows on disk, grouped by job in the export's job order."""
+
+    def __init__(self, directory: str, ids: list[str]):
+        self.path = os.path.join(directory, "rows.sqlite")
+        self.db = sqlite3.connect(self.path)
+        self.db.execute("PRAGMA journal_mode=OFF")
+        self.db.execute("PRAGMA synchronous=OFF")
+        self.db.execute("CREATE TABLE rows (job INTEGER, seq INTEGER, row TEXT)")
+        self.order = {job: index for index, job in enumerate(ids)}
+        self.jobs = list(ids)
+
+    def load(self, export: str) -> None:
+        batch = []
+        for seq, (number, line) in enumerate(_lines(export)):
+            try:
+                row = json.loads(line)
+            except ValueError:
+                raise StepError(f"invalid trace trajectory JSON at line {number}") from None
+            job = _row_job(row, number)
+            if job not in self.order:
+                self.order[job] = len(self.jobs)
+                self.jobs.append(job)
+            batch.append((self.order[job], seq, line.strip()))
+            if len(batch) >= 5000:
+                self.db.executemany("INSERT INTO rows VALUES (?, ?, ?)", batch)
+                batch.clear()
+        if batch:
+            self.db.executemany("INSERT INTO rows VALUES (?, ?, ?)", batch)
+        self.db.execute("CREATE INDEX rows_job ON rows (job, seq)")
+        self.db.commit()
+
+    def rows(self, job: str) -> Iterator[Any]:
+        cursor = self.db.execute("SELECT row FROM rows WHERE job = ? ORDER BY seq", (self.order[job],))
+        for (text,) in cursor:
+            yield json.loads(text)
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def write_document(out, group_id: str, index: RowIndex, pretty: bool) -> None:
+    """Write the export document job by job; equal to json.dumps(doc, indent=2)."""
+    if not pretty:
+        out.write('{"group_id":' + json.dumps(group_id, ensure_ascii=False) + ',"trajectories":[')
+        for n, job in enumerate(index.jobs):
+            out.write(("," if n else "") + '{"job_id":' + json.dumps(job, ensure_ascii=False) + ',"trajectory":[')
+            for m, row in enumerate(index.rows(job)):
+                out.write(("," if m else "") + json.dumps(row, ensure_ascii=False, separators=(",", ":")))
+            out.write("]}")
+        out.write("]}\n")
+        return
+    out.write('{\n  "group_id": ' + json.dumps(group_id, ensure_ascii=False) + ",\n  \"trajectories\": ")
+    if not index.jobs:
+        out.write("[]\n}\n")
+        return
+    out.write("[\n")
+    for n, job in enumerate(index.jobs):
+        out.write('    {\n      "job_id": ' + json.dumps(job, ensure_ascii=False) + ',\n      "trajectory": ')
+        first = True
+        for row in index.rows(job):
+            out.write("[\n" if first else ",\n")
+            first = False
+            out.write("        " + json.dumps(row, indent=2, ensure_ascii=False).replace("\n", "\n        "))
+        out.write("[]\n" if first else "\n      ]\n")
+        out.write("    }" + (",\n" if n + 1 < len(index.jobs) else "\n"))
+    out.write("  ]\n}\n")
+
+
+def trace_export(pipeline, part: dict[str, Any], ctx, ident: str, dest: str | None) -> Any:
+    params = part.get("with") or {}
+    url = export_url(pipeline, params, ctx, ident)
+    root = os.path.dirname(dest) if dest else pipeline.root
+    os.makedirs(root or ".", exist_ok=True)
+    work = tempfile.mkdtemp(prefix=".trace-trajectory-", dir=root or ".")
+    try:
+        export = os.path.join(work, "export.bin")
+        pipeline.rt.http.download(url, export)
+        index = RowIndex(work, job_ids(pipeline, params, ctx))
+        try:
+            index.load(export)
+            os.unlink(export)
+            if dest:
+                atomic_write_stream(dest, lambda out: write_document(out, ident, index, pipeline.rt.pretty))
+                pipeline.rt.log.info(f"wrote {dest}")
+                return WRITTEN
+            return {
+                "group_id": ident,
+                "trajectories": [{"job_id": job, "trajectory": list(index.rows(job))} for job in index.jobs],
+            }
+        finally:
+            index.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,525 @@
+"""The sandbox backend over real loopback HTTP (httpx), no mocks.
+
+These tests pin the behaviour the client relies on: auth, error bodies, the
+newest-first job order with timestamp ties, exact filtered totals, skip/limit,
+determinism by seed, keep-alive, path decoding and routing precedence, plus
+the secondary flows (trace export, artifacts, faults, the ``-m`` entry point).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections import Counter
+from urllib.parse import quote
+
+import httpx
+import pytest
+
+from benchloop.sandbox import handlers as sandbox_handlers
+from benchloop.sandbox import start_sandbox
+from benchloop.sandbox.routing import Router, load_endpoints
+
+KEY = "test-key"
+SIZES = [120, 40, 7]  # G1 spans more than one default page (50)
+TASKS = [75, 25, 3]
+RUN_ALLOW = [
+    "job_count", "avg_duration_s", "avg_duration_api_s", "avg_thinking_length",
+    "avg_api_call_count", "total_api_error_count", "avg_api_error_rate", "avg_tool_call_count",
+    "total_tool_error_count", "avg_tool_error_rate", "total_rate_limit_count", "avg_num_turns",
+]
+
+
+@pytest.fixture(scope="module")
+def sb():
+    with start_sandbox(seed=7, groups=3, jobs_per_group=SIZES, tasks_per_group=TASKS,
+                       api_key=KEY, export_waiting=1, export_running=1) as sandbox:
+        yield sandbox
+
+
+@pytest.fixture()
+def client(sb):
+    with httpx.Client(base_url=sb.url, headers={"X-API-Key": KEY}, timeout=30) as c:
+        yield c
+
+
+def all_jobs(client, group, page=1000, **filters):
+    out, skip = [], 0
+    while True:
+        body = client.get("/openapi/jobs", params={"group_id": group, "skip": skip,
+                                                   "limit": page, **filters}).json()
+        out.extend(body["jobs"])
+        skip += len(body["jobs"])
+        if not body["jobs"] or skip >= body["total"]:
+            return out, body["total"]
+
+
+# ------------------------------------------------------------------ auth, errors
+def test_missing_or_wrong_key_is_401(sb):
+    with httpx.Client(base_url=sb.url) as anon:
+        r = anon.get("/openapi/jobs/G1-J0001")
+        assert r.status_code == 401
+        assert r.json() == {"error": "invalid api key"}
+        r = anon.get("/openapi/jobs/G1-J0001", headers={"X-API-Key": "nope"})
+        assert r.status_code == 401
+        assert r.json() == {"error": "invalid api key"}
+
+
+def test_unknown_ids_are_404_with_json_error(client):
+    cases = {
+        "/openapi/jobs/NOPE": "job not found: NOPE",
+        "/openapi/metrics/NOPE": "job not found: NOPE",
+        "/openapi/groups/GX": "group not found: GX",
+        "/openapi/groups/GX/metrics/overall": "group not found: GX",
+        "/openapi/groups/GX/eval_tasks": "group not found: GX",
+        "/openapi/groups/GX/report": "group not found: GX",
+        "/openapi/trajectory-download-tasks/TX": "download task not found: TX",
+    }
+    for path, message in cases.items():
+        r = client.get(path)
+        assert r.status_code == 404, path
+        assert r.headers["content-type"].startswith("application/json")
+        assert r.json() == {"error": message}
+    r = client.get("/openapi/metrics", params={"group_id": "GX"})
+    assert r.status_code == 404 and r.json() == {"error": "group not found: GX"}
+    r = client.get("/no/such/path")
+    assert r.status_code == 404 and r.json() == {"error": "not found"}
+
+
+def test_wrong_method_is_405(client):
+    r = client.post("/openapi/jobs/stats", json={})
+    assert r.status_code == 405
+    assert "error" in r.json()
+
+
+def test_every_table_endpoint_has_a_handler():
+    missing = sorted(set(load_endpoints()) - set(sandbox_handlers.HANDLERS))
+    assert missing == []
+
+
+def test_endpoint_without_handler_answers_501(client, monkeypatch):
+    monkeypatch.delitem(sandbox_handlers.HANDLERS, "group_eval_summary")
+    r = client.get("/openapi/groups/G1/eval_summary")
+    assert r.status_code == 501
+    assert "group_eval_summary" in r.json()["error"]
+
+
+# ---------------------------------------------------------------------- jobs
+def test_job_list_is_newest_first_with_ties_and_stable(client):
+    jobs, total = all_jobs(client, "G1")
+    assert total == SIZES[0] == len(jobs)
+    stamps = [j["created_at"] for j in jobs]
+    assert stamps == sorted(stamps, reverse=True)
+    ties = sum(1 for a, b in zip(stamps, stamps[1:], strict=False) if a == b)
+    assert ties >= SIZES[0] // 2  # runs of 3 equal timestamps
+    # Stable secondary order: descending job number, identical on every call.
+    assert [j["job_id"] for j in jobs] == [f"G1-J{n:04d}" for n in range(SIZES[0], 0, -1)]
+    again, _ = all_jobs(client, "G1", page=7)
+    assert again == jobs
+    assert set(jobs[0]) == {"job_id", "group_id", "created_at", "template", "status",
+                            "instance_id"}
+
+
+def test_skip_limit_and_defaults(client):
+    full, _ = all_jobs(client, "G1")
+    body = client.get("/openapi/jobs", params={"group_id": "G1"}).json()
+    assert len(body["jobs"]) == 50 and body["jobs"] == full[:50]
+    body = client.get("/openapi/jobs", params={"group_id": "G1", "skip": 10, "limit": 5}).json()
+    assert body == {"jobs": full[10:15], "total": SIZES[0]}
+    body = client.get("/openapi/jobs", params={"group_id": "G1", "skip": 118, "limit": 5}).json()
+    assert body["jobs"] == full[118:] and len(body["jobs"]) == 2
+    body = client.get("/openapi/jobs", params={"group_id": "G1", "skip": 500}).json()
+    assert body == {"jobs": [], "total": SIZES[0]}
+    r = client.get("/openapi/jobs", params={"group_id": "G1", "limit": "x"})
+    assert r.status_code == 400
+
+
+def test_filtered_totals_are_exact(client):
+    full, _ = all_jobs(client, "G1")
+    for key in ("status", "template", "instance_id"):
+        counts = Counter(j[key] for j in full)
+        assert len(counts) > 1, key  # the filter really filters
+        for value, expected in counts.items():
+            jobs, total = all_jobs(client, "G1", page=9, **{key: value})
+            assert total == expected
+            assert [j["job_id"] for j in jobs] == [j["job_id"] for j in full if j[key] == value]
+    status, template = full[0]["status"], full[0]["template"]
+    _, total = all_jobs(client, "G1", status=status, template=template)
+    assert total == sum(1 for j in full if j["status"] == status and j["template"] == template)
+
+
+def test_job_stats_literal_route_and_counts(sb, client):
+    full, _ = all_jobs(client, "G1")
+    before = sb.stats
+    body = client.get("/openapi/jobs/stats", params={"group_id": "G1"}).json()
+    assert body["total"] == SIZES[0]
+    assert body["by_status"] == {s: sum(1 for j in full if j["status"] == s)
+                                 for s in body["by_status"]}
+    everything = client.get("/openapi/jobs/stats").json()
+    assert everything["total"] == sum(SIZES) + 2  # JORPHAN and ../JODD x
+    after = sb.stats
+    assert after.get("job_stats", 0) - before.get("job_stats", 0) == 2
+    assert after.get("job", 0) == before.get("job", 0)
+
+
+def test_router_prefers_literals_whatever_the_table_order():
+    table = {
+        "by_id": {"method": "GET", "path": "/x/{id}/y"},
+        "literal": {"method": "GET", "path": "/x/stats/y"},
+        "deep": {"method": "GET", "path": "/{a}/{b}/y"},
+    }
+    router = Router(table)
+    assert router.match("GET", "/x/stats/y").route.name == "literal"
+    m = router.match("GET", "/x/a%2Fb%20c/y")
+    assert m.route.name == "by_id" and m.params == {"id": "a/b c"}
+    assert router.match("GET", "/q/r/y").route.name == "deep"
+    assert router.match("POST", "/x/stats/y").route is None
+    assert router.match("GET", "/x/stats") is None
+
+
+def test_percent_encoded_path_ids_are_decoded(client):
+    r = client.get("/openapi/jobs/G1%2DJ0001")
+    assert r.status_code == 200 and r.json()["job_id"] == "G1-J0001"
+    odd = quote("../JODD x", safe="")
+    r = client.get(f"/openapi/jobs/{odd}/meta")
+    assert r.status_code == 200 and r.json()["job_id"] == "../JODD x"
+    r = client.get(f"/openapi/groups/{quote('G1', safe='')}/job-ids")
+    assert r.json()["total"] == SIZES[0]
+
+
+def test_special_ids(client):
+    orphan = client.get("/openapi/jobs/JORPHAN").json()
+    assert orphan["job_id"] == "JORPHAN" and orphan["group_id"] is None
+    assert client.get("/openapi/groups/GEMPTY").json()["job_count"] == 0
+    assert client.get("/openapi/jobs", params={"group_id": "GEMPTY"}).json() == {
+        "jobs": [], "total": 0}
+    assert client.get("/openapi/groups/GEMPTY/eval_tasks").json() == {"tasks": [], "total": 0}
+    # A list filtered by an unknown group is empty; the group probe then 404s.
+    assert client.get("/openapi/jobs", params={"group_id": "GX"}).json()["total"] == 0
+    everything, total = all_jobs(client, None)
+    assert total == sum(SIZES) + 2
+    assert {"JORPHAN", "../JODD x"} <= {j["job_id"] for j in everything}
+
+
+# ------------------------------------------------------------------- metrics
+def test_job_metrics_shape(client):
+    body = client.get("/openapi/metrics/G1-J0002", params={"source": "trace"}).json()
+    assert list(body) == ["job_id", "metrics", "run_metrics", "tokenized_metrics"]
+    assert body["job_id"] == "G1-J0002"
+
+
+def test_group_overall_has_allow_listed_and_hidden_keys(client):
+    body = client.get("/openapi/groups/G1/metrics/overall").json()
+    assert body["group_id"] == "G1"
+    run, tok = body["run_metrics"], body["tokenized_metrics"]
+    assert set(RUN_ALLOW) <= set(run)
+    assert run["job_count"] == SIZES[0]
+    assert "internal_debug_field" in run and "internal_debug_field" in tok
+    assert "tokenized_job_count" in tok and "total_llm_calls" in tok
+    empty = client.get("/openapi/groups/GEMPTY/metrics/overall").json()
+    assert empty["run_metrics"]["job_count"] == 0
+
+
+def test_group_metrics_detail_pages_follow_job_order(client):
+    full, _ = all_jobs(client, "G1")
+    ids, skip = [], 0
+    while skip < SIZES[0]:
+        body = client.get("/openapi/metrics", params={
+            "group_id": "G1", "skip": skip, "limit": 33, "source": "trace"}).json()
+        assert body["total"] == SIZES[0]
+        assert "hidden_aggregate" in body["tokenized_metrics"]
+        assert "tokenized_job_count" in body["tokenized_metrics"]
+        for item in body["metrics"]:
+            assert set(item) == {"job_id", "metrics", "run_metrics", "tokenized_metrics"}
+        ids += [m["job_id"] for m in body["metrics"]]
+        skip += len(body["metrics"])
+    assert ids == [j["job_id"] for j in full]
+    assert client.get("/openapi/metrics", params={"group_id": "GEMPTY"}).json()["total"] == 0
+    assert client.get("/openapi/metrics").status_code == 400
+
+
+# --------------------------------------------------------------------- tasks
+def test_group_tasks_filters_and_defaults(client):
+    body = client.get("/openapi/groups/G1/eval_tasks").json()
+    assert body["total"] == TASKS[0] and len(body["tasks"]) == 50
+    assert body["tasks"][0] == {**body["tasks"][0], "task_id": "G1-T0001"}
+    assert set(body["tasks"][0]) == {"task_id", "name", "status", "score"}
+    everything = client.get("/openapi/groups/G1/eval_tasks", params={"limit": 1000}).json()
+    tasks = everything["tasks"]
+    assert len(tasks) == TASKS[0]
+    word = tasks[0]["name"].split("__")[0]
+    hits = client.get("/openapi/groups/G1/eval_tasks",
+                      params={"search": word.upper(), "limit": 1000}).json()
+    assert hits["total"] == sum(1 for t in tasks if word in t["name"]) == len(hits["tasks"])
+    assert 0 < hits["total"] < TASKS[0]
+    for status in {t["status"] for t in tasks}:
+        got = client.get("/openapi/groups/G1/eval_tasks",
+                         params={"status": status, "skip": 1, "limit": 2}).json()
+        assert got["total"] == sum(1 for t in tasks if t["status"] == status)
+        assert got["tasks"] == [t for t in tasks if t["status"] == status][1:3]
+
+
+def test_eval_summary_and_group(client):
+    summary = client.get("/openapi/groups/G2/eval_summary").json()
+    assert summary["group_id"] == "G2" and summary["task_count"] == TASKS[1]
+    group = client.get("/openapi/groups/G2").json()
+    assert group["group_id"] == "G2" and group["job_count"] == SIZES[1] and group["cluster"]
+
+
+# ------------------------------------------------------------------- reports
+def test_job_reports_every_seventh_empty(client):
+    for n in range(1, 16):
+        body = client.get(f"/openapi/jobs/G1-J{n:04d}/report").json()
+        assert body["job_id"] == f"G1-J{n:04d}"
+        if n % 7 == 0:
+            assert body["reports"] == []
+        else:
+            assert body["reports"], n
+            first = body["reports"][0]
+            assert set(first) == {"content", "fail_reason", "sub_fail_reason"}
+            assert any(ord(ch) > 127 for ch in first["content"])
+    assert len(client.get("/openapi/jobs/G1-J0011/report").json()["reports"]) == 2
+
+
+def test_group_report(client):
+    body = client.get("/openapi/groups/G1/report").json()
+    assert body["group_id"] == "G1" and body["reports"][0]["content"].startswith("# ")
+    reasons = body["stats"]["fail_reason"]
+    assert reasons and all({"count", "sub_fail_reason"} == set(v) for v in reasons.values())
+    assert client.get("/openapi/groups/GEMPTY/report").json()["reports"] == []
+
+
+def test_report_triggers_echo_and_are_recorded(sb, client):
+    sb.reset_stats()
+    r = client.post("/openapi/groups/G1/report/trigger", json={"include_passed": True})
+    assert r.json() == {"status": "triggered", "group_id": "G1", "include_passed": True}
+    r = client.post("/openapi/jobs/G1-J0003/report/trigger", json={})
+    assert r.json() == {"status": "triggered", "job_id": "G1-J0003"}
+    assert client.post("/openapi/jobs/NOPE/report/trigger", json={}).status_code == 404
+    triggers = sb.stats["triggers"]
+    assert triggers[:2] == [
+        {"endpoint": "group_report_trigger", "params": {"group": "G1"},
+         "body": {"include_passed": True}},
+        {"endpoint": "job_report_trigger", "params": {"job": "G1-J0003"}, "body": {}},
+    ]
+
+
+# ------------------------------------------------------------ stats and log
+def test_keep_alive_uses_one_connection(sb):
+    sb.reset_stats()
+    with httpx.Client(base_url=sb.url, headers={"X-API-Key": KEY}) as c:
+        for path in ("/openapi/jobs/G1-J0001", "/openapi/groups/G1", "/openapi/jobs/stats",
+                     "/openapi/jobs/G1-J0001/report", "/openapi/jobs/G1-J0001/artifacts/download"):
+            assert c.get(path).status_code == 200
+    stats = sb.stats
+    assert stats["connections"] == 1
+    assert stats["requests"] == 5
+    assert stats["job"] == 1 and stats["job_stats"] == 1
+
+
+def test_requests_log_records_headers(sb, client):
+    sb.reset_stats()
+    client.get("/openapi/jobs", params={"group_id": "G2", "limit": 3})
+    method, path, headers = sb.requests_log[-1]
+    assert method == "GET"
+    assert path == "/openapi/jobs?group_id=G2&limit=3"
+    assert headers["X-API-Key"] == KEY and "x-api-key" in headers
+
+
+# -------------------------------------------------------------- determinism
+DETERMINISM_PATHS = [
+    "/openapi/jobs?group_id=G1&limit=1000",
+    "/openapi/jobs?group_id=G2&status=failed",
+    "/openapi/metrics/G1-J0002",
+    "/openapi/metrics?group_id=G1&limit=1000",
+    "/openapi/groups/G1/metrics/overall",
+    "/openapi/groups/G1/eval_tasks?limit=1000",
+    "/openapi/groups/G1/eval_summary",
+    "/openapi/jobs/G1-J0004/report",
+    "/openapi/groups/G1/report",
+    "/openapi/jobs/G1-J0005/trajectory",
+    "/openapi/jobs/stats",
+]
+
+
+def _bodies(sandbox):
+    with httpx.Client(base_url=sandbox.url, headers={"X-API-Key": sandbox.api_key}) as c:
+        return [c.get(p).content for p in DETERMINISM_PATHS]
+
+
+def test_same_seed_is_byte_identical_other_seed_differs(sb):
+    first = _bodies(sb)
+    with start_sandbox(seed=7, groups=3, jobs_per_group=SIZES, tasks_per_group=TASKS,
+                       api_key=KEY) as twin:
+        assert _bodies(twin) == first
+    with start_sandbox(seed=8, groups=3, jobs_per_group=SIZES, tasks_per_group=TASKS,
+                       api_key=KEY) as other:
+        different = _bodies(other)
+    assert sum(a != b for a, b in zip(first, different, strict=True)) >= len(first) - 1
+
+
+def test_large_group_generates_and_pages():
+    n = 20_000
+    with start_sandbox(seed=3, groups=1, jobs_per_group=n, tasks_per_group=10) as big:
+        with httpx.Client(base_url=big.url, headers={"X-API-Key": big.api_key}) as c:
+            seen, last, skip = [], None, 0
+            while True:
+                body = c.get("/openapi/jobs", params={"group_id": "G1", "skip": skip,
+                                                      "limit": 5000}).json()
+                assert body["total"] == n
+                if not body["jobs"]:
+                    break
+                assert len(body["jobs"]) == 1000  # limit capped at 1000
+                for job in body["jobs"]:
+                    assert last is None or job["created_at"] <= last
+                    last = job["created_at"]
+                seen += [j["job_id"] for j in body["jobs"]]
+                skip += len(body["jobs"])
+            assert len(seen) == len(set(seen)) == n
+            assert seen[0] == "G1-J20000" and seen[-1] == "G1-J0001"
+
+
+# ------------------------------------------------------------ secondary flows
+def test_trace_export_flow(sb, client):
+    sb.reset_state()
+    first = client.get("/openapi/groups/G3/trace-trajectory/download").json()
+    assert first == {"status": "waiting_for_data", "retry_after_seconds": 1}
+    running = client.get("/openapi/groups/G3/trace-trajectory/download").json()
+    assert running["status"] == "running"
+    name = running["download_job_name"]
+    poll = f"/openapi/groups/G3/trace-trajectory/download/{quote(name, safe='')}"
+    assert client.get(poll).json() == {"status": "running"}
+    done = client.get(poll).json()
+    assert done["status"] == "succeeded"
+    url = done["download_url"]
+    assert url.startswith(sb.url + "/_export/G3.jsonl.gz")
+    with httpx.Client() as plain:  # presigned-style: no API key needed
+        r = plain.get(url)
+    assert r.status_code == 200
+    assert r.headers["content-type"] == "application/octet-stream"
+    rows = [json.loads(line) for line in gzip.decompress(r.content).decode().splitlines()]
+    ids = client.get("/openapi/groups/G3/job-ids").json()["job_ids"]
+    row_ids = {row.get("job_id") or row.get("jobId") for row in rows}
+    assert row_ids == set(ids)  # G3 has 7 jobs; job 7 is not a multiple of 13
+    assert client.get("/openapi/groups/G3/trace-trajectory/download").json()["status"] == \
+        "succeeded"
+    assert client.get("/openapi/groups/G3/trace-trajectory/download/other").status_code == 404
+    with httpx.Client() as plain:
+        assert plain.get(url.split("?")[0] + "?sig=bad").status_code == 403
+
+
+def test_artifacts(client):
+    listing = client.get("/openapi/jobs/G1-J0001/artifacts").json()
+    assert listing["artifacts"][0]["name"] == "result.tgz"
+    r = client.get("/openapi/jobs/G1-J0001/artifacts/download")
+    assert r.status_code == 200
+    assert r.headers["content-type"] == "application/octet-stream"
+    assert int(r.headers["content-length"]) == len(r.content) == 4096
+    assert r.content[:2] == b"\x1f\x8b"
+    with httpx.Client() as plain:
+        assert plain.get(listing["artifacts"][0]["url"]).content == r.content
+    assert client.get("/openapi/jobs/G1-J0006/artifacts").json()["artifacts"] == [
+        {"error_code": "no_artifact"}]
+    r = client.get("/openapi/jobs/G1-J0006/artifacts/download")
+    assert r.status_code == 404 and r.json() == {"error": "no artifact for job: G1-J0006"}
+    r = client.get("/openapi/jobs/G1-J0005/artifacts/download")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    sign = client.get("/openapi/jobs/G1-J0017/artifacts").json()["artifacts"][0]
+    assert sign == {"name": "result.tgz", "error_code": "artifact_sign_failed"}
+
+
+def test_download_tasks(client):
+    t1 = client.get("/openapi/trajectory-download-tasks/T1").json()
+    assert t1["job_ids"] == ["G1-J0001", "G1-J0002", "G1-J0001"] and t1["job_count"] == 3
+    empty = client.get("/openapi/trajectory-download-tasks/TEMPTY").json()
+    assert empty["job_ids"] == []
+
+
+def test_trace_media_and_sso_redirect(client):
+    traj = client.get("/openapi/jobs/G1-J0025/trajectory").json()["trajectory"]
+    media = [p["trace_media"] for p in traj[0]["messages"][0]["parts"][0]["response"]]
+    uris = [m["oss_uri"] for m in media]
+    plain = client.get("/openapi/getTrajV2/mediaFile",
+                       params={"ossUri": uris[0], "mime": "image/png"})
+    assert plain.status_code == 200 and plain.headers["content-type"] == "image/png"
+    sso = [u for u in uris if "/sso/" in u][0]
+    r = client.get("/openapi/getTrajV2/mediaFile", params={"ossUri": sso, "mime": "image/png"})
+    assert r.status_code == 302 and "login.alibaba-inc.com" in r.headers["location"]
+
+
+def test_rsi_and_behavior(client):
+    assert client.get("/openapi/jobs/G1-J0003/rsi").json()["status"] == "not_created"
+    assert client.post("/openapi/jobs/G1-J0003/rsi/trigger", json={}).json() == {
+        "status": "creating", "accepted": True}
+    assert client.get("/openapi/jobs/G1-J0003/rsi").json()["status"] == "creating"
+    done = client.get("/openapi/jobs/G1-J0003/rsi").json()
+    assert done["status"] == "created" and done["report"]["report_md"]
+    steps = client.get("/openapi/behavior/steps", params={"group_id": "G1"}).json()
+    assert steps["samplingMode"] == "step"
+    created = client.post("/openapi/behavior/tasks", json={
+        "groupId": "G1", "steps": [10], "scoringLimit": 4, "sampleSize": 8}).json()
+    uid = created["uid"]
+    assert client.get(f"/openapi/behavior/tasks/{uid}").json()["status"] == "Running"
+    assert client.get(f"/openapi/behavior/tasks/{uid}").json()["status"] == "Finished"
+    assert "categoryScores" in client.get(f"/openapi/behavior/tasks/{uid}/analysis").json()
+    r = client.post("/openapi/behavior/tasks", json={"groupId": "GEMPTY", "steps": [],
+                                                     "scoringLimit": 4})
+    assert r.status_code == 400
+    listed = client.get("/openapi/behavior/tasks", params={"group_id": "G1"}).json()
+    assert uid in [t["uid"] for t in listed]
+
+
+def test_injected_faults(sb, client):
+    sb.inject_fault("job", status=503, retry_after=2)
+    r = client.get("/openapi/jobs/G1-J0001")
+    assert r.status_code == 503 and r.headers["retry-after"] == "2"
+    assert client.get("/openapi/jobs/G1-J0001").status_code == 200
+    sb.inject_fault("job", kind="reset")
+    with pytest.raises(httpx.TransportError):
+        client.get("/openapi/jobs/G1-J0001")
+    sb.inject_fault("group", kind="truncate")
+    with pytest.raises(httpx.TransportError):
+        client.get("/openapi/groups/G1")
+    assert client.get("/openapi/groups/G1").status_code == 200
+
+
+def test_module_entry_point_serves_until_sigterm():
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchloop.sandbox", "--port", "0", "--groups", "1",
+         "--jobs-per-group", "5", "--api-key", "k1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        line = proc.stdout.readline().strip()
+        assert line.startswith("sandbox serving http://127.0.0.1:")
+        assert line.endswith(" (api key: k1)")
+        url = line.split()[2]
+        r = httpx.get(url + "/openapi/jobs", params={"group_id": "G1"}, headers={"X-API-Key": "k1"})
+        assert r.json()["total"] == 5
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+        assert proc.stdout.read() == ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_instant_export_and_sandbox_options():
+    with start_sandbox(seed=1, groups=1, jobs_per_group=14, tasks_per_group=2,
+                       export_waiting=0, export_running=0, trajectory_steps=2,
+                       artifact_bytes=100_000) as small:
+        with httpx.Client(base_url=small.url, headers={"X-API-Key": small.api_key}) as c:
+            body = c.get("/openapi/groups/G1/trace-trajectory/download").json()
+            assert body["status"] == "succeeded"
+            rows = gzip.decompress(httpx.get(body["download_url"]).content).splitlines()
+            # 14 jobs, job 13 has an empty trajectory, 2 steps each.
+            assert len(rows) == 13 * 2
+            assert len(c.get("/openapi/jobs/G1-J0001/trajectory").json()["trajectory"]) == 2
+            r = c.get("/openapi/jobs/G1-J0001/artifacts/download")
+            assert len(r.content) == int(r.headers["content-length"]) == 100_000
