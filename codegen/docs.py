@@ -41,19 +41,27 @@ def usage(resource: str, action_name: str, action: dict[str, Any]) -> str:
 
 
 def requests_of(spec: dict[str, Any], dim: dict[str, Any]) -> list[dict[str, Any]]:
+    from benchloop.steps import ENDPOINT_PARAMS
+
     rows = []
     for name, part in dim["parts"].items():
-        endpoint = spec["endpoints"][part["request"]]
-        query = "&".join(f"{k}={v}" for k, v in (endpoint.get("query") or {}).items())
+        if part.get("step"):
+            params = part.get("with") or {}
+            used = [spec["endpoints"][params[k]] for k in ENDPOINT_PARAMS.get(part["step"], ()) if k in params]
+            request = f"step `{part['step']}`: " + ", ".join(f"`{e['method']} {e['path']}`" for e in used)
+        else:
+            endpoint = spec["endpoints"][part["request"]]
+            query = "&".join(f"{k}={v}" for k, v in (endpoint.get("query") or {}).items())
+            request = f"`{endpoint['method']} {endpoint['path']}" + (f"?{query}" if query else "") + "`"
         rows.append({
             "part": name,
-            "method": endpoint["method"],
-            "path": endpoint["path"] + (f"?{query}" if query else ""),
+            "request": request,
             "pagination": (part.get("pagination") or {}).get("mode", "-"),
             "each": part.get("each", ""),
             "when": part.get("when", ""),
-            "file": part.get("file", ""),
-            "format": part.get("format", "json") if part.get("file") else "",
+            "file": part.get("file") or part.get("entry", ""),
+            "format": ("zip entry" if part.get("entry") else part.get("format", "json"))
+            if (part.get("file") or part.get("entry")) else "",
         })
     return rows
 
