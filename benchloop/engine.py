@@ -175,7 +175,8 @@ class Pipeline:
         self.dim_name = dim
         self.dim = action["dimensions"][dim]
         self.opts = opts
-        self.files = action["writer"] == "files"
+        listing = action.get("stdout_when")
+        self.files = action["writer"] == "files" and not (listing and opts.get(listing))
         self.root = opts.get("output_dir") or rt.output_dir
         self.skip_existing = bool(opts.get("skip_existing"))
 
@@ -388,15 +389,18 @@ def run(rt: Runtime, resource: str, action: dict[str, Any], dim: str, ids: list[
     except AuthError as exc:
         rt.log.error(f"authentication error: {exc}")
         return EXIT_AUTH
-    if action["writer"] == "stdout":
+    if not pipeline.files:
         elements = []
         for outcome in outcomes:
-            if outcome.failure:
+            if outcome.value is None and outcome.failures:
                 continue
             if outcome.value is None:
                 rt.log.warn(f"{outcome.ident}: the backend returned null; left out of the output")
                 continue
-            elements.append(outcome.value)
+            if action.get("stdout_when"):
+                elements.extend(outcome.value)  # listings print as one flat array
+            else:
+                elements.append(outcome.value)
         writers.write_json_array(rt.stdout, elements, rt.pretty)
         rt.stdout.flush()
     return summarize(rt.log, outcomes)

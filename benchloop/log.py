@@ -79,3 +79,69 @@ class Counter:
             if done:
                 line += f", eta={_clock((self.total - done) * elapsed / done)}"
         self.log.progress(line)
+
+
+def human_bytes(count: float) -> str:
+    if count < 1000:
+        return f"{int(count)} B"
+    for unit in ("kB", "MB", "GB", "TB"):
+        count /= 1000
+        if count < 1000 or unit == "TB":
+            return f"{count:.1f} {unit}"
+    return f"{count:.1f} TB"
+
+
+class ByteProgress:
+    """Byte progress of concurrent downloads.
+
+    On a terminal: one line redrawn in place at most every 0.1 s and erased at
+    the end.  Otherwise: a ``[progress]`` line at most every 5 s (none for
+    short transfers), so logs stay readable.  Nothing with ``-q``.
+    """
+
+    def __init__(self, log: Log, label: str, files: int, interval: float | None = None):
+        self.log, self.label, self.files = log, label, files
+        self.tty = bool(getattr(log.stream, "isatty", lambda: False)())
+        self.interval = interval if interval is not None else (0.1 if self.tty else 5.0)
+        self.done = 0
+        self.finished = 0
+        self.started = time.monotonic()
+        self.last = self.started
+        self._lock = threading.Lock()
+        self.visible = False
+
+    def line(self) -> str:
+        elapsed = max(time.monotonic() - self.started, 1e-6)
+        return (f"{self.label} {human_bytes(self.done)} {human_bytes(self.done / elapsed)}/s "
+                f"({self.finished}/{self.files} files)")
+
+    def _show(self, force: bool = False) -> None:
+        if self.log.quiet:
+            return
+        now = time.monotonic()
+        if not force and now - self.last < self.interval:
+            return
+        self.last = now
+        if self.tty:
+            with _lock:
+                self.log.stream.write("\r\x1b[K" + self.line()[:200])
+                self.log.stream.flush()
+            self.visible = True
+        else:
+            self.log.progress(self.line())
+
+    def add(self, count: int) -> None:
+        with self._lock:
+            self.done += count
+        self._show()
+
+    def file_done(self) -> None:
+        with self._lock:
+            self.finished += 1
+        self._show()
+
+    def close(self) -> None:
+        if self.visible and self.tty:
+            with _lock:
+                self.log.stream.write("\r\x1b[K")
+                self.log.stream.flush()

@@ -288,7 +288,8 @@ def group_trace_export_status(app: App, req: Request) -> Response:
     if status is None:
         raise not_found("export", name)
     if status == "running":
-        return json_response({"status": status})
+        # A poll hint; the reference client ignores it and waits 15 s, bl honours it.
+        return json_response({"status": status, "retry_after_seconds": 1})
     return json_response({"status": status, "download_url": app.export_url(req.base_url, gid)})
 
 
