@@ -174,6 +174,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("[error] interrupted\n")
         code = EXIT_INTERRUPTED
+    except Exception as exc:  # never a bare traceback; -v shows it
+        if "-v" in tokens or "--verbose" in tokens:
+            import traceback
+
+            traceback.print_exc()
+        sys.stderr.write(f"[error] unexpected error: {type(exc).__name__}: {exc}\n")
+        code = 1
     if argv is None:
         sys.exit(code if isinstance(code, int) else 0)
     return code if isinstance(code, int) else 0

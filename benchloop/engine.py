@@ -283,7 +283,7 @@ class Pipeline:
         for name, part in selected:
             if part.get("each"):
                 continue
-            if self.files:
+            if self.files and part.get("file"):
                 paths[name] = self.path_for(part, ctx)
                 if self.skip_existing and writers.exists(paths[name]):
                     self.rt.log.info(f"skip existing {paths[name]}")
@@ -300,11 +300,12 @@ class Pipeline:
                 continue
             ctx.parts[name] = raw
             values[name] = shapes.apply(part.get("shape"), raw, ident)
-            if self.files and aggregate:
+            if name in paths and aggregate:
                 self.write(part, paths[name], values[name])
         if self.files and not aggregate:
             for name, value in values.items():
-                self.write(dict(selected)[name], paths[name], value)
+                if name in paths:
+                    self.write(dict(selected)[name], paths[name], value)
         for _name, part in selected:
             if part.get("each"):
                 sub_failures += self.fan_out(part, ctx, ident)

@@ -126,6 +126,9 @@ def lint(spec: dict[str, Any]) -> list[str]:
                     flags.add(flag)
                 if opt["type"] == "choice" and opt.get("default") not in opt.get("choices", []):
                     problems.append(f"{where_a}: option {opt['name']!r} default is not one of its choices")
+            listing = action.get("stdout_when")
+            if listing and options.get(listing, {}).get("type") != "flag":
+                problems.append(f"{where_a}: stdout_when names no flag option {listing!r}")
             for dname, dim in action["dimensions"].items():
                 where_d = f"{where_a}.dimensions.{dname}"
                 bound = {dname}
@@ -183,7 +186,7 @@ def lint(spec: dict[str, Any]) -> list[str]:
                     if dim.get("archive"):
                         if not part.get("entry"):
                             problems.append(f"{where_p}: an archive part needs 'entry'")
-                    elif action["writer"] == "files":
+                    elif action["writer"] == "files" and not part.get("step"):
                         if not part.get("file"):
                             problems.append(f"{where_p}: a files action needs 'file'")
                         else:

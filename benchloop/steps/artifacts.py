@@ -22,6 +22,7 @@ import fnmatch
 import gzip
 import io
 import os
+import re
 import tarfile
 from typing import Any
 from urllib.parse import quote
@@ -31,6 +32,8 @@ from ..http import ArtifactMissing
 from ..log import ByteProgress, Counter
 from ..writers import atomic_write, join_under, safe_component
 from . import WRITTEN
+
+_VAR = re.compile(r"\{([^{}]+)\}")
 
 
 def placeholder_bytes() -> bytes:
@@ -115,18 +118,21 @@ class Artifacts:
 
         return _task_jobs(self.p.request(self.params["task"], self.ctx))
 
-    def dest(self, job: str, name: str) -> str:
-        parts = {"job": [safe_component(job)], "group": [safe_component(self.ident), safe_component(job)],
-                 "task": [safe_component(self.ident)]}[self.mode]
-        return join_under(self.p.root, os.path.join(*parts, safe_component(name)))
+    def dest(self, job: str, name: str | None) -> str:
+        """Destination from the table's ``layout`` template; task mode quotes the job id."""
+        values = {self.mode: self.ident, "job": quote(job, safe="-_.") if self.mode == "task" else job,
+                  "name": name or "artifact"}
+        rel = _VAR.sub(lambda m: safe_component(str(values[m.group(1)])), self.params["layout"])
+        return join_under(self.p.root, rel)
 
     def run_job(self, job: str) -> list[dict[str, Any]]:
         if self.mode == "task" and not self.list_only:
-            name = f"{quote(job, safe='-_.')}.tgz"
+            dest = self.dest(job, None)
+            name = os.path.basename(dest)
             if not _wanted(name, self.include, self.exclude):
                 self.p.rt.log.info(f"skip filtered {name}")
                 return []
-            self.fetch(job, self.dest(job, name), None)
+            self.fetch(job, dest, None)
             return []
         entries = self.listing(job)
         if self.list_only:
