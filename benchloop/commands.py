@@ -28,7 +28,7 @@ DIMENSION_FLAGS = {"group": "-g/--group", "job": "-j/--job", "task": "--task-id"
 def _hint(opt: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     kind = opt["type"]
     extra: dict[str, Any] = {}
-    if kind == "ids":
+    if kind in ("ids", "list"):
         return list[str] | None, {"negative": ""}
     if kind == "flag":
         return bool, {"negative": "", "show_default": False}
@@ -102,9 +102,13 @@ def make_handler(resource: str, action_name: str, action: dict[str, Any]):
     return handler
 
 
-def build_resource(name: str) -> App:
+def build_resource(name: str) -> Any:
     spec = load_spec()
     resource = spec["resources"][name]
+    if resource.get("command"):
+        # A one-action resource is a command of its own (`bl pull ...`).
+        (action_name, action), = resource["actions"].items()
+        return make_handler(name, action_name, action)
     sub = App(name=name, help=resource["help"], help_format="plaintext")
     for index, (action_name, action) in enumerate(resource["actions"].items()):
         sub.command(make_handler(name, action_name, action), name=action_name, help=action["help"],

@@ -366,6 +366,10 @@ class Pipeline:
 def run(rt: Runtime, resource: str, action: dict[str, Any], dim: str, ids: list[str],
         opts: dict[str, Any]) -> int:
     """Run one command over its ids; print data and the failure summary; return the exit code."""
+    if action.get("compose"):
+        from .compose import run_compose
+
+        return run_compose(rt, action, dim, ids, opts)
     pipeline = Pipeline(rt, resource, action, dim, opts)
     progress = pipeline.dim.get("progress") or action.get("progress")
     counter = None
@@ -407,11 +411,11 @@ def run(rt: Runtime, resource: str, action: dict[str, Any], dim: str, ids: list[
     return summarize(rt.log, outcomes)
 
 
-def summarize(log: Log, outcomes: list[Outcome]) -> int:
+def summarize(log: Log, outcomes: list[Outcome], noun: str = "id(s)") -> int:
     failures = [f for o in outcomes for f in o.failures]
     if not failures:
         return EXIT_OK
-    log.error(f"{len(failures)} id(s) failed:")
+    log.error(f"{len(failures)} {noun} failed:")
     for failure in failures:
         log.error(f"  - {failure.ident}: {failure.message}")
     succeeded = sum(1 for o in outcomes if not o.failures or o.value is not None)

@@ -21,6 +21,7 @@ VAR = re.compile(r"\{([^{}]+)\}")
 DIMENSION_OPTIONS = ("group", "job", "task")
 DIMENSION_OPTION_NAMES = {"group": "group", "job": "job", "task": "task_id"}
 PAGE_VARS = {"skip", "limit"}
+RESERVED = {"ctx"} | set(__import__("keyword").kwlist)
 
 
 def template_vars(text: str) -> list[str]:
@@ -31,6 +32,11 @@ def expand(spec: dict[str, Any]) -> dict[str, Any]:
     """Resolve option references into full, named option definitions."""
     spec = copy.deepcopy(spec)
     shared = spec["options"]
+    for resource in spec["resources"].values():
+        for action in resource["actions"].values():
+            if action.get("compose"):
+                dims = action["compose"]["dimensions"]
+                action["dimensions"] = {d: {"parts": {}, "composite": True} for d in DIMENSION_OPTIONS if d in dims}
     for resource in spec["resources"].values():
         for action in resource["actions"].values():
             expanded = []
@@ -115,6 +121,8 @@ def lint(spec: dict[str, Any]) -> list[str]:
             flags: set[str] = set()
             options = {opt["name"]: opt for opt in action["options"]}
             for opt in action["options"]:
+                if opt["name"] in RESERVED:
+                    problems.append(f"{where_a}: option name {opt['name']!r} is reserved (Python keyword or ctx)")
                 if "missing" in opt:
                     problems.append(f"{where_a}: option {opt['name']!r} refers to unknown option {opt['missing']!r}")
                     continue
@@ -126,6 +134,24 @@ def lint(spec: dict[str, Any]) -> list[str]:
                     flags.add(flag)
                 if opt["type"] == "choice" and opt.get("default") not in opt.get("choices", []):
                     problems.append(f"{where_a}: option {opt['name']!r} default is not one of its choices")
+            compose = action.get("compose")
+            if compose:
+                if compose["option"] not in options:
+                    problems.append(f"{where_a}: compose option {compose['option']!r} is not an option of the action")
+                for sname, section in compose["sections"].items():
+                    target = spec["resources"].get(section["resource"], {}).get("actions", {}).get(section["action"])
+                    if target is None:
+                        problems.append(f"{where_a}: section {sname!r} names unknown action "
+                                        f"{section['resource']} {section['action']}")
+                    elif target.get("compose"):
+                        problems.append(f"{where_a}: section {sname!r} is itself composite")
+                for dname in compose["dimensions"]:
+                    if not any(dname in spec["resources"].get(sec["resource"], {}).get("actions", {})
+                               .get(sec["action"], {}).get("dimensions", {}) for sec in compose["sections"].values()):
+                        problems.append(f"{where_a}: no section supports dimension {dname!r}")
+                for name in compose["default"]:
+                    if name not in compose["sections"]:
+                        problems.append(f"{where_a}: default names unknown section {name!r}")
             listing = action.get("stdout_when")
             if listing and options.get(listing, {}).get("type") != "flag":
                 problems.append(f"{where_a}: stdout_when names no flag option {listing!r}")

@@ -31,13 +31,14 @@ def option_row(opt: dict[str, Any]) -> dict[str, str]:
     if kind == "choice":
         kind = " \\| ".join(opt["choices"])
     default = opt.get("default")
-    shown = "" if default in (None, False) and kind in ("flag", "ids", "str") else f"`{default}`"
+    shown = "" if default in (None, False) else f"`{default}`"
     return {"flags": flags, "type": kind, "default": shown, "help": opt["help"].replace("|", "\\|")}
 
 
 def usage(resource: str, action_name: str, action: dict[str, Any]) -> str:
     dims = " | ".join(DIM_USAGE[d] for d in action["dimensions"])
-    return f"bl [GLOBAL OPTIONS] {resource} {action_name} ({dims}) [OPTIONS]"
+    command = resource if action_name == resource else f"{resource} {action_name}"
+    return f"bl [GLOBAL OPTIONS] {command} ({dims}) [OPTIONS]"
 
 
 def requests_of(spec: dict[str, Any], dim: dict[str, Any]) -> list[dict[str, Any]]:
