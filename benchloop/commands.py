@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from typing import Annotated, Any, Literal
 
-from cyclopts import App, Parameter, validators
+from cyclopts import App, Parameter
 
 from .errors import UsageError
 from .ids import check_task_id, expand_ids
@@ -28,15 +28,13 @@ DIMENSION_FLAGS = {"group": "-g/--group", "job": "-j/--job", "task": "--task-id"
 def _hint(opt: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     kind = opt["type"]
     extra: dict[str, Any] = {}
-    if kind in ("ids", "list"):
+    if kind in ("ids", "list", "ints"):
         return list[str] | None, {"negative": ""}
     if kind == "flag":
         return bool, {"negative": "", "show_default": False}
     if kind == "choice":
         return Literal[tuple(opt["choices"])], extra  # type: ignore[misc]
-    if kind == "int":
-        if "min" in opt:
-            extra["validator"] = validators.Number(gte=opt["min"])
+    if kind == "int":  # minimums are checked by the handler, with the table's message
         return int, extra
     return str | None, extra
 
@@ -51,6 +49,22 @@ def build_parameter(opt: dict[str, Any]) -> inspect.Parameter:
                              annotation=Annotated[hint, param])
 
 
+def _ints(opt: dict[str, Any], values: list[str] | None) -> list[int]:
+    """An integer list option: commas, repeats and stdin like ids; unique values."""
+    messages = opt.get("messages") or {}
+    out: list[int] = []
+    for token in expand_ids(["-" if v == STDIN_TOKEN else v for v in values or ()]):
+        try:
+            number = int(token)
+        except ValueError:
+            raise UsageError((messages.get("invalid") or "invalid {flag} value: {value}")
+                             .format(flag=opt["flags"][0], value=token)) from None
+        if number in out:
+            raise UsageError(messages.get("duplicate") or f"duplicate {opt['flags'][0]} value: {number}")
+        out.append(number)
+    return out
+
+
 def _dimension(resource: str, action: dict[str, Any], given: dict[str, list[str]]) -> str:
     """Pick the dimension from the ids given, with the contract's usage messages."""
     dims = action["dimensions"]
@@ -62,6 +76,9 @@ def _dimension(resource: str, action: dict[str, Any], given: dict[str, list[str]
         if given.get("task"):
             return "task"
         if not (given.get("group") or given.get("job")):
+            task_opt = next((o for o in action["options"] if o["name"] == "task_id"), {})
+            if task_opt.get("type") == "ids":
+                raise UsageError("at least one --task-id is required")
             if set(dims) == {"task"} and "task" not in given:
                 raise UsageError("Missing option '--task-id'.")
             raise UsageError("at least one -g/--group, -j/--job or --task-id is required")
@@ -71,6 +88,10 @@ def _dimension(resource: str, action: dict[str, Any], given: dict[str, list[str]
     for name in ("group", "job"):
         if given.get(name):
             return name
+    if set(dims) == {"task"}:
+        raise UsageError("at least one --task-id is required")
+    if "job" not in {o["name"] for o in action["options"]}:
+        raise UsageError("at least one -g/--group is required")
     if "job" in dims or "group" in dims:
         raise UsageError("at least one -g/--group or -j/--job is required")
     raise UsageError("no dimension given")
@@ -88,10 +109,23 @@ def make_handler(resource: str, action_name: str, action: dict[str, Any]):
                 given[dim] = expand_ids(values)
         if "task_id" in kwargs:
             raw = kwargs.pop("task_id")
-            if raw is not None:
+            if isinstance(raw, list):  # a list of task ids (brm)
+                values = ["-" if v == STDIN_TOKEN else v for v in raw]
+                given["task"] = [check_task_id(t) for t in expand_ids(values)]
+            elif raw is not None:
                 task = raw.strip()
                 given["task"] = [check_task_id(task)] if task else []
+        for opt in action["options"]:
+            if opt["type"] == "ints":
+                kwargs[opt["name"]] = _ints(opt, kwargs.get(opt["name"]))
+            elif opt["type"] == "int" and "min" in opt and kwargs.get(opt["name"]) is not None:
+                if kwargs[opt["name"]] < opt["min"]:
+                    message = (opt.get("messages") or {}).get("min")
+                    raise UsageError(message or f"{opt['flags'][0]} must be at least {opt['min']}")
         dim = _dimension(resource, action, given)
+        limit = action.get("max_ids")
+        if limit and len(given[dim]) > limit:
+            raise UsageError(action.get("max_ids_message") or f"at most {limit} id(s) allowed")
         return ctx.run(resource, action, dim, given[dim], kwargs)
 
     params = [build_parameter(opt) for opt in action["options"]]

@@ -27,6 +27,7 @@ from .errors import (
     EXIT_FAILURE,
     EXIT_NETWORK,
     EXIT_OK,
+    ApiError,
     AuthError,
     BenchloopError,
     Cancelled,
@@ -320,6 +321,10 @@ class Pipeline:
 
     def element(self, ident: str, values: dict[str, Any]) -> Any:
         element = self.dim.get("element", "part")
+        if isinstance(element, dict) and "shape" in element:
+            ctx = Context({**self.opts, self.dim_name: ident})
+            params = {k: render_value(v, ctx) for k, v in (element.get("with") or {}).items()}
+            return shapes.SHAPES[element["shape"]](values, ident, **params)
         if isinstance(element, dict):
             return {element["compose"]: ident, **values}
         if element == "part":
@@ -377,9 +382,18 @@ def run(rt: Runtime, resource: str, action: dict[str, Any], dim: str, ids: list[
         counter = Counter(rt.log, progress["label"], len(ids), progress["unit"], progress["action"],
                           progress.get("eta", False))
 
+    field_name = action.get("error_field")
+
     def work(ident: str) -> Any:
         try:
             result = pipeline.process(ident)
+        except ApiError as exc:
+            if counter:
+                counter.step(ident, ok=False)
+            message = exc.body.get(field_name) if field_name and isinstance(exc.body, dict) else None
+            if isinstance(message, str) and message:
+                raise StepError(message) from None
+            raise
         except BenchloopError:
             if counter:
                 counter.step(ident, ok=False)

@@ -78,6 +78,57 @@ def first_report_content(body: Any, ident: str) -> str | None:
     return "" if content is None else str(content)
 
 
+def text_field(body: Any, ident: str, *, path: list[str]) -> str | None:
+    """A non-empty string at ``path`` of the body (the markdown of a report), else nothing."""
+    value = body
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
+def behavior_status(body: Any, ident: str) -> dict[str, Any]:
+    out = dict(body) if isinstance(body, dict) else {"result": body}
+    out.setdefault("uid", ident)
+    out["task_id"] = ident
+    return out
+
+
+def behavior_element(values: dict[str, Any], ident: str, *, scope: str) -> dict[str, Any]:
+    """The brm get element of one scope, from the analysis and/or status responses."""
+    analysis = values.get("analysis")
+    analysis = analysis if isinstance(analysis, dict) else {}
+    uid = analysis.get("uid") or ident
+    overall = {"task_id": ident, "uid": uid, "summary": analysis.get("summary"),
+               "categoryScores": analysis.get("categoryScores")}
+    detail = {"task_id": ident, "uid": uid, "behaviorPatterns": analysis.get("behaviorPatterns")}
+    if scope == "status":
+        return values["status"]
+    if scope == "overall":
+        return overall
+    if scope == "detail":
+        return detail
+    out = {"task_id": ident, "uid": ident, "status": values.get("status"), "overall": overall, "detail": detail}
+    mode = analysis.get("samplingMode", analysis.get("sampling_mode"))
+    if mode is not None:
+        out["samplingMode"] = mode
+    return out
+
+
+def behavior_list(body: Any, ident: str) -> dict[str, Any]:
+    if isinstance(body, list):
+        tasks = body
+    elif isinstance(body, dict):
+        tasks = body["tasks"] if isinstance(body.get("tasks"), list) else [body]
+    else:
+        tasks = []
+    out = []
+    for task in tasks:
+        if isinstance(task, dict) and "uid" in task:
+            task = {**task, "task_id": task["uid"]}
+        out.append(task)
+    return {"group_id": ident, "total": len(out), "tasks": out}
+
+
 SHAPES: dict[str, Callable[..., Any]] = {
     "raw": raw,
     "job_metrics": job_metrics,
@@ -86,6 +137,10 @@ SHAPES: dict[str, Callable[..., Any]] = {
     "with_id": with_id,
     "collection": collection,
     "first_report_content": first_report_content,
+    "text_field": text_field,
+    "behavior_status": behavior_status,
+    "behavior_element": behavior_element,
+    "behavior_list": behavior_list,
 }
 
 

@@ -45,9 +45,12 @@ def expand(spec: dict[str, Any]) -> dict[str, Any]:
                 # Both id options exist wherever either does, so that an unsupported one
                 # gets a precise usage error instead of "unknown option".
                 dims |= {"group", "job"}
+            if action.get("id_options"):
+                dims = set(action["id_options"])
+            own = action.get("options") or {}
             for dim in DIMENSION_OPTIONS:
                 option = DIMENSION_OPTION_NAMES[dim]
-                if dim in dims and option in shared:
+                if dim in dims and option in shared and option not in own:
                     expanded.append({"name": option, **shared[option]})
             for name, ref in (action.get("options") or {}).items():
                 body = shared.get(ref) if isinstance(ref, str) else ref

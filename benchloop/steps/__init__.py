@@ -19,12 +19,14 @@ STEPS: dict[str, str] = {
     "trace_export": "benchloop.steps.trace_export:trace_export",
     "trace_media": "benchloop.steps.trace_media:trace_media",
     "artifacts": "benchloop.steps.artifacts:artifacts",
+    "behavior_run": "benchloop.steps.behavior_run:behavior_run",
 }
 
 ENDPOINT_PARAMS: dict[str, tuple[str, ...]] = {
     "trace_export": ("create", "poll", "job_ids"),
     "trace_media": ("request",),
     "artifacts": ("listing", "download"),
+    "behavior_run": ("steps", "create"),
 }
 
 
