@@ -19,9 +19,10 @@ def config_set(
     host: Annotated[str | None, Parameter(name="--host", help="Backend base URL to store.")] = None,
     output_dir: Annotated[str | None, Parameter(name=["--output-dir", "-o"], help="Default download root to store.")] = None,
     config: Annotated[str | None, Parameter(name="--config", help="File to write (default ~/.benchloop/config.toml).")] = None,
+    profile: Annotated[str | None, Parameter(name="--profile", help="Write [profiles.NAME] instead of [profile].")] = None,
     ctx: Annotated[Any, Parameter(parse=False)] = None,
 ) -> int:
-    """Store values in the [profile] table; other content of the file is kept."""
+    """Store values in the [profile] table (or [profiles.NAME]); other content of the file is kept."""
     from .config import config_path, write_config
     from .log import Log
 
@@ -29,8 +30,9 @@ def config_set(
     if not values:
         raise UsageError("provide at least one of --api-key/--host/--output-dir")
     path = config_path(config)
-    write_config(path, values)
-    Log(quiet=bool(ctx and ctx.options["quiet"])).info(f"wrote config to {path}")
+    write_config(path, values, profile)
+    where = f" (profile {profile})" if profile else ""
+    Log(quiet=bool(ctx and ctx.options["quiet"])).info(f"wrote config to {path}{where}")
     return 0
 
 
@@ -41,9 +43,10 @@ def config_show(*, ctx: Annotated[Any, Parameter(parse=False)] = None) -> int:
     from .writers import dumps
 
     opts = ctx.options
-    settings = resolve(opts["api_key"], opts["host"], opts["output_dir"], opts["config"])
+    settings = resolve(opts["api_key"], opts["host"], opts["output_dir"], opts["config"], opts["profile"])
     sys.stdout.write(dumps({
         "config_file": str(settings.config_file),
+        "profile": settings.profile,
         "host": settings.host,
         "api_key": mask(settings.api_key),
         "output_dir": settings.output_dir,

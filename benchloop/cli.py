@@ -27,12 +27,14 @@ from .globals import GLOBAL_OPTIONS
 from .specload import load_spec
 
 GLOBAL = "Global options"
+BUILTINS = ("config", "sandbox", "describe", "completion")
 
 
 class Invocation:
     """The resolved global options, handed to every command handler as ``ctx``."""
 
     def __init__(self, prog: str, path: list[str], options: dict[str, Any]):
+        self.profile_values: dict[str, Any] = {}
         self.prog = prog
         self.path = path
         self.options = options
@@ -43,8 +45,9 @@ class Invocation:
         from .log import Log
 
         opts = self.options
-        settings = resolve(opts["api_key"], opts["host"], opts["output_dir"], opts["config"])
-        log = Log(quiet=opts["quiet"], verbose=opts["verbose"])
+        settings = resolve(opts["api_key"], opts["host"], opts["output_dir"], opts["config"], opts["profile"])
+        self.profile_values = settings.values
+        log = Log(quiet=opts["quiet"], verbose=opts["verbose"], error_format=opts["error_format"])
         if settings.host.startswith("http://") and not _is_loopback(settings.host) and settings.api_key:
             log.warn(f"{settings.host} is plain HTTP: the API key travels unencrypted")
 
@@ -58,13 +61,18 @@ class Invocation:
                        http_factory, sys.stdout)
 
     def run(self, resource: str, action: dict[str, Any], dim: str, ids: list[str], opts: dict[str, Any]) -> int:
+        from . import update_check
         from .engine import run
 
         rt = self.runtime()
+        check = update_check.start(self.profile_values)
         try:
             return run(rt, resource, action, dim, ids, opts)
         finally:
             rt.close()
+            message = check.notice() if check else None
+            if message and not self.options["quiet"]:
+                sys.stderr.write(message + "\n")
 
 
 def _is_loopback(url: str) -> bool:
@@ -76,6 +84,7 @@ def _is_loopback(url: str) -> bool:
 
 def _global_parameters() -> list:
     import inspect
+    from typing import Literal
 
     hints = {"str": str | None, "float": float, "int": int, "flag": bool, "bool": bool}
     params = []
@@ -90,7 +99,8 @@ def _global_parameters() -> list:
             from cyclopts import validators
 
             extra["validator"] = validators.Number(gte=opt["min"])
-        annotation = Annotated[hints[opt["type"]], Parameter(name=opt["flags"], help=opt["help"],
+        hint = Literal[tuple(opt["choices"])] if opt["type"] == "choice" else hints[opt["type"]]
+        annotation = Annotated[hint, Parameter(name=opt["flags"], help=opt["help"],
                                                               group=GLOBAL, **extra)]
         params.append(inspect.Parameter(opt["name"], inspect.Parameter.KEYWORD_ONLY,
                                         default=opt["default"], annotation=annotation))
@@ -116,6 +126,10 @@ def build_app(prog: str = "bl") -> App:
                 help="Show or edit the configuration file.", sort_key=100)
     app.command("benchloop.builtins:sandbox_app", name="sandbox",
                 help="Run the local sandbox backend (for demos and tests).", sort_key=101)
+    app.command("benchloop.describe:describe", name="describe",
+                help="Print the machine-readable command schema (or --openapi) as JSON.", sort_key=102)
+    app.command("benchloop.completion:completion", name="completion",
+                help="Print a shell completion script (bash, zsh or fish).", sort_key=103)
 
     def launcher(*tokens, **options):  # annotations come from __signature__
         if not tokens:
@@ -142,15 +156,28 @@ def _command_path(app: App, tokens: list[str]) -> list[str]:
     spec = load_spec()
     words = [t for t in tokens if not t.startswith("-")]
     for index, word in enumerate(words):
-        if word in spec["resources"] or word in ("config", "sandbox"):
+        if word in spec["resources"] or word in BUILTINS:
             nxt = words[index + 1] if index + 1 < len(words) else None
             actions = spec["resources"].get(word, {}).get("actions", {})
             return [word, nxt] if nxt in actions or (nxt and word in ("config", "sandbox")) else [word]
     return []
 
 
-def usage_error(prog: str, path: list[str], message: str) -> int:
+def _json_errors(tokens: list[str]) -> bool:
+    for index, token in enumerate(tokens):
+        if token == "--error-format=json" or (token == "--error-format" and tokens[index + 1:index + 2] == ["json"]):
+            return True
+    return False
+
+
+def usage_error(prog: str, path: list[str], message: str, as_json: bool = False) -> int:
     where = " ".join([prog, *path])
+    if as_json:
+        import json
+
+        sys.stderr.write(json.dumps({"error": "usage", "message": message, "usage": f"{where} [OPTIONS]",
+                                     "exit_code": EXIT_USAGE}, ensure_ascii=False) + "\n")
+        return EXIT_USAGE
     sys.stderr.write(f"Usage: {where} [OPTIONS]\nTry '{where} --help' for help.\nError: {message}\n")
     return EXIT_USAGE
 
@@ -168,9 +195,9 @@ def main(argv: list[str] | None = None) -> int:
         code = app.meta(tokens, exit_on_error=False, print_error=False, result_action="return_value")
     except CycloptsError as exc:
         message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-        code = usage_error(prog, _command_path(app, tokens), message)
+        code = usage_error(prog, _command_path(app, tokens), message, _json_errors(tokens))
     except UsageError as exc:
-        code = usage_error(prog, _command_path(app, tokens), str(exc))
+        code = usage_error(prog, _command_path(app, tokens), str(exc), _json_errors(tokens))
     except KeyboardInterrupt:
         sys.stderr.write("[error] interrupted\n")
         code = EXIT_INTERRUPTED

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,24 +36,52 @@ def _toml_loads(text: str) -> dict[str, Any]:
     return tomllib.loads(text)
 
 
-def read_profile(path: Path) -> dict[str, Any]:
+def read_config(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    _warn_if_readable(path)
     try:
-        data = _toml_loads(text)
+        return _toml_loads(text)
     except ValueError as exc:
         raise ConfigError(f"invalid config file {path}: {exc}") from None
-    profile = data.get("profile", {})
-    if not isinstance(profile, dict):
-        raise ConfigError(f"invalid config file {path}: [profile] must be a table")
+
+
+def _warn_if_readable(path: Path) -> None:
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return
+    if mode & 0o077:
+        import sys
+
+        sys.stderr.write(f"[warn] config file {path} is readable by other users (mode {mode & 0o777:o}); "
+                         f"run: chmod 600 {path}\n")
+
+
+def _table(table: Any, name: str, where: str) -> dict[str, Any]:
+    if not isinstance(table, dict):
+        raise ConfigError(f"invalid config file {where}: [{name}] must be a table")
     for key in KEYS:
-        if key in profile and not isinstance(profile[key], str):
-            raise ConfigError(f"invalid config file {path}: profile.{key} must be a string")
-    return profile
+        if key in table and not isinstance(table[key], str):
+            raise ConfigError(f"invalid config file {where}: {name}.{key} must be a string")
+    return table
+
+
+def read_profile(path: Path, profile: str | None = None) -> dict[str, Any]:
+    """The [profile] table, overlaid with [profiles.NAME] when a profile is chosen."""
+    data = read_config(path)
+    values = dict(_table(data.get("profile", {}), "profile", str(path)))
+    if profile:
+        named = data.get("profiles", {})
+        if not isinstance(named, dict) or profile not in named:
+            known = ", ".join(sorted(named)) if isinstance(named, dict) and named else "none"
+            raise ConfigError(f"unknown profile {profile!r} in {path} (defined: {known})")
+        values.update(_table(named[profile], f"profiles.{profile}", str(path)))
+    return values
 
 
 @dataclass
@@ -62,16 +90,20 @@ class Settings:
     api_key: str | None
     output_dir: str
     config_file: Path
+    profile: str | None = None
+    values: dict[str, Any] = field(default_factory=dict)
 
 
-def resolve(api_key: str | None, host: str | None, output_dir: str | None, config: str | None) -> Settings:
+def resolve(api_key: str | None, host: str | None, output_dir: str | None, config: str | None,
+            profile_name: str | None = None) -> Settings:
     path = config_path(config)
-    profile = read_profile(path)
     env = os.environ
+    chosen = profile_name or env.get("BENCHLOOP_PROFILE") or None
+    profile = read_profile(path, chosen)
     key = api_key or env.get("BENCHLOOP_API_KEY") or env.get("BENCHMARK_API_KEY") or profile.get("api_key") or None
     chosen_host = host or env.get("BENCHLOOP_HOST") or profile.get("host") or DEFAULT_HOST
     out = output_dir or env.get("BENCHLOOP_OUTPUT_DIR") or profile.get("output_dir") or "."
-    return Settings(chosen_host.rstrip("/"), key, out, path)
+    return Settings(chosen_host.rstrip("/"), key, out, path, chosen, profile)
 
 
 def _toml_string(value: str) -> str:
@@ -96,8 +128,26 @@ def _assignment_key(line: str) -> str | None:
     return match.group(1) if match else None
 
 
-def merge_profile(text: str, values: dict[str, str]) -> str:
-    """Set ``values`` in the [profile] table of ``text``, keeping everything else."""
+_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def table_header(profile: str | None) -> str:
+    if not profile:
+        return "profile"
+    return f"profiles.{profile}" if _BARE.match(profile) else f"profiles.{_toml_string(profile)}"
+
+
+def _same_table(found: str, wanted: str) -> bool:
+    norm = lambda h: re.sub(r"\s*\.\s*", ".", h.strip())  # noqa: E731
+    if norm(found) == norm(wanted):
+        return True
+    if wanted.startswith("profiles.") and not wanted.startswith('profiles."'):
+        return norm(found) == f'profiles."{wanted[9:]}"'
+    return False
+
+
+def merge_profile(text: str, values: dict[str, str], table: str = "profile") -> str:
+    """Set ``values`` in the given table of ``text``, keeping everything else."""
     lines = text.splitlines()
     start = end = None
     for index, line in enumerate(lines):
@@ -105,13 +155,13 @@ def merge_profile(text: str, values: dict[str, str]) -> str:
         if match and not line.strip().startswith("[["):
             if start is not None and end is None:
                 end = index
-            if match.group(1) == "profile" and start is None:
+            if _same_table(match.group(1), table) and start is None:
                 start = index
     pending = dict(values)
     if start is None:
         if lines and lines[-1].strip():
             lines.append("")
-        lines.append("[profile]")
+        lines.append(f"[{table}]")
         lines.extend(f"{k} = {_toml_string(v)}" for k in KEYS if (v := pending.get(k)) is not None)
         return "\n".join(lines) + "\n"
     end = len(lines) if end is None else end
@@ -128,14 +178,14 @@ def merge_profile(text: str, values: dict[str, str]) -> str:
     return "\n".join(lines[: start + 1] + body + lines[end:]) + "\n"
 
 
-def write_config(path: Path, values: dict[str, str]) -> None:
+def write_config(path: Path, values: dict[str, str], profile: str | None = None) -> None:
     from .writers import atomic_write
 
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         text = ""
-    merged = merge_profile(text, values)
+    merged = merge_profile(text, values, table_header(profile))
     _toml_loads(merged)  # never write a file we could not read back
     if not path.parent.exists():
         path.parent.mkdir(parents=True, mode=0o700)

@@ -16,12 +16,13 @@ in input order.  A 401 anywhere cancels the remaining work and exits 3.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import shapes, writers
+from . import formats, shapes, writers
 from .errors import (
     EXIT_AUTH,
     EXIT_FAILURE,
@@ -383,6 +384,9 @@ def run(rt: Runtime, resource: str, action: dict[str, Any], dim: str, ids: list[
                           progress.get("eta", False))
 
     field_name = action.get("error_field")
+    output = opts.get("output") or "json"
+    query = formats.compile_query(opts.get("query"))
+    stream = JsonlStream(rt, action, ids) if output == "jsonl" and query is None and not pipeline.files else None
 
     def work(ident: str) -> Any:
         try:
@@ -390,6 +394,8 @@ def run(rt: Runtime, resource: str, action: dict[str, Any], dim: str, ids: list[
         except ApiError as exc:
             if counter:
                 counter.step(ident, ok=False)
+            if stream is not None:
+                stream.failed(ident)
             message = exc.body.get(field_name) if field_name and isinstance(exc.body, dict) else None
             if isinstance(message, str) and message:
                 raise StepError(message) from None
@@ -397,9 +403,13 @@ def run(rt: Runtime, resource: str, action: dict[str, Any], dim: str, ids: list[
         except BenchloopError:
             if counter:
                 counter.step(ident, ok=False)
+            if stream is not None:
+                stream.failed(ident)
             raise
         if counter:
             counter.step(result if progress.get("detail") == "path" else ident)
+        if stream is not None:
+            stream.done(ident, Outcome(ident, value=result))
         return result
 
     concurrency = 1 if pipeline.dim.get("serial") else rt.concurrency
@@ -409,30 +419,61 @@ def run(rt: Runtime, resource: str, action: dict[str, Any], dim: str, ids: list[
         rt.log.error(f"authentication error: {exc}")
         return EXIT_AUTH
     if not pipeline.files:
-        elements = []
-        for outcome in outcomes:
-            if outcome.value is None and outcome.failures:
-                continue
-            if outcome.value is None:
-                rt.log.warn(f"{outcome.ident}: the backend returned null; left out of the output")
-                continue
-            if action.get("stdout_when"):
-                elements.extend(outcome.value)  # listings print as one flat array
-            else:
-                elements.append(outcome.value)
-        writers.write_json_array(rt.stdout, elements, rt.pretty)
-        rt.stdout.flush()
+        if stream is not None:
+            stream.finish()
+        else:
+            elements = [e for outcome in outcomes for e in contributed(action, outcome, rt.log)]
+            formats.emit(rt.stdout, elements, output, rt.pretty, query)
     return summarize(rt.log, outcomes)
+
+
+def contributed(action: dict[str, Any], outcome: Outcome, log: Log) -> list[Any]:
+    """The output elements one id contributes (none for failures and null bodies)."""
+    if outcome.value is None:
+        if not outcome.failures:
+            log.warn(f"{outcome.ident}: the backend returned null; left out of the output")
+        return []
+    if action.get("stdout_when"):
+        return list(outcome.value)  # listings print as one flat array
+    return [outcome.value]
+
+
+class JsonlStream:
+    """Print jsonl lines as soon as an id and every id before it have finished."""
+
+    def __init__(self, rt: Runtime, action: dict[str, Any], ids: list[str]):
+        self.rt, self.action = rt, action
+        self.index = {ident: n for n, ident in enumerate(ids)}
+        self.ready: dict[int, Outcome] = {}
+        self.next = 0
+        self.total = len(ids)
+        self.lock = threading.Lock()
+
+    def done(self, ident: str, outcome: Outcome) -> None:
+        with self.lock:
+            self.ready[self.index[ident]] = outcome
+            self._flush()
+
+    def failed(self, ident: str) -> None:
+        self.done(ident, Outcome(ident, failures=[Failure(ident, "", False)]))
+
+    def _flush(self) -> None:
+        while self.next in self.ready:
+            for element in contributed(self.action, self.ready.pop(self.next), self.rt.log):
+                self.rt.stdout.write(formats.jsonl_line(element))
+            self.rt.stdout.flush()
+            self.next += 1
+
+    def finish(self) -> None:
+        with self.lock:
+            self.next = self.total
 
 
 def summarize(log: Log, outcomes: list[Outcome], noun: str = "id(s)") -> int:
     failures = [f for o in outcomes for f in o.failures]
     if not failures:
         return EXIT_OK
-    log.error(f"{len(failures)} {noun} failed:")
-    for failure in failures:
-        log.error(f"  - {failure.ident}: {failure.message}")
     succeeded = sum(1 for o in outcomes if not o.failures or o.value is not None)
-    if succeeded == 0 and all(f.network for f in failures):
-        return EXIT_NETWORK
-    return EXIT_FAILURE
+    code = EXIT_NETWORK if succeeded == 0 and all(f.network for f in failures) else EXIT_FAILURE
+    log.failures(noun, failures, code)
+    return code

@@ -30,6 +30,10 @@ GLOBAL_OPTIONS: list[dict[str, Any]] = [
      "help": "Print only [error] lines on stderr (wins over -v)."},
     {"name": "config", "flags": ["--config"], "type": "str", "default": None,
      "help": "Configuration file. Env: BENCHLOOP_CONFIG. Default: ~/.benchloop/config.toml."},
+    {"name": "profile", "flags": ["--profile"], "type": "str", "default": None,
+     "help": "Use [profiles.NAME] of the config file over [profile]. Env: BENCHLOOP_PROFILE."},
+    {"name": "error_format", "flags": ["--error-format"], "type": "choice", "choices": ["text", "json"],
+     "default": "text", "help": "How errors are printed on stderr: text lines, or one JSON object for scripts."},
 ]
 
 # A command may define its own -o/--output-dir: it overrides the global one.

@@ -7,6 +7,7 @@ because workers log from several threads.
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -15,10 +16,11 @@ _lock = threading.Lock()
 
 
 class Log:
-    def __init__(self, quiet: bool = False, verbose: bool = False, stream=None):
+    def __init__(self, quiet: bool = False, verbose: bool = False, stream=None, error_format: str = "text"):
         self.quiet = quiet
         self.verbose = verbose and not quiet
         self._stream = stream
+        self.json_errors = error_format == "json"
 
     @property
     def stream(self):
@@ -46,7 +48,23 @@ class Log:
             self._emit(f"[debug] {message}")
 
     def error(self, message: str) -> None:
-        self._emit(f"[error] {message}")
+        if self.json_errors:
+            self._emit(json.dumps({"error": message}, ensure_ascii=False))
+        else:
+            self._emit(f"[error] {message}")
+
+    def failures(self, noun: str, failures: list, code: int) -> None:
+        """The end-of-run failure summary: text lines, or one JSON object."""
+        if self.json_errors:
+            self._emit(json.dumps({
+                "error": f"{len(failures)} {noun} failed",
+                "exit_code": code,
+                "failures": [{"id": f.ident, "message": f.message, "network": f.network} for f in failures],
+            }, ensure_ascii=False))
+            return
+        self._emit(f"[error] {len(failures)} {noun} failed:")
+        for failure in failures:
+            self._emit(f"[error]   - {failure.ident}: {failure.message}")
 
 
 def _clock(seconds: float) -> str:

@@ -55,6 +55,9 @@ def expand(spec: dict[str, Any]) -> dict[str, Any]:
             for name, ref in (action.get("options") or {}).items():
                 body = shared.get(ref) if isinstance(ref, str) else ref
                 expanded.append({"name": name, **(body or {"missing": ref})})
+            if action["writer"] == "stdout" or action.get("stdout_when"):
+                for name in spec.get("stdout_options") or ():
+                    expanded.append({"name": name, **(shared.get(name) or {"missing": name})})
             action["options"] = expanded
     return spec
 
