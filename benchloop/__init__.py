@@ -1,15 +1,9 @@
-"""benchloop-client: the spec-driven `bl` command line client."""
+"""benchloop-client: the spec-driven `bl` command line client.
+
+The version lives here (and only here: pyproject reads it), so that
+``bl --version`` needs no package-metadata lookup.
+"""
 
 from __future__ import annotations
 
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("benchloop-client")
-    except Exception:  # not installed (running from a checkout)
-        return "0.0.0+unknown"
-
-
-__version__ = _version()
+__version__ = "0.3.0"

@@ -18,9 +18,6 @@ import os
 import sys
 from typing import Annotated, Any
 
-from cyclopts import App, Parameter
-from cyclopts.exceptions import CycloptsError
-
 from . import __version__
 from .errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 from .globals import GLOBAL_OPTIONS
@@ -86,6 +83,8 @@ def _global_parameters() -> list:
     import inspect
     from typing import Literal
 
+    from cyclopts import Parameter
+
     hints = {"str": str | None, "float": float, "int": int, "flag": bool, "bool": bool}
     params = []
     for opt in GLOBAL_OPTIONS:
@@ -107,8 +106,10 @@ def _global_parameters() -> list:
     return params
 
 
-def build_app(prog: str = "bl") -> App:
+def build_app(prog: str = "bl"):
     import inspect
+
+    from cyclopts import App, Parameter
 
     spec = load_spec()
     app = App(
@@ -151,7 +152,7 @@ def build_app(prog: str = "bl") -> App:
     return app
 
 
-def _command_path(app: App, tokens: list[str]) -> list[str]:
+def _command_path(app, tokens: list[str]) -> list[str]:
     """Best-effort 'resource action' of a failed command line, for the usage hint."""
     spec = load_spec()
     words = [t for t in tokens if not t.startswith("-")]
@@ -182,11 +183,75 @@ def usage_error(prog: str, path: list[str], message: str, as_json: bool = False)
     return EXIT_USAGE
 
 
+_VALUE_FLAGS = {flag for opt in GLOBAL_OPTIONS if opt["type"] not in ("flag", "bool") for flag in opt["flags"]}
+
+
+def fast_path(prog: str, tokens: list[str]) -> int | None:
+    """--version and help pages without building the app; None when the app must run."""
+    index = 0
+    while index < len(tokens) and tokens[index].startswith("-"):
+        token = tokens[index]
+        if token == "--version":
+            sys.stdout.write(f"bmcli {__version__}\n")
+            return 0
+        if token in ("--help", "-h"):
+            break
+        index += 2 if token in _VALUE_FLAGS else 1
+    from . import helptext
+
+    rest = tokens[index:]
+    wants_help = "--help" in rest or "-h" in rest
+    words = [t for t in rest if not t.startswith("-")]
+    spec = load_spec()
+    if not words:
+        if wants_help or not tokens:
+            sys.stdout.write(helptext.root_page(prog, spec))
+            return 0 if wants_help else EXIT_USAGE
+        return None
+    name = words[0]
+    if name in helptext.BUILTIN_HELP:
+        page = helptext.builtin_page(prog, name, words[1] if len(words) > 1 else None)
+        if page and (wants_help or len(words) == 1):
+            sys.stdout.write(page)
+            return 0 if wants_help else EXIT_USAGE
+        return None
+    resource = spec["resources"].get(name)
+    if resource is None:
+        return None
+    if resource.get("command"):
+        if wants_help:
+            sys.stdout.write(helptext.resource_page(prog, name, spec))
+            return 0
+        return None
+    action = words[1] if len(words) > 1 else None
+    if action in resource["actions"]:
+        if wants_help:
+            sys.stdout.write(helptext.action_page(prog, name, action, spec))
+            return 0
+        return None
+    if action is None:
+        sys.stdout.write(helptext.resource_page(prog, name, spec))
+        return 0 if wants_help else EXIT_USAGE
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     prog = os.path.basename(sys.argv[0]) if argv is None else "bl"
     if prog not in ("bl", "bmcli"):
         prog = "bl"
     tokens = list(sys.argv[1:] if argv is None else argv)
+    code = fast_path(prog, tokens)
+    if code is not None:
+        if argv is None:
+            sys.stdout.flush()
+            sys.exit(code)
+        return code
+    return _main(prog, tokens, argv is None)
+
+
+def _main(prog: str, tokens: list[str], exit_process: bool) -> int:
+    from cyclopts.exceptions import CycloptsError
+
     from .commands import STDIN_TOKEN
 
     tokens = [STDIN_TOKEN if t == "-" else t for t in tokens]
@@ -208,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         sys.stderr.write(f"[error] unexpected error: {type(exc).__name__}: {exc}\n")
         code = 1
-    if argv is None:
+    if exit_process:
         sys.exit(code if isinstance(code, int) else 0)
     return code if isinstance(code, int) else 0
 
