@@ -44,6 +44,9 @@ class Invocation:
         opts = self.options
         settings = resolve(opts["api_key"], opts["host"], opts["output_dir"], opts["config"], opts["profile"])
         self.profile_values = settings.values
+        bundle = opts["ca_bundle"] or os.environ.get("SSL_CERT_FILE")
+        if bundle and not os.path.isfile(bundle):
+            raise UsageError(f"CA bundle not found: {bundle} (from {'--ca-bundle' if opts['ca_bundle'] else 'SSL_CERT_FILE'})")
         log = Log(quiet=opts["quiet"], verbose=opts["verbose"], error_format=opts["error_format"])
         if settings.host.startswith("http://") and not _is_loopback(settings.host) and settings.api_key:
             log.warn(f"{settings.host} is plain HTTP: the API key travels unencrypted")
@@ -52,7 +55,7 @@ class Invocation:
             from .http import Http
 
             return Http(settings.host, settings.api_key, opts["timeout"], opts["retry"],
-                        opts["concurrency"], log)
+                        opts["concurrency"], log, ca_bundle=opts["ca_bundle"])
 
         return Runtime(load_spec(), log, opts["pretty"], opts["concurrency"], settings.output_dir,
                        http_factory, sys.stdout)
@@ -264,7 +267,8 @@ def _main(prog: str, tokens: list[str], exit_process: bool) -> int:
     except UsageError as exc:
         code = usage_error(prog, _command_path(app, tokens), str(exc), _json_errors(tokens))
     except KeyboardInterrupt:
-        sys.stderr.write("[error] interrupted\n")
+        sys.stderr.write("[error] interrupted: unfinished work was abandoned; completed files are intact "
+                         "(rerun with --skip-existing to continue)\n")
         code = EXIT_INTERRUPTED
     except Exception as exc:  # never a bare traceback; -v shows it
         if "-v" in tokens or "--verbose" in tokens:

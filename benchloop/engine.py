@@ -153,7 +153,8 @@ def run_pool(idents: list[str], work: Callable[[str], Any], concurrency: int, rt
 
     if concurrency <= 1 or len(idents) <= 1:
         return [guarded(ident) for ident in idents]
-    with ThreadPoolExecutor(max_workers=min(concurrency, len(idents))) as pool:
+    pool = ThreadPoolExecutor(max_workers=min(concurrency, len(idents)))
+    try:
         futures = [pool.submit(guarded, ident) for ident in idents]
         outcomes: list[Outcome] = []
         auth: AuthError | None = None
@@ -165,6 +166,15 @@ def run_pool(idents: list[str], work: Callable[[str], Any], concurrency: int, rt
         if auth is not None:
             raise auth
         return outcomes
+    except BaseException:
+        # 401 or Ctrl-C: stop queued work now and make running workers stop at their
+        # next request or chunk; their own cleanup removes temp files.
+        if rt._http is not None:
+            rt._http.cancelled.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    finally:
+        pool.shutdown(wait=True)
 
 
 class Pipeline:

@@ -24,6 +24,8 @@ GLOBAL_OPTIONS: list[dict[str, Any]] = [
      "help": "Retries after the first attempt for network errors, 5xx and 429 (negative counts as 0)."},
     {"name": "concurrency", "flags": ["--concurrency"], "type": "int", "default": 5, "min": 1,
      "help": "Requests in flight at once."},
+    {"name": "ca_bundle", "flags": ["--ca-bundle"], "type": "str", "default": None,
+     "help": "CA certificates (PEM) to verify the backend's TLS certificate. Env: SSL_CERT_FILE."},
     {"name": "verbose", "flags": ["--verbose", "-v"], "type": "flag", "default": False,
      "help": "Print [debug] lines on stderr."},
     {"name": "quiet", "flags": ["--quiet", "-q"], "type": "flag", "default": False,

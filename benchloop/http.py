@@ -74,7 +74,11 @@ def _umask() -> int:
 
 
 class Http:
-    def __init__(self, host: str, api_key: str | None, timeout: float, retry: int, pool: int, log):
+    def __init__(self, host: str, api_key: str | None, timeout: float, retry: int, pool: int, log,
+                 ca_bundle: str | None = None):
+        import os
+        import ssl
+
         import httpx
 
         self._httpx = httpx
@@ -85,7 +89,11 @@ class Http:
         self.cancelled = threading.Event()
         headers = {"Accept": "application/json", "User-Agent": f"benchloop-client/{__version__}"}
         limits = httpx.Limits(max_connections=pool + 2, max_keepalive_connections=pool + 2)
-        self.client = httpx.Client(timeout=timeout, headers=headers, limits=limits, follow_redirects=False)
+        # TLS verification is always on; --ca-bundle (or SSL_CERT_FILE) replaces the trust store.
+        cafile = ca_bundle or os.environ.get("SSL_CERT_FILE")
+        verify: Any = ssl.create_default_context(cafile=cafile) if cafile else True
+        self.client = httpx.Client(timeout=timeout, headers=headers, limits=limits, follow_redirects=False,
+                                   verify=verify)
 
     def close(self) -> None:
         self.client.close()
@@ -142,98 +150,128 @@ class Http:
         raise AssertionError("unreachable")
 
     def download(self, target: str, dest: str, *, params: dict[str, Any] | None = None,
-                  on_bytes=None, missing_ok: bool = False) -> int:
+                 on_bytes=None, missing_ok: bool = False) -> int:
         """Stream ``target`` (a path on the backend or an absolute URL) into ``dest``.
 
         The body goes to a temp file beside ``dest`` and is renamed only when
-        complete.  Redirects are followed by hand so the API key is attached only
-        while the URL stays on the configured origin and never over a scheme
-        downgrade; a redirect to a login page is an authentication failure.
-        Transport errors and 5xx/429 are retried like JSON requests.  Returns the
-        number of bytes written.  With ``missing_ok``, 404 and HTML bodies raise
-        ``ArtifactMissing`` (the caller writes a placeholder).
+        complete and of the announced length.  Redirects are followed by hand so
+        the API key is attached only while the URL stays on the configured
+        origin, never over a scheme downgrade; a redirect to a login page is an
+        authentication failure.  Transport errors (including a body cut short)
+        and 5xx/429 are retried; after a cut, the next attempt asks for the rest
+        with ``Range`` and appends when the server answers 206 with the matching
+        ``Content-Range``, otherwise it starts over.  Returns the bytes written.
+        With ``missing_ok``, 404 and HTML bodies raise ``ArtifactMissing``.
         """
         import os
         import tempfile
+
+        url = target if target.startswith(("http://", "https://")) else self.host + target
+        directory = os.path.dirname(dest) or "."
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(dest)[:60]}.", suffix=".part", dir=directory)
+        os.close(fd)
+        try:
+            size = self._download_attempts(url, params, tmp, on_bytes, missing_ok)
+            os.chmod(tmp, 0o666 & ~_umask())
+            os.replace(tmp, dest)
+            return size
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    def _open(self, url: str, params: dict[str, Any] | None, headers: dict[str, str]):
+        """Send a GET, following redirects by hand with the API key only on our origin."""
         from urllib.parse import urljoin
 
+        hop_url, hop_params = url, params
+        for _hop in range(10):
+            hop_headers = dict(headers)
+            if self.api_key and same_origin(hop_url, self.host):
+                hop_headers["X-API-Key"] = self.api_key
+            request = self.client.build_request("GET", hop_url, params=hop_params, headers=hop_headers)
+            response = self.client.send(request, stream=True)
+            if not response.is_redirect:
+                return response
+            location = response.headers.get("location", "")
+            response.close()
+            nxt = urljoin(str(request.url), location)
+            if looks_like_login(nxt):
+                raise AuthError(f"redirected to a login page ({nxt.split('?')[0]}); the API key was not accepted")
+            if hop_url.startswith("https://") and nxt.startswith("http://"):
+                raise ApiError(response.status_code, f"refusing redirect from https to http: {nxt}")
+            hop_url, hop_params = nxt, None
+        raise ApiError(310, "too many redirects")
+
+    def _download_attempts(self, url: str, params, tmp: str, on_bytes, missing_ok: bool) -> int:
+        import os
+        import re
+
         httpx = self._httpx
-        url = target if target.startswith(("http://", "https://")) else self.host + target
         attempts = self.retry + 1
+        have = 0
         for attempt in range(attempts):
             if self.cancelled.is_set():
                 raise Cancelled("cancelled")
             last = attempt + 1 >= attempts
-            hop_url, hop_params = url, params
+            headers = {"Accept": "*/*"}
+            if have:
+                headers["Range"] = f"bytes={have}-"
             try:
-                for _hop in range(10):
-                    headers = {"Accept": "*/*"}
-                    if self.api_key and same_origin(hop_url, self.host):
-                        headers["X-API-Key"] = self.api_key
-                    request = self.client.build_request("GET", hop_url, params=hop_params, headers=headers)
-                    response = self.client.send(request, stream=True)
-                    if response.is_redirect:
-                        location = response.headers.get("location", "")
-                        response.close()
-                        nxt = urljoin(str(request.url), location)
-                        if looks_like_login(nxt):
-                            raise AuthError(f"redirected to a login page ({nxt.split('?')[0]}); the API key was not accepted")
-                        if hop_url.startswith("https://") and nxt.startswith("http://"):
-                            raise ApiError(response.status_code, f"refusing redirect from https to http: {nxt}")
-                        hop_url, hop_params = nxt, None
-                        continue
-                    break
-                else:
-                    raise ApiError(310, "too many redirects")
+                response = self._open(url, params, headers)
                 try:
                     status = response.status_code
                     if status == 401:
                         raise AuthError("authentication failed (HTTP 401)")
+                    if status == 416 and have:
+                        have = 0  # our partial file is useless: start over
+                        continue
                     if (status >= 500 or status == 429) and not last:
-                        wait = self._delay(attempt, _retry_after(response.headers.get("retry-after")))
-                        self._sleep(wait)
+                        self._sleep(self._delay(attempt, _retry_after(response.headers.get("retry-after"))))
                         continue
                     if status == 404 and missing_ok:
-                        raise ArtifactMissing(f"artifact not found (HTTP 404): {response.read()[:200].decode('utf-8', 'replace')}")
+                        body = response.read()[:200].decode("utf-8", "replace")
+                        raise ArtifactMissing(f"artifact not found (HTTP 404): {body}")
                     if status >= 400:
-                        text = response.read().decode("utf-8", "replace")
-                        raise ApiError(status, text)
+                        raise ApiError(status, response.read().decode("utf-8", "replace"))
                     if "text/html" in response.headers.get("content-type", ""):
                         if looks_like_login(str(response.url)):
                             raise AuthError("redirected to a login page; the API key was not accepted")
                         if missing_ok:
                             raise ArtifactMissing("download returned an html error page (artifact missing?)")
-                    directory = os.path.dirname(dest) or "."
-                    os.makedirs(directory, exist_ok=True)
-                    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(dest)[:60]}.", suffix=".part", dir=directory)
-                    written = 0
-                    try:
-                        with os.fdopen(fd, "wb") as handle:
-                            for chunk in response.iter_raw(65536):
-                                handle.write(chunk)
-                                written += len(chunk)
-                                if on_bytes:
-                                    on_bytes(len(chunk))
-                                if self.cancelled.is_set():
-                                    raise Cancelled("cancelled")
-                        expected = response.headers.get("content-length", "")
-                        if expected.isdigit() and int(expected) != written and not response.headers.get("content-encoding"):
-                            raise httpx.ReadError(f"body cut short: {written} of {expected} bytes")
-                        os.chmod(tmp, 0o666 & ~_umask())
-                        os.replace(tmp, dest)
-                    except BaseException:
-                        try:
-                            os.unlink(tmp)
-                        except OSError:
-                            pass
-                        raise
-                    return written
+                    expected = None
+                    mode = "wb"
+                    match = re.match(r"bytes (\d+)-(\d+)/(\d+|\*)", response.headers.get("content-range", ""))
+                    if status == 206 and match and int(match.group(1)) == have:
+                        mode = "ab"
+                        expected = int(match.group(3)) if match.group(3) != "*" else None
+                    else:
+                        if have:
+                            self.log.debug(f"{url.split('?')[0]}: no resume support; starting over")
+                        have = 0
+                        length = response.headers.get("content-length", "")
+                        if length.isdigit() and not response.headers.get("content-encoding"):
+                            expected = int(length)
+                    with open(tmp, mode) as handle:
+                        for chunk in response.iter_raw(65536):
+                            handle.write(chunk)
+                            have += len(chunk)
+                            if on_bytes:
+                                on_bytes(len(chunk))
+                            if self.cancelled.is_set():
+                                raise Cancelled("cancelled")
+                    if expected is not None and have != expected:
+                        raise httpx.ReadError(f"body cut short: {have} of {expected} bytes")
+                    return os.path.getsize(tmp)
                 finally:
                     response.close()
             except httpx.TransportError as exc:
                 detail = str(exc) or type(exc).__name__
                 if last:
                     raise NetworkError(detail) from None
-                self.log.debug(f"GET {hop_url.split('?')[0]}: {detail}; retrying")
+                self.log.debug(f"GET {url.split('?')[0]}: {detail}; retrying")
                 self._sleep(self._delay(attempt, None))
-        raise AssertionError("unreachable")
+        raise NetworkError("download failed")
