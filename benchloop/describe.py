@@ -98,7 +98,6 @@ def describe_option(opt: dict[str, Any], dimension: str | None = None) -> dict[s
         "type": kind,
         "value": _VALUE.get(kind, "string"),
         "repeatable": repeatable,
-        "comma_separated": repeatable,
         "stdin": kind in ("ids", "ints"),
         "default": bool(opt.get("default")) if kind == "flag" else opt.get("default"),
         "choices": list(opt["choices"]) if opt.get("choices") else None,

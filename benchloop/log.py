@@ -26,9 +26,28 @@ class Log:
     def stream(self):
         return self._stream or sys.stderr
 
+    @property
+    def tty(self) -> bool:
+        return bool(getattr(self.stream, "isatty", lambda: False)())
+
+    _live = ""
+
     def _emit(self, line: str) -> None:
         with _lock:
+            if self._live:
+                self.stream.write("\r\x1b[K")
             self.stream.write(line + "\n")
+            if self._live:
+                self.stream.write(self._live)
+            self.stream.flush()
+
+    def live(self, line: str) -> None:
+        """On a terminal: (re)draw one status line in place; '' erases it."""
+        if self.quiet:
+            return
+        with _lock:
+            self._live = line[:200]
+            self.stream.write("\r\x1b[K" + self._live)
             self.stream.flush()
 
     def info(self, message: str) -> None:
@@ -91,11 +110,23 @@ class Counter:
             done = self.done
         verb = self.action if ok else "failed"
         line = f"{self.label}: {done}/{self.total} {self.unit}, {verb} {detail}"
+        elapsed = time.monotonic() - self.started
         if self.eta:
-            elapsed = time.monotonic() - self.started
             line += f", elapsed={_clock(elapsed)}"
             if done:
                 line += f", eta={_clock((self.total - done) * elapsed / done)}"
+        if self.log.tty and not self.log.quiet:
+            # A live bar on a terminal; the last state stays as a normal line.
+            if done >= self.total:
+                self.log.live("")
+                self.log.progress(line)
+            else:
+                width = 20
+                filled = int(width * done / max(self.total, 1))
+                eta = f" eta {_clock((self.total - done) * elapsed / done)}" if done else ""
+                self.log.live(f"{self.label} {'━' * filled}{'─' * (width - filled)} {done}/{self.total} {self.unit}"
+                              f" {_clock(elapsed)}{eta}")
+            return
         self.log.progress(line)
 
 
@@ -141,9 +172,7 @@ class ByteProgress:
             return
         self.last = now
         if self.tty:
-            with _lock:
-                self.log.stream.write("\r\x1b[K" + self.line()[:200])
-                self.log.stream.flush()
+            self.log.live(self.line())
             self.visible = True
         else:
             self.log.progress(self.line())
@@ -160,6 +189,4 @@ class ByteProgress:
 
     def close(self) -> None:
         if self.visible and self.tty:
-            with _lock:
-                self.log.stream.write("\r\x1b[K")
-                self.log.stream.flush()
+            self.log.live("")
