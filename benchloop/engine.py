@@ -191,6 +191,16 @@ class Pipeline:
         self.files = action["writer"] == "files" and not (listing and opts.get(listing))
         self.root = opts.get("output_dir") or rt.output_dir
         self.skip_existing = bool(opts.get("skip_existing"))
+        self.id_count = 1
+        self._counters: dict[str, Counter] = {}
+        self._counter_lock = threading.Lock()
+
+    def shared_counter(self, label: str, unit: str, action: str, eta: bool = False) -> Counter:
+        """One counter over all ids of the command (for steps that count per id themselves)."""
+        with self._counter_lock:
+            if label not in self._counters:
+                self._counters[label] = Counter(self.rt.log, label, self.id_count, unit, action, eta)
+            return self._counters[label]
 
     # -- requests ---------------------------------------------------------
     def request(self, name: str, ctx: Context, skip: int | None = None, limit: int | None = None) -> Any:
@@ -387,6 +397,7 @@ def run(rt: Runtime, resource: str, action: dict[str, Any], dim: str, ids: list[
 
         return run_compose(rt, action, dim, ids, opts)
     pipeline = Pipeline(rt, resource, action, dim, opts)
+    pipeline.id_count = len(ids)
     progress = pipeline.dim.get("progress") or action.get("progress")
     counter = None
     if progress:

@@ -30,6 +30,10 @@ MAX_RETRY_AFTER = 60.0
 
 
 def quote_segment(value: str) -> str:
+    """One URL path segment: every reserved character encoded, and '.'/'..' too
+    (they would otherwise be removed as dot segments and change the path)."""
+    if value in (".", ".."):
+        return value.replace(".", "%2E")
     return quote(value, safe="")
 
 

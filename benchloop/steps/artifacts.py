@@ -120,9 +120,10 @@ class Artifacts:
 
     def dest(self, job: str, name: str | None) -> str:
         """Destination from the table's ``layout`` template; task mode quotes the job id."""
-        values = {self.mode: self.ident, "job": quote(job, safe="-_.") if self.mode == "task" else job,
-                  "name": name or "artifact"}
-        rel = _VAR.sub(lambda m: safe_component(str(values[m.group(1)])), self.params["layout"])
+        values = {self.mode: safe_component(self.ident), "name": safe_component(name or "artifact"),
+                  # Task archives name files by the quoted job id (already one safe component).
+                  "job": quote(job, safe="-_.") if self.mode == "task" else safe_component(job)}
+        rel = _VAR.sub(lambda m: values[m.group(1)], self.params["layout"])
         return join_under(self.p.root, rel)
 
     def run_job(self, job: str) -> list[dict[str, Any]]:
@@ -158,9 +159,17 @@ class Artifacts:
         rt = self.p.rt
         jobs = self.jobs()
         verb = "listed" if self.list_only else "processed"
-        label = {"job": "job artifact listings" if self.list_only else "job artifact downloads",
-                 "group": f"group artifact jobs {self.ident}", "task": f"task artifact jobs {self.ident}"}[self.mode]
-        counter = Counter(rt.log, label, len(jobs), "jobs", verb, eta=self.mode == "task") if self.mode != "job" else None
+        counter = None
+        if self.mode == "job":
+            label = "job artifact listings" if self.list_only else "job artifact downloads"
+            counter = self.p.shared_counter(label, "jobs", verb)
+        elif self.list_only and self.mode == "group":
+            per_group = self.p.shared_counter("group artifact listings", "groups", verb)
+        elif self.list_only:
+            counter = Counter(rt.log, "task artifact listings", len(jobs), "jobs", verb, eta=True)
+        else:
+            label = f"{self.mode} artifact jobs {self.ident}"
+            counter = Counter(rt.log, label, len(jobs), "jobs", verb, eta=self.mode == "task")
         if not self.list_only:
             self.bar = ByteProgress(rt.log, f"{self.mode} {self.ident} artifacts", len(jobs))
 
@@ -179,6 +188,8 @@ class Artifacts:
         finally:
             if self.bar:
                 self.bar.close()
+        if self.list_only and self.mode == "group":
+            per_group.step(self.ident)
         listing_failures = [f for o in outcomes for f in o.failures]
         if self.mode == "group" and jobs and len(listing_failures) == len(jobs):
             network = all(f.network for f in listing_failures)
