@@ -243,7 +243,13 @@ def main(argv: list[str] | None = None) -> int:
     if prog not in ("bl", "bmcli"):
         prog = "bl"
     tokens = list(sys.argv[1:] if argv is None else argv)
-    code = fast_path(prog, tokens)
+    from .specload import SpecError
+
+    try:
+        code = fast_path(prog, tokens)
+    except SpecError as exc:
+        sys.stderr.write(f"Error: invalid endpoint table: {exc}\n")
+        code = EXIT_USAGE
     if code is not None:
         if argv is None:
             sys.stdout.flush()
@@ -256,9 +262,14 @@ def _main(prog: str, tokens: list[str], exit_process: bool) -> int:
     from cyclopts.exceptions import CycloptsError
 
     from .commands import STDIN_TOKEN
+    from .specload import SpecError
 
     tokens = [STDIN_TOKEN if t == "-" else t for t in tokens]
-    app = build_app(prog)
+    try:
+        app = build_app(prog)
+    except SpecError as exc:
+        sys.stderr.write(f"Error: invalid endpoint table: {exc}\n")
+        return _finish(EXIT_USAGE, exit_process)
     try:
         code = app.meta(tokens, exit_on_error=False, print_error=False, result_action="return_value")
     except CycloptsError as exc:
@@ -277,9 +288,14 @@ def _main(prog: str, tokens: list[str], exit_process: bool) -> int:
             traceback.print_exc()
         sys.stderr.write(f"[error] unexpected error: {type(exc).__name__}: {exc}\n")
         code = 1
+    return _finish(code, exit_process)
+
+
+def _finish(code: Any, exit_process: bool) -> int:
+    code = code if isinstance(code, int) else 0
     if exit_process:
-        sys.exit(code if isinstance(code, int) else 0)
-    return code if isinstance(code, int) else 0
+        sys.exit(code)
+    return code
 
 
 if __name__ == "__main__":

@@ -185,7 +185,8 @@ def _uses_binary(spec: dict[str, Any], part: dict[str, Any]) -> bool:
 
 
 def describe_part(spec: dict[str, Any], options: dict[str, dict[str, Any]], part: dict[str, Any],
-                  in_archive: bool) -> dict[str, Any]:
+                  writes: bool, in_archive: bool) -> dict[str, Any]:
+    """One part; ``writes`` when the action writes files (a stdout action ignores ``file``)."""
     out: dict[str, Any] = {}
     if part.get("when"):
         name = part["when"].removeprefix("not ")
@@ -205,12 +206,12 @@ def describe_part(spec: dict[str, Any], options: dict[str, dict[str, Any]], part
         out["shape"] = _shape(part["shape"])
     fmt = part.get("format") or ("binary" if _uses_binary(spec, part) else "json")
     layout = (part.get("with") or {}).get("layout") if part.get("step") else None
-    if in_archive and part.get("entry"):
+    if writes and in_archive and part.get("entry"):
         out["output"] = {"kind": "archive_entry", "path": part["entry"], "format": fmt}
         out["required"] = bool(part.get("required"))
-    elif part.get("file"):
+    elif writes and part.get("file"):
         out["output"] = {"kind": "file", "path": part["file"], "format": part.get("format") or "json"}
-    elif isinstance(layout, str):
+    elif writes and isinstance(layout, str):
         out["output"] = {"kind": "file", "path": layout, "format": fmt}
     return out
 
@@ -256,10 +257,13 @@ def describe_dimension(spec: dict[str, Any], action: dict[str, Any], name: str, 
             "task_request": describe_request(spec, archive["task_request"]),
             "order": list(archive.get("order") or dim["parts"]),
         }
-    out["parts"] = {pname: describe_part(spec, options, part, bool(dim.get("archive")))
+    writes = action["writer"] == "files"
+    out["parts"] = {pname: describe_part(spec, options, part, writes, bool(dim.get("archive")))
                     for pname, part in dim["parts"].items()}
-    outputs = []
-    if dim.get("archive"):
+    outputs: list[dict[str, Any]] = []
+    if not writes:
+        outputs.append({"part": None, "kind": "stdout", "path": None, "format": "json"})
+    elif dim.get("archive"):
         outputs.append({"part": None, "kind": "archive", "path": dim["archive"]["file"], "format": "zip"})
     for pname, part in out["parts"].items():
         if part.get("output"):
@@ -288,8 +292,7 @@ def describe_action(spec: dict[str, Any], resource_name: str, resource: dict[str
     dims = list(action["dimensions"])
     dim_of_option = {DIMENSION_OPTIONS[d]: d for d in dims}
     options = [describe_option(opt, dim_of_option.get(opt["name"])) for opt in action["options"]]
-    id_options = [DIMENSION_OPTIONS[d] for d in dims
-                  if any(o["name"] == DIMENSION_OPTIONS[d] for o in action["options"])]
+    id_options = [o["name"] for o in action["options"] if o["name"] in dim_of_option]
     out: dict[str, Any] = {
         "command": " ".join([PROG, *words]),
         "words": words,

@@ -77,13 +77,30 @@ def _umask() -> int:
     return mask
 
 
+def import_httpx():
+    """Import httpx without its optional command line.
+
+    httpx's ``__init__`` imports ``httpx._main`` (click, rich, pygments) whenever
+    click is installed, which costs ~55 ms per ``bl`` start for a CLI we never
+    use.  Marking that one submodule unavailable makes httpx take its own
+    documented fallback.
+    """
+    import sys
+
+    if "httpx" not in sys.modules:
+        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+    import httpx
+
+    return httpx
+
+
 class Http:
     def __init__(self, host: str, api_key: str | None, timeout: float, retry: int, pool: int, log,
                  ca_bundle: str | None = None):
         import os
         import ssl
 
-        import httpx
+        httpx = import_httpx()
 
         self._httpx = httpx
         self.host = host.rstrip("/")

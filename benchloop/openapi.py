@@ -66,7 +66,7 @@ def value_schema(template: Any, types: dict[str, str]) -> dict[str, Any]:
         return {"type": "string"}
     name = full.group(1)
     if name in ("skip", "limit"):
-        return {"type": "integer", "minimum": 0}
+        return {"type": "integer", "format": "int64", "minimum": 0}
     kind = types.get(name)
     if kind == "flag":
         return {"type": "boolean"}
@@ -115,6 +115,19 @@ def endpoint_usage(spec: dict[str, Any]) -> tuple[dict[str, list[str]], dict[str
                         use(value, rname, command)
                         if isinstance(value, str) and value in enums:
                             use_enum(value, rname, command)
+    # A composite command (`bl pull`) uses what its sections use.
+    for rname, resource in spec["resources"].items():
+        for aname, action in resource["actions"].items():
+            if not action.get("compose"):
+                continue
+            command = f"bl {rname}" if resource.get("command") else f"bl {rname} {aname}"
+            for section in action["compose"]["sections"].values():
+                target = section["resource"]
+                words = f"bl {target}" if spec["resources"][target].get("command") else \
+                    f"bl {target} {section['action']}"
+                for endpoint, used_by in list(commands.items()):
+                    if words in used_by:
+                        use(endpoint, rname, command)
     return resources, commands, collections
 
 
@@ -173,6 +186,8 @@ def _merge(op: dict[str, Any], name: str, other: dict[str, Any]) -> None:
     op["parameters"] += [p for p in other["parameters"] if p["name"] not in known]
     op["tags"] += [t for t in other["tags"] if t not in op["tags"]]
     op["x-benchloop-commands"] += [c for c in other["x-benchloop-commands"] if c not in op["x-benchloop-commands"]]
+    merged = {**other["responses"], **op["responses"]}
+    op["responses"] = {k: merged[k] for k in sorted(merged, key=lambda k: (k == "default", k))}
     if other["summary"] not in op["summary"]:
         op["summary"] = f"{op['summary']} / {other['summary']}"
 

@@ -392,7 +392,7 @@ def test_trace_export_flow(sb, client):
     assert running["status"] == "running"
     name = running["download_job_name"]
     poll = f"/openapi/groups/G3/trace-trajectory/download/{quote(name, safe='')}"
-    assert client.get(poll).json() == {"status": "running"}
+    assert client.get(poll).json() == {"status": "running", "retry_after_seconds": 1}
     done = client.get(poll).json()
     assert done["status"] == "succeeded"
     url = done["download_url"]
