@@ -235,7 +235,8 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
     if action is None:
         sys.stdout.write(helptext.resource_page(prog, name, spec))
         return 0 if wants_help else EXIT_USAGE
-    return None
+    known = ", ".join(resource["actions"])
+    return usage_error(prog, [name], f'unknown action "{action}" (choose from {known})', _json_errors(tokens))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,7 +13,7 @@ use, so ``bl metrics get`` never builds the other resources' commands.
 from __future__ import annotations
 
 import inspect
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from cyclopts import App, Parameter
 
@@ -32,8 +32,8 @@ def _hint(opt: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         return list[str] | None, {"negative": ""}
     if kind == "flag":
         return bool, {"negative": "", "show_default": False}
-    if kind == "choice":
-        return Literal[tuple(opt["choices"])], extra  # type: ignore[misc]
+    if kind == "choice":  # validated by the handler, after the ids (CONTRACT 1.4 order)
+        return str, extra
     if kind == "int":  # minimums are checked by the handler, with the table's message
         return int, extra
     return str | None, extra
@@ -123,6 +123,9 @@ def make_handler(resource: str, action_name: str, action: dict[str, Any]):
                     message = (opt.get("messages") or {}).get("min")
                     raise UsageError(message or f"{opt['flags'][0]} must be at least {opt['min']}")
         dim = _dimension(resource, action, given)
+        for opt in action["options"]:
+            if opt["type"] == "choice" and kwargs.get(opt["name"]) not in opt["choices"]:
+                raise UsageError(f"{opt['flags'][0]} must be one of {', '.join(opt['choices'])}")
         limit = action.get("max_ids")
         if limit and len(given[dim]) > limit:
             raise UsageError(action.get("max_ids_message") or f"at most {limit} id(s) allowed")

@@ -11,7 +11,6 @@ tables, keys and comments survive, the file is replaced atomically with mode
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,76 +105,25 @@ def resolve(api_key: str | None, host: str | None, output_dir: str | None, confi
     return Settings(chosen_host.rstrip("/"), key, out, path, chosen, profile)
 
 
-def _toml_string(value: str) -> str:
-    out = []
-    for ch in value:
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == '"':
-            out.append('\\"')
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04X}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
+def merge_profile(text: str, values: dict[str, str], profile: str | None = None) -> str:
+    """Set ``values`` in [profile] (or [profiles.NAME]) of ``text``, keeping everything else.
 
+    tomlkit edits the document in place, so comments, other tables, key order
+    and any valid spelling of the table (quoted header, inline table, dotted
+    keys) survive, and values are escaped correctly.
+    """
+    import tomlkit
 
-_HEADER = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]\s*(#.*)?$")
-
-
-def _assignment_key(line: str) -> str | None:
-    match = re.match(r"^\s*([A-Za-z0-9_\-]+)\s*=", line)
-    return match.group(1) if match else None
-
-
-_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
-
-
-def table_header(profile: str | None) -> str:
-    if not profile:
-        return "profile"
-    return f"profiles.{profile}" if _BARE.match(profile) else f"profiles.{_toml_string(profile)}"
-
-
-def _same_table(found: str, wanted: str) -> bool:
-    norm = lambda h: re.sub(r"\s*\.\s*", ".", h.strip())  # noqa: E731
-    if norm(found) == norm(wanted):
-        return True
-    if wanted.startswith("profiles.") and not wanted.startswith('profiles."'):
-        return norm(found) == f'profiles."{wanted[9:]}"'
-    return False
-
-
-def merge_profile(text: str, values: dict[str, str], table: str = "profile") -> str:
-    """Set ``values`` in the given table of ``text``, keeping everything else."""
-    lines = text.splitlines()
-    start = end = None
-    for index, line in enumerate(lines):
-        match = _HEADER.match(line)
-        if match and not line.strip().startswith("[["):
-            if start is not None and end is None:
-                end = index
-            if _same_table(match.group(1), table) and start is None:
-                start = index
-    pending = dict(values)
-    if start is None:
-        if lines and lines[-1].strip():
-            lines.append("")
-        lines.append(f"[{table}]")
-        lines.extend(f"{k} = {_toml_string(v)}" for k in KEYS if (v := pending.get(k)) is not None)
-        return "\n".join(lines) + "\n"
-    end = len(lines) if end is None else end
-    body = lines[start + 1 : end]
-    for index, line in enumerate(body):
-        key = _assignment_key(line)
-        if key in pending:
-            body[index] = f"{key} = {_toml_string(pending.pop(key))}"
-    insert_at = len(body)
-    while insert_at and not body[insert_at - 1].strip():
-        insert_at -= 1
-    new = [f"{k} = {_toml_string(v)}" for k in KEYS if (v := pending.get(k)) is not None]
-    body[insert_at:insert_at] = new
-    return "\n".join(lines[: start + 1] + body + lines[end:]) + "\n"
+    document = tomlkit.parse(text)
+    if profile:
+        tables = document.setdefault("profiles", tomlkit.table(is_super_table=True))
+        target = tables.setdefault(profile, tomlkit.table())
+    else:
+        target = document.setdefault("profile", tomlkit.table())
+    for key in KEYS:
+        if key in values:
+            target[key] = values[key]
+    return document.as_string()
 
 
 def write_config(path: Path, values: dict[str, str], profile: str | None = None) -> None:
@@ -185,8 +133,17 @@ def write_config(path: Path, values: dict[str, str], profile: str | None = None)
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         text = ""
-    merged = merge_profile(text, values, table_header(profile))
-    _toml_loads(merged)  # never write a file we could not read back
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    try:
+        _toml_loads(text)
+        merged = merge_profile(text, values, profile)
+    except ValueError as exc:  # tomllib and tomlkit parse errors are ValueErrors
+        raise ConfigError(f"invalid config file {path}: {exc}") from None
+    written = _toml_loads(merged)  # never write a file we could not read back
+    table = written["profiles"][profile] if profile else written["profile"]
+    if any(table.get(k) != v for k, v in values.items()):
+        raise ConfigError(f"cannot update {path} safely; edit it by hand")
     if not path.parent.exists():
         path.parent.mkdir(parents=True, mode=0o700)
     atomic_write(str(path), merged)

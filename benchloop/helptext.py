@@ -114,8 +114,10 @@ def action_page(prog: str, name: str, action_name: str, spec: dict[str, Any]) ->
     lines = [f"Usage: {prog} [GLOBAL OPTIONS] {command} ({dims}) [OPTIONS]"]
     lines += _paragraph(action["help"])
     lines += _paragraph("Ids: repeat the option, separate with commas, or pass '-' to read them from stdin.")
-    lines += _rows("Options", option_rows(action["options"]))
-    lines += _paragraph(f"Global options go before '{name}'; see '{prog} --help'.")
+    id_options = {"group": "group", "job": "job", "task": "task_id"}
+    hidden = {opt for dim, opt in id_options.items() if dim not in action["dimensions"]}
+    lines += _rows("Options", option_rows([o for o in action["options"] if o["name"] not in hidden]))
+    lines += _paragraph(f"Global options: see '{prog} --help'.")
     return "\n".join(lines) + "\n"
 
 

@@ -536,9 +536,6 @@ def test_ids_are_percent_encoded_in_paths(api, rec):
 
 
 @pytest.mark.parametrize("ident", [".", ".."])
-@pytest.mark.xfail(strict=True, reason="bug: dot-segment ids are not escaped in URL paths; "
-                                       "httpx normalises /openapi/metrics/. to /openapi/metrics "
-                                       "(another endpoint) and /openapi/metrics/.. to /openapi")
 def test_dot_ids_stay_one_path_segment(api, rec, ident):
     result = api("metrics", "get", "-j", ident)
     assert result.code == 1
@@ -546,3 +543,17 @@ def test_dot_ids_stay_one_path_segment(api, rec, ident):
     assert len(paths) == 1
     assert paths[0].startswith("/openapi/metrics/")
     assert f'job not found: {ident}"' in result.err
+
+
+def test_stdin_is_read_once_across_options(api):
+    # -g reads stdin first; -j's '-' then reads an exhausted stdin: no exclusion error.
+    data = ok_json(api("--no-pretty", "report", "trigger", "-g", "-", "-j", "-", stdin="G2"))
+    assert [e["group_id"] for e in data] == ["G2"]
+
+
+def test_jobs_get_all_with_page_size_one_falls_back_to_a_bigger_scan(api, rec):
+    result = api("-v", "--no-pretty", "jobs", "get", "-g", "G1", "--all", "--page-size", "1")
+    data = ok_json(result)
+    assert [j["job_id"] for j in data[0]["jobs"]] == G1_JOBS_NEWEST_FIRST
+    assert "[debug] group G1 pagination cannot advance at skip=0" in result.err.splitlines()
+    assert [r.query["limit"] for r in rec.all()][:2] == ["1", "1000"]

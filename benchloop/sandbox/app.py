@@ -28,6 +28,7 @@ from urllib.parse import parse_qs, quote, unquote
 
 from . import handlers, payloads
 from .dataset import Dataset
+from .faults import RANGE_ENDPOINTS, FaultPlan, apply_range, fault_response
 from .handlers import ApiError, Request, Response, error_response, json_response
 from .routing import Router, load_endpoints
 from .state import Fault, Headers, State
@@ -38,6 +39,12 @@ class Config:
     api_key: str = "sandbox-key"
     trajectory_steps: int = 3
     artifact_bytes: int = 4096
+    range_support: bool = True
+    # Base URL of the pseudo object store (export download_url, artifact listing url);
+    # None: the backend's own origin.  Another origin stands in for a real OSS host.
+    object_store_url: str | None = None
+    # The artifact proxy answers 302 to the presigned object-store URL instead of streaming.
+    redirect_artifacts: bool = False
 
 
 class App:
@@ -55,6 +62,8 @@ class App:
         self.state.endpoint_names = tuple(self.router.endpoints)
         self.state.reset_stats()
         self.default_base_url = "http://127.0.0.1"
+        self.scheme = "http"
+        self.fault_plan = FaultPlan()
         self._memo: dict[tuple[str, str], Any] = {}
         self._memo_lock = threading.Lock()
         self.seed_flows()
@@ -98,10 +107,12 @@ class App:
 
     def export_url(self, base_url: str, group_id: str) -> str:
         sig = self.sign(f"export:{group_id}")
+        base_url = self.config.object_store_url or base_url
         return f"{base_url}/_export/{quote(group_id, safe='')}.jsonl.gz?sig={sig}"
 
     def artifact_url(self, base_url: str, job_id: str) -> str:
         sig = self.sign(f"artifact:{job_id}")
+        base_url = self.config.object_store_url or base_url
         return f"{base_url}/_oss/artifacts/{quote(job_id, safe='')}/result.tgz?sig={sig}"
 
     def export_file(self, group_id: str) -> bytes:
@@ -143,42 +154,64 @@ class App:
 
     # ------------------------------------------------------------ dispatch
     def handle(self, method: str, target: str, headers: Headers, raw_body: bytes) -> Response:
+        """Answer one request: dispatch, then ``Range``, then a seeded random fault."""
+        name, resp, faulted = self._dispatch(method, target, headers, raw_body)
+        if name in RANGE_ENDPOINTS:
+            if headers.get("range"):
+                self.state.count("range_requests")
+            if self.config.range_support:
+                resp = apply_range(resp, headers.get("range"))
+        if name == "unauthorized" or faulted:
+            return resp  # a 401 stays a 401; an explicitly injected fault wins
+        plan = self.fault_plan
+        if plan.rate > 0:
+            decided = plan.decide(method, target, self.state.occurrence(method, target))
+            if decided is not None:
+                kind, n = decided
+                self.state.count("faults")
+                self.state.count(f"fault:{kind}")
+                resp = fault_response(kind, n, resp)
+        return resp
+
+    def _dispatch(self, method: str, target: str, headers: Headers,
+                  raw_body: bytes) -> tuple[str, Response, bool]:
+        """(endpoint name, answer, whether an explicitly injected fault was used)."""
         raw_path, query_string = handlers.split_target(target)
         query = {k: v[-1] for k, v in parse_qs(query_string, keep_blank_values=True).items()}
         host = headers.get("host")
-        base_url = f"http://{host}" if host else self.default_base_url
+        base_url = f"{self.scheme}://{host}" if host else self.default_base_url
 
         if handlers.internal_path(raw_path):
             name, resp = self._internal(raw_path, query)
             self.state.count(name)
-            return self._with_fault(name, resp)
+            return name, *self._with_fault(name, resp)
 
         if headers.get("x-api-key") != self.config.api_key:
             self.state.count("unauthorized")
-            return error_response(401, "invalid api key")
+            return "unauthorized", error_response(401, "invalid api key"), False
 
         try:
             match = self.router.match(method, raw_path)
         except UnicodeDecodeError:
-            return error_response(400, "path is not valid UTF-8 after percent-decoding")
+            return "_bad_path", error_response(400, "path is not valid UTF-8 after percent-decoding"), False
         if match is None:
             self.state.count("not_found")
-            return error_response(404, "not found")
+            return "not_found", error_response(404, "not found"), False
         if match.route is None:
-            return error_response(405, f"method not allowed: {method}")
+            return "_method", error_response(405, f"method not allowed: {method}"), False
         name = match.route.name
         self.state.count(name)
 
         fault = self.state.take_fault(name)
         if fault is not None and fault.kind == "status":
-            return self._fault_response(fault)
+            return name, self._fault_response(fault), True
 
         body: Any = None
         if raw_body:
             try:
                 body = json.loads(raw_body)
             except ValueError:
-                return error_response(400, "request body is not valid JSON")
+                return name, error_response(400, "request body is not valid JSON"), fault is not None
         if method == "POST":
             self.state.record_post(name, match.params, body if raw_body else {},
                                    trigger=name.endswith("_trigger"))
@@ -196,16 +229,16 @@ class App:
                 resp = error_response(500, f"sandbox handler {name} failed: {exc!r}")
         if fault is not None:
             resp.fault = fault.kind
-        return resp
+        return name, resp, fault is not None
 
-    def _with_fault(self, name: str, resp: Response) -> Response:
+    def _with_fault(self, name: str, resp: Response) -> tuple[Response, bool]:
         fault = self.state.take_fault(name)
         if fault is None:
-            return resp
+            return resp, False
         if fault.kind == "status":
-            return self._fault_response(fault)
+            return self._fault_response(fault), True
         resp.fault = fault.kind
-        return resp
+        return resp, True
 
     @staticmethod
     def _fault_response(fault: Fault) -> Response:

@@ -30,7 +30,15 @@ Data rules (also what test writers rely on):
 * download tasks ``T1`` (G1 jobs 1, 2, 1: a duplicate), ``T2`` (G1 jobs 5, 6,
   7, ``JORPHAN``, ``../JODD x``), ``T3`` (G1 job 1 and the unknown
   ``JMISSING``), ``TMEDIA`` (G1 jobs 10 and 25: every kind of trace media) and
-  ``TEMPTY`` (no job ids); G1 job ids beyond the group's size are left out.
+  ``TEMPTY`` (no job ids); G1 job ids beyond the group's size are left out;
+* only with ``hostile=True``: the group ``GHOSTILE`` whose jobs have the ids
+  of ``HOSTILE_JOBS`` (``../``, absolute paths, NUL, backslashes, control
+  characters, 1,000 characters) and whose artifact listings carry the names of
+  ``HOSTILE_ARTIFACT_NAMES`` (see ``payloads.artifact_listing``), the
+  download task ``THOSTILE`` over those jobs, ``THOSTILE-SHORT`` over all but
+  the 1,000-character one, and tasks whose ids are hostile themselves
+  (``HOSTILE_TASK_IDS``: control characters, 1,000 characters).  Off by default, so the normal
+  dataset's totals do not change.
 """
 
 from __future__ import annotations
@@ -54,6 +62,23 @@ EMPTY_GROUP = "GEMPTY"
 ORPHAN_JOB = "JORPHAN"
 ODD_JOB = "../JODD x"
 TIE_RUN = 3  # consecutive jobs sharing one created_at
+
+HOSTILE_GROUP = "GHOSTILE"
+HOSTILE_TASK = "THOSTILE"  # every hostile job
+HOSTILE_TASK_SHORT = "THOSTILE-SHORT"  # every hostile job but the 1,000-character one
+# Download-task ids that are themselves hostile (each over the short hostile jobs).
+HOSTILE_TASK_IDS = ("T\x1b[31mCTL\x07\r\n", "T" * 1000)
+# Job numbers chosen so that every hostile job has a downloadable artifact.
+HOSTILE_JOBS = (
+    ("../../../escape-job", 1),
+    ("/abs/root-job", 2),
+    ("back\\slash\\..\\..\\job", 3),
+    ("nul\x00job", 4),
+    ("ctl\x1b[31m\x07\r\njob", 7),
+    ("L" * 1000, 8),
+    ("%2e%2e%2Fpct-job", 9),
+    ("dots/../../mid-job", 10),
+)
 
 _BASE_TIME = datetime(2026, 7, 1, 0, 0, 0)
 
@@ -124,6 +149,7 @@ class Dataset:
         jobs_per_group: int | Sequence[int] = 40,
         tasks_per_group: int | Sequence[int] = 25,
         db_path: str = ":memory:",
+        hostile: bool = False,
     ) -> None:
         if groups < 0:
             raise ValueError("groups must be >= 0")
@@ -131,6 +157,7 @@ class Dataset:
         self.group_count = groups
         self.job_sizes = _per_group(jobs_per_group, groups, "jobs_per_group")
         self.task_sizes = _per_group(tasks_per_group, groups, "tasks_per_group")
+        self.hostile = hostile
         self._lock = threading.Lock()
         self._db = sqlite3.connect(db_path, check_same_thread=False)
         self._db.row_factory = sqlite3.Row
@@ -177,7 +204,22 @@ class Dataset:
             self.group_count + 1, EMPTY_GROUP, "empty suite", TEMPLATES[0], DATASETS[0],
             CLUSTERS[0], _BASE_TIME.isoformat(), 0, 0,
         ))
+        if self.hostile:
+            group_rows.append((
+                self.group_count + 2, HOSTILE_GROUP, "hostile names", TEMPLATES[0], DATASETS[0],
+                CLUSTERS[0], _BASE_TIME.isoformat(), len(HOSTILE_JOBS), 0,
+            ))
         db.executemany("INSERT INTO groups VALUES (?,?,?,?,?,?,?,?,?)", group_rows)
+        if self.hostile:
+            hrng = self._rng(f"group:{HOSTILE_GROUP}")
+            for k, (job_id, n) in enumerate(HOSTILE_JOBS):
+                seq += 1
+                created = (_BASE_TIME - timedelta(hours=k + 1)).isoformat()
+                db.execute(
+                    f"INSERT INTO jobs VALUES ({','.join('?' * len(JOB_COLUMNS))})",
+                    (seq, job_id, HOSTILE_GROUP, n, created, TEMPLATES[0], "failed",
+                     "orphan__orphan-1001", 0.25, 42.5, 7, 1234, 8192, hrng.getrandbits(31)),
+                )
         special = self._rng("special")
         specials = [
             (ORPHAN_JOB, 1, "2026-06-30T12:00:00", "failed", "orphan__orphan-1001"),
@@ -255,7 +297,14 @@ class Dataset:
         t2 = pick(5, 6, 7) + [ORPHAN_JOB, ODD_JOB]
         t3 = pick(1) + ["JMISSING"]
         tmedia = pick(10, 25)
-        return [
+        hostile = []
+        if self.hostile:
+            every = [j for j, _ in HOSTILE_JOBS]
+            short = json.dumps([j for j in every if len(j) < 200])
+            hostile.append((HOSTILE_TASK, HOSTILE_GROUP, json.dumps(every), "2026-07-14T15:00:00"))
+            for task in (HOSTILE_TASK_SHORT, *HOSTILE_TASK_IDS):
+                hostile.append((task, HOSTILE_GROUP, short, "2026-07-14T15:00:00"))
+        return hostile + [
             ("T1", "G1", json.dumps(t1), "2026-07-14T10:00:00"),
             ("T2", "G1", json.dumps(t2), "2026-07-14T11:00:00"),
             ("T3", "G1", json.dumps(t3), "2026-07-14T12:00:00"),

@@ -349,7 +349,12 @@ def artifact_body(app: App, job: dict[str, Any]) -> Response:
 
 @handler("job_artifact_download")
 def job_artifact_download(app: App, req: Request) -> Response:
-    return artifact_body(app, _job(app, req))
+    job = _job(app, req)
+    if app.config.redirect_artifacts and payloads.artifact_kind(job) == "ok":
+        # Like a backend that hands out presigned object-store URLs instead of proxying.
+        return Response(status=302, body=b"", content_type="text/plain",
+                        headers={"Location": app.artifact_url(req.base_url, job["job_id"])})
+    return artifact_body(app, job)
 
 
 # -------------------------------------------------------------------- rsi

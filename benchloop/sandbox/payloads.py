@@ -385,8 +385,27 @@ def artifact_kind(job: dict[str, Any]) -> str:
     return "ok"
 
 
+HOSTILE_GROUP = "GHOSTILE"  # = dataset.HOSTILE_GROUP (payloads stay free of dataset imports)
+# Artifact names a hostile (or broken) backend could list: GHOSTILE jobs get all of them.
+HOSTILE_ARTIFACT_NAMES = (
+    "../../../escape.tgz",
+    "/abs/evil.tgz",
+    "..\\..\\win.tgz",
+    "nul\x00name.tgz",
+    "ctl\x1b]0;title\x07\r\n.tgz",
+    "N" * 1000 + ".tgz",
+    "..",
+    ".",
+    "sub/dir/../../../up.tgz",
+    "",
+)
+
+
 def artifact_listing(job: dict[str, Any], url: str, size: int) -> dict[str, Any]:
     kind = artifact_kind(job)
+    if job["group_id"] == HOSTILE_GROUP:
+        return {"job_id": job["job_id"], "artifacts": [
+            {"name": name, "url": url, "size": size} for name in HOSTILE_ARTIFACT_NAMES]}
     if kind == "none":
         entries: list[dict[str, Any]] = [{"error_code": "no_artifact"}]
     elif kind == "sign_failed":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from typing import Any
 
 from .server import start_sandbox
 
@@ -24,12 +25,17 @@ def serve(
     tasks_per_group: int = 25,
     api_key: str = "sandbox-key",
     latency_ms: float = 0,
+    **options: Any,
 ) -> int:
-    """Serve until SIGTERM/SIGINT; print the one announce line first; return 0."""
+    """Serve until SIGTERM/SIGINT; print the one announce line first; return 0.
+
+    ``options`` go to :func:`start_sandbox` as they are (``fault_rate``,
+    ``fault_seed``, ``fault_kinds``, ``range_support``, ``artifact_bytes``, ...).
+    """
     stop = threading.Event()
     sandbox = start_sandbox(seed=seed, groups=groups, jobs_per_group=jobs_per_group,
                             tasks_per_group=tasks_per_group, api_key=api_key,
-                            latency_ms=latency_ms, host=host, port=port)
+                            latency_ms=latency_ms, host=host, port=port, **options)
     previous = {}
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGTERM, signal.SIGINT):

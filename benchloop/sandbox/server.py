@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import socket
 import socketserver
+import ssl
 import struct
 import threading
 import time
@@ -25,10 +26,12 @@ from typing import Any
 
 from .app import App, Config
 from .dataset import Dataset
+from .faults import RATE_KINDS, FaultPlan
 from .handlers import Response, error_response
 from .state import Fault, Headers, LoggedRequest, State
 
-_FAULT_KINDS = ("status", "reset", "truncate")
+_FAULT_KINDS = ("status", "reset", "truncate", "slow")
+SLOW_PIECES = 4
 
 
 class _RequestHandler(BaseHTTPRequestHandler):
@@ -42,6 +45,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
     server: _Server
 
     def setup(self) -> None:
+        if isinstance(self.request, ssl.SSLSocket):
+            self.request.do_handshake()  # here, not in accept(): a bad client stalls only itself
         super().setup()
         self.server.app.state.count("connections")
         self.server.track(self.connection)
@@ -101,6 +106,15 @@ class _RequestHandler(BaseHTTPRequestHandler):
             body = resp.body if resp.chunks is None else b"".join(resp.chunks)
             self.wfile.write(body[: max(0, len(body) // 2)])
             return
+        if resp.fault == "slow":
+            # The whole answer, in a few pieces with pauses (a slow link or a busy server).
+            body = resp.body if resp.chunks is None else b"".join(resp.chunks)
+            step = max(1, -(-len(body) // SLOW_PIECES))
+            for start in range(0, len(body), step):
+                self.wfile.write(body[start:start + step])
+                self.wfile.flush()
+                time.sleep(self.server.app.fault_plan.slow_pause_s)
+            return
         if resp.chunks is None:
             self.wfile.write(resp.body)
         else:
@@ -121,6 +135,15 @@ class _Server(ThreadingHTTPServer):
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, _RequestHandler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up or resets mid-request is normal here (fault tests,
+        killed clients): stay quiet about it; anything else is still reported."""
+        import sys
+
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError, ssl.SSLError)):
+            return
+        super().handle_error(request, client_address)
 
     def server_bind(self) -> None:
         # Skip HTTPServer.server_bind: its getfqdn() reverse lookup can stall.
@@ -149,14 +172,15 @@ class _Server(ThreadingHTTPServer):
 class Sandbox:
     """A running sandbox backend (see :func:`start_sandbox`)."""
 
-    def __init__(self, app: App, server: _Server, thread: threading.Thread):
+    def __init__(self, app: App, server: _Server, thread: threading.Thread, scheme: str = "http"):
         self.app = app
         self._server = server
         self._thread = thread
         host, port = server.server_address[:2]
         self.host, self.port = str(host), int(port)
         shown = f"[{self.host}]" if ":" in self.host else self.host
-        self.url = f"http://{shown}:{self.port}"
+        self.url = f"{scheme}://{shown}:{self.port}"
+        app.scheme = scheme
         app.default_base_url = self.url
         self._stopped = False
 
@@ -205,11 +229,37 @@ class Sandbox:
 
         ``kind``: ``status`` answers ``status`` with a JSON error (and
         ``Retry-After`` when given), ``reset`` aborts the connection without an
-        answer, ``truncate`` sends half of the real body then closes.
+        answer, ``truncate`` sends half of the real body then closes, ``slow``
+        sends the real body in pieces with pauses.
         """
         if kind not in _FAULT_KINDS:
             raise ValueError(f"kind must be one of {_FAULT_KINDS}")
         self.app.state.add_fault(Fault(endpoint, kind, status, retry_after, count))
+
+    def configure_faults(self, rate: float | None = None, *, seed: int | None = None,
+                         kinds: Sequence[str] | None = None, slow_pause_s: float | None = None) -> None:
+        """Change the seeded random faults (see :mod:`benchloop.sandbox.faults`).
+
+        Also forgets how often each request was seen, so the same client run
+        meets the same faults again.
+        """
+        old = self.app.fault_plan
+        self.app.fault_plan = FaultPlan(
+            rate=old.rate if rate is None else rate,
+            seed=old.seed if seed is None else seed,
+            kinds=old.kinds if kinds is None else tuple(kinds),
+            slow_pause_s=old.slow_pause_s if slow_pause_s is None else slow_pause_s,
+        )
+        with self.app.state.lock:
+            self.app.state.occurrences = {}
+
+    @property
+    def range_support(self) -> bool:
+        return self.app.config.range_support
+
+    @range_support.setter
+    def range_support(self, value: bool) -> None:
+        self.app.config.range_support = bool(value)
 
     # ------------------------------------------------------------ lifetime
     def stop(self) -> None:
@@ -248,6 +298,14 @@ def start_sandbox(
     export_running: int = 1,
     behavior_running_polls: int = 1,
     db_path: str = ":memory:",
+    fault_rate: float = 0.0,
+    fault_seed: int = 0,
+    fault_kinds: Sequence[str] = RATE_KINDS,
+    range_support: bool = True,
+    hostile: bool = False,
+    object_store_url: str | None = None,
+    redirect_artifacts: bool = False,
+    tls: tuple[str, str] | None = None,
 ) -> Sandbox:
     """Generate the dataset and serve it on ``host:port`` from a daemon thread.
 
@@ -255,15 +313,35 @@ def start_sandbox(
     sequence with one size per group.  ``export_waiting``/``export_running`` set
     how many ``waiting_for_data`` create answers and ``running`` status polls
     the trace export gives before succeeding (0 makes the flow instant).
+
+    ``fault_rate``/``fault_seed``/``fault_kinds``: every request except a
+    failed authentication is faulted with probability ``fault_rate``, decided
+    by a hash of the seed and the request (see :mod:`benchloop.sandbox.faults`).
+    ``range_support=False`` makes the binary endpoints ignore ``Range``.
+    ``hostile=True`` adds the group ``GHOSTILE`` (job ids and artifact names
+    with ``../``, absolute paths, NUL, backslashes, control characters, 1,000
+    characters) and the download task ``THOSTILE`` over its jobs.
     """
-    dataset = Dataset(seed, groups, jobs_per_group, tasks_per_group, db_path=db_path)
+    plan = FaultPlan(rate=fault_rate, seed=fault_seed, kinds=tuple(fault_kinds))
+    dataset = Dataset(seed, groups, jobs_per_group, tasks_per_group, db_path=db_path,
+                      hostile=hostile)
     state = State(export_waiting=export_waiting, export_running=export_running,
                   behavior_running_polls=behavior_running_polls)
     app = App(dataset, Config(api_key=api_key, trajectory_steps=trajectory_steps,
-                              artifact_bytes=artifact_bytes), state)
+                              artifact_bytes=artifact_bytes, range_support=range_support,
+                              object_store_url=object_store_url,
+                              redirect_artifacts=redirect_artifacts), state)
+    app.fault_plan = plan
     server = _Server((host, port), app, latency_ms)
+    scheme = "http"
+    if tls is not None:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*tls)
+        server.socket = context.wrap_socket(server.socket, server_side=True,
+                                            do_handshake_on_connect=False)
+        scheme = "https"
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
                               name=f"benchloop-sandbox:{server.server_address[1]}",
                               daemon=True)
     thread.start()
-    return Sandbox(app, server, thread)
+    return Sandbox(app, server, thread, scheme)

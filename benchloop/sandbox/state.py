@@ -43,10 +43,10 @@ class LoggedRequest(NamedTuple):
 
 @dataclass
 class Fault:
-    """An injected failure: answer ``status`` (with Retry-After), reset or truncate."""
+    """An injected failure: answer ``status`` (with Retry-After), reset, truncate or slow."""
 
     endpoint: str | None
-    kind: str = "status"  # status | reset | truncate
+    kind: str = "status"  # status | reset | truncate | slow
     status: int = 503
     retry_after: float | None = None
     remaining: int = 1
@@ -77,7 +77,7 @@ class State:
         with self.lock:
             self.counters: Counter[str] = Counter(dict.fromkeys(
                 ("connections", "requests", "unauthorized", "not_found", "_export", "_oss", "_sso",
-                 *self.endpoint_names), 0))
+                 "faults", "range_requests", *self.endpoint_names), 0))
             self.triggers: list[dict[str, Any]] = []
             self.posts: list[dict[str, Any]] = []
             self.log: deque[LoggedRequest] = deque(maxlen=LOG_LIMIT)
@@ -117,6 +117,7 @@ class State:
             self.behavior: dict[str, dict[str, Any]] = {}
             self.behavior_counter = 0
             self.faults: list[Fault] = []
+            self.occurrences: dict[tuple[str, str], int] = {}
 
     def export_create(self, group_id: str) -> tuple[str, str | None]:
         """Next answer of the export create call: (status, job name)."""
@@ -187,6 +188,14 @@ class State:
             return [dict(t) for t in self.behavior.values() if t["groupId"] == group_id]
 
     # ---------------------------------------------------------------- faults
+    def occurrence(self, method: str, target: str) -> int:
+        """How many times ``method target`` was seen before this request (0 the first time)."""
+        with self.lock:
+            key = (method, target)
+            seen = self.occurrences.get(key, 0)
+            self.occurrences[key] = seen + 1
+            return seen
+
     def add_fault(self, fault: Fault) -> None:
         with self.lock:
             self.faults.append(fault)

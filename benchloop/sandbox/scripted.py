@@ -1,0 +1,197 @@
+"""A scripted loopback HTTP server that records what it receives.
+
+Why next to the sandbox: the sandbox serves a *correct* backend; reliability
+and security tests also need a *wrong* one - a foreign host that must never
+see the API key, a backend that answers HTML, truncated or wrongly typed
+JSON, a redirect to somewhere else, a 206 with the wrong ``Content-Range``.
+This module answers each request from a small script and keeps a log of
+every request (method, target, headers), so a test can assert both what the
+client got and what it sent.
+
+    with start_scripted({"/openapi/jobs/J1/report": Reply(200, b"<html>", "text/html")}) as srv:
+        ... srv.url ... srv.seen ...
+
+A route is a :class:`Reply`, a list of replies (used in turn, the last one
+repeats) or a callable ``(request) -> Reply``.  Unknown paths answer 404 JSON.
+``tls=(certfile, keyfile)`` serves HTTPS instead of HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import ssl
+import struct
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+from .state import Headers
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes | str | Any = b""
+    content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+    # "reset": abort the connection; "truncate": announce the full length, send ``send`` bytes.
+    cut: str | None = None
+    send: int | None = None
+
+    def payload(self) -> bytes:
+        if isinstance(self.body, bytes):
+            return self.body
+        if isinstance(self.body, str):
+            return self.body.encode("utf-8")
+        return json.dumps(self.body).encode("utf-8")
+
+
+def json_reply(value: Any, status: int = 200, **headers: str) -> Reply:
+    return Reply(status, json.dumps(value).encode("utf-8"), "application/json", dict(headers))
+
+
+@dataclass
+class Seen:
+    method: str
+    target: str
+    headers: Headers
+
+    @property
+    def path(self) -> str:
+        return urlsplit(self.target).path
+
+
+Route = Reply | list[Reply] | Callable[[Seen], Reply]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "scripted/1"
+    sys_version = ""
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        pass
+
+    def setup(self) -> None:
+        if isinstance(self.request, ssl.SSLSocket):
+            self.request.do_handshake()
+        super().setup()
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        seen = Seen(self.command, self.path, Headers(self.headers.items()))
+        reply = self.server.reply_for(seen)
+        if reply.cut == "reset":
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_connection = True
+            self.connection.close()
+            return
+        body = reply.payload()
+        self.send_response(reply.status)
+        self.send_header("Content-Type", reply.content_type)
+        if "Content-Length" not in reply.headers:
+            self.send_header("Content-Length", str(len(body)))
+        for key, value in reply.headers.items():
+            self.send_header(key, value)
+        if reply.cut == "truncate":
+            self.send_header("Connection", "close")
+            self.close_connection = True
+            body = body[: reply.send if reply.send is not None else len(body) // 2]
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _serve
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, address: tuple[str, int], routes: dict[str, Route]):
+        self.routes = dict(routes)
+        self.seen: list[Seen] = []
+        self.counts: dict[str, int] = {}
+        self.lock = threading.Lock()
+        super().__init__(address, _Handler)
+
+    def server_bind(self) -> None:
+        import socketserver
+
+        socketserver.TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name, self.server_port = str(host), int(port)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], (OSError, ssl.SSLError)):
+            return  # clients hanging up or refusing our certificate are expected here
+        super().handle_error(request, client_address)
+
+    def reply_for(self, seen: Seen) -> Reply:
+        with self.lock:
+            self.seen.append(seen)
+            route = self.routes.get(seen.path)
+            if route is None:
+                route = self.routes.get("*")
+            n = self.counts.get(seen.path, 0)
+            self.counts[seen.path] = n + 1
+        if route is None:
+            return json_reply({"error": "not found"}, 404)
+        if isinstance(route, Reply):
+            return route
+        if isinstance(route, list):
+            return route[min(n, len(route) - 1)]
+        return route(seen)
+
+
+class Scripted:
+    def __init__(self, server: _Server, thread: threading.Thread, scheme: str):
+        self._server = server
+        self._thread = thread
+        host, port = server.server_address[:2]
+        self.host, self.port = str(host), int(port)
+        self.url = f"{scheme}://{self.host}:{self.port}"
+
+    @property
+    def seen(self) -> list[Seen]:
+        with self._server.lock:
+            return list(self._server.seen)
+
+    @property
+    def routes(self) -> dict[str, Route]:
+        return self._server.routes
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> Scripted:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_scripted(routes: dict[str, Route] | None = None, host: str = "127.0.0.1", port: int = 0,
+                   tls: tuple[str, str] | None = None) -> Scripted:
+    server = _Server((host, port), routes or {})
+    scheme = "http"
+    if tls is not None:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*tls)
+        server.socket = context.wrap_socket(server.socket, server_side=True,
+                                            do_handshake_on_connect=False)
+        scheme = "https"
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
+                              name=f"scripted:{server.server_address[1]}", daemon=True)
+    thread.start()
+    return Scripted(server, thread, scheme)
