@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 lint: install
-	$(PY) -m ruff check benchloop codegen tests
+	$(PY) -m ruff check benchloop codegen tests benchmarks
 
 test: install lint docs-check
 	$(PY) -m pytest

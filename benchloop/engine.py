@@ -55,10 +55,16 @@ class Runtime:
     stdout: Any
     _http: Any = None
 
+    _lock: Any = field(default_factory=threading.Lock)
+
     @property
     def http(self) -> Any:
+        # Created once, under a lock: workers racing here must share one client
+        # (one connection pool), not build one each.
         if self._http is None:
-            self._http = self.http_factory()
+            with self._lock:
+                if self._http is None:
+                    self._http = self.http_factory()
         return self._http
 
     def close(self) -> None:
@@ -283,8 +289,10 @@ class Pipeline:
 
         if value is None or value is WRITTEN:
             return
-        data = value if part.get("format") == "markdown" else writers.dumps(value, self.rt.pretty)
-        writers.atomic_write(path, data)
+        if part.get("format") == "markdown":
+            writers.atomic_write(path, value)
+        else:
+            writers.write_json_file(path, value, self.rt.pretty)
         note = ""
         if part.get("count") and isinstance(value, dict):
             count = part["count"]

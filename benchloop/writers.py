@@ -119,5 +119,18 @@ def atomic_write_stream(path: str, produce) -> None:
         raise
 
 
+def write_json_file(path: str, value: Any, pretty: bool = True) -> None:
+    """A JSON file, encoded piecewise: a 100,000-job list never exists as one string."""
+    encoder = json.JSONEncoder(indent=2 if pretty else None, ensure_ascii=False,
+                               separators=None if pretty else (",", ":"))
+
+    def produce(out) -> None:
+        for chunk in encoder.iterencode(value):
+            out.write(chunk)
+        out.write("\n")
+
+    atomic_write_stream(path, produce)
+
+
 def exists(path: str) -> bool:
     return Path(path).is_file()

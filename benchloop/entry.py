@@ -1,0 +1,18 @@
+"""Console-script entry point: answers ``--version`` before importing anything else.
+
+Everything else is delegated to ``benchloop.cli``.  Keeping this module tiny
+keeps ``bl --version`` close to the interpreter's own start-up time.
+"""
+
+import sys
+
+
+def main() -> None:
+    if sys.argv[1:] == ["--version"]:
+        from . import __version__
+
+        sys.stdout.write(f"bmcli {__version__}\n")
+        sys.exit(0)
+    from .cli import main as run
+
+    run()

@@ -1,0 +1,510 @@
+"""The scenarios: what is run, how often, against which sandbox, and the targets.
+
+Every scenario is a function ``(Bench) -> list[Table]`` that starts its own
+sandbox process, runs the clients as child processes (:func:`measure.run`)
+and records the targets it checks as :class:`report.Verdict`.  Sizes come
+from :class:`Sizes`: the full sizes of issues 3 and 6, or ``--quick`` ones
+that exercise the same code paths in seconds.
+
+Repetitions are interleaved (run 1 of every command, then run 2, ...) so a
+slow drift of the machine (thermal, page cache, another process) spreads over
+all commands instead of penalising whichever ran last.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .measure import Run, median_run, run
+from .report import Table, Verdict, mb, ms, ratio, secs, size
+from .sandbox_proc import REPO, SandboxProcess
+
+LATENCY_MS = 20
+HELP_TARGET_S = 0.120
+VERSION_TARGET_X = 3.0
+FANOUT_TARGET_X = 1.2
+CPU_TARGET_X = 2.0
+RSS_TARGET_MB = 150  # issue 6 (issue 3 asks < 200 MB for the export)
+RSS_TARGET_EXPORT_ISSUE3_MB = 200
+
+
+@dataclass
+class Sizes:
+    startup_runs: int
+    startup_warmups: int
+    fanout_ids: int
+    fanout_concurrency: list[int]
+    fanout_runs: int
+    cpu_ids: int
+    cpu_runs: int
+    export_jobs: int = 16_000
+    export_steps: int = 500  # 16,000 x 500 steps: ~7.4 M rows, ~1.07 GB uncompressed
+    jobs_group: int = 100_000
+
+    @classmethod
+    def full(cls) -> Sizes:
+        return cls(startup_runs=15, startup_warmups=2, fanout_ids=2000, fanout_concurrency=[5, 8, 16, 32],
+                   fanout_runs=3, cpu_ids=1000, cpu_runs=5)
+
+    @classmethod
+    def quick(cls) -> Sizes:
+        return cls(startup_runs=5, startup_warmups=1, fanout_ids=200, fanout_concurrency=[5, 16],
+                   fanout_runs=1, cpu_ids=200, cpu_runs=2)
+
+
+@dataclass
+class Client:
+    label: str  # "bl" or "peer"
+    path: str
+
+
+@dataclass
+class Bench:
+    """Shared state of one benchmark run."""
+
+    sizes: Sizes
+    clients: list[Client]
+    work: Path
+    env: dict[str, str]
+    default_concurrency: int = 5
+    verdicts: list[Verdict] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    log: Callable[[str], None] = lambda message: print(message, file=sys.stderr, flush=True)
+
+    # -- helpers ------------------------------------------------------------
+    def fresh_dir(self, name: str) -> Path:
+        path = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=self.work))
+        return path
+
+    def ids_file(self, n: int, group: str = "G1") -> str:
+        path = self.work / f"ids-{group}-{n}.txt"
+        if not path.exists():
+            path.write_text("".join(f"{group}-J{i:04d}\n" for i in range(1, n + 1)))
+        return str(path)
+
+    def show(self, argv: list[str], *, stdin: str | None = None, url: str = "", note: str = "") -> None:
+        """Record ``argv`` for the Commands section, with stable placeholders."""
+        words = []
+        for word in argv:
+            if word == sys.executable:
+                word = "python"
+            elif word == str(REPO / "benchmarks" / "baseline_client.py"):
+                word = "benchmarks/baseline_client.py"
+            else:
+                for client in self.clients:
+                    if word == client.path:
+                        word = client.label if client.label == "bl" else "$BENCH_PEER"
+            if url and word == url:
+                word = "$URL"
+            elif str(self.work) in word:
+                word = "$OUT"
+            elif word not in ("bl", "python", "$BENCH_PEER"):
+                word = shlex.quote(word)
+            words.append(word)
+        line = " ".join(words)
+        if stdin:
+            match = re.search(r"ids-G1-(\d+)\.txt$", stdin)
+            line += f" < $IDS_{match.group(1)}" if match else " < FILE"
+        if note:
+            line += f"  # {note}"
+        if line not in self.commands:
+            self.commands.append(line)
+
+    def run(self, argv: list[str], *, stdin: str | None = None, cwd: Path | None = None,
+            stdout: str | None = None, timeout: float = 900) -> Run:
+        result = run(argv, stdin_path=stdin, env=self.env, cwd=str(cwd or self.work),
+                     stdout_path=stdout, timeout=timeout)
+        if not result.ok:
+            self.log(f"  ! {' '.join(argv[:12])}{' ...' if len(argv) > 12 else ''}: {result.describe_failure()}")
+        return result
+
+    def client_argv(self, client: Client, sb: SandboxProcess, *args: str) -> list[str]:
+        return [client.path, "--host", sb.url, "--api-key", sb.api_key, *args]
+
+    def verdict(self, target: str, measured: str, ok: bool | None) -> None:
+        self.verdicts.append(Verdict(target, measured, ok))
+
+
+def _ok(value: float, good: Callable[[float], bool]) -> bool | None:
+    return None if value != value else good(value)
+
+
+def _peer_ratio(values: dict[str, float], label: str) -> str:
+    if label == "bl" or "bl" not in values:
+        return ""
+    return ratio(values[label] / values["bl"]) if values["bl"] else "-"
+
+
+# =========================================================================
+# 1. startup
+# =========================================================================
+def startup(b: Bench) -> list[Table]:
+    s = b.sizes
+    with SandboxProcess(groups=1, jobs_per_group=40) as sb:
+        b.show([sys.executable, "-m", "benchmarks.sandbox_launcher", *sb.options], note="started once")
+        commands: list[tuple[str, str, list[str]]] = [("floor", "python -c pass", [sys.executable, "-c", "pass"])]
+        for c in b.clients:
+            commands += [
+                (c.label, f"{c.label} --version", [c.path, "--version"]),
+                (c.label, f"{c.label} --help", [c.path, "--help"]),
+                (c.label, f"{c.label} metrics --help", [c.path, "metrics", "--help"]),
+                (c.label, f"{c.label} metrics get --help", [c.path, "metrics", "get", "--help"]),
+                (c.label, f"{c.label} metrics get -j G1-J0001",
+                 b.client_argv(c, sb, "metrics", "get", "-j", "G1-J0001")),
+            ]
+        for _, _, argv in commands:
+            b.show(argv, url=sb.url)
+        runs: dict[str, list[Run]] = {name: [] for _, name, _ in commands}
+        total = s.startup_warmups + s.startup_runs
+        b.log(f"startup: {len(commands)} commands x ({s.startup_warmups} warmups + {s.startup_runs} runs)")
+        for index in range(total):
+            for _, name, argv in commands:
+                result = b.run(argv, timeout=60)
+                if index >= s.startup_warmups:
+                    runs[name].append(result)
+
+    med = {name: median_run(rs) for name, rs in runs.items()}
+    floor = med["python -c pass"]["wall"]
+    table = Table(
+        f"Startup: median of {s.startup_runs} runs after {s.startup_warmups} warmups",
+        ["command", "wall ms", "CPU ms", "max RSS MB", "x floor", "target", "met", "x bl"],
+    )
+    by_suffix: dict[str, dict[str, float]] = {}
+    for label, name, _ in commands:
+        m = med[name]
+        suffix = name.split(" ", 1)[1] if label != "floor" else name
+        by_suffix.setdefault(suffix, {})[label] = m["wall"]
+        target, ok = "", None
+        if label != "floor":
+            if suffix == "--version":
+                target = f"<= {VERSION_TARGET_X:g}x floor"
+                ok = _ok(m["wall"], lambda w: w <= VERSION_TARGET_X * floor)
+            elif suffix in ("--help", "metrics --help"):
+                target = f"< {HELP_TARGET_S * 1000:.0f} ms"
+                ok = _ok(m["wall"], lambda w: w < HELP_TARGET_S)
+        met = "" if not target else {True: "yes", False: "**NO**", None: "failed"}[ok]
+        shown = name if label != "peer" else name.replace("peer ", "$BENCH_PEER ", 1)
+        if m["failed"]:
+            shown += f" ({m['failed']} failed)"
+        table.rows.append([f"`{shown}`", ms(m["wall"]), ms(m["cpu"]), mb(m["maxrss_mb"]),
+                           ratio(m["wall"] / floor) if label != "floor" else "1.00x", target, met,
+                           _peer_ratio(by_suffix[suffix], label)])
+        if label == "bl" and target:
+            b.verdict(f"`bl {suffix}` {target}" + (f" ({ms(floor)} ms)" if "floor" in target else ""),
+                      f"{ms(m['wall'])} ms ({ratio(m['wall'] / floor)} floor)", ok)
+    table.notes.append("floor: the venv's own interpreter (`python -c pass`), which also runs `bl`; "
+                       "the compiled-spec cache is warm (the warmups fill it).")
+    table.notes.append("`metrics get -j` makes one request to a local sandbox (no injected latency).")
+    return [table]
+
+
+# =========================================================================
+# 2. fan-out
+# =========================================================================
+def default_concurrency(bl: str, env: dict[str, str]) -> int:
+    """The CLI's default ``--concurrency``, read from its own help text."""
+    try:
+        text = subprocess.run([bl, "--help"], capture_output=True, text=True, env={**env, "COLUMNS": "200"},
+                              timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 5
+    flat = re.sub(r"[\s│|]+", " ", text)
+    match = re.search(r"--concurrency \S+ .{0,160}?\[default: (\d+)\]", flat)
+    return int(match.group(1)) if match else 5
+
+
+def _count_files(root: Path, suffix: str) -> int:
+    return sum(1 for _, _, files in os.walk(root) for f in files if f.endswith(suffix))
+
+
+BASELINE = str(REPO / "benchmarks" / "baseline_client.py")
+REFERENCE = "reference: one shared httpx.Client"
+
+
+def _fanout(b: Bench, *, name: str, title: str, argv_tail: list[str], stdin: str | None,
+            suffix: str, expected_files: int | None, reference_path: str) -> list[Table]:
+    s = b.sizes
+    n = s.fanout_ids
+    levels = sorted({*s.fanout_concurrency, b.default_concurrency})
+    ids = b.ids_file(n)
+    with SandboxProcess(groups=1, jobs_per_group=n, latency_ms=LATENCY_MS) as sb:
+        b.show([sys.executable, "-m", "benchmarks.sandbox_launcher", *sb.options])
+
+        def client(c: Client) -> Callable[[int, Path], tuple[list[str], str | None]]:
+            return lambda level, out: (b.client_argv(c, sb, "--concurrency", str(level), "-q", "-o", str(out),
+                                                     *argv_tail), stdin)
+
+        def reference(level: int, out: Path) -> tuple[list[str], str | None]:
+            return ([sys.executable, BASELINE, "--host", sb.url, "--api-key", sb.api_key, "--concurrency",
+                     str(level), "--shared-client", "--path", reference_path, "-j", "-"], ids)
+
+        runners = [(c.label, client(c)) for c in b.clients] + [("reference", reference)]
+        results: dict[tuple[str, int], list[Run]] = {}
+        stats: dict[tuple[str, int], list[dict]] = {}
+        files: dict[tuple[str, int], set[int]] = {}
+        b.log(f"{name}: {n} ids, concurrency {levels}, {s.fanout_runs} run(s) each, {LATENCY_MS} ms latency")
+        for _ in range(s.fanout_runs):
+            for label, make in runners:
+                for level in levels:
+                    out = b.fresh_dir(name)
+                    argv, feed = make(level, out)
+                    b.show(argv, stdin=feed, url=sb.url)
+                    sb.reset()
+                    key = (label, level)
+                    results.setdefault(key, []).append(b.run(argv, stdin=feed, timeout=900))
+                    stats.setdefault(key, []).append(sb.stats())
+                    files.setdefault(key, set()).add(_count_files(out, suffix))
+                    shutil.rmtree(out, ignore_errors=True)
+
+    table = Table(title, ["client", "concurrency", "wall s", "bound s", "x bound", "client CPU s",
+                          "requests", "connections", "files", "target", "met", "x bl"])
+    walls: dict[int, dict[str, float]] = {}
+    for label, _ in runners:
+        for level in levels:
+            key = (label, level)
+            m = median_run(results[key])
+            bound = n * LATENCY_MS / 1000 / level
+            walls.setdefault(level, {})[label] = m["wall"]
+            target, ok = "", None
+            if level == b.default_concurrency and label != "reference":
+                target = f"<= {FANOUT_TARGET_X:g}x bound (default)"
+                ok = _ok(m["wall"], lambda w, bound=bound: w <= FANOUT_TARGET_X * bound)
+                if label == "bl":
+                    b.verdict(f"{title.split(' over ')[0]}: <= {FANOUT_TARGET_X:g}x the latency bound at the "
+                              f"default concurrency {level}",
+                              f"{secs(m['wall'])} s vs {secs(bound)} s ({ratio(m['wall'] / bound)})", ok)
+            conns = sorted({st.get("connections", 0) for st in stats[key]})
+            shown = {"bl": "bl", "peer": "$BENCH_PEER", "reference": REFERENCE}[label]
+            if m["failed"]:
+                shown += f" ({m['failed']} failed)"
+            if label != "reference" and expected_files is not None and min(files[key]) < expected_files:
+                shown += " (files missing)"
+            table.rows.append([
+                shown, str(level), secs(m["wall"]), secs(bound), ratio(m["wall"] / bound), secs(m["cpu"]),
+                str(stats[key][-1].get("requests", "?")), "/".join(str(x) for x in conns),
+                "" if label == "reference" else "/".join(str(x) for x in sorted(files[key])),
+                target, "" if not target else {True: "yes", False: "**NO**", None: "failed"}[ok],
+                _peer_ratio(walls[level], label) if label == "peer" else "",
+            ])
+    table.notes.append(f"bound = {n:,} requests x {LATENCY_MS} ms / concurrency; wall includes the "
+                       "process start and any requests made before the fan-out. "
+                       f"Median of {s.fanout_runs} run(s).")
+    table.notes.append(f"{REFERENCE}: `benchmarks/baseline_client.py --shared-client` doing the same "
+                       f"per-job GETs ({reference_path}) with a thread pool and writing no files - what "
+                       "the sandbox and loopback allow, for comparison; it has no target.")
+    table.notes.append("connections: TCP connections accepted by the sandbox per run (each distinct "
+                       "count seen); a client that shares one pool needs at most concurrency + 1. "
+                       f"files: `*{suffix}` files written per run.")
+    return [table]
+
+
+def fanout_trajectory(b: Bench) -> list[Table]:
+    n = b.sizes.fanout_ids
+    return _fanout(b, name="fanout-trajectory",
+                   title=f"Fan-out: `trajectory download -j -` over {n:,} job ids, {LATENCY_MS} ms latency",
+                   argv_tail=["trajectory", "download", "-j", "-"], stdin=b.ids_file(n),
+                   suffix="_trajectory.json", expected_files=n,
+                   reference_path="/openapi/jobs/{job}/trajectory?source=trace")
+
+
+def fanout_report(b: Bench) -> list[Table]:
+    n = b.sizes.fanout_ids
+    tables = _fanout(b, name="fanout-report",
+                     title=f"Fan-out: `report download -g` over a {n:,}-job group, {LATENCY_MS} ms latency",
+                     argv_tail=["report", "download", "-g", "G1"], stdin=None,
+                     suffix="_report.md", expected_files=None, reference_path="/openapi/jobs/{job}/report")
+    tables[0].notes.append("requests: the group report, the job list pages and one report per job; "
+                           "jobs whose report has no content write no file (contract 3.3).")
+    return tables
+
+
+# =========================================================================
+# 3. client CPU per 1,000 requests
+# =========================================================================
+def _json_len(path: str) -> int:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            value = json.load(handle)
+    except (OSError, ValueError):
+        return -1
+    return len(value) if isinstance(value, list) else -1
+
+
+def cpu(b: Bench) -> list[Table]:
+    s = b.sizes
+    n = s.cpu_ids
+    level = b.default_concurrency
+    many, one = b.ids_file(n), b.ids_file(1)
+    baseline = [sys.executable, BASELINE]
+    with SandboxProcess(groups=1, jobs_per_group=n) as sb:
+        b.show([sys.executable, "-m", "benchmarks.sandbox_launcher", *sb.options])
+        argvs: dict[str, list[str]] = {}
+        for c in b.clients:
+            argvs[c.label] = b.client_argv(c, sb, "--concurrency", str(level), "-q", "trajectory", "get", "-j", "-")
+        argvs["baseline"] = [*baseline, "--host", sb.url, "--api-key", sb.api_key, "--concurrency", str(level),
+                             "-j", "-"]
+        argvs["reference"] = [*argvs["baseline"][:-2], "--shared-client", "-j", "-"]
+        for argv in argvs.values():
+            b.show(argv, stdin=many, url=sb.url)
+        runs: dict[tuple[str, int], list[Run]] = {}
+        counts: dict[str, int] = {}
+        b.log(f"cpu: {n} requests, concurrency {level}, {s.cpu_runs} run(s) per client")
+        for index in range(s.cpu_runs):
+            for label, argv in argvs.items():
+                for count, ids in ((n, many), (1, one)):
+                    out = str(b.work / f"cpu-{label}.json")
+                    runs.setdefault((label, count), []).append(b.run(argv, stdin=ids, stdout=out, timeout=900))
+                    if index == 0 and count == n:
+                        counts[label] = _json_len(out)
+                    os.unlink(out)
+
+    table = Table(f"Client CPU (user+sys) for `trajectory get -j -` over {n:,} ids, concurrency {level}, "
+                  "zero latency",
+                  ["client", "CPU s", "CPU ms per 1,000 req", "1-request run CPU ms", "marginal ms per 1,000",
+                   "wall s", "max RSS MB", "baseline / client", "target", "met"])
+    per1000: dict[str, float] = {}
+    marginal: dict[str, float] = {}
+    for label in argvs:
+        m, m1 = median_run(runs[(label, n)]), median_run(runs[(label, 1)])
+        per1000[label] = m["cpu"] * 1000 / n
+        marginal[label] = (m["cpu"] - m1["cpu"]) * 1000 / max(1, n - 1)
+        name = {"bl": "bl", "peer": "$BENCH_PEER", "baseline": "baseline: fresh httpx.Client per request",
+                "reference": REFERENCE}[label]
+        if counts.get(label, n) != n:
+            name += f" (printed {counts.get(label)} of {n})"
+        if m["failed"]:
+            name += f" ({m['failed']} failed)"
+        table.rows.append([name, secs(m["cpu"]), ms(per1000[label]), ms(m1["cpu"]),
+                           ms(marginal[label]), secs(m["wall"]), mb(m["maxrss_mb"]), "", "", ""])
+    for row, label in zip(table.rows, argvs, strict=True):
+        if label == "baseline":
+            continue
+        x = per1000["baseline"] / per1000[label] if per1000[label] else float("nan")
+        ok = _ok(x, lambda v: v >= CPU_TARGET_X)
+        row[7] = ratio(x)
+        if label == "reference":
+            continue
+        row[8] = f">= {CPU_TARGET_X:g}x"
+        row[9] = {True: "yes", False: "**NO**", None: "failed"}[ok]
+        if label == "bl":
+            xm = marginal["baseline"] / marginal["bl"] if marginal["bl"] else float("nan")
+            b.verdict(f"CPU per 1,000 requests >= {CPU_TARGET_X:g}x lower than a fresh client per request",
+                      f"{ms(per1000['bl'])} ms vs {ms(per1000['baseline'])} ms ({ratio(x)}; "
+                      f"marginal {ratio(xm)})", ok)
+    table.notes.append(f"Median of {s.cpu_runs} run(s). CPU is the whole process (start, imports, "
+                       f"requests, JSON output) from os.wait4; per 1,000 = CPU x 1000 / {n}.")
+    table.notes.append("marginal: (CPU of the N-id run - CPU of a 1-id run) per 1,000 extra requests, "
+                       "i.e. without the fixed start-up cost.")
+    table.notes.append("baseline: `benchmarks/baseline_client.py`, the official client's approach (a new "
+                       f"httpx.Client per request, same headers, a pool of {level} threads, one JSON array "
+                       f"printed). {REFERENCE}: the same script with `--shared-client`, for comparison.")
+    return [table]
+
+
+# =========================================================================
+# 4. peak memory (big)
+# =========================================================================
+def mem_export(b: Bench) -> list[Table]:
+    s = b.sizes
+    with SandboxProcess(groups=1, jobs_per_group=s.export_jobs, trajectory_steps=s.export_steps,
+                        prebuild_export=("G1",), ready_timeout=7200) as sb:
+        b.show([sys.executable, "-m", "benchmarks.sandbox_launcher", *sb.options])
+        info = sb.exports().get("G1", {})
+        raw, gz, rows = info.get("raw_bytes", 0), info.get("gzip_bytes", 0), info.get("rows", 0)
+        b.log(f"mem-export: export of {size(raw)} uncompressed ({size(gz)} gzip, {rows:,} rows)")
+        results = []
+        for c in b.clients:
+            out = b.fresh_dir("mem-export")
+            argv = b.client_argv(c, sb, "-q", "-o", str(out), "trajectory", "download", "-g", "G1")
+            b.show(argv, url=sb.url)
+            result = b.run(argv, timeout=7200)
+            target = out / "G1" / "trajectory.json"
+            written = target.stat().st_size if target.is_file() else 0
+            results.append((c, result, written))
+            shutil.rmtree(out, ignore_errors=True)
+    table = Table(f"Peak memory: `trajectory download -g` of a {size(raw)} export "
+                  f"({s.export_jobs:,} jobs x {s.export_steps} steps)",
+                  ["client", "export uncompressed", "gzip", "rows", "trajectory.json", "wall s", "CPU s",
+                   "peak RSS MB", "target", "met"])
+    for c, result, written in results:
+        rss = result.maxrss_kb / 1024 if result.ok else float("nan")
+        ok = _ok(rss, lambda v: v < RSS_TARGET_MB)
+        name = c.label if c.label == "bl" else "$BENCH_PEER"
+        if not result.ok:
+            name += f" ({result.describe_failure()[:80]})"
+        table.rows.append([name, size(raw), size(gz), f"{rows:,}", size(written),
+                           secs(result.wall), secs(result.cpu), mb(rss),
+                           f"< {RSS_TARGET_MB} MB (< {RSS_TARGET_EXPORT_ISSUE3_MB} issue 3)",
+                           {True: "yes", False: "**NO**", None: "failed"}[ok]])
+        if c.label == "bl":
+            b.verdict(f"Peak RSS of `trajectory download -g` on a >= 1 GB export < {RSS_TARGET_MB} MB "
+                      f"(issue 3: < {RSS_TARGET_EXPORT_ISSUE3_MB} MB)",
+                      f"{mb(rss)} MB on {size(raw)}", ok)
+    table.notes.append("One run. The export (gzip JSON lines, step-major like the sandbox's) is built once by "
+                       "the launcher in constant memory and cached across runs.")
+    if raw < 1e9:
+        table.notes.append(f"WARNING: the export is only {size(raw)} uncompressed (< 1 GB).")
+    return [table]
+
+
+def mem_jobs(b: Bench) -> list[Table]:
+    s = b.sizes
+    with SandboxProcess(groups=1, jobs_per_group=s.jobs_group) as sb:
+        b.show([sys.executable, "-m", "benchmarks.sandbox_launcher", *sb.options])
+        results = []
+        for c in b.clients:
+            out = b.fresh_dir("mem-jobs")
+            argv = b.client_argv(c, sb, "-q", "-o", str(out), "jobs", "download", "-g", "G1")
+            b.show(argv, url=sb.url)
+            sb.reset()
+            result = b.run(argv, timeout=3600)
+            requests = sb.stats().get("requests", 0)
+            target = out / "G1" / "job_list.json"
+            written = target.stat().st_size if target.is_file() else 0
+            results.append((c, result, written, requests))
+            shutil.rmtree(out, ignore_errors=True)
+    table = Table(f"Peak memory: `jobs download -g` on a {s.jobs_group:,}-job group",
+                  ["client", "requests", "job_list.json", "wall s", "CPU s", "peak RSS MB", "target", "met"])
+    for c, result, written, requests in results:
+        rss = result.maxrss_kb / 1024 if result.ok else float("nan")
+        ok = _ok(rss, lambda v: v < RSS_TARGET_MB)
+        name = c.label if c.label == "bl" else "$BENCH_PEER"
+        if not result.ok:
+            name += f" ({result.describe_failure()[:80]})"
+        table.rows.append([name, str(requests), size(written), secs(result.wall), secs(result.cpu),
+                           mb(rss), f"< {RSS_TARGET_MB} MB", {True: "yes", False: "**NO**", None: "failed"}[ok]])
+        if c.label == "bl":
+            b.verdict(f"Peak RSS of `jobs download -g` on a {s.jobs_group:,}-job group < {RSS_TARGET_MB} MB",
+                      f"{mb(rss)} MB", ok)
+    table.notes.append("One run, no injected latency.")
+    return [table]
+
+
+@dataclass
+class Scenario:
+    name: str
+    section: str
+    func: Callable[[Bench], list[Table]]
+    big: bool = False
+
+
+SCENARIOS = [
+    Scenario("startup", "1. Startup", startup),
+    Scenario("fanout-trajectory", "2. Fan-out", fanout_trajectory),
+    Scenario("fanout-report", "2. Fan-out", fanout_report),
+    Scenario("cpu", "3. Client CPU per 1,000 requests", cpu),
+    Scenario("mem-export", "4. Peak memory (big)", mem_export, big=True),
+    Scenario("mem-jobs", "4. Peak memory (big)", mem_jobs, big=True),
+]
+
+__all__ = ["SCENARIOS", "Bench", "Client", "Scenario", "Sizes", "default_concurrency"]

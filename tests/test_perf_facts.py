@@ -1,0 +1,103 @@
+"""Performance facts that are true or false, never timings (those live in benchmarks/).
+
+1. Import hygiene: the fast paths (``--version``, ``--help``, a resource's and
+   an action's ``--help``) must not import the HTTP stack, the YAML parser,
+   the schema validator or the template engine.  Checked in a fresh
+   interpreter, on the warm path: the same command runs once first with the
+   same ``BENCHLOOP_CACHE_DIR`` so the compiled table is already cached (the
+   cold path legitimately parses and validates the YAML once).
+2. Connection reuse: one HTTP client per process, so sequential requests
+   share one TCP connection, and concurrent ones at most ``--concurrency``
+   plus one.  The sandbox counts accepted connections.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from benchloop.sandbox import start_sandbox
+
+HEAVY = ("httpx", "yaml", "jsonschema", "jinja2")
+FRAMEWORK = ("rich", "cyclopts")
+
+_CHECK = r"""
+import contextlib, io, json, sys
+argv, watched = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+sys.argv = ["bl", *argv]
+from benchloop.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        main()
+    except SystemExit:
+        pass
+loaded = sorted({m.split(".")[0] for m in sys.modules} & set(watched))
+print("MODULES=" + json.dumps(loaded))
+"""
+
+FAST_PATHS = [
+    pytest.param(["--version"], id="version"),
+    pytest.param(["--help"], id="help"),
+    pytest.param(["metrics", "--help"], id="resource-help"),
+    pytest.param(["metrics", "get", "--help"], id="action-help"),
+]
+
+
+def _imported(argv: list[str], watched: tuple[str, ...]) -> list[str]:
+    """Top-level packages of ``watched`` imported by ``bl ARGV`` in a fresh interpreter (warm cache)."""
+    command = [sys.executable, "-c", _CHECK, json.dumps(argv), json.dumps(list(watched))]
+    for _ in range(2):  # the first run fills the compiled-spec cache; the second is the warm path
+        done = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ), timeout=120)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("MODULES=")]
+    assert lines, f"no result from the check (exit {done.returncode}): {done.stderr[-2000:]}"
+    return json.loads(lines[-1][len("MODULES="):])
+
+
+@pytest.mark.parametrize("argv", FAST_PATHS)
+def test_fast_paths_import_no_heavy_modules(argv):
+    assert _imported(argv, HEAVY) == []
+
+
+@pytest.mark.parametrize("argv", FAST_PATHS[:2])
+def test_version_and_help_skip_the_cli_framework(argv):
+    # Issue 6: neither httpx nor rich on the --version and --help paths (they are
+    # rendered from the compiled table; Cyclopts, which needs rich, is not built).
+    assert _imported(argv, FRAMEWORK) == []
+
+
+# ---------------------------------------------------------------- connection reuse
+_IDS = ",".join(f"G1-J{n:04d}" for n in range(1, 11))
+
+
+@pytest.fixture(scope="module")
+def slow_sandbox():
+    # A little latency keeps requests in flight together, as they would be on a
+    # real network; it makes an extra connection show up whenever one is opened.
+    with start_sandbox(seed=7, groups=1, jobs_per_group=20, api_key="facts-key", latency_ms=30) as sb:
+        yield sb
+
+
+def _connections(sb, concurrency: int) -> int:
+    sb.reset_stats()
+    done = subprocess.run(
+        [sys.executable, "-m", "benchloop", "--host", sb.url, "--api-key", "facts-key", "--retry", "0",
+         "--concurrency", str(concurrency), "-q", "report", "get", "-j", _IDS],
+        capture_output=True, text=True, env=dict(os.environ), timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    stats = sb.stats
+    assert stats["job_report"] == 10
+    return stats["connections"]
+
+
+def test_sequential_requests_share_one_connection(slow_sandbox):
+    assert _connections(slow_sandbox, 1) == 1
+
+
+def test_concurrent_requests_open_at_most_concurrency_plus_one(slow_sandbox):
+    counts = [_connections(slow_sandbox, 4) for _ in range(3)]
+    assert max(counts) <= 4 + 1, counts
