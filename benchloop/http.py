@@ -194,7 +194,9 @@ class Http:
         os.close(fd)
         try:
             size = self._download_attempts(url, params, tmp, on_bytes, missing_ok)
-            os.chmod(tmp, 0o666 & ~_umask())
+            from .writers import _umask_mode
+
+            os.chmod(tmp, _umask_mode())
             os.replace(tmp, dest)
             return size
         except BaseException:

@@ -28,7 +28,11 @@ class Log:
 
     @property
     def tty(self) -> bool:
-        return bool(getattr(self.stream, "isatty", lambda: False)())
+        if self._tty is None:
+            self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        return self._tty
+
+    _tty: bool | None = None
 
     _live = ""
 
@@ -108,6 +112,8 @@ class Counter:
         with self._lock:
             self.done += 1
             done = self.done
+        if self.log.quiet:
+            return
         verb = self.action if ok else "failed"
         line = f"{self.label}: {done}/{self.total} {self.unit}, {verb} {detail}"
         elapsed = time.monotonic() - self.started

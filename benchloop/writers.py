@@ -18,10 +18,11 @@ root.  ``join_under`` checks the final path once more.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
-import tempfile
+import threading
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -68,26 +69,52 @@ def safe_component(value: str) -> str:
     return value
 
 
+_REAL_ROOTS: dict[str, str] = {}
+
+
 def join_under(root: str, relative: str) -> str:
-    """Join ``relative`` (built from safe components) under ``root``, or refuse."""
+    """Join ``relative`` (built from safe components) under ``root``, or refuse.
+
+    Components are already safe (see ``safe_component``); this is the second
+    line of defence, so it only resolves what could move: the root (once per
+    process) and existing symlinks on the way.
+    """
     path = os.path.join(root, relative)
-    real_root = os.path.realpath(root)
+    real_root = _REAL_ROOTS.get(root)
+    if real_root is None:
+        real_root = _REAL_ROOTS[root] = os.path.realpath(root)
     real = os.path.realpath(path)
-    if os.path.commonpath([real_root, real]) != real_root:
+    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
         raise ValueError(f"refusing to write outside the output root: {relative!r}")
     return path
 
 
 def _umask_mode() -> int:
+    """0666 minus the current umask (reading it means setting it back)."""
     mask = os.umask(0)
     os.umask(mask)
     return 0o666 & ~mask
 
 
-def atomic_write(path: str, data: bytes | str) -> None:
+_SEQ = itertools.count()
+
+
+def temp_beside(path: str, suffix: str = ".tmp") -> tuple[int, str]:
+    """Create a new hidden temp file next to ``path`` (cheaper than ``mkstemp``:
+    the name is unique per process, thread and call; O_EXCL still guards it)."""
     directory = os.path.dirname(path) or "."
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)[:60]}.", suffix=".tmp", dir=directory)
+    name = f".{os.path.basename(path)[:60]}.{os.getpid()}-{threading.get_ident() % 100000}-{next(_SEQ)}{suffix}"
+    tmp = os.path.join(directory, name)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileNotFoundError:
+        os.makedirs(directory, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    return fd, tmp
+
+
+def atomic_write(path: str, data: bytes | str) -> None:
+    fd, tmp = temp_beside(path)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data.encode("utf-8") if isinstance(data, str) else data)
@@ -103,9 +130,7 @@ def atomic_write(path: str, data: bytes | str) -> None:
 
 def atomic_write_stream(path: str, produce) -> None:
     """Like ``atomic_write`` but ``produce(text_stream)`` writes the content piecewise."""
-    directory = os.path.dirname(path) or "."
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)[:60]}.", suffix=".tmp", dir=directory)
+    fd, tmp = temp_beside(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n", buffering=1 << 20) as handle:
             produce(handle)
@@ -119,8 +144,18 @@ def atomic_write_stream(path: str, produce) -> None:
         raise
 
 
+def _large(value: Any) -> bool:
+    if isinstance(value, list):
+        return len(value) > 2000
+    return isinstance(value, dict) and any(isinstance(v, list) and len(v) > 2000 for v in value.values())
+
+
 def write_json_file(path: str, value: Any, pretty: bool = True) -> None:
-    """A JSON file, encoded piecewise: a 100,000-job list never exists as one string."""
+    """A JSON file; large collections are encoded piecewise (a 100,000-job list never
+    exists as one string), small documents in one go (faster)."""
+    if not _large(value):
+        atomic_write(path, dumps(value, pretty))
+        return
     encoder = json.JSONEncoder(indent=2 if pretty else None, ensure_ascii=False,
                                separators=None if pretty else (",", ":"))
 
