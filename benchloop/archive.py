@@ -21,7 +21,7 @@ from urllib.parse import quote
 from .engine import Context, Failure, Outcome, Pipeline, render_label, run_pool
 from .errors import AuthError, BenchloopError, Cancelled, StepError
 from .log import Counter
-from .writers import dumps, join_under
+from .writers import dumps, join_under, replacing
 
 
 def _task_jobs(body: Any) -> list[str]:
@@ -133,10 +133,8 @@ class ArchiveRun:
         return path, failures
 
     def write_zip(self, path: str, staging: str, jobs: list[str], manifest: dict[str, Any]) -> None:
-        directory = os.path.dirname(path) or "."
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
-        os.close(fd)
-        try:
+        with replacing(path) as (fd, tmp):
+            os.close(fd)
             with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True) as archive:
                 # Entries part by part (the table's order), jobs in task order.
                 for name in self.spec.get("order") or list(self.parts):
@@ -145,16 +143,6 @@ class ArchiveRun:
                         for full in _files(os.path.join(staging, entry)):
                             archive.write(full, os.path.relpath(full, staging).replace(os.sep, "/"))
                 archive.writestr("manifest.json", dumps(manifest, self.p.rt.pretty))
-            mask = os.umask(0)
-            os.umask(mask)
-            os.chmod(tmp, 0o666 & ~mask)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
 
 
 def _files(path: str) -> list[str]:

@@ -69,14 +69,6 @@ def looks_like_login(url: str) -> bool:
 
 
 
-def _umask() -> int:
-    import os
-
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def import_httpx():
     """Import httpx without its optional command line.
 
@@ -185,26 +177,13 @@ class Http:
         With ``missing_ok``, 404 and HTML bodies raise ``ArtifactMissing``.
         """
         import os
-        import tempfile
+
+        from .writers import replacing
 
         url = target if target.startswith(("http://", "https://")) else self.host + target
-        directory = os.path.dirname(dest) or "."
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(dest)[:60]}.", suffix=".part", dir=directory)
-        os.close(fd)
-        try:
-            size = self._download_attempts(url, params, tmp, on_bytes, missing_ok)
-            from .writers import _umask_mode
-
-            os.chmod(tmp, _umask_mode())
-            os.replace(tmp, dest)
-            return size
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        with replacing(dest, ".part") as (fd, tmp):
+            os.close(fd)
+            return self._download_attempts(url, params, tmp, on_bytes, missing_ok)
 
     def _open(self, url: str, params: dict[str, Any] | None, headers: dict[str, str]):
         """Send a GET, following redirects by hand with the API key only on our origin."""

@@ -23,6 +23,7 @@ import json
 import os
 import re
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -113,11 +114,13 @@ def temp_beside(path: str, suffix: str = ".tmp") -> tuple[int, str]:
     return fd, tmp
 
 
-def atomic_write(path: str, data: bytes | str) -> None:
-    fd, tmp = temp_beside(path)
+@contextmanager
+def replacing(path: str, suffix: str = ".tmp"):
+    """Yield ``(fd, tmp)`` of a temp file beside ``path``; on success it gets the
+    usual permissions and replaces ``path``, on any failure it is removed."""
+    fd, tmp = temp_beside(path, suffix)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+        yield fd, tmp
         os.chmod(tmp, _umask_mode())
         os.replace(tmp, path)
     except BaseException:
@@ -126,22 +129,18 @@ def atomic_write(path: str, data: bytes | str) -> None:
         except OSError:
             pass
         raise
+
+
+def atomic_write(path: str, data: bytes | str) -> None:
+    with replacing(path) as (fd, _tmp), os.fdopen(fd, "wb") as handle:
+        handle.write(data.encode("utf-8") if isinstance(data, str) else data)
 
 
 def atomic_write_stream(path: str, produce) -> None:
     """Like ``atomic_write`` but ``produce(text_stream)`` writes the content piecewise."""
-    fd, tmp = temp_beside(path)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n", buffering=1 << 20) as handle:
-            produce(handle)
-        os.chmod(tmp, _umask_mode())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with replacing(path) as (fd, _tmp), os.fdopen(fd, "w", encoding="utf-8", newline="\n",
+                                                  buffering=1 << 20) as handle:
+        produce(handle)
 
 
 def _large(value: Any) -> bool:
