@@ -21,7 +21,7 @@ from urllib.parse import quote
 from .engine import Context, Failure, Outcome, Pipeline, render_label, run_pool
 from .errors import AuthError, BenchloopError, Cancelled, StepError
 from .log import Counter
-from .writers import dumps, join_under, replacing
+from .writers import dumps, join_under, remove_stale_dirs, replacing
 
 
 def _task_jobs(body: Any) -> list[str]:
@@ -63,7 +63,9 @@ class ArchiveRun:
         prog = self.spec.get("progress")
         counter = Counter(p.rt.log, prog["label"], len(jobs), prog["unit"], prog["action"], prog.get("eta", False)) if prog else None
         os.makedirs(p.root, exist_ok=True)
-        staging = tempfile.mkdtemp(prefix=f".{entry_component(self.task)}-{self.spec.get('kind', 'archive')}-", dir=p.root)
+        prefix = f".{entry_component(self.task)}-{self.spec.get('kind', 'archive')}-"
+        remove_stale_dirs(p.root, prefix)  # left by a killed run
+        staging = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=p.root)
         try:
             def one(job: str) -> dict[str, str]:
                 try:
@@ -134,8 +136,7 @@ class ArchiveRun:
 
     def write_zip(self, path: str, staging: str, jobs: list[str], manifest: dict[str, Any]) -> None:
         with replacing(path) as (fd, tmp):
-            os.close(fd)
-            with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True) as archive:
+            with os.fdopen(fd, "wb") as raw, zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True) as archive:
                 # Entries part by part (the table's order), jobs in task order.
                 for name in self.spec.get("order") or list(self.parts):
                     for job in jobs:

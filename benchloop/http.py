@@ -182,8 +182,11 @@ class Http:
 
         url = target if target.startswith(("http://", "https://")) else self.host + target
         with replacing(dest, ".part") as (fd, tmp):
-            os.close(fd)
-            return self._download_attempts(url, params, tmp, on_bytes, missing_ok)
+            # The descriptor stays open (it holds the writer's lock) until the rename.
+            try:
+                return self._download_attempts(url, params, tmp, on_bytes, missing_ok)
+            finally:
+                os.close(fd)
 
     def _open(self, url: str, params: dict[str, Any] | None, headers: dict[str, str]):
         """Send a GET, following redirects by hand with the API key only on our origin."""

@@ -101,17 +101,57 @@ _SEQ = itertools.count()
 
 
 def temp_beside(path: str, suffix: str = ".tmp") -> tuple[int, str]:
-    """Create a new hidden temp file next to ``path`` (cheaper than ``mkstemp``:
-    the name is unique per process, thread and call; O_EXCL still guards it)."""
+    """Open a hidden temp file next to ``path``: ``.<name><suffix>``, locked.
+
+    The name is fixed per destination so that the leftover of a killed run
+    (SIGKILL leaves no chance to clean up) is simply reused by the next run
+    instead of piling up.  An exclusive ``flock`` tells a leftover (lock free:
+    its writer is dead) from a file another live writer is filling (locked);
+    in that case a unique name is used instead.
+    """
+    import fcntl
+
     directory = os.path.dirname(path) or "."
-    name = f".{os.path.basename(path)[:60]}.{os.getpid()}-{threading.get_ident() % 100000}-{next(_SEQ)}{suffix}"
-    tmp = os.path.join(directory, name)
+    tmp = os.path.join(directory, f".{os.path.basename(path)[:60]}{suffix}")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT, 0o600)
     except FileNotFoundError:
         os.makedirs(directory, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        unique = f"{tmp}.{os.getpid()}-{threading.get_ident() % 100000}-{next(_SEQ)}"
+        return os.open(unique, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), unique
+    os.ftruncate(fd, 0)
     return fd, tmp
+
+
+def remove_stale_dirs(parent: str, prefix: str) -> None:
+    """Remove ``<parent>/<prefix><pid>-*`` work directories whose process is gone."""
+    import shutil
+
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(prefix):
+            continue
+        pid = name[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 @contextmanager

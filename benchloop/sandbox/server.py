@@ -30,7 +30,6 @@ from .faults import RATE_KINDS, FaultPlan
 from .handlers import Response, error_response
 from .state import Fault, Headers, LoggedRequest, State
 
-DEBUG: list = []
 _FAULT_KINDS = ("status", "reset", "truncate", "slow")
 SLOW_PIECES = 4
 
@@ -81,9 +80,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             resp = app.handle(self.command, self.path, headers, raw_body)
         except Exception as exc:  # noqa: BLE001 - always answer something
             resp = error_response(500, f"sandbox failure: {exc!r}")
-        DEBUG.append((time.monotonic(), "S-start", self.path, resp.fault, resp.status, self.client_address[1]))
         self._write(resp)
-        DEBUG.append((time.monotonic(), "S-done", self.path, resp.fault, resp.status, self.client_address[1]))
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve
 

@@ -45,12 +45,12 @@ def run_inprocess(*args: str, stdin: str = "") -> Run:
     return Run(code, out.getvalue(), err.getvalue())
 
 
-# What bl's writers create besides final files (tempfile.mkstemp/mkdtemp names, 8 random
-# characters): ``.<name>.XXXXXXXX.tmp`` / ``.part`` beside a destination, and staging
-# directories ``.<task>-<kind>-XXXXXXXX`` / ``.trace-trajectory-XXXXXXXX``.  A final file
-# may start with '.' too (an id like ``..%2Fx`` or ``.x``), so a leading dot is not enough.
-_TEMP_FILE = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.(tmp|part)$")
-_STAGING_DIR = re.compile(r"^\.(?!\.).*-[a-z0-9_]{8}$")
+# What bl's writers create besides final files: ``.<name>.<unique>.tmp`` / ``.part`` beside a
+# destination, and staging directories ``.<task>-<kind>-XXXXXXXX`` / ``.trace-trajectory-XXXXXXXX``
+# (tempfile.mkdtemp).  A final file may start with '.' too (an id like ``..%2Fx``), so a leading
+# dot alone is not enough.
+_TEMP_FILE = re.compile(r"^\..+\.(tmp|part)$")
+_STAGING_DIR = re.compile(r"^\.(?!\.)[^/]*-[A-Za-z0-9_]{8}$")
 
 
 def is_hidden(rel: str) -> bool:

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import StepError
-from ..writers import atomic_write_stream
+from ..writers import atomic_write_stream, remove_stale_dirs
 from . import WRITTEN
 
 MIN_WAIT, MAX_WAIT, DEFAULT_WAIT = 1.0, 15.0, 15.0
@@ -206,7 +206,8 @@ def trace_export(pipeline, part: dict[str, Any], ctx, ident: str, dest: str | No
     url = export_url(pipeline, params, ctx, ident)
     root = os.path.dirname(dest) if dest else pipeline.root
     os.makedirs(root or ".", exist_ok=True)
-    work = tempfile.mkdtemp(prefix=".trace-trajectory-", dir=root or ".")
+    remove_stale_dirs(root or ".", ".trace-trajectory-")  # left by a killed run
+    work = tempfile.mkdtemp(prefix=f".trace-trajectory-{os.getpid()}-", dir=root or ".")
     try:
         export = os.path.join(work, "export.bin")
         pipeline.rt.http.download(url, export)
