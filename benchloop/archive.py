@@ -18,10 +18,10 @@ import zipfile
 from typing import Any
 from urllib.parse import quote
 
-from .engine import Context, Failure, Outcome, Pipeline, render_label, run_pool
+from .engine import Context, Failure, Outcome, Pipeline, render_file, render_label, run_pool
 from .errors import AuthError, BenchloopError, Cancelled, StepError
 from .log import Counter
-from .writers import dumps, join_under, remove_stale_dirs, replacing
+from .writers import dumps, join_under, remove_stale_dirs, replacing, safe_component
 
 
 def _task_jobs(body: Any) -> list[str]:
@@ -41,7 +41,8 @@ def _task_jobs(body: Any) -> list[str]:
 
 
 def entry_component(job: str) -> str:
-    return quote(job, safe="-_.")
+    """A job id as one archive/file name component: quoted (CONTRACT 2.8), length-capped."""
+    return safe_component(quote(job, safe="-_."), encode=False)
 
 
 class ArchiveRun:
@@ -54,7 +55,7 @@ class ArchiveRun:
     def run(self) -> tuple[Any, list[Failure]]:
         p = self.p
         ctx = Context({**p.opts, "task": self.task})
-        path = join_under(p.root, render_label(self.spec["file"], Context({"task": self.task})))
+        path = join_under(p.root, render_file(self.spec["file"], Context({"task": self.task})))
         if p.skip_existing and os.path.isfile(path):
             p.rt.log.info(f"skip existing {path}")
             return path, []
@@ -63,7 +64,7 @@ class ArchiveRun:
         prog = self.spec.get("progress")
         counter = Counter(p.rt.log, prog["label"], len(jobs), prog["unit"], prog["action"], prog.get("eta", False)) if prog else None
         os.makedirs(p.root, exist_ok=True)
-        prefix = f".{entry_component(self.task)}-{self.spec.get('kind', 'archive')}-"
+        prefix = f".{safe_component(self.task)[:40]}-{self.spec.get('kind', 'archive')}-"
         remove_stale_dirs(p.root, prefix)  # left by a killed run
         staging = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=p.root)
         try:

@@ -29,7 +29,7 @@ def config_set(
     values = {k: v for k, v in (("host", host), ("api_key", api_key), ("output_dir", output_dir)) if v is not None}
     if not values:
         raise UsageError("provide at least one of --api-key/--host/--output-dir")
-    path = config_path(config)
+    path = config_path(config or (ctx.options["config"] if ctx else None))
     write_config(path, values, profile)
     where = f" (profile {profile})" if profile else ""
     Log(quiet=bool(ctx and ctx.options["quiet"])).info(f"wrote config to {path}{where}")

@@ -48,14 +48,16 @@ class Invocation:
         if bundle and not os.path.isfile(bundle):
             raise UsageError(f"CA bundle not found: {bundle} (from {'--ca-bundle' if opts['ca_bundle'] else 'SSL_CERT_FILE'})")
         log = Log(quiet=opts["quiet"], verbose=opts["verbose"], error_format=opts["error_format"])
+        if settings.api_key and len(settings.api_key) >= 4:
+            log.secrets = (settings.api_key,)
         if settings.host.startswith("http://") and not _is_loopback(settings.host) and settings.api_key:
             log.warn(f"{settings.host} is plain HTTP: the API key travels unencrypted")
 
-        def http_factory():
+        def http_factory(pool: int):
             from .http import Http
 
             return Http(settings.host, settings.api_key, opts["timeout"], opts["retry"],
-                        opts["concurrency"], log, ca_bundle=opts["ca_bundle"])
+                        pool, log, ca_bundle=opts["ca_bundle"])
 
         return Runtime(load_spec(), log, opts["pretty"], opts["concurrency"], settings.output_dir,
                        http_factory, sys.stdout)
@@ -122,6 +124,7 @@ def build_app(prog: str = "bl"):
         version=f"bmcli {__version__}",
         version_format="plaintext",
         help_format="plaintext",
+        suppress_keyboard_interrupt=False,  # we print the summary and exit 130 ourselves
     )
     for index, (name, resource) in enumerate(spec["resources"].items()):
         app.command(f"benchloop.commands:res__{name.replace('-', '_')}", name=name,
@@ -152,6 +155,7 @@ def build_app(prog: str = "bl"):
         + _global_parameters()
     )
     app.meta.default(launcher)
+    app.meta.suppress_keyboard_interrupt = False
     return app
 
 

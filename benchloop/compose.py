@@ -66,6 +66,7 @@ def run_compose(rt: Runtime, action: dict[str, Any], dim: str, ids: list[str], o
     chosen = chosen_sections(action, opts.get(compose["option"]))
     names = sections_for(action, dim, chosen, spec)
     work = [(ident, name) for ident in ids for name in names]
+    rt.pool = rt.concurrency * max(len(names), 1)  # sections run side by side, each with its own pool
     labels = [f"{ident}:{name}" for ident, name in work]
 
     def one(label: str) -> Any:

@@ -42,6 +42,8 @@ def read_config(path: Path) -> dict[str, Any]:
         return {}
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"invalid config file {path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
     _warn_if_readable(path)
     try:
         return _toml_loads(text)
@@ -135,6 +137,8 @@ def write_config(path: Path, values: dict[str, str], profile: str | None = None)
         text = ""
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"invalid config file {path}: not UTF-8") from None
     try:
         _toml_loads(text)
         merged = merge_profile(text, values, profile)

@@ -51,11 +51,14 @@ class Runtime:
     pretty: bool
     concurrency: int
     output_dir: str
-    http_factory: Callable[[], Any]
+    http_factory: Callable[[int], Any]
     stdout: Any
     _http: Any = None
 
     _lock: Any = field(default_factory=threading.Lock)
+    # Connections to keep: at least one per thread that can be in a request at once
+    # (fewer makes threads queue on the pool, which some httpcore versions can stall).
+    pool: int = 0
 
     @property
     def http(self) -> Any:
@@ -64,7 +67,7 @@ class Runtime:
         if self._http is None:
             with self._lock:
                 if self._http is None:
-                    self._http = self.http_factory()
+                    self._http = self.http_factory(self.pool or self.concurrency)
         return self._http
 
     def close(self) -> None:

@@ -253,6 +253,13 @@ class Http:
                     if status == 206 and match and int(match.group(1)) == have:
                         mode = "ab"
                         expected = int(match.group(3)) if match.group(3) != "*" else None
+                    elif status == 206:
+                        # Partial content that does not continue our file: never save it as
+                        # the whole; drop what we have and ask again without Range.
+                        have = 0
+                        if last:
+                            raise NetworkError("unexpected partial content (HTTP 206) for a full download")
+                        continue
                     else:
                         if have:
                             self.log.debug(f"{url.split('?')[0]}: no resume support; starting over")

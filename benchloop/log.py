@@ -13,6 +13,7 @@ import threading
 import time
 
 _lock = threading.Lock()
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F] if c != 0x09}
 
 
 class Log:
@@ -36,7 +37,13 @@ class Log:
 
     _live = ""
 
+    secrets: tuple[str, ...] = ()
+
     def _emit(self, line: str) -> None:
+        # Server-supplied text never drives the terminal, and never shows the key.
+        line = line.translate(_CONTROL)
+        for secret in self.secrets:
+            line = line.replace(secret, "***")
         with _lock:
             if self._live:
                 self.stream.write("\r\x1b[K")

@@ -50,7 +50,8 @@ def _item_id(item: Any, id_keys: list[str]) -> Any:
     for key in id_keys:
         value = item.get(key)
         if value not in (None, ""):
-            return value
+            # Ids are scalars; a list or object id is malformed (and unhashable).
+            return value if isinstance(value, (str, int, float, bool)) else None
     return None
 
 
@@ -118,6 +119,9 @@ def unique_scan(
                 break
             if total is None and len(page) < size:
                 return Scan(len(items), items, first)
+            if new == 0 and total is None:
+                # A full page with nothing new and no total: the backend ignores skip.
+                raise PaginationError(f"{label} {collection} pagination made no progress at skip={skip}")
             if total is not None and skip + len(page) >= total:
                 break
             advance = len(page)

@@ -58,9 +58,12 @@ def write_json_array(stream: TextIO, elements: list[Any], pretty: bool = True) -
     stream.write("]\n")
 
 
-def safe_component(value: str) -> str:
-    """Make one id or name usable as a single path component."""
-    if "%" in value or _UNSAFE.search(value):
+def safe_component(value: str, encode: bool = True) -> str:
+    """Make one id or name usable as a single path component.
+
+    ``encode=False`` only caps the length (for names that are already quoted).
+    """
+    if encode and ("%" in value or _UNSAFE.search(value)):
         value = _UNSAFE.sub(lambda m: f"%{ord(m.group()):02X}", value)
     if value in ("", ".", ".."):
         value = value.replace(".", "%2E") or "%00"

@@ -45,11 +45,12 @@ def run_inprocess(*args: str, stdin: str = "") -> Run:
     return Run(code, out.getvalue(), err.getvalue())
 
 
-# What bl's writers create besides final files: ``.<name>.<unique>.tmp`` / ``.part`` beside a
-# destination, and staging directories ``.<task>-<kind>-XXXXXXXX`` / ``.trace-trajectory-XXXXXXXX``
+# What bl's writers create besides final files: ``.<name>.tmp`` / ``.part`` beside a
+# destination (``.<name>.tmp.<pid>-<thread>-<n>`` while another writer holds that one), and
+# staging directories ``.<task>-<kind>-<pid>-XXXXXXXX`` / ``.trace-trajectory-<pid>-XXXXXXXX``
 # (tempfile.mkdtemp).  A final file may start with '.' too (an id like ``..%2Fx``), so a leading
 # dot alone is not enough.
-_TEMP_FILE = re.compile(r"^\..+\.(tmp|part)$")
+_TEMP_FILE = re.compile(r"^\..+\.(tmp|part)(\.[0-9-]+)?$")
 _STAGING_DIR = re.compile(r"^\.(?!\.)[^/]*-[A-Za-z0-9_]{8}$")
 
 

@@ -25,8 +25,8 @@ import os
 import re
 import tarfile
 from typing import Any
-from urllib.parse import quote
 
+from ..archive import entry_component
 from ..errors import AuthError, BenchloopError, Cancelled, StepError
 from ..http import ArtifactMissing
 from ..log import ByteProgress, Counter
@@ -122,7 +122,7 @@ class Artifacts:
         """Destination from the table's ``layout`` template; task mode quotes the job id."""
         values = {self.mode: safe_component(self.ident), "name": safe_component(name or "artifact"),
                   # Task archives name files by the quoted job id (already one safe component).
-                  "job": quote(job, safe="-_.") if self.mode == "task" else safe_component(job)}
+                  "job": entry_component(job) if self.mode == "task" else safe_component(job)}
         rel = _VAR.sub(lambda m: values[m.group(1)], self.params["layout"])
         return join_under(self.p.root, rel)
 

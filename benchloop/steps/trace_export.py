@@ -27,6 +27,7 @@ import shutil
 import sqlite3
 import tempfile
 import time
+import zlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -145,6 +146,12 @@ class RowIndex:
         self.jobs = list(ids)
 
     def load(self, export: str) -> None:
+        try:
+            self._load(export)
+        except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:
+            raise StepError(f"trace trajectory export is corrupt: {type(exc).__name__}: {exc}") from None
+
+    def _load(self, export: str) -> None:
         batch = []
         for seq, (number, line) in enumerate(_lines(export)):
             try:
