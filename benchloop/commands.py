@@ -53,7 +53,7 @@ def _ints(opt: dict[str, Any], values: list[str] | None) -> list[int]:
     """An integer list option: commas, repeats and stdin like ids; unique values."""
     messages = opt.get("messages") or {}
     out: list[int] = []
-    for token in expand_ids(["-" if v == STDIN_TOKEN else v for v in values or ()]):
+    for token in expand_ids(["-" if v == STDIN_TOKEN else v for v in values or ()], dedupe=False):
         try:
             number = int(token)
         except ValueError:

@@ -12,12 +12,12 @@ from collections.abc import Iterable
 from typing import TextIO
 
 
-def expand_ids(values: Iterable[str] | None, stdin: TextIO | None = None) -> list[str]:
+def expand_ids(values: Iterable[str] | None, stdin: TextIO | None = None, dedupe: bool = True) -> list[str]:
     out: list[str] = []
     seen: set[str] = set()
 
     def add(token: str) -> None:
-        if token and token not in seen:
+        if token and (not dedupe or token not in seen):
             seen.add(token)
             out.append(token)
 

@@ -118,3 +118,12 @@ def test_cache_key_depends_on_package_version(monkeypatch):
     key = specload.cache_key(raw)
     monkeypatch.setattr(specload, "__version__", "99.0")
     assert specload.cache_key(raw) != key
+
+
+def test_generated_reference_docs_match_the_table():
+    """The checked-in docs/reference is what the table generates (make docs-check)."""
+    from codegen import docs
+
+    stale = [path for path, text in docs.render().items()
+             if not path.is_file() or path.read_text(encoding="utf-8") != text]
+    assert stale == [], "run `make docs` and commit"
