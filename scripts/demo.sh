@@ -38,6 +38,10 @@ run jobs download -g G1 -o "$OUT"
 run report download -g G2 -o "$OUT"
 run metrics download -g G1 -o "$OUT"
 run --no-pretty report trigger -g G1 --include-passed
+run trajectory download --task-id T1 -o "$OUT"
+run --no-pretty artifacts download -j G1-J0001,G1-J0006 --list-only
+run pull -j G1-J0002 --with metrics,trajectory,report,artifacts -o "$OUT"
+run jobs get -g G1 --page-size 4 --query '[0].jobs' --output table
 echo "G1-J0001 NOPE-404" > "$OUT/.ids"
 echo
 echo "\$ echo G1-J0001 NOPE-404 | bl --no-pretty report get -j -"
