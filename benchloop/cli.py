@@ -167,7 +167,7 @@ def _command_path(app, tokens: list[str]) -> list[str]:
         if word in spec["resources"] or word in BUILTINS:
             nxt = words[index + 1] if index + 1 < len(words) else None
             actions = spec["resources"].get(word, {}).get("actions", {})
-            return [word, nxt] if nxt in actions or (nxt and word in ("config", "sandbox")) else [word]
+            return [word, nxt] if nxt in actions or (nxt and word in BUILTINS) else [word]
     return []
 
 

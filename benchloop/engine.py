@@ -363,12 +363,16 @@ class Pipeline:
             return next(iter(values.values()), None)
         return values.get(element)
 
-    def fan_out(self, part: dict[str, Any], ctx: Context, ident: str) -> list[Failure]:
-        enum = self.rt.spec["enumerations"][part["each"]]
+    def enumerate(self, name: str, ctx: Context, ident: str) -> list[str]:
+        """Every id a table enumeration lists for ``ident`` (e.g. all jobs of a group)."""
+        enum = self.rt.spec["enumerations"][name]
         scan = self.paginate(enum["request"], enum["pagination"], ctx, ident, enum.get("empty_probe"))
         key = enum["pagination"]["id_keys"][0]
-        children = [str(item[key]) for item in scan.items]
-        binds = enum["binds"]
+        return [str(item[key]) for item in scan.items]
+
+    def fan_out(self, part: dict[str, Any], ctx: Context, ident: str) -> list[Failure]:
+        children = self.enumerate(part["each"], ctx, ident)
+        binds = self.rt.spec["enumerations"][part["each"]]["binds"]
         counter = None
         if part.get("progress"):
             spec = part["progress"]
@@ -423,20 +427,16 @@ def run(rt: Runtime, resource: str, action: dict[str, Any], dim: str, ids: list[
     def work(ident: str) -> Any:
         try:
             result = pipeline.process(ident)
-        except ApiError as exc:
+        except BenchloopError as exc:
             if counter:
                 counter.step(ident, ok=False)
             if stream is not None:
                 stream.failed(ident)
-            message = exc.body.get(field_name) if field_name and isinstance(exc.body, dict) else None
+            # Actions with ``error_field`` report the backend's own message (brm).
+            body = exc.body if isinstance(exc, ApiError) else None
+            message = body.get(field_name) if field_name and isinstance(body, dict) else None
             if isinstance(message, str) and message:
                 raise StepError(message) from None
-            raise
-        except BenchloopError:
-            if counter:
-                counter.step(ident, ok=False)
-            if stream is not None:
-                stream.failed(ident)
             raise
         if counter:
             counter.step(result if progress.get("detail") == "path" else ident)

@@ -12,6 +12,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
@@ -71,6 +72,20 @@ def api(sandbox, bl):
         return bl("--host", sandbox.url, "--api-key", API_KEY, "--retry", "0", *args, stdin=stdin)
 
     return run
+
+
+@pytest.fixture
+def backend(sandbox):
+    """GET a path from the sandbox directly (the expected, unshaped body)."""
+    client = httpx.Client(base_url=sandbox.url, headers={"X-API-Key": API_KEY})
+
+    def get(path: str, **params):
+        response = client.get(path, params=params or None)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    yield get
+    client.close()
 
 
 class TextSnapshotExtension(SingleFileSnapshotExtension):

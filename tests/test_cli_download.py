@@ -14,9 +14,8 @@ import stat
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import httpx
 import pytest
-from conftest import API_KEY, tree
+from conftest import tree
 
 G1_JOBS = [f"G1-J{n:04d}" for n in range(1, 41)]
 
@@ -46,19 +45,6 @@ def paths_requested(sandbox):
         return [urlsplit(target).path for _m, target, _h in sandbox.requests_log]
 
     return paths
-
-
-@pytest.fixture
-def backend(sandbox):
-    client = httpx.Client(base_url=sandbox.url, headers={"X-API-Key": API_KEY})
-
-    def get(path: str, **params):
-        response = client.get(path, params=params or None)
-        assert response.status_code == 200, response.text
-        return response.json()
-
-    yield get
-    client.close()
 
 
 def get_json(api, *args):

@@ -11,7 +11,6 @@ import json
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit
 
-import httpx
 import pytest
 from conftest import API_KEY
 
@@ -66,20 +65,6 @@ class Recorder:
 @pytest.fixture
 def rec(sandbox):
     return Recorder(sandbox)
-
-
-@pytest.fixture
-def backend(sandbox):
-    """GET a path from the sandbox directly (the expected, unshaped body)."""
-    client = httpx.Client(base_url=sandbox.url, headers={"X-API-Key": API_KEY})
-
-    def get(path: str, **params):
-        response = client.get(path, params=params or None)
-        assert response.status_code == 200, response.text
-        return response.json()
-
-    yield get
-    client.close()
 
 
 def ok_json(result):

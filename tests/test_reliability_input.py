@@ -418,7 +418,7 @@ def test_fuzz_export_rows_raise_only_step_errors(tmp_path_factory, lines, compre
     export.write_bytes(gzip.compress(raw) if compress else raw)
     import io
 
-    index = trace_export.RowIndex(str(work), list(dict.fromkeys(ids)))
+    index = trace_export.RowIndex(str(work), list(dict.fromkeys(ids)), pretty=True)
     try:
         index.load(str(export))
         out = io.StringIO()
@@ -428,6 +428,7 @@ def test_fuzz_export_rows_raise_only_step_errors(tmp_path_factory, lines, compre
     finally:
         index.close()
     doc = json.loads(out.getvalue())
+    assert out.getvalue() == json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     assert doc["group_id"] == "G" and [t["job_id"] for t in doc["trajectories"]][:len(set(ids))] == list(
         dict.fromkeys(ids))
 

@@ -183,15 +183,8 @@ class Scripted:
 
 def start_scripted(routes: dict[str, Route] | None = None, host: str = "127.0.0.1", port: int = 0,
                    tls: tuple[str, str] | None = None) -> Scripted:
+    from .server import serve_in_thread
+
     server = _Server((host, port), routes or {})
-    scheme = "http"
-    if tls is not None:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(*tls)
-        server.socket = context.wrap_socket(server.socket, server_side=True,
-                                            do_handshake_on_connect=False)
-        scheme = "https"
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
-                              name=f"scripted:{server.server_address[1]}", daemon=True)
-    thread.start()
+    thread, scheme = serve_in_thread(server, tls, "scripted")
     return Scripted(server, thread, scheme)

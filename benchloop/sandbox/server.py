@@ -282,6 +282,23 @@ class Sandbox:
         return f"<Sandbox {self.url} seed={self.seed}>"
 
 
+def serve_in_thread(server: ThreadingHTTPServer, tls: tuple[str, str] | None,
+                    name: str) -> tuple[threading.Thread, str]:
+    """Wrap ``server`` in TLS when a (cert, key) pair is given and serve it from a
+    daemon thread; returns the thread and the URL scheme."""
+    scheme = "http"
+    if tls is not None:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*tls)
+        server.socket = context.wrap_socket(server.socket, server_side=True,
+                                            do_handshake_on_connect=False)
+        scheme = "https"
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
+                              name=f"{name}:{server.server_address[1]}", daemon=True)
+    thread.start()
+    return thread, scheme
+
+
 def start_sandbox(
     seed: int = 7,
     groups: int = 3,
@@ -333,15 +350,5 @@ def start_sandbox(
                               redirect_artifacts=redirect_artifacts), state)
     app.fault_plan = plan
     server = _Server((host, port), app, latency_ms)
-    scheme = "http"
-    if tls is not None:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(*tls)
-        server.socket = context.wrap_socket(server.socket, server_side=True,
-                                            do_handshake_on_connect=False)
-        scheme = "https"
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
-                              name=f"benchloop-sandbox:{server.server_address[1]}",
-                              daemon=True)
-    thread.start()
+    thread, scheme = serve_in_thread(server, tls, "benchloop-sandbox")
     return Sandbox(app, server, thread, scheme)

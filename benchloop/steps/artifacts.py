@@ -110,10 +110,7 @@ class Artifacts:
         if self.mode == "job":
             return [self.ident]
         if self.mode == "group":
-            enum = self.p.rt.spec["enumerations"][self.params["enumerate"]]
-            scan = self.p.paginate(enum["request"], enum["pagination"], self.ctx, self.ident, enum.get("empty_probe"))
-            key = enum["pagination"]["id_keys"][0]
-            return [str(item[key]) for item in scan.items]
+            return self.p.enumerate(self.params["enumerate"], self.ctx, self.ident)
         from ..archive import _task_jobs
 
         return _task_jobs(self.p.request(self.params["task"], self.ctx))

@@ -36,6 +36,7 @@ from ..writers import atomic_write_stream, remove_stale_dirs
 from . import WRITTEN
 
 MIN_WAIT, MAX_WAIT, DEFAULT_WAIT = 1.0, 15.0, 15.0
+ROW_INDENT = " " * 8  # a row's depth in {"trajectories": [{"trajectory": [row]}]}
 
 
 def _field(body: dict[str, Any], *names: str) -> Any:
@@ -134,9 +135,15 @@ def _row_job(row: Any, number: int) -> str:
 
 
 class RowIndex:
-    """Rows on disk, grouped by job in the export's job order."""
+    """Rows on disk, grouped by job in the export's job order.
 
-    def __init__(self, directory: str, ids: list[str]):
+    Each row is decoded once (to find its job) and stored already rendered as
+    it will be written: pretty rows indented for their place in the document,
+    so writing needs no second decode and encode.
+    """
+
+    def __init__(self, directory: str, ids: list[str], pretty: bool = False):
+        self.pretty = pretty
         self.path = os.path.join(directory, "rows.sqlite")
         self.db = sqlite3.connect(self.path)
         self.db.execute("PRAGMA journal_mode=OFF")
@@ -162,7 +169,7 @@ class RowIndex:
             if job not in self.order:
                 self.order[job] = len(self.jobs)
                 self.jobs.append(job)
-            batch.append((self.order[job], seq, line.strip()))
+            batch.append((self.order[job], seq, self.render(row)))
             if len(batch) >= 5000:
                 self.db.executemany("INSERT INTO rows VALUES (?, ?, ?)", batch)
                 batch.clear()
@@ -171,9 +178,18 @@ class RowIndex:
         self.db.execute("CREATE INDEX rows_job ON rows (job, seq)")
         self.db.commit()
 
-    def rows(self, job: str) -> Iterator[Any]:
+    def render(self, row: Any) -> str:
+        if self.pretty:
+            return json.dumps(row, indent=2, ensure_ascii=False).replace("\n", "\n" + ROW_INDENT)
+        return json.dumps(row, ensure_ascii=False, separators=(",", ":"))
+
+    def texts(self, job: str) -> Iterator[str]:
         cursor = self.db.execute("SELECT row FROM rows WHERE job = ? ORDER BY seq", (self.order[job],))
         for (text,) in cursor:
+            yield text
+
+    def rows(self, job: str) -> Iterator[Any]:
+        for text in self.texts(job):
             yield json.loads(text)
 
     def close(self) -> None:
@@ -181,13 +197,15 @@ class RowIndex:
 
 
 def write_document(out, group_id: str, index: RowIndex, pretty: bool) -> None:
-    """Write the export document job by job; equal to json.dumps(doc, indent=2)."""
+    """Write the export document job by job; equal to json.dumps(doc, indent=2).
+
+    ``index`` must have been built with the same ``pretty`` setting."""
     if not pretty:
         out.write('{"group_id":' + json.dumps(group_id, ensure_ascii=False) + ',"trajectories":[')
         for n, job in enumerate(index.jobs):
             out.write(("," if n else "") + '{"job_id":' + json.dumps(job, ensure_ascii=False) + ',"trajectory":[')
-            for m, row in enumerate(index.rows(job)):
-                out.write(("," if m else "") + json.dumps(row, ensure_ascii=False, separators=(",", ":")))
+            for m, text in enumerate(index.texts(job)):
+                out.write(("," if m else "") + text)
             out.write("]}")
         out.write("]}\n")
         return
@@ -199,10 +217,10 @@ def write_document(out, group_id: str, index: RowIndex, pretty: bool) -> None:
     for n, job in enumerate(index.jobs):
         out.write('    {\n      "job_id": ' + json.dumps(job, ensure_ascii=False) + ',\n      "trajectory": ')
         first = True
-        for row in index.rows(job):
+        for text in index.texts(job):
             out.write("[\n" if first else ",\n")
             first = False
-            out.write("        " + json.dumps(row, indent=2, ensure_ascii=False).replace("\n", "\n        "))
+            out.write(ROW_INDENT + text)
         out.write("[]\n" if first else "\n      ]\n")
         out.write("    }" + (",\n" if n + 1 < len(index.jobs) else "\n"))
     out.write("  ]\n}\n")
@@ -218,7 +236,7 @@ def trace_export(pipeline, part: dict[str, Any], ctx, ident: str, dest: str | No
     try:
         export = os.path.join(work, "export.bin")
         pipeline.rt.http.download(url, export)
-        index = RowIndex(work, job_ids(pipeline, params, ctx))
+        index = RowIndex(work, job_ids(pipeline, params, ctx), pretty=bool(dest) and pipeline.rt.pretty)
         try:
             index.load(export)
             os.unlink(export)
