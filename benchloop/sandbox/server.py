@@ -141,7 +141,9 @@ class _Server(ThreadingHTTPServer):
         killed clients): stay quiet about it; anything else is still reported."""
         import sys
 
-        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError, ssl.SSLError)):
+        # OSError covers resets, timeouts and TLS failures; ValueError is a socket
+        # file closed under a daemon thread while the interpreter shuts down.
+        if isinstance(sys.exc_info()[1], (OSError, ValueError)):
             return
         super().handle_error(request, client_address)
 
