@@ -150,8 +150,7 @@ def write_config(path: Path, values: dict[str, str], profile: str | None = None)
         raise ConfigError(f"cannot update {path} safely; edit it by hand")
     if not path.parent.exists():
         path.parent.mkdir(parents=True, mode=0o700)
-    atomic_write(str(path), merged)
-    os.chmod(path, 0o600)
+    atomic_write(str(path), merged, mode=0o600)  # never readable by others, not even briefly
 
 
 def mask(secret: str | None) -> str | None:

@@ -34,7 +34,7 @@ from .errors import (
     Cancelled,
     StepError,
 )
-from .http import quote_segment
+from .http import quote_segment, use_slots
 from .log import Counter, Log
 from .pagination import MODES, PaginationError, Scan
 
@@ -145,10 +145,22 @@ class MultiFailure(BenchloopError):
         self.network = all(f.network for f in failures)
 
 
+# Threads beyond --concurrency: while one decodes and writes its last answer, its
+# request slot already serves the next id (see ``http.use_slots``).
+SPARE_THREADS = 2
+
+
 def run_pool(idents: list[str], work: Callable[[str], Any], concurrency: int, rt: Runtime) -> list[Outcome]:
-    """Run ``work`` per id, in parallel, keeping input order; a 401 cancels the rest."""
+    """Run ``work`` per id, in parallel, keeping input order; a 401 cancels the rest.
+
+    At most ``concurrency`` requests are on the wire at once: the workers share
+    one gate of that many slots, held only while a request is in flight.
+    """
+    gate = threading.BoundedSemaphore(concurrency) if concurrency > 1 and len(idents) > 1 else None
 
     def guarded(ident: str) -> Outcome:
+        if gate is not None:
+            use_slots(gate)
         try:
             return Outcome(ident, value=work(ident))
         except AuthError:
@@ -162,7 +174,7 @@ def run_pool(idents: list[str], work: Callable[[str], Any], concurrency: int, rt
 
     if concurrency <= 1 or len(idents) <= 1:
         return [guarded(ident) for ident in idents]
-    pool = ThreadPoolExecutor(max_workers=min(concurrency, len(idents)))
+    pool = ThreadPoolExecutor(max_workers=min(concurrency + SPARE_THREADS, len(idents)))
     try:
         futures = [pool.submit(guarded, ident) for ident in idents]
         outcomes: list[Outcome] = []

@@ -1,9 +1,18 @@
 """One HTTP client per process, with retries and a cancel switch.
 
 Why one client: the reference client built a new httpx client (new TCP and TLS
-handshake) for every request and every retry.  Here a single ``httpx.Client``
-with a connection pool sized to ``--concurrency`` is shared by all worker
-threads, so connections are kept alive and reused.
+handshake) for every request and every retry.  Here one :class:`Http` is
+shared by all worker threads and keeps its connections alive:
+
+- API calls (JSON, to the configured backend) go through a pool of keep-alive
+  connections on the standard library (``keepalive.OriginPool``): a third of
+  httpx's CPU per request, and no httpx import for commands that make only
+  API calls.  When a proxy applies to the backend they go through httpx.
+- Streamed downloads (artifacts, exports, media; other origins, redirects,
+  Range) go through one ``httpx.Client``, created on first use.
+
+Requests in flight are bounded by ``--concurrency`` through the slots of the
+worker pool (``use_slots``), held only while a request is on the wire.
 
 Retries (attempts = retry + 1): transport errors, 5xx and 429 on GET, with
 exponential backoff and full jitter, honouring ``Retry-After``.  A POST is
@@ -17,8 +26,10 @@ for API requests, and there is no silent HTTPS to HTTP fallback.
 
 from __future__ import annotations
 
+import json
 import random
 import threading
+from contextlib import nullcontext
 from typing import Any
 from urllib.parse import quote
 
@@ -44,6 +55,49 @@ def _retry_after(value: str | None) -> float | None:
         return max(0.0, min(float(value), MAX_RETRY_AFTER))
     except ValueError:
         return None
+
+
+_slots = threading.local()
+
+
+def use_slots(gate: threading.Semaphore | None) -> None:
+    """Make the calling thread's requests hold a slot of ``gate`` while on the wire.
+
+    A worker pool runs a few more threads than ``--concurrency`` and gives them
+    one gate of ``--concurrency`` slots: requests in flight never exceed the
+    option, and a thread that is decoding or writing its last answer does not
+    keep the next request waiting.
+    """
+    _slots.gate = gate
+
+
+def _slot() -> Any:
+    gate = getattr(_slots, "gate", None)
+    return gate if gate is not None else nullcontext()
+
+
+class _Unsent(Exception):
+    """The request never reached the server (no connection): safe to repeat, even a POST."""
+
+
+class _Sent(Exception):
+    """The connection broke after the request may have been sent."""
+
+
+def _query(params: dict[str, Any]) -> str:
+    """The query string as httpx would encode it (booleans lower-case, None empty)."""
+    from urllib.parse import urlencode
+
+    def text(value: Any) -> str:
+        return "true" if value is True else "false" if value is False else "" if value is None else str(value)
+
+    return urlencode([(k, text(item)) for k, v in params.items()
+                      for item in (v if isinstance(v, (list, tuple)) else [v])])
+
+
+def _json_body(body: Any) -> bytes:
+    return json.dumps(body if body is not None else {}, ensure_ascii=False, separators=(",", ":"),
+                      allow_nan=False).encode("utf-8")
 
 
 class ArtifactMissing(Exception):
@@ -89,27 +143,61 @@ def import_httpx():
 class Http:
     def __init__(self, host: str, api_key: str | None, timeout: float, retry: int, pool: int, log,
                  ca_bundle: str | None = None):
-        import os
-        import ssl
+        from .keepalive import OriginPool, proxied
 
-        httpx = import_httpx()
-
-        self._httpx = httpx
         self.host = host.rstrip("/")
         self.api_key = api_key
         self.retry = max(0, retry)
         self.log = log
         self.cancelled = threading.Event()
-        headers = {"Accept": "application/json", "User-Agent": f"benchloop-client/{__version__}"}
-        limits = httpx.Limits(max_connections=pool + 2, max_keepalive_connections=pool + 2)
-        # TLS verification is always on; --ca-bundle (or SSL_CERT_FILE) replaces the trust store.
-        cafile = ca_bundle or os.environ.get("SSL_CERT_FILE")
-        verify: Any = ssl.create_default_context(cafile=cafile) if cafile else True
-        self.client = httpx.Client(timeout=timeout, headers=headers, limits=limits, follow_redirects=False,
-                                   verify=verify)
+        self.timeout = timeout
+        self.pool_size = pool
+        self.ca_bundle = ca_bundle
+        self.headers = {"Accept": "application/json", "User-Agent": f"benchloop-client/{__version__}"}
+        # API calls take the lean keep-alive pool unless a proxy applies (httpx implements proxies).
+        self.api_pool: OriginPool | None = None
+        if not proxied(self.host):
+            self.api_pool = OriginPool(self.host, timeout, self.ssl_context)
+        self._client: Any = None
+        self._client_lock = threading.Lock()
+
+    def ssl_context(self):
+        """The trust store for both stacks, chosen as httpx chooses it: --ca-bundle, else
+        SSL_CERT_FILE, else SSL_CERT_DIR, else certifi.  Verification is always on."""
+        import os
+        import ssl
+
+        cafile = self.ca_bundle or os.environ.get("SSL_CERT_FILE")
+        if not cafile and os.environ.get("SSL_CERT_DIR"):
+            return ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
+        if not cafile:
+            import certifi
+
+            cafile = certifi.where()
+        return ssl.create_default_context(cafile=cafile)
+
+    @property
+    def client(self):
+        """The httpx client (downloads, other origins, proxies), made on first use."""
+        if self._client is None:
+            with self._client_lock:
+                if self._client is None:
+                    httpx = import_httpx()
+                    limits = httpx.Limits(max_connections=self.pool_size + 2,
+                                          max_keepalive_connections=self.pool_size + 2)
+                    self._client = httpx.Client(timeout=self.timeout, headers=self.headers, limits=limits,
+                                                follow_redirects=False, verify=self.ssl_context())
+        return self._client
+
+    @property
+    def _httpx(self):
+        return import_httpx()
 
     def close(self) -> None:
-        self.client.close()
+        if self.api_pool is not None:
+            self.api_pool.close()
+        if self._client is not None:
+            self._client.close()
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -122,45 +210,76 @@ class Http:
 
     def request_json(self, method: str, path: str, params: dict[str, Any] | None = None,
                      body: Any = None) -> Any:
-        httpx = self._httpx
-        url = self.host + path
-        headers = {"X-API-Key": self.api_key} if self.api_key else {}
+        send = self._send_pooled if self.api_pool is not None else self._send_httpx
         attempts = self.retry + 1
         for attempt in range(attempts):
             if self.cancelled.is_set():
                 raise Cancelled("cancelled")
             last = attempt + 1 >= attempts
             try:
-                kwargs: dict[str, Any] = {"params": params, "headers": headers}
-                if method == "POST":
-                    kwargs["json"] = body if body is not None else {}
-                response = self.client.request(method, url, **kwargs)
-            except httpx.TransportError as exc:
-                safe_to_repeat = method == "GET" or isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout))
-                detail = str(exc) or type(exc).__name__
-                if last or not safe_to_repeat:
-                    raise NetworkError(detail) from None
-                self.log.debug(f"{method} {path}: {detail}; retrying")
+                with _slot():  # on the wire: one of the --concurrency request slots
+                    status, headers, content = send(method, path, params, body)
+            except _Unsent as exc:
+                if last:
+                    raise NetworkError(str(exc)) from None
+                self.log.debug(f"{method} {path}: {exc}; retrying")
                 self._sleep(self._delay(attempt, None))
                 continue
-            status = response.status_code
+            except _Sent as exc:
+                if last or method != "GET":
+                    raise NetworkError(str(exc)) from None
+                self.log.debug(f"{method} {path}: {exc}; retrying")
+                self._sleep(self._delay(attempt, None))
+                continue
             if status == 401:
                 raise AuthError("authentication failed (HTTP 401)")
             retriable = status == 429 or (status >= 500 and method == "GET")
             if retriable and not last:
-                wait = self._delay(attempt, _retry_after(response.headers.get("retry-after")))
+                wait = self._delay(attempt, _retry_after(headers.get("retry-after")))
                 self.log.debug(f"{method} {path}: HTTP {status}; retrying in {wait:.1f}s")
                 self._sleep(wait)
                 continue
             try:
-                value = response.json()
+                value = json.loads(content)
                 parsed = True
             except ValueError:
-                value, parsed = response.text, False
+                value, parsed = content.decode("utf-8", "replace"), False
             if status >= 400 or not parsed:
                 raise ApiError(status, value)
             return value
         raise AssertionError("unreachable")
+
+    def _send_pooled(self, method: str, path: str, params: dict[str, Any] | None, body: Any):
+        from .keepalive import Failure, Undecodable
+
+        headers = dict(self.headers)
+        if self.api_key:
+            headers["X-API-Key"] = self.api_key
+        data = None
+        if method == "POST":
+            data = _json_body(body)
+            headers["Content-Type"] = "application/json"
+        target = path + ("?" + _query(params) if params else "")
+        try:
+            return self.api_pool.request(method, target, headers, data)  # type: ignore[union-attr]
+        except Failure as exc:
+            raise (_Sent if exc.sent else _Unsent)(str(exc)) from None
+        except Undecodable as exc:
+            raise ApiError(exc.status, str(exc)) from None  # the server's answer, not the network
+
+    def _send_httpx(self, method: str, path: str, params: dict[str, Any] | None, body: Any):
+        httpx = self._httpx
+        headers = {"X-API-Key": self.api_key} if self.api_key else {}
+        kwargs: dict[str, Any] = {"params": params, "headers": headers}
+        if method == "POST":
+            kwargs["json"] = body if body is not None else {}
+        try:
+            response = self.client.request(method, self.host + path, **kwargs)
+        except httpx.TransportError as exc:
+            detail = str(exc) or type(exc).__name__
+            unsent = isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout))
+            raise (_Unsent if unsent else _Sent)(detail) from None
+        return response.status_code, response.headers, response.content
 
     def download(self, target: str, dest: str, *, params: dict[str, Any] | None = None,
                  on_bytes=None, missing_ok: bool = False) -> int:
@@ -218,72 +337,77 @@ class Http:
         httpx = self._httpx
         attempts = self.retry + 1
         have = 0
+        pause = 0.0  # backoff, slept outside the request slot
         for attempt in range(attempts):
+            if pause:
+                self._sleep(pause)
+                pause = 0.0
             if self.cancelled.is_set():
                 raise Cancelled("cancelled")
             last = attempt + 1 >= attempts
             headers = {"Accept": "*/*"}
             if have:
                 headers["Range"] = f"bytes={have}-"
-            try:
-                response = self._open(url, params, headers)
+            with _slot():  # on the wire: one of the --concurrency request slots
                 try:
-                    status = response.status_code
-                    if status == 401:
-                        raise AuthError("authentication failed (HTTP 401)")
-                    if status == 416 and have:
-                        have = 0  # our partial file is useless: start over
-                        continue
-                    if (status >= 500 or status == 429) and not last:
-                        self._sleep(self._delay(attempt, _retry_after(response.headers.get("retry-after"))))
-                        continue
-                    if status == 404 and missing_ok:
-                        body = response.read()[:200].decode("utf-8", "replace")
-                        raise ArtifactMissing(f"artifact not found (HTTP 404): {body}")
-                    if status >= 400:
-                        raise ApiError(status, response.read().decode("utf-8", "replace"))
-                    if "text/html" in response.headers.get("content-type", ""):
-                        if looks_like_login(str(response.url)):
-                            raise AuthError("redirected to a login page; the API key was not accepted")
-                        if missing_ok:
-                            raise ArtifactMissing("download returned an html error page (artifact missing?)")
-                    expected = None
-                    mode = "wb"
-                    match = re.match(r"bytes (\d+)-(\d+)/(\d+|\*)", response.headers.get("content-range", ""))
-                    if status == 206 and match and int(match.group(1)) == have:
-                        mode = "ab"
-                        expected = int(match.group(3)) if match.group(3) != "*" else None
-                    elif status == 206:
-                        # Partial content that does not continue our file: never save it as
-                        # the whole; drop what we have and ask again without Range.
-                        have = 0
-                        if last:
-                            raise NetworkError("unexpected partial content (HTTP 206) for a full download")
-                        continue
-                    else:
-                        if have:
-                            self.log.debug(f"{url.split('?')[0]}: no resume support; starting over")
-                        have = 0
-                        length = response.headers.get("content-length", "")
-                        if length.isdigit() and not response.headers.get("content-encoding"):
-                            expected = int(length)
-                    with open(tmp, mode) as handle:
-                        for chunk in response.iter_raw(65536):
-                            handle.write(chunk)
-                            have += len(chunk)
-                            if on_bytes:
-                                on_bytes(len(chunk))
-                            if self.cancelled.is_set():
-                                raise Cancelled("cancelled")
-                    if expected is not None and have != expected:
-                        raise httpx.ReadError(f"body cut short: {have} of {expected} bytes")
-                    return os.path.getsize(tmp)
-                finally:
-                    response.close()
-            except httpx.TransportError as exc:
-                detail = str(exc) or type(exc).__name__
-                if last:
-                    raise NetworkError(detail) from None
-                self.log.debug(f"GET {url.split('?')[0]}: {detail}; retrying")
-                self._sleep(self._delay(attempt, None))
+                    response = self._open(url, params, headers)
+                    try:
+                        status = response.status_code
+                        if status == 401:
+                            raise AuthError("authentication failed (HTTP 401)")
+                        if status == 416 and have:
+                            have = 0  # our partial file is useless: start over
+                            continue
+                        if (status >= 500 or status == 429) and not last:
+                            pause = self._delay(attempt, _retry_after(response.headers.get("retry-after")))
+                            continue
+                        if status == 404 and missing_ok:
+                            body = response.read()[:200].decode("utf-8", "replace")
+                            raise ArtifactMissing(f"artifact not found (HTTP 404): {body}")
+                        if status >= 400:
+                            raise ApiError(status, response.read().decode("utf-8", "replace"))
+                        if "text/html" in response.headers.get("content-type", ""):
+                            if looks_like_login(str(response.url)):
+                                raise AuthError("redirected to a login page; the API key was not accepted")
+                            if missing_ok:
+                                raise ArtifactMissing("download returned an html error page (artifact missing?)")
+                        expected = None
+                        mode = "wb"
+                        match = re.match(r"bytes (\d+)-(\d+)/(\d+|\*)", response.headers.get("content-range", ""))
+                        if status == 206 and match and int(match.group(1)) == have:
+                            mode = "ab"
+                            expected = int(match.group(3)) if match.group(3) != "*" else None
+                        elif status == 206:
+                            # Partial content that does not continue our file: never save it as
+                            # the whole; drop what we have and ask again without Range.
+                            have = 0
+                            if last:
+                                raise NetworkError("unexpected partial content (HTTP 206) for a full download")
+                            continue
+                        else:
+                            if have:
+                                self.log.debug(f"{url.split('?')[0]}: no resume support; starting over")
+                            have = 0
+                            length = response.headers.get("content-length", "")
+                            if length.isdigit() and not response.headers.get("content-encoding"):
+                                expected = int(length)
+                        with open(tmp, mode) as handle:
+                            for chunk in response.iter_raw(65536):
+                                handle.write(chunk)
+                                have += len(chunk)
+                                if on_bytes:
+                                    on_bytes(len(chunk))
+                                if self.cancelled.is_set():
+                                    raise Cancelled("cancelled")
+                        if expected is not None and have != expected:
+                            raise httpx.ReadError(f"body cut short: {have} of {expected} bytes")
+                        return os.path.getsize(tmp)
+                    finally:
+                        response.close()
+                except httpx.TransportError as exc:
+                    detail = str(exc) or type(exc).__name__
+                    if last:
+                        raise NetworkError(detail) from None
+                    self.log.debug(f"GET {url.split('?')[0]}: {detail}; retrying")
+                    pause = self._delay(attempt, None)
         raise NetworkError("download failed")

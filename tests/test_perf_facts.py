@@ -9,6 +9,10 @@
 2. Connection reuse: one HTTP client per process, so sequential requests
    share one TCP connection, and concurrent ones at most ``--concurrency``
    plus one.  The sandbox counts accepted connections.
+3. ``--concurrency`` bounds the requests in flight, although the worker pool
+   has spare threads: the sandbox records the peak it answered at once.
+4. API calls take the standard library's keep-alive pool: a command that only
+   makes JSON requests never imports httpx (~80 ms of every start).
 """
 
 from __future__ import annotations
@@ -101,3 +105,43 @@ def test_sequential_requests_share_one_connection(slow_sandbox):
 def test_concurrent_requests_open_at_most_concurrency_plus_one(slow_sandbox):
     counts = [_connections(slow_sandbox, 4) for _ in range(3)]
     assert max(counts) <= 4 + 1, counts
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_requests_in_flight_never_exceed_concurrency(slow_sandbox, concurrency):
+    # 10 ids, more worker threads than slots: the spare threads only decode and write.
+    _connections(slow_sandbox, concurrency)
+    assert slow_sandbox.stats["max_in_flight"] == concurrency
+
+
+_JSON_ONLY = r"""
+import contextlib, io, json, sys
+sys.argv = ["bl", *json.loads(sys.argv[1])]
+from benchloop.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code
+print("RESULT=" + json.dumps({"code": code, "httpx": "httpx" in sys.modules, "out": out.getvalue()}))
+"""
+
+
+def _run_in_fresh_interpreter(argv: list[str]) -> dict:
+    done = subprocess.run([sys.executable, "-c", _JSON_ONLY, json.dumps(argv)], capture_output=True,
+                          text=True, env=dict(os.environ), timeout=120)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT=")]
+    assert lines, done.stderr[-2000:]
+    return json.loads(lines[-1][len("RESULT="):])
+
+
+def test_json_commands_do_not_import_httpx(slow_sandbox, tmp_path):
+    base = ["--host", slow_sandbox.url, "--api-key", "facts-key", "-q"]
+    got = _run_in_fresh_interpreter([*base, "report", "get", "-j", "G1-J0001,G1-J0002"])
+    assert got["code"] == 0 and not got["httpx"]
+    assert [r["job_id"] for r in json.loads(got["out"])] == ["G1-J0001", "G1-J0002"]
+    # Streamed downloads still go through httpx.
+    got = _run_in_fresh_interpreter([*base, "-o", str(tmp_path), "artifacts", "download", "-j", "G1-J0001"])
+    assert got["code"] == 0 and got["httpx"]
+    assert list(tmp_path.rglob("*")), "the artifact download wrote nothing"

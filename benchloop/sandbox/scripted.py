@@ -38,7 +38,8 @@ class Reply:
     body: bytes | str | Any = b""
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
-    # "reset": abort the connection; "truncate": announce the full length, send ``send`` bytes.
+    # "reset": abort the connection; "truncate": announce the full length, send ``send`` bytes;
+    # "close_after": answer as if keeping the connection alive, then close it (an idle timeout).
     cut: str | None = None
     send: int | None = None
 
@@ -106,6 +107,8 @@ class _Handler(BaseHTTPRequestHandler):
             body = body[: reply.send if reply.send is not None else len(body) // 2]
         self.end_headers()
         self.wfile.write(body)
+        if reply.cut == "close_after":
+            self.close_connection = True
 
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _serve
 

@@ -74,13 +74,17 @@ class _RequestHandler(BaseHTTPRequestHandler):
         headers = Headers(self.headers.items())
         app = self.server.app
         app.state.record_request(LoggedRequest(self.command, self.path, headers))
-        if self.server.latency_s:
-            time.sleep(self.server.latency_s)
+        app.state.enter()
         try:
-            resp = app.handle(self.command, self.path, headers, raw_body)
-        except Exception as exc:  # noqa: BLE001 - always answer something
-            resp = error_response(500, f"sandbox failure: {exc!r}")
-        self._write(resp)
+            if self.server.latency_s:
+                time.sleep(self.server.latency_s)
+            try:
+                resp = app.handle(self.command, self.path, headers, raw_body)
+            except Exception as exc:  # noqa: BLE001 - always answer something
+                resp = error_response(500, f"sandbox failure: {exc!r}")
+            self._write(resp)
+        finally:
+            app.state.leave()
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve
 

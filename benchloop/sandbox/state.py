@@ -69,6 +69,7 @@ class State:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
+        self.in_flight = 0  # requests being answered right now (not reset with the stats)
         self.reset_stats()
         self.reset_flows()
 
@@ -76,8 +77,8 @@ class State:
     def reset_stats(self) -> None:
         with self.lock:
             self.counters: Counter[str] = Counter(dict.fromkeys(
-                ("connections", "requests", "unauthorized", "not_found", "_export", "_oss", "_sso",
-                 "faults", "range_requests", *self.endpoint_names), 0))
+                ("connections", "requests", "max_in_flight", "unauthorized", "not_found", "_export",
+                 "_oss", "_sso", "faults", "range_requests", *self.endpoint_names), 0))
             self.triggers: list[dict[str, Any]] = []
             self.posts: list[dict[str, Any]] = []
             self.log: deque[LoggedRequest] = deque(maxlen=LOG_LIMIT)
@@ -85,6 +86,17 @@ class State:
     def count(self, key: str, by: int = 1) -> None:
         with self.lock:
             self.counters[key] += by
+
+    def enter(self) -> None:
+        """A request is being answered; ``max_in_flight`` keeps the peak since the last reset."""
+        with self.lock:
+            self.in_flight += 1
+            if self.in_flight > self.counters["max_in_flight"]:
+                self.counters["max_in_flight"] = self.in_flight
+
+    def leave(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
 
     def record_request(self, entry: LoggedRequest) -> None:
         with self.lock:
