@@ -47,6 +47,11 @@ class Invocation:
         bundle = opts["ca_bundle"] or os.environ.get("SSL_CERT_FILE")
         if bundle and not os.path.isfile(bundle):
             raise UsageError(f"CA bundle not found: {bundle} (from {'--ca-bundle' if opts['ca_bundle'] else 'SSL_CERT_FILE'})")
+        key = settings.api_key
+        if key and not (key.isascii() and key.isprintable() and key == key.strip()):
+            # Refused here, before any request: an HTTP header cannot carry it as typed.
+            raise UsageError("the API key has characters an HTTP header cannot carry (non-ASCII, control "
+                             "characters or surrounding spaces); check how it was copied")
         log = Log(quiet=opts["quiet"], verbose=opts["verbose"], error_format=opts["error_format"])
         if settings.api_key and len(settings.api_key) >= 4:
             log.secrets = (settings.api_key,)

@@ -180,6 +180,13 @@ def test_missing_ca_bundle_is_a_usage_error(tls_sb, tmp_path):
     assert result.code == 2 and "CA bundle not found" in result.err
 
 
+@pytest.mark.parametrize("key", ["abc\ndef", "kléé-0123", " padded-key ", "tab\tkey"])
+def test_an_api_key_no_header_can_carry_is_a_usage_error_and_is_not_echoed(plain_sb, key):
+    result = run_inprocess("--host", plain_sb.url, "--api-key", key, "report", "get", "-j", "G1-J0001")
+    assert result.code == 2 and "API key has characters an HTTP header cannot carry" in result.err
+    assert key.strip() not in result.err and result.out == ""
+
+
 def test_https_to_http_redirect_is_refused_and_gets_no_key(tls_sb, oss, cert, tmp_path):
     oss.reset_stats()
     result = run_inprocess("--host", tls_sb.url, "--api-key", KEY, "--ca-bundle", cert[0],
