@@ -137,7 +137,7 @@ class ArchiveRun:
 
     def write_zip(self, path: str, staging: str, jobs: list[str], manifest: dict[str, Any]) -> None:
         with replacing(path) as (fd, tmp):
-            with os.fdopen(fd, "wb") as raw, zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True) as archive:
+            with os.fdopen(fd, "wb", closefd=False) as raw, zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True) as archive:
                 # Entries part by part (the table's order), jobs in task order.
                 for name in self.spec.get("order") or list(self.parts):
                     for job in jobs:

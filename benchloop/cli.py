@@ -27,6 +27,18 @@ GLOBAL = "Global options"
 BUILTINS = ("config", "sandbox", "describe", "completion")
 
 
+def _check_host(host: str) -> None:
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(host)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname) and (parts.port or 1) > 0
+    except ValueError:  # a port that is not a number
+        ok = False
+    if not ok:
+        raise UsageError(f"invalid backend URL {host!r}: expected http://HOST[:PORT] or https://HOST[:PORT]")
+
+
 class Invocation:
     """The resolved global options, handed to every command handler as ``ctx``."""
 
@@ -47,6 +59,7 @@ class Invocation:
         bundle = opts["ca_bundle"] or os.environ.get("SSL_CERT_FILE")
         if bundle and not os.path.isfile(bundle):
             raise UsageError(f"CA bundle not found: {bundle} (from {'--ca-bundle' if opts['ca_bundle'] else 'SSL_CERT_FILE'})")
+        _check_host(settings.host)
         key = settings.api_key
         if key and not (key.isascii() and key.isprintable() and key == key.strip()):
             # Refused here, before any request: an HTTP header cannot carry it as typed.

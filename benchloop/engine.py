@@ -34,7 +34,7 @@ from .errors import (
     Cancelled,
     StepError,
 )
-from .http import quote_segment, use_slots
+from .http import current_slots, quote_segment, use_slots
 from .log import Counter, Log
 from .pagination import MODES, PaginationError, Scan
 
@@ -154,7 +154,11 @@ def run_pool(idents: list[str], work: Callable[[str], Any], concurrency: int, rt
     """Run ``work`` per id, in parallel, keeping input order; a 401 cancels the rest.
 
     At most ``concurrency`` requests are on the wire at once: the workers share
-    one gate of that many slots, held only while a request is in flight.
+    one gate of that many slots, held only while a request is in flight.  A
+    pool started by a worker of another pool (a fan-out per id, a section of
+    ``pull``) counts as one request of that outer pool while it runs, so the
+    spare threads never multiply: nested pools stay within outer x inner
+    ``concurrency``, as without spare threads.
     """
     gate = threading.BoundedSemaphore(concurrency) if concurrency > 1 and len(idents) > 1 else None
 
@@ -174,6 +178,9 @@ def run_pool(idents: list[str], work: Callable[[str], Any], concurrency: int, rt
 
     if concurrency <= 1 or len(idents) <= 1:
         return [guarded(ident) for ident in idents]
+    outer = current_slots()
+    if outer is not None:
+        outer.acquire()
     pool = ThreadPoolExecutor(max_workers=min(concurrency + SPARE_THREADS, len(idents)))
     try:
         futures = [pool.submit(guarded, ident) for ident in idents]
@@ -196,6 +203,8 @@ def run_pool(idents: list[str], work: Callable[[str], Any], concurrency: int, rt
         raise
     finally:
         pool.shutdown(wait=True)
+        if outer is not None:
+            outer.release()
 
 
 class Pipeline:

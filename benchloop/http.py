@@ -7,7 +7,8 @@ shared by all worker threads and keeps its connections alive:
 - API calls (JSON, to the configured backend) go through a pool of keep-alive
   connections on the standard library (``keepalive.OriginPool``): a third of
   httpx's CPU per request, and no httpx import for commands that make only
-  API calls.  When a proxy applies to the backend they go through httpx.
+  API calls.  When any proxy is configured they go through httpx, which
+  applies it (and ``NO_PROXY``) as it always did.
 - Streamed downloads (artifacts, exports, media; other origins, redirects,
   Range) go through one ``httpx.Client``, created on first use.
 
@@ -69,6 +70,11 @@ def use_slots(gate: threading.Semaphore | None) -> None:
     keep the next request waiting.
     """
     _slots.gate = gate
+
+
+def current_slots() -> threading.Semaphore | None:
+    """The gate of the pool the calling thread works for, if any."""
+    return getattr(_slots, "gate", None)
 
 
 def _slot() -> Any:
@@ -154,9 +160,9 @@ class Http:
         self.pool_size = pool
         self.ca_bundle = ca_bundle
         self.headers = {"Accept": "application/json", "User-Agent": f"benchloop-client/{__version__}"}
-        # API calls take the lean keep-alive pool unless a proxy applies (httpx implements proxies).
+        # API calls take the lean keep-alive pool unless a proxy is configured (httpx implements proxies).
         self.api_pool: OriginPool | None = None
-        if not proxied(self.host):
+        if not proxied():
             self.api_pool = OriginPool(self.host, timeout, self.ssl_context)
         self._client: Any = None
         self._client_lock = threading.Lock()
@@ -218,6 +224,8 @@ class Http:
             last = attempt + 1 >= attempts
             try:
                 with _slot():  # on the wire: one of the --concurrency request slots
+                    if self.cancelled.is_set():  # cancelled while this thread waited for the slot
+                        raise Cancelled("cancelled")
                     status, headers, content = send(method, path, params, body)
             except _Unsent as exc:
                 if last:
@@ -265,6 +273,8 @@ class Http:
         except Failure as exc:
             raise (_Sent if exc.sent else _Unsent)(str(exc)) from None
         except Undecodable as exc:
+            if exc.status in (401, 429) or exc.status >= 500:
+                return exc.status, exc.headers, b""  # the status decides (auth error, retry)
             raise ApiError(exc.status, str(exc)) from None  # the server's answer, not the network
 
     def _send_httpx(self, method: str, path: str, params: dict[str, Any] | None, body: Any):
@@ -295,17 +305,13 @@ class Http:
         ``Content-Range``, otherwise it starts over.  Returns the bytes written.
         With ``missing_ok``, 404 and HTML bodies raise ``ArtifactMissing``.
         """
-        import os
-
         from .writers import replacing
 
         url = target if target.startswith(("http://", "https://")) else self.host + target
-        with replacing(dest, ".part") as (fd, tmp):
-            # The descriptor stays open (it holds the writer's lock) until the rename.
-            try:
-                return self._download_attempts(url, params, tmp, on_bytes, missing_ok)
-            finally:
-                os.close(fd)
+        # The body is written through its own handle (attempts may append); the
+        # descriptor of ``replacing`` holds the writer's lock until the rename.
+        with replacing(dest, ".part") as (_fd, tmp):
+            return self._download_attempts(url, params, tmp, on_bytes, missing_ok)
 
     def _open(self, url: str, params: dict[str, Any] | None, headers: dict[str, str]):
         """Send a GET, following redirects by hand with the API key only on our origin."""
@@ -349,6 +355,8 @@ class Http:
             if have:
                 headers["Range"] = f"bytes={have}-"
             with _slot():  # on the wire: one of the --concurrency request slots
+                if self.cancelled.is_set():
+                    raise Cancelled("cancelled")
                 try:
                     response = self._open(url, params, headers)
                     try:

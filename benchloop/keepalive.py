@@ -27,7 +27,7 @@ import socket
 import threading
 import zlib
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 
 class Failure(Exception):
@@ -41,20 +41,18 @@ class Failure(Exception):
 class Undecodable(ValueError):
     """The body came in a Content-Encoding we cannot (or failed to) decode."""
 
-    status = 0  # the answer's HTTP status, set by OriginPool.request
+    status = 0  # the answer's status and headers, set by OriginPool.request
+    headers: Any = None
 
 
-def proxied(origin: str) -> bool:
-    """True when the environment routes ``origin`` through a proxy (then httpx,
-    which implements proxies, carries every request)."""
-    from urllib.request import getproxies_environment, proxy_bypass_environment
+def proxied() -> bool:
+    """True when any HTTP(S) proxy is configured (environment, or the system settings
+    on macOS and Windows).  httpx then carries every request and decides per URL,
+    ``NO_PROXY`` included, exactly as it always did: no second opinion here."""
+    from urllib.request import getproxies
 
-    proxies = getproxies_environment()
-    scheme = urlsplit(origin).scheme
-    if not (proxies.get(scheme) or proxies.get("all")):
-        return False
-    host = urlsplit(origin).netloc.rsplit("@", 1)[-1]
-    return not proxy_bypass_environment(host, proxies)
+    proxies = getproxies()
+    return any(proxies.get(key) for key in ("http", "https", "all"))
 
 
 def _decode(body: bytes, encoding: str | None) -> bytes:
@@ -81,8 +79,7 @@ def _describe(exc: BaseException) -> str:
         return "server disconnected without sending a response"
     if isinstance(exc, http.client.IncompleteRead):
         return f"body cut short: {len(exc.partial)} bytes read, {exc.expected} more expected"
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return str(exc) or type(exc).__name__
 
 
 class OriginPool:
@@ -97,13 +94,16 @@ class OriginPool:
         self.https = parts.scheme == "https"
         self.hostname = parts.hostname
         self.port = parts.port or (443 if self.https else 80)
-        self.prefix = parts.path.rstrip("/")
+        # http.client sends the target as given: encode what a URL path cannot hold
+        # (spaces, non-ASCII), keep what is already encoded.
+        self.prefix = quote(parts.path.rstrip("/"), safe="/%:@!$&'()*+,;=~")
         self.timeout = timeout
         self._ssl_context_factory = ssl_context_factory
         self._ssl_context: Any = None
         self._idle: list[http.client.HTTPConnection] = []
         self._all: set[http.client.HTTPConnection] = set()
         self._lock = threading.Lock()
+        self._closed = False
         self.opened = 0  # connections opened, for tests and --verbose
 
     # -- connections ---------------------------------------------------------
@@ -141,7 +141,10 @@ class OriginPool:
 
     def _give_back(self, conn: http.client.HTTPConnection) -> None:
         with self._lock:
-            self._idle.append(conn)
+            if not self._closed:
+                self._idle.append(conn)
+                return
+        self._discard(conn)
 
     def _discard(self, conn: http.client.HTTPConnection) -> None:
         conn.close()
@@ -150,6 +153,7 @@ class OriginPool:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             conns, self._all, self._idle = list(self._all), set(), []
         for conn in conns:
             conn.close()
@@ -184,7 +188,7 @@ class OriginPool:
         try:
             data = _decode(data, response.getheader("Content-Encoding"))
         except Undecodable as exc:
-            exc.status = response.status
+            exc.status, exc.headers = response.status, response.headers
             raise
         return response.status, response.headers, data
 

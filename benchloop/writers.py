@@ -85,7 +85,12 @@ def join_under(root: str, relative: str) -> str:
     process), each existing directory on the way (once, when first seen) and
     the final name when it is a symlink.  A fan-out writing thousands of files
     into one directory pays one ``lstat`` per file, not one per path component.
+    The trust assumption: nobody swaps a directory inside the output root for a
+    symlink while ``bl`` runs (whoever can do that can also write the files).
     """
+    parts = relative.replace(os.sep, "/").split("/")
+    if os.path.isabs(relative) or any(part in ("", ".", "..") for part in parts):
+        raise ValueError(f"refusing to write outside the output root: {relative!r}")
     path = os.path.join(root, relative)
     real_root = _REAL_ROOTS.get(root)
     if real_root is None:
@@ -103,14 +108,55 @@ def join_under(root: str, relative: str) -> str:
 
 
 def _umask_mode() -> int:
-    """0666 minus the current umask (reading it means setting it back)."""
+    """0666 minus the current umask.
+
+    Read from /proc where possible: the portable way sets the umask to 0 for an
+    instant, and a worker thread creating a file in that instant would make it
+    world-writable.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0)
     os.umask(mask)
     return 0o666 & ~mask
 
 
 _SEQ = itertools.count()
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW  # O_EXCL never follows a symlink either
+
+
+def _open_temp(tmp: str, mode: int) -> tuple[int, bool]:
+    """``(fd, created)``: create ``tmp`` exclusively, or open the one already there (a
+    leftover, or a file another writer is filling); retried while a concurrent writer
+    renames it away or creates it between our two attempts."""
+    for _ in range(100):
+        try:
+            return os.open(tmp, _CREATE, mode), True
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(tmp) or ".", exist_ok=True)
+            continue
+        except FileExistsError:
+            pass
+        try:
+            return os.open(tmp, os.O_WRONLY | _NOFOLLOW), False
+        except FileNotFoundError:
+            continue  # renamed away by its writer just now: try to create it again
+    raise OSError(f"cannot open a temp file beside {tmp!r}: it keeps appearing and disappearing")
+
+
+def _still_at(fd: int, path: str) -> bool:
+    try:
+        here = os.lstat(path)
+    except OSError:
+        return False
+    mine = os.fstat(fd)
+    return (here.st_ino, here.st_dev) == (mine.st_ino, mine.st_dev)
 
 
 def temp_beside(path: str, suffix: str = ".tmp", mode: int | None = None) -> tuple[int, str]:
@@ -131,23 +177,24 @@ def temp_beside(path: str, suffix: str = ".tmp", mode: int | None = None) -> tup
     # A new file gets 0666 minus the umask from the kernel itself; an explicit mode is
     # applied exactly with fchmod (the umask would otherwise narrow it).
     final = 0o666 if mode is None else mode
-    try:
-        fd = os.open(tmp, _CREATE, final)
-        fresh = True
-    except FileNotFoundError:
-        os.makedirs(directory, exist_ok=True)
-        fd, fresh = os.open(tmp, _CREATE, final), True
-    except FileExistsError:
-        fd, fresh = os.open(tmp, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0)), False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    for _ in range(100):
+        fd, fresh = _open_temp(tmp, final)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            unique = f"{tmp}.{os.getpid()}-{threading.get_ident() % 100000}-{next(_SEQ)}"
+            fd = os.open(unique, _CREATE, final)
+            if mode is not None:
+                os.fchmod(fd, mode)  # the umask applies to open(); an explicit mode is exact
+            return fd, unique
+        if fresh or _still_at(fd, tmp):
+            break
+        # We opened another writer's temp file just before it was renamed to its
+        # destination: that inode is now a finished file, never truncate it.
         os.close(fd)
-        unique = f"{tmp}.{os.getpid()}-{threading.get_ident() % 100000}-{next(_SEQ)}"
-        fd = os.open(unique, _CREATE, final)
-        if mode is not None:
-            os.fchmod(fd, mode)  # the umask applies to open(); an explicit mode is exact
-        return fd, unique
+    else:
+        raise OSError(f"cannot lock a temp file beside {path!r}")
     if not fresh:
         os.ftruncate(fd, 0)  # a dead run's leftover: reuse it
     if mode is not None:
@@ -186,7 +233,13 @@ def _alive(pid: int) -> bool:
 @contextmanager
 def replacing(path: str, suffix: str = ".tmp", mode: int | None = None):
     """Yield ``(fd, tmp)`` of a temp file beside ``path`` (see ``temp_beside``); on
-    success it replaces ``path``, on any failure it is removed."""
+    success it replaces ``path``, on any failure it is removed.
+
+    The descriptor belongs to this context: callers write through it but never
+    close it.  It is closed only after the rename, so its lock covers the whole
+    life of the temp name and no other writer can take the file over between
+    the last write and the rename.
+    """
     fd, tmp = temp_beside(path, suffix, mode)
     try:
         yield fd, tmp
@@ -197,6 +250,8 @@ def replacing(path: str, suffix: str = ".tmp", mode: int | None = None):
         except OSError:
             pass
         raise
+    finally:
+        os.close(fd)
 
 
 def atomic_write(path: str, data: bytes | str, mode: int | None = None) -> None:
@@ -204,18 +259,15 @@ def atomic_write(path: str, data: bytes | str, mode: int | None = None) -> None:
     object, which would cost three more system calls per file)."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
     with replacing(path, mode=mode) as (fd, _tmp):
-        try:
-            view = memoryview(raw)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
+        view = memoryview(raw)
+        while view:
+            view = view[os.write(fd, view):]
 
 
 def atomic_write_stream(path: str, produce) -> None:
     """Like ``atomic_write`` but ``produce(text_stream)`` writes the content piecewise."""
     with replacing(path) as (fd, _tmp), os.fdopen(fd, "w", encoding="utf-8", newline="\n",
-                                                  buffering=1 << 20) as handle:
+                                                  buffering=1 << 20, closefd=False) as handle:
         produce(handle)
 
 

@@ -114,6 +114,22 @@ def test_requests_in_flight_never_exceed_concurrency(slow_sandbox, concurrency):
     assert slow_sandbox.stats["max_in_flight"] == concurrency
 
 
+def test_nested_pools_do_not_multiply_the_spare_threads(tmp_path):
+    # pull runs its sections side by side (2 here), each over the groups with --concurrency 2,
+    # each group fanning out over its jobs: at most 2 x 2 requests in flight, as before the
+    # spare threads existed - a nested pool holds one slot of its caller's pool while it runs.
+    with start_sandbox(seed=7, groups=3, jobs_per_group=12, api_key="facts-key", latency_ms=30) as sb:
+        done = subprocess.run(
+            [sys.executable, "-m", "benchloop", "--host", sb.url, "--api-key", "facts-key", "--retry", "0",
+             "--concurrency", "2", "-q", "-o", str(tmp_path), "pull", "-g", "G1,G2,G3", "--with", "report,jobs"],
+            capture_output=True, text=True, env=dict(os.environ), timeout=120,
+        )
+        stats = sb.stats
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert stats["job_report"] == 36
+    assert 2 < stats["max_in_flight"] <= 4, stats["max_in_flight"]
+
+
 _JSON_ONLY = r"""
 import contextlib, io, json, sys
 sys.argv = ["bl", *json.loads(sys.argv[1])]

@@ -231,8 +231,7 @@ def test_leftover_detection_recognises_the_writers_temp_names(tmp_path):
 
     dest = tmp_path / "G1" / "..%2Fodd-job_report.md"
     for suffix in (".tmp", ".part"):
-        with writers.replacing(str(dest), suffix) as (fd, tmp):
-            os.close(fd)
+        with writers.replacing(str(dest), suffix) as (_fd, tmp):
             assert leftovers(tmp_path) == [os.path.relpath(tmp, tmp_path)]
             assert set(final_files(tmp_path)) <= {"G1/..%2Fodd-job_report.md"}
     assert final_files(tmp_path) == {"G1/..%2Fodd-job_report.md": b""} and leftovers(tmp_path) == []

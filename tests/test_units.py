@@ -6,6 +6,7 @@ import io
 import json
 import os
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -82,3 +83,41 @@ def test_atomic_write_leaves_no_temp_and_replaces(tmp_path):
     atomic_write(str(target), "two")
     assert target.read_text() == "two"
     assert [p.name for p in target.parent.iterdir()] == ["f.json"]
+
+
+def test_join_under_refuses_dot_segments_and_absolute_paths(tmp_path):
+    for bad in ("..", "sub/..", "sub/../..", ".", "a//b", "/etc/passwd", ""):
+        with pytest.raises(ValueError):
+            join_under(str(tmp_path), bad)
+    assert join_under(str(tmp_path), "G1/J1.json") == os.path.join(str(tmp_path), "G1/J1.json")
+
+
+def test_a_symlink_planted_at_the_temp_name_is_never_followed(tmp_path):
+    from benchloop import writers
+
+    victim = tmp_path / "victim"
+    victim.write_text("keep me")
+    (tmp_path / ".out.json.tmp").symlink_to(victim)
+    with pytest.raises(OSError):
+        atomic_write(str(tmp_path / "out.json"), "new")
+    assert victim.read_text() == "keep me"
+    assert not (tmp_path / "out.json").exists()
+    assert writers._umask_mode() == 0o666 & ~_current_umask()
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+def test_umask_is_read_without_changing_it(mask):
+    from benchloop import writers
+
+    saved = os.umask(mask)
+    try:
+        assert writers._umask_mode() == 0o666 & ~mask
+        assert _current_umask() == mask
+    finally:
+        os.umask(saved)
