@@ -12,6 +12,9 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
+	# Bytecode now, as a wheel install does (an editable install skips it, and with
+	# PYTHONDONTWRITEBYTECODE set every start would compile every module again).
+	$(PY) -m compileall -q benchloop
 	touch $(STAMP)
 
 lint: install
