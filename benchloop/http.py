@@ -78,7 +78,7 @@ def current_slots() -> threading.Semaphore | None:
 
 
 def _slot() -> Any:
-    gate = getattr(_slots, "gate", None)
+    gate = current_slots()
     return gate if gate is not None else nullcontext()
 
 
@@ -166,21 +166,28 @@ class Http:
             self.api_pool = OriginPool(self.host, timeout, self.ssl_context)
         self._client: Any = None
         self._client_lock = threading.Lock()
+        self._ssl: Any = None
+        self._ssl_lock = threading.Lock()
 
     def ssl_context(self):
-        """The trust store for both stacks, chosen as httpx chooses it: --ca-bundle, else
-        SSL_CERT_FILE, else SSL_CERT_DIR, else certifi.  Verification is always on."""
+        """The trust store for both stacks, built once, chosen as httpx chooses it:
+        --ca-bundle, else SSL_CERT_FILE, else SSL_CERT_DIR, else certifi.
+        Verification is always on."""
         import os
         import ssl
 
-        cafile = self.ca_bundle or os.environ.get("SSL_CERT_FILE")
-        if not cafile and os.environ.get("SSL_CERT_DIR"):
-            return ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
-        if not cafile:
-            import certifi
+        with self._ssl_lock:
+            if self._ssl is None:
+                cafile = self.ca_bundle or os.environ.get("SSL_CERT_FILE")
+                if not cafile and os.environ.get("SSL_CERT_DIR"):
+                    self._ssl = ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
+                else:
+                    if not cafile:
+                        import certifi
 
-            cafile = certifi.where()
-        return ssl.create_default_context(cafile=cafile)
+                        cafile = certifi.where()
+                    self._ssl = ssl.create_default_context(cafile=cafile)
+            return self._ssl
 
     @property
     def client(self):
@@ -219,22 +226,15 @@ class Http:
         send = self._send_pooled if self.api_pool is not None else self._send_httpx
         attempts = self.retry + 1
         for attempt in range(attempts):
-            if self.cancelled.is_set():
-                raise Cancelled("cancelled")
             last = attempt + 1 >= attempts
             try:
                 with _slot():  # on the wire: one of the --concurrency request slots
-                    if self.cancelled.is_set():  # cancelled while this thread waited for the slot
+                    if self.cancelled.is_set():  # checked once the slot is ours
                         raise Cancelled("cancelled")
                     status, headers, content = send(method, path, params, body)
-            except _Unsent as exc:
-                if last:
-                    raise NetworkError(str(exc)) from None
-                self.log.debug(f"{method} {path}: {exc}; retrying")
-                self._sleep(self._delay(attempt, None))
-                continue
-            except _Sent as exc:
-                if last or method != "GET":
+            except (_Unsent, _Sent) as exc:
+                # Only a GET is repeated once it may have reached the server.
+                if last or (isinstance(exc, _Sent) and method != "GET"):
                     raise NetworkError(str(exc)) from None
                 self.log.debug(f"{method} {path}: {exc}; retrying")
                 self._sleep(self._delay(attempt, None))
@@ -348,14 +348,12 @@ class Http:
             if pause:
                 self._sleep(pause)
                 pause = 0.0
-            if self.cancelled.is_set():
-                raise Cancelled("cancelled")
             last = attempt + 1 >= attempts
             headers = {"Accept": "*/*"}
             if have:
                 headers["Range"] = f"bytes={have}-"
             with _slot():  # on the wire: one of the --concurrency request slots
-                if self.cancelled.is_set():
+                if self.cancelled.is_set():  # checked once the slot is ours
                     raise Cancelled("cancelled")
                 try:
                     response = self._open(url, params, headers)

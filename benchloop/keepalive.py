@@ -98,23 +98,19 @@ class OriginPool:
         # (spaces, non-ASCII), keep what is already encoded.
         self.prefix = quote(parts.path.rstrip("/"), safe="/%:@!$&'()*+,;=~")
         self.timeout = timeout
-        self._ssl_context_factory = ssl_context_factory
-        self._ssl_context: Any = None
+        self._ssl_context_factory = ssl_context_factory  # called per connection: it should cache
         self._idle: list[http.client.HTTPConnection] = []
         self._all: set[http.client.HTTPConnection] = set()
         self._lock = threading.Lock()
         self._closed = False
-        self.opened = 0  # connections opened, for tests and --verbose
+        self.opened = 0  # connections opened (the tests read it)
 
     # -- connections ---------------------------------------------------------
     def _open(self) -> http.client.HTTPConnection:
         conn: http.client.HTTPConnection
         if self.https:
-            with self._lock:
-                if self._ssl_context is None:
-                    self._ssl_context = self._ssl_context_factory()
             conn = http.client.HTTPSConnection(self.hostname, self.port, timeout=self.timeout,
-                                               context=self._ssl_context)
+                                               context=self._ssl_context_factory())
         else:
             conn = http.client.HTTPConnection(self.hostname, self.port, timeout=self.timeout)
         try:

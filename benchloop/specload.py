@@ -40,12 +40,17 @@ def spec_dir() -> Path:
     return _PKG_DIR.parent / "spec"
 
 
-def cache_dir() -> Path:
-    override = os.environ.get("BENCHLOOP_CACHE_DIR")
+def user_cache_dir(name: str, override_env: str) -> Path:
+    """``$<override_env>``, else ``$XDG_CACHE_HOME/<name>``, else ``~/.cache/<name>``."""
+    override = os.environ.get(override_env)
     if override:
         return Path(override)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "benchloop"
+    return Path(base) / name
+
+
+def cache_dir() -> Path:
+    return user_cache_dir("benchloop", "BENCHLOOP_CACHE_DIR")
 
 
 _COMPILER_FILES = (

@@ -181,13 +181,11 @@ def temp_beside(path: str, suffix: str = ".tmp", mode: int | None = None) -> tup
         fd, fresh = _open_temp(tmp, final)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except OSError:  # a live writer fills that one: take a name of our own
             os.close(fd)
-            unique = f"{tmp}.{os.getpid()}-{threading.get_ident() % 100000}-{next(_SEQ)}"
-            fd = os.open(unique, _CREATE, final)
-            if mode is not None:
-                os.fchmod(fd, mode)  # the umask applies to open(); an explicit mode is exact
-            return fd, unique
+            tmp = f"{tmp}.{os.getpid()}-{threading.get_ident() % 100000}-{next(_SEQ)}"
+            fd, fresh = os.open(tmp, _CREATE, final), True
+            break
         if fresh or _still_at(fd, tmp):
             break
         # We opened another writer's temp file just before it was renamed to its

@@ -38,16 +38,13 @@ from pathlib import Path
 from typing import Any
 
 from benchloop.sandbox import payloads, start_sandbox
+from benchloop.specload import user_cache_dir
 
 _SANDBOX_DIR = Path(payloads.__file__).resolve().parent
 
 
 def cache_dir() -> Path:
-    override = os.environ.get("BENCH_CACHE_DIR")
-    if override:
-        return Path(override)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "benchloop-bench"
+    return user_cache_dir("benchloop-bench", "BENCH_CACHE_DIR")
 
 
 def _log(message: str) -> None:

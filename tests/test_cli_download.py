@@ -468,11 +468,8 @@ def test_failed_overwrite_keeps_the_old_file(dl, out, failing_replace):
 
 
 def test_group_metrics_failure_in_detail_writes_neither_file(dl, out, sandbox):
-    sandbox.inject_fault("group_metrics_detail", status=500)
-    try:
+    with sandbox.faulted("group_metrics_detail", status=500):
         result = dl("metrics", "download", "-g", "G1", "--scope", "all")
-    finally:
-        sandbox.reset_state()
     assert result.code == 1
     assert all_files(out) == []
     assert any(line.startswith("[error]   - G1: API error 500") for line in err_lines(result))
@@ -569,11 +566,8 @@ def test_file_permissions_follow_umask(dl, out, umask):
 
 # ---------------------------------------------------- group report failures
 def test_group_report_job_failure_fails_the_group_but_keeps_files(dl, out, sandbox):
-    sandbox.inject_fault("job_report", status=500)
-    try:
+    with sandbox.faulted("job_report", status=500):
         result = dl("--concurrency", "1", "report", "download", "-g", "G1")
-    finally:
-        sandbox.reset_state()
     assert result.code == 1
     lines = err_lines(result)
     assert lines[-2] == "[error] 1 id(s) failed:"
@@ -586,11 +580,8 @@ def test_group_report_job_failure_fails_the_group_but_keeps_files(dl, out, sandb
 
 
 def test_group_report_summary_failure_is_named_summary(dl, out, sandbox):
-    sandbox.inject_fault("group_report", status=500)
-    try:
+    with sandbox.faulted("group_report", status=500):
         result = dl("report", "download", "-g", "G1")
-    finally:
-        sandbox.reset_state()
     assert result.code == 1
     assert err_lines(result)[-1].startswith(
         "[error]   - G1: failed to fetch 1 reports: G1:summary: API error 500: ")

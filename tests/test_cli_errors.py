@@ -367,24 +367,16 @@ def api_retry(bl, sandbox):
 
 
 def test_get_is_retried_after_a_5xx(api_retry, sandbox):
-    sandbox.reset_stats()
-    sandbox.inject_fault("job_report", status=503, retry_after=0)
-    try:
+    with sandbox.faulted("job_report", status=503, retry_after=0):
         result = api_retry("1", "report", "get", "-j", "G1-J0001")
-    finally:
-        sandbox.reset_state()
     assert result.code == 0, result.err
     assert json.loads(result.out)[0]["job_id"] == "G1-J0001"
     assert sandbox.stats["job_report"] == 2
 
 
 def test_get_gives_up_after_the_retries(api_retry, sandbox):
-    sandbox.reset_stats()
-    sandbox.inject_fault("job_report", status=503, retry_after=0, count=3)
-    try:
+    with sandbox.faulted("job_report", status=503, retry_after=0, count=3):
         result = api_retry("1", "report", "get", "-j", "G1-J0001")
-    finally:
-        sandbox.reset_state()
     assert result.code == 1
     assert result.out == "[]\n"
     assert "[error]   - G1-J0001: API error 503: " in result.err
@@ -392,35 +384,23 @@ def test_get_gives_up_after_the_retries(api_retry, sandbox):
 
 
 def test_negative_retry_counts_as_zero(api_retry, sandbox):
-    sandbox.reset_stats()
-    sandbox.inject_fault("job_report", status=503, retry_after=0)
-    try:
+    with sandbox.faulted("job_report", status=503, retry_after=0):
         result = api_retry("-3", "report", "get", "-j", "G1-J0001")
-    finally:
-        sandbox.reset_state()
     assert result.code == 1
     assert sandbox.stats["job_report"] == 1
 
 
 def test_trigger_is_not_retried_after_a_5xx(api_retry, sandbox):
     # README: a POST is retried only when the server cannot have received it, or on 429.
-    sandbox.reset_stats()
-    sandbox.inject_fault("group_report_trigger", status=503, retry_after=0)
-    try:
+    with sandbox.faulted("group_report_trigger", status=503, retry_after=0):
         result = api_retry("2", "report", "trigger", "-g", "G1")
-    finally:
-        sandbox.reset_state()
     assert result.code == 1
     assert sandbox.stats["group_report_trigger"] == 1
 
 
 def test_trigger_is_retried_after_a_429(api_retry, sandbox):
-    sandbox.reset_stats()
-    sandbox.inject_fault("group_report_trigger", status=429, retry_after=0)
-    try:
+    with sandbox.faulted("group_report_trigger", status=429, retry_after=0):
         result = api_retry("1", "report", "trigger", "-g", "G1")
-    finally:
-        sandbox.reset_state()
     assert result.code == 0, result.err
     assert json.loads(result.out) == [{"status": "triggered", "group_id": "G1", "include_passed": False}]
     assert sandbox.stats["group_report_trigger"] == 2
@@ -428,13 +408,9 @@ def test_trigger_is_retried_after_a_429(api_retry, sandbox):
 
 
 def test_a_failing_part_fails_the_whole_group(api, sandbox):
-    sandbox.reset_stats()
-    sandbox.inject_fault("group_metrics_overall", status=500)
-    try:
+    with sandbox.faulted("group_metrics_overall", status=500):
         result = api("--no-pretty", "metrics", "get", "-g", "G1,G2", "--scope", "all",
                      "--concurrency", "1")
-    finally:
-        sandbox.reset_state()
     assert result.code == 1
     assert [e["group_id"] for e in json.loads(result.out)] == ["G2"]
     assert "[error]   - G1: API error 500: " in result.err

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 import yaml
 
 from benchloop import update_check
+from benchloop.sandbox.server import QuietHTTPServer
 
 
 def test_jsonl_prints_one_compact_element_per_line_in_input_order(api):
@@ -99,7 +100,7 @@ class _Index:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = QuietHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_port}/simple"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 

@@ -93,7 +93,6 @@ def test_join_under_refuses_dot_segments_and_absolute_paths(tmp_path):
 
 
 def test_a_symlink_planted_at_the_temp_name_is_never_followed(tmp_path):
-    from benchloop import writers
 
     victim = tmp_path / "victim"
     victim.write_text("keep me")
@@ -102,7 +101,28 @@ def test_a_symlink_planted_at_the_temp_name_is_never_followed(tmp_path):
         atomic_write(str(tmp_path / "out.json"), "new")
     assert victim.read_text() == "keep me"
     assert not (tmp_path / "out.json").exists()
-    assert writers._umask_mode() == 0o666 & ~_current_umask()
+
+
+def test_a_leftover_renamed_away_while_we_open_it_is_not_taken_over(tmp_path, monkeypatch):
+    # Another writer renames its finished temp file to the destination between our
+    # open() and our flock(): that inode is now its final file, never ours to truncate.
+    import fcntl
+
+
+    dest, tmp = tmp_path / "out.json", tmp_path / ".out.json.tmp"
+    tmp.write_text("theirs, finished")
+    real_flock, calls = fcntl.flock, []
+
+    def flock_after_their_rename(fd, op):
+        if not calls:
+            os.replace(tmp, dest)
+        calls.append(fd)
+        return real_flock(fd, op)
+
+    monkeypatch.setattr(fcntl, "flock", flock_after_their_rename)
+    atomic_write(str(dest), "ours")
+    assert dest.read_text() == "ours" and len(calls) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
 
 
 def _current_umask() -> int:

@@ -25,10 +25,11 @@ import struct
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
+from .server import QuietHTTPServer
 from .state import Headers
 
 
@@ -113,30 +114,13 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _serve
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-
+class _Server(QuietHTTPServer):
     def __init__(self, address: tuple[str, int], routes: dict[str, Route]):
         self.routes = dict(routes)
         self.seen: list[Seen] = []
         self.counts: dict[str, int] = {}
         self.lock = threading.Lock()
         super().__init__(address, _Handler)
-
-    def server_bind(self) -> None:
-        import socketserver
-
-        socketserver.TCPServer.server_bind(self)
-        host, port = self.server_address[:2]
-        self.server_name, self.server_port = str(host), int(port)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        import sys
-
-        if isinstance(sys.exc_info()[1], (OSError, ssl.SSLError)):
-            return  # clients hanging up or refusing our certificate are expected here
-        super().handle_error(request, client_address)
 
     def reply_for(self, seen: Seen) -> Reply:
         with self.lock:

@@ -21,6 +21,7 @@ import struct
 import threading
 import time
 from collections.abc import Sequence
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -126,23 +127,17 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 self.wfile.write(chunk)
 
 
-class _Server(ThreadingHTTPServer):
+class QuietHTTPServer(ThreadingHTTPServer):
+    """A threaded loopback server for tests and the sandbox: daemon threads, no
+    reverse DNS lookup at bind, and quiet about clients that hang up."""
+
     daemon_threads = True
     block_on_close = False
-    request_queue_size = 128
-
-    def __init__(self, address: tuple[str, int], app: App, latency_ms: float):
-        self.app = app
-        self.latency_s = max(0.0, latency_ms) / 1000.0
-        self._open: set[socket.socket] = set()
-        self._open_lock = threading.Lock()
-        if ":" in address[0]:
-            self.address_family = socket.AF_INET6
-        super().__init__(address, _RequestHandler)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hangs up or resets mid-request is normal here (fault tests,
-        killed clients): stay quiet about it; anything else is still reported."""
+        killed clients, a timed-out update check): stay quiet about it; anything
+        else is still reported."""
         import sys
 
         # OSError covers resets, timeouts and TLS failures; ValueError is a socket
@@ -156,6 +151,19 @@ class _Server(ThreadingHTTPServer):
         socketserver.TCPServer.server_bind(self)
         host, port = self.server_address[:2]
         self.server_name, self.server_port = str(host), int(port)
+
+
+class _Server(QuietHTTPServer):
+    request_queue_size = 128
+
+    def __init__(self, address: tuple[str, int], app: App, latency_ms: float):
+        self.app = app
+        self.latency_s = max(0.0, latency_ms) / 1000.0
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        super().__init__(address, _RequestHandler)
 
     def track(self, sock: socket.socket) -> None:
         with self._open_lock:
@@ -205,9 +213,10 @@ class Sandbox:
 
     @property
     def stats(self) -> dict[str, Any]:
-        """Snapshot: connections, requests, unauthorized, not_found, one count per
-        endpoint name (and ``_export``/``_oss``/``_sso``), ``triggers`` and
-        ``posts`` (lists of ``{endpoint, params, body}``)."""
+        """Snapshot: connections, requests, max_in_flight (the peak of requests
+        answered at once), unauthorized, not_found, one count per endpoint name
+        (and ``_export``/``_oss``/``_sso``), ``triggers`` and ``posts`` (lists of
+        ``{endpoint, params, body}``)."""
         return self.app.state.snapshot()
 
     @property
@@ -241,6 +250,18 @@ class Sandbox:
         if kind not in _FAULT_KINDS:
             raise ValueError(f"kind must be one of {_FAULT_KINDS}")
         self.app.state.add_fault(Fault(endpoint, kind, status, retry_after, count))
+
+    @contextmanager
+    def faulted(self, endpoint: str | None = None, **fault: Any):
+        """``with sb.faulted("job_report", status=503): ...``: fresh counters, one
+        injected fault (see ``inject_fault``), and the flows and pending faults
+        restored afterwards, so a shared sandbox stays clean for the next test."""
+        self.reset_stats()
+        self.inject_fault(endpoint, **fault)
+        try:
+            yield self
+        finally:
+            self.reset_state()
 
     def configure_faults(self, rate: float | None = None, *, seed: int | None = None,
                          kinds: Sequence[str] | None = None, slow_pause_s: float | None = None) -> None:
