@@ -1,4 +1,8 @@
-"""The endpoint table: schema, cross-reference lints, malformed tables, compile cache."""
+"""The endpoint table end to end: it compiles, broken tables are refused by load_spec, the cache.
+
+Every single lint message (and the compiler's own errors, exactly) is tested in
+tests/test_speclint.py.
+"""
 
 from __future__ import annotations
 
@@ -33,34 +37,6 @@ def test_shipped_table_compiles_and_passes_lints():
     assert {"metrics", "overview", "jobs", "tasks", "report"} <= set(spec["resources"])
 
 
-def test_unknown_key_names_file_line_and_key(tmp_path):
-    text = SPEC.read_text(encoding="utf-8").replace(
-        "    path: /openapi/jobs/{job}/report\n", "    path: /openapi/jobs/{job}/report\n    colour: red\n", 1)
-    line = text.splitlines().index("    colour: red") + 1
-    with pytest.raises(SpecError) as err:
-        compile_text(tmp_path, text)
-    message = str(err.value)
-    assert str(tmp_path / "benchloop.yaml") in message
-    assert f"benchloop.yaml:{line}: endpoints.job_report.colour: unknown key 'colour'" in message
-
-
-def test_wrong_type_is_reported_with_key_path(tmp_path):
-    text = edited(lambda d: d["endpoints"]["job"].update(method="FETCH"))
-    with pytest.raises(SpecError, match=r"endpoints\.job\.method"):
-        compile_text(tmp_path, text)
-
-
-def test_invalid_yaml_is_a_spec_error(tmp_path):
-    with pytest.raises(SpecError, match="invalid YAML"):
-        compile_text(tmp_path, "version: 1\nendpoints: [unclosed\n")
-
-
-def test_duplicate_key_is_an_error(tmp_path):
-    text = SPEC.read_text(encoding="utf-8").replace("version: 1\n", "version: 1\nversion: 1\n", 1)
-    with pytest.raises(SpecError, match="duplicate key 'version'"):
-        compile_text(tmp_path, text)
-
-
 @pytest.mark.parametrize(
     ("mutate", "expected"),
     [
@@ -86,7 +62,7 @@ def test_duplicate_key_is_an_error(tmp_path):
          "refers to unknown option 'no_such'"),
     ],
 )
-def test_lints_catch_broken_references(tmp_path, mutate, expected):
+def test_load_spec_refuses_broken_references(tmp_path, mutate, expected):
     with pytest.raises(SpecError) as err:
         compile_text(tmp_path, edited(mutate))
     assert expected in str(err.value)

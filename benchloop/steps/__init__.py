@@ -1,11 +1,14 @@
 """Named steps: behaviour that no generic part can express, referenced by ``step:``.
 
-Each step is a function ``step(pipeline, part, ctx, ident, dest) -> value``.
-``dest`` is the final file path when the action writes files (the step then
-writes it itself and returns ``WRITTEN``), or ``None`` when the value is to be
-printed.  Steps are imported lazily by name so the CLI never loads code it
+Each step is a function ``step(call) -> value`` taking a
+``pipeline.StepCall``: its part, the id, the template context, and the
+pipeline's request, download, sleep and pool functions (never the pipeline
+itself).  ``call.dest`` is the final file path when the action writes files
+(the step then writes it itself and returns ``WRITTEN``), or ``None`` when the
+value is to be printed.  Steps are imported lazily by name so the CLI never loads code it
 does not run.  ``ENDPOINT_PARAMS`` lists which ``with:`` keys name endpoints,
-so the table lints can check them.
+``OPTIONAL_ENDPOINT_PARAMS`` those that name one when given, and ``STEP_BINDS``
+the variables a step binds itself, so the table lints can check them.
 """
 
 from __future__ import annotations
@@ -23,10 +26,25 @@ STEPS: dict[str, str] = {
 }
 
 ENDPOINT_PARAMS: dict[str, tuple[str, ...]] = {
-    "trace_export": ("create", "poll", "job_ids"),
+    "trace_export": ("job_ids",),
     "trace_media": ("request",),
     "artifacts": ("listing", "download"),
     "behavior_run": ("steps", "create"),
+}
+
+# ``with:`` keys that name an endpoint when they are given (artifacts: task mode only).
+OPTIONAL_ENDPOINT_PARAMS: dict[str, tuple[str, ...]] = {
+    "artifacts": ("task",),
+}
+
+# Variables a step binds itself, by ``with:`` key, on top of what the part has bound
+# (the dimension id, an archive's job, earlier parts): the endpoint named under that
+# key may use them in its path or query, the template under that key in its braces.
+# Keys not listed bind nothing more.
+STEP_BINDS: dict[str, dict[str, tuple[str, ...]]] = {
+    "trace_media": {"request": ("oss_uri", "mime")},          # each media reference's query
+    "artifacts": {"listing": ("job",), "download": ("job", "name"),  # every job, each artifact's name
+                  "layout": ("job", "name")},                 # ... and each artifact's name
 }
 
 

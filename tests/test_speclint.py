@@ -1,0 +1,413 @@
+"""Every message of the table lints, each from one small broken table.
+
+A case starts from the shipped table (parsed, anchors resolved, as the compiler
+sees it), breaks one thing and asserts the complete list of messages that
+``lint`` prints, so a lint that stops firing, fires twice or changes its
+wording fails here.  The compiler's own errors (invalid YAML, duplicate keys,
+schema errors) are at the end.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from benchloop import steps
+from benchloop.speccompile import _plain, compile_spec, parse
+from benchloop.speclint import expand, lint
+from benchloop.specload import SpecError, spec_dir
+
+SPEC = spec_dir() / "benchloop.yaml"
+TABLE = _plain(parse(SPEC.read_bytes(), SPEC))
+
+
+def lint_after(mutate) -> list[str]:
+    doc = copy.deepcopy(TABLE)
+    mutate(doc)
+    return lint(expand(doc))
+
+
+def action(d, resource, name):
+    return d["resources"][resource]["actions"][name]
+
+
+def dim(d, resource, name, dimension):
+    return action(d, resource, name)["dimensions"][dimension]
+
+
+def part(d, resource, name, dimension, part_name):
+    return dim(d, resource, name, dimension)["parts"][part_name]
+
+
+def where(resource, name, dimension=None, part_name=None):
+    text = f"resources.{resource}.actions.{name}"
+    if dimension:
+        text += f".dimensions.{dimension}"
+    if part_name:
+        text += f".parts.{part_name}"
+    return text
+
+
+def without(mapping: dict, key: str) -> None:
+    del mapping[key]
+
+
+def reorder(mapping: dict, *keys: str) -> None:
+    items = {key: mapping.pop(key) for key in keys}
+    mapping.update(items)
+
+
+REPORT_JOB = where("report", "download", "job", "report")
+REPORT_GROUP = where("report", "download", "group")
+METRICS_GROUP = where("metrics", "download", "group")
+TRAJ_TASK = where("trajectory", "download", "task")
+META_TASK = where("metadata", "download", "task")
+ART = "resources.artifacts.actions.download.dimensions"
+JOBS_ALL = where("jobs", "download", "group", "all")
+PULL = where("pull", "pull")
+BRM_RUN = where("brm", "run", "group", "task")
+
+CASES = {
+    # -- enumerations and endpoint use ------------------------------------------------
+    "enumeration pagination mode": (
+        lambda d: d["enumerations"]["group_jobs"]["pagination"].update(mode="sideways"),
+        ["enumerations.group_jobs: unknown pagination mode 'sideways'"]),
+    "enumeration endpoint": (
+        lambda d: d["enumerations"]["group_jobs"].update(request="nope"),
+        ["enumerations.group_jobs: unknown endpoint 'nope'"]),
+    "enumeration probe path variable": (
+        lambda d: d["enumerations"]["group_jobs"].update(empty_probe="job"),
+        ["enumerations.group_jobs: path variable {job} of endpoint 'job' is not bound"]),
+    "part pagination mode": (
+        lambda d: part(d, "jobs", "get", "group", "all")["pagination"].update(mode="sideways"),
+        [f"{where('jobs', 'get', 'group', 'all')}: unknown pagination mode 'sideways'"]),
+    "part endpoint": (
+        lambda d: part(d, "report", "get", "job", "report").update(request="nope"),
+        [f"{where('report', 'get', 'job', 'report')}: unknown endpoint 'nope'"]),
+    "part path variable": (
+        lambda d: part(d, "report", "get", "group", "report").update(request="job_report"),
+        [f"{where('report', 'get', 'group', 'report')}: path variable {{job}} of endpoint 'job_report' is not bound"]),
+    "part probe path variable": (
+        lambda d: part(d, "metrics", "get", "group", "detail").update(empty_probe="job"),
+        [f"{where('metrics', 'get', 'group', 'detail')}: path variable {{job}} of endpoint 'job' is not bound"]),
+    "query names no earlier part": (
+        lambda d: reorder(dim(d, "overview", "get", "job")["parts"], "job"),
+        [f"{where('overview', 'get', 'job', 'stats')}: {{parts.job.group_id}} of endpoint 'job_stats' "
+         "names no earlier part"]),
+    "query names no option": (
+        lambda d: d["endpoints"]["behavior_list"]["query"].update(extra="{no_such}"),
+        [f"{where('brm', 'list', 'group', 'tasks')}: {{no_such}} of endpoint 'behavior_list' names no option"]),
+    "archive task request path variable": (
+        lambda d: dim(d, "metadata", "download", "task")["archive"].update(task_request="job"),
+        [f"{META_TASK}: path variable {{job}} of endpoint 'job' is not bound"]),
+    # -- named steps ----------------------------------------------------------------------
+    "unknown step": (
+        lambda d: part(d, "brm", "run", "group", "task").update(step="nope"),
+        [f"{BRM_RUN}: unknown step 'nope'"]),
+    "step endpoint unknown": (
+        lambda d: part(d, "brm", "run", "group", "task")["with"].update(steps="nope"),
+        [f"{BRM_RUN}: step 'behavior_run' needs 'with.steps' naming an endpoint"]),
+    "step endpoint missing": (
+        lambda d: without(part(d, "brm", "run", "group", "task")["with"], "create"),
+        [f"{BRM_RUN}: step 'behavior_run' needs 'with.create' naming an endpoint"]),
+    "step optional endpoint unknown": (
+        lambda d: part(d, "artifacts", "download", "task", "artifacts")["with"].update(task="nope"),
+        [f"{ART}.task.parts.artifacts: step 'artifacts' needs 'with.task' naming an endpoint"]),
+    "step endpoint path variable": (
+        lambda d: part(d, "trajectory", "get", "group", "trajectory")["with"].update(job_ids="job_report"),
+        [f"{where('trajectory', 'get', 'group', 'trajectory')}: path variable {{job}} of endpoint "
+         "'job_report' is not bound"]),
+    "step optional endpoint path variable": (
+        lambda d: part(d, "artifacts", "download", "task", "artifacts")["with"].update(task="job_meta"),
+        [f"{ART}.task.parts.artifacts: path variable {{job}} of endpoint 'job_meta' is not bound"]),
+    "step endpoint query option": (
+        lambda d: d["endpoints"]["behavior_steps"]["query"].update(extra="{no_such}"),
+        [f"{BRM_RUN}: {{no_such}} of endpoint 'behavior_steps' names no option"]),
+    "step template variable": (
+        lambda d: part(d, "artifacts", "download", "job", "artifacts")["with"].update(layout="{job}/{group}/{name}"),
+        [f"{ART}.job.parts.artifacts: with.layout variable {{group}} is not bound"]),
+    # -- waiters -----------------------------------------------------------------------------
+    "waiter endpoint": (
+        lambda d: part(d, "trajectory", "get", "group", "trajectory")["wait"].update(request="nope"),
+        [f"{where('trajectory', 'get', 'group', 'trajectory')}: unknown endpoint 'nope'"]),
+    "waiter poll path variable": (
+        lambda d: part(d, "trajectory", "get", "group", "trajectory")["wait"]["poll"].update(binds="other"),
+        [f"{where('trajectory', 'get', 'group', 'trajectory')}: path variable {{name}} of endpoint "
+         "'group_trace_export_status' is not bound"]),
+    "waiter timeout": (
+        lambda d: part(d, "trajectory", "get", "group", "trajectory")["wait"].update(timeout="nope"),
+        [f"{where('trajectory', 'get', 'group', 'trajectory')}: wait timeout names no number option 'nope'"]),
+    # -- options -------------------------------------------------------------------------------
+    "reserved option name": (
+        lambda d: action(d, "brm", "run")["options"].update(ctx="page"),
+        ["resources.brm.actions.run: option name 'ctx' is reserved (Python keyword or ctx)"]),
+    "unknown option reference": (
+        lambda d: action(d, "jobs", "get")["options"].update(x="no_such"),
+        ["resources.jobs.actions.get: option 'x' refers to unknown option 'no_such'"]),
+    "flag defined twice": (
+        lambda d: action(d, "jobs", "get")["options"].update(timeout="page"),
+        ["resources.jobs.actions.get: flag --page defined twice"]),
+    "flag shadows a global option": (
+        lambda d: action(d, "brm", "run")["options"].update(
+            wait={"flags": ["--timeout"], "type": "int", "help": "Seconds."}),
+        ["resources.brm.actions.run: flag --timeout shadows a global option"]),
+    "choice default": (
+        lambda d: action(d, "metrics", "get")["options"]["scope"].update(default="nope"),
+        ["resources.metrics.actions.get: option 'scope' default is not one of its choices"]),
+    "stdout_when": (
+        lambda d: action(d, "artifacts", "download").update(stdout_when="include"),
+        ["resources.artifacts.actions.download: stdout_when names no flag option 'include'"]),
+    # -- compose ---------------------------------------------------------------------------------
+    "compose option": (
+        lambda d: action(d, "pull", "pull")["compose"].update(option="nope"),
+        [f"{PULL}: compose option 'nope' is not an option of the action"]),
+    "compose unknown action": (
+        lambda d: action(d, "pull", "pull")["compose"]["sections"]["jobs"].update(action="nope"),
+        [f"{PULL}: section 'jobs' names unknown action jobs nope"]),
+    "compose of compose": (
+        lambda d: action(d, "pull", "pull")["compose"]["sections"].update(again={"resource": "pull", "action": "pull"}),
+        [f"{PULL}: section 'again' is itself composite"]),
+    "compose dimension": (
+        lambda d: action(d, "pull", "pull")["compose"].update(
+            default=["jobs"], sections={"jobs": {"resource": "jobs", "action": "download"}}),
+        [f"{PULL}: no section supports dimension 'job'"]),
+    "compose default": (
+        lambda d: action(d, "pull", "pull")["compose"].update(default=["metrics", "nope"]),
+        [f"{PULL}: default names unknown section 'nope'"]),
+    # -- dimensions: select, element, archive ---------------------------------------------
+    "select option": (
+        lambda d: dim(d, "overview", "get", "group")["select"].update(option="nope"),
+        [f"{where('overview', 'get', 'group')}: select option 'nope' is not a choice option of the action"]),
+    "select choices": (
+        lambda d: without(dim(d, "overview", "get", "group")["select"]["choices"], "tasks"),
+        [f"{where('overview', 'get', 'group')}: select choices differ from the option's choices"]),
+    "select part": (
+        lambda d: dim(d, "overview", "get", "group")["select"]["choices"].update(all=["summary", "nope"]),
+        [f"{where('overview', 'get', 'group')}: select names unknown part 'nope'"]),
+    "element needs one part": (
+        lambda d: dim(d, "report", "get", "job")["parts"].update(again={"request": "job_report"}),
+        [f"{where('report', 'get', 'job')}: element 'part' needs exactly one selected part"]),
+    "element part": (
+        lambda d: dim(d, "metrics", "get", "job").update(element="nope"),
+        [f"{where('metrics', 'get', 'job')}: element names unknown part 'nope'"]),
+    "archive order": (
+        lambda d: dim(d, "trajectory", "download", "task")["archive"]["order"].append("nope"),
+        [f"{TRAJ_TASK}: archive order names unknown part 'nope'"]),
+    # -- parts ---------------------------------------------------------------------------------
+    "unknown enumeration": (
+        lambda d: part(d, "report", "download", "group", "jobs").update(each="nope"),
+        [f"{REPORT_GROUP}.parts.jobs: unknown enumeration 'nope'",
+         f"{REPORT_GROUP}.parts.jobs: path variable {{job}} of endpoint 'job_report' is not bound",
+         f"{REPORT_GROUP}.parts.jobs: file variable {{job}} is not bound"]),
+    "each needs files": (
+        lambda d: part(d, "report", "get", "group", "report").update(each="group_jobs", request="job_report"),
+        [f"{where('report', 'get', 'group', 'report')}: 'each' parts need the files writer"]),
+    "when": (
+        lambda d: part(d, "jobs", "get", "group", "page").update(when="not page"),
+        [f"{where('jobs', 'get', 'group', 'page')}: when names no flag option 'page'"]),
+    "shape by name": (
+        lambda d: part(d, "report", "download", "job", "report").update(shape="nope"),
+        [f"{REPORT_JOB}: unknown shape 'nope'"]),
+    "shape with parameters": (
+        lambda d: part(d, "rsi", "download", "job", "rsi")["shape"].update(name="nope"),
+        [f"{where('rsi', 'download', 'job', 'rsi')}: unknown shape 'nope'"]),
+    "archive entry missing": (
+        lambda d: without(part(d, "metadata", "download", "task", "metadata"), "entry"),
+        [f"{META_TASK}.parts.metadata: an archive part needs 'entry'"]),
+    "file missing": (
+        lambda d: without(part(d, "report", "download", "job", "report"), "file"),
+        [f"{REPORT_JOB}: a files action needs 'file'"]),
+    # -- templates ---------------------------------------------------------------------------
+    "file variable": (
+        lambda d: part(d, "report", "download", "job", "report").update(file="{job}/{group}.md"),
+        [f"{REPORT_JOB}: file variable {{group}} is not bound"]),
+    "step file variable": (
+        lambda d: part(d, "trajectory", "download", "group", "trajectory").update(file="{group}/{job}.json"),
+        [f"{where('trajectory', 'download', 'group', 'trajectory')}: file variable {{job}} is not bound"]),
+    "file without the id": (
+        lambda d: part(d, "tasks", "download", "group", "all").update(file="task_list.json"),
+        [f"{where('tasks', 'download', 'group', 'all')}: file 'task_list.json' does not use {{group}}: "
+         "every group would write the same path"]),
+    "fan-out file without the job": (
+        lambda d: part(d, "report", "download", "group", "jobs").update(file="{group}/report.md"),
+        [f"{REPORT_GROUP}.parts.jobs: file '{{group}}/report.md' does not use {{job}}: "
+         "every job would write the same path"]),
+    "archive file variable": (
+        lambda d: dim(d, "metadata", "download", "task")["archive"].update(file="{task}/{job}.zip"),
+        [f"{META_TASK}.archive: file variable {{job}} is not bound"]),
+    "archive file without the id": (
+        lambda d: dim(d, "metadata", "download", "task")["archive"].update(file="metadata.zip"),
+        [f"{META_TASK}.archive: file 'metadata.zip' does not use {{task}}: every task would write the same path"]),
+    "entry variable": (
+        lambda d: part(d, "metadata", "download", "task", "metadata").update(entry="{task}/{job}.json"),
+        [f"{META_TASK}.parts.metadata: entry variable {{task}} is not bound"]),
+    "entry without the job": (
+        lambda d: part(d, "metadata", "download", "task", "metadata").update(entry="metadata/all.json"),
+        [f"{META_TASK}.parts.metadata: entry 'metadata/all.json' does not use {{job}}: "
+         "every job would write the same path"]),
+    # -- outputs -------------------------------------------------------------------------------
+    "output of another resource": (
+        lambda d: part(d, "report", "download", "job", "report").update(file="{job}/job_list.json"),
+        [f"{REPORT_JOB}: output path '{{job}}/job_list.json' also used by {JOBS_ALL}"]),
+    "output of another part": (
+        lambda d: part(d, "metrics", "download", "group", "detail").update(file="{group}/overall_metrics.json"),
+        [f"{METRICS_GROUP}.parts.detail: output path '{{group}}/overall_metrics.json' also used by "
+         f"{METRICS_GROUP}.parts.overall"]),
+    "output of another part, other variables": (
+        lambda d: (without(action(d, "report", "download")["dimensions"], "job"),
+                   part(d, "report", "download", "group", "jobs").update(file="{job}_report.md")),
+        [f"{REPORT_GROUP}.parts.jobs: output path '{{job}}_report.md' also used by {REPORT_GROUP}.parts.summary"]),
+    "output of another dimension": (
+        lambda d: (part(d, "report", "download", "group", "summary").update(file="{group}/summary.md"),
+                   part(d, "report", "download", "group", "jobs").update(file="{job}_report.md")),
+        [f"{REPORT_GROUP}.parts.jobs: output path '{{job}}_report.md' also used by {REPORT_JOB}"]),
+    "step file of another resource": (
+        lambda d: part(d, "trajectory", "download", "group", "trajectory").update(file="{group}/job_list.json"),
+        [f"{where('trajectory', 'download', 'group', 'trajectory')}: output path '{{group}}/job_list.json' "
+         f"also used by {JOBS_ALL}"]),
+    "step layout of another resource": (
+        lambda d: part(d, "artifacts", "download", "group", "artifacts")["with"].update(
+            layout="{group}/job_list.json"),
+        [f"{ART}.group.parts.artifacts: output path '{{group}}/job_list.json' also used by {JOBS_ALL}"]),
+    "archive file of another resource": (
+        lambda d: dim(d, "metadata", "download", "task")["archive"].update(file="{task}_trajectories.zip"),
+        [f"{META_TASK}.archive: output path '{{task}}_trajectories.zip' also used by {TRAJ_TASK}.archive"]),
+    "archive entry of another part": (
+        lambda d: part(d, "trajectory", "download", "task", "metadata").update(
+            entry="trajectories/{job}_trajectory.json"),
+        [f"{TRAJ_TASK}.parts.metadata: archive entry 'trajectories/{{job}}_trajectory.json' also used by "
+         f"{TRAJ_TASK}.parts.trajectory"]),
+}
+
+
+@pytest.mark.parametrize(("mutate", "expected"), CASES.values(), ids=CASES.keys())
+def test_each_lint_message(mutate, expected):
+    assert lint_after(mutate) == expected
+
+
+def test_every_message_of_speclint_has_a_case():
+    """Each message template of speclint.py is produced by at least one case above."""
+    source = (Path(__file__).resolve().parent.parent / "benchloop" / "speclint.py").read_text(encoding="utf-8")
+    templates = re.findall(r'(?:append|add)\(f"\{[^{}]*\}: (.*)"\)$', source, re.M)
+    # Every message is one f-string on one line, so that this test sees them all.
+    assert len(templates) == len(re.findall(r"(?:\bc\.add|problems\.append)\(f", source)) > 30
+    produced = [message.split(": ", 1)[1] for _, messages in CASES.values() for message in messages]
+    for template in templates:
+        pattern = re.escape(re.sub(r"\{[^{}]*\}+", "\0", template.replace("{{", "\1").replace("}}", "\2")))
+        pattern = pattern.replace("\0", ".+").replace("\x01", r"\{").replace("\x02", r"\}")
+        assert any(re.fullmatch(pattern, message) for message in produced), template
+
+
+# -- what the shipped table relies on ------------------------------------------------------
+
+def test_shipped_table_passes():
+    assert lint(expand(copy.deepcopy(TABLE))) == []
+
+
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        # Two dimensions with different id variables: {job}_report.md and {group}_report.md.
+        lambda d: None,
+        # A stdout action sharing a files action's dimensions (metrics get): its files are not written.
+        lambda d: dim(d, "metrics", "get", "group")["parts"]["detail"].update(file="{group}/overall_metrics.json"),
+        # Parts that never run together may write the same path: when / when not ...
+        lambda d: (action(d, "jobs", "download")["options"].update(all="all"),
+                   part(d, "jobs", "download", "group", "all").update(when="all"),
+                   dim(d, "jobs", "download", "group")["parts"].update(
+                       page={"when": "not all", "request": "job_list", "file": "{group}/job_list.json"})),
+        # ... and parts that no select choice runs together.
+        lambda d: (dim(d, "metrics", "download", "group")["select"]["choices"].update(all=["overall"]),
+                   part(d, "metrics", "download", "group", "detail").update(file="{group}/overall_metrics.json")),
+        # Two files actions of one resource may share outputs (e.g. dimensions shared by an anchor).
+        lambda d: d["resources"]["tasks"]["actions"].update(
+            again=copy.deepcopy(action(d, "tasks", "download"))),
+        # A command that takes one id only may write a fixed name.
+        lambda d: (action(d, "tasks", "download").update(max_ids=1),
+                   part(d, "tasks", "download", "group", "all").update(file="task_list.json")),
+    ],
+    ids=["dimension-variables", "stdout-files", "when-not", "select", "same-resource", "max-ids-1"],
+)
+def test_outputs_that_are_not_clashes(mutate):
+    assert lint_after(mutate) == []
+
+
+def test_step_binds_are_what_makes_step_endpoints_pass(monkeypatch):
+    monkeypatch.setattr(steps, "STEP_BINDS", {})
+    problems = lint(expand(copy.deepcopy(TABLE)))
+    assert f"{TRAJ_TASK}.parts.source: {{oss_uri}} of endpoint 'trace_media' names no option" in problems
+    assert f"{ART}.group.parts.artifacts: path variable {{job}} of endpoint 'job_artifacts' is not bound" in problems
+    assert f"{ART}.job.parts.artifacts: with.layout variable {{name}} is not bound" in problems
+
+
+def test_step_registry_covers_every_step():
+    for table in (steps.ENDPOINT_PARAMS, steps.OPTIONAL_ENDPOINT_PARAMS, steps.STEP_BINDS):
+        assert set(table) <= set(steps.STEPS)
+    for name, binds in steps.STEP_BINDS.items():
+        assert all(isinstance(v, tuple) for v in binds.values()), name
+
+
+# -- the compiler's errors -------------------------------------------------------------------
+
+def compile_text(tmp_path: Path, text: str) -> dict:
+    path = tmp_path / "benchloop.yaml"
+    path.write_text(text, encoding="utf-8")
+    return compile_spec(path.read_bytes(), path)
+
+
+def test_lint_problems_are_one_spec_error(tmp_path):
+    text = SPEC.read_text(encoding="utf-8").replace("request: job_report\n", "request: nope\n")
+    with pytest.raises(SpecError) as err:
+        compile_text(tmp_path, text)
+    assert str(err.value) == (
+        f"{tmp_path / 'benchloop.yaml'}: {REPORT_JOB}: unknown endpoint 'nope'; "
+        f"{REPORT_GROUP}.parts.jobs: unknown endpoint 'nope'")
+
+
+def test_duplicate_key(tmp_path):
+    text = SPEC.read_text(encoding="utf-8").replace("version: 1\n", "version: 1\nversion: 1\n", 1)
+    line = text.splitlines().index("version: 1") + 2
+    with pytest.raises(SpecError) as err:
+        compile_text(tmp_path, text)
+    assert str(err.value) == f"{tmp_path / 'benchloop.yaml'}: line {line}: duplicate key 'version'"
+
+
+def test_duplicate_key_in_a_nested_mapping(tmp_path):
+    text = SPEC.read_text(encoding="utf-8").replace(
+        "    path: /openapi/jobs/{job}/report\n", "    path: /openapi/jobs/{job}/report\n    path: /x\n", 1)
+    line = text.splitlines().index("    path: /x") + 1
+    with pytest.raises(SpecError) as err:
+        compile_text(tmp_path, text)
+    assert str(err.value) == f"{tmp_path / 'benchloop.yaml'}: line {line}: duplicate key 'path'"
+
+
+def test_invalid_yaml(tmp_path):
+    with pytest.raises(SpecError) as err:
+        compile_text(tmp_path, "version: 1\nendpoints: [unclosed\n")
+    assert str(err.value).startswith(f"{tmp_path / 'benchloop.yaml'}: invalid YAML: ")
+
+
+def test_schema_unknown_key(tmp_path):
+    text = SPEC.read_text(encoding="utf-8").replace(
+        "    path: /openapi/jobs/{job}/report\n", "    path: /openapi/jobs/{job}/report\n    colour: red\n", 1)
+    line = text.splitlines().index("    colour: red") + 1
+    schema = json.loads((spec_dir() / "benchloop.schema.json").read_text(encoding="utf-8"))
+    allowed = ", ".join(sorted(schema["$defs"]["endpoint"]["properties"]))
+    with pytest.raises(SpecError) as err:
+        compile_text(tmp_path, text)
+    assert str(err.value) == (f"{tmp_path / 'benchloop.yaml'}:{line}: endpoints.job_report.colour: "
+                              f"unknown key 'colour' (allowed: {allowed})")
+
+
+def test_schema_wrong_value(tmp_path):
+    text = SPEC.read_text(encoding="utf-8").replace(
+        "  job:\n    method: GET\n", "  job:\n    method: FETCH\n", 1)
+    line = text.splitlines().index("    method: FETCH") + 1
+    with pytest.raises(SpecError) as err:
+        compile_text(tmp_path, text)
+    assert str(err.value) == (f"{tmp_path / 'benchloop.yaml'}:{line}: endpoints.job.method: "
+                              "'FETCH' is not one of ['GET', 'POST']")
