@@ -1,44 +1,96 @@
-"""Built-in commands that are not backend resources: ``config`` and ``sandbox``."""
+"""Built-in commands that are not backend resources: config, sandbox, describe, completion.
+
+Their options are data (``builtin_options.BUILTIN_COMMANDS``, which also
+gives the help pages and shell completion); this module turns each entry into
+a Cyclopts command, a generic handler whose ``__signature__`` is built from
+that data, as ``commands.py`` does for the table's actions.  ``cli.py``
+registers ``config_app``, ``sandbox_app``, ``describe_command`` and
+``completion_command`` lazily.
+"""
 
 from __future__ import annotations
 
+import inspect
 import sys
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
 from cyclopts import App, Parameter
 
+from .builtin_options import BUILTIN_COMMANDS, builtin_leaf
 from .errors import UsageError
 
-config_app = App(name="config", help="Show or edit the configuration file.", help_format="plaintext")
+_HINTS = {"str": str, "int": int, "float": float, "flag": bool}
 
 
-@config_app.command(name="set")
-def config_set(
-    *,
-    api_key: Annotated[str | None, Parameter(name="--api-key", help="API key to store.")] = None,
-    host: Annotated[str | None, Parameter(name="--host", help="Backend base URL to store.")] = None,
-    output_dir: Annotated[str | None, Parameter(name=["--output-dir", "-o"], help="Default download root to store.")] = None,
-    config: Annotated[str | None, Parameter(name="--config", help="File to write (default ~/.benchloop/config.toml).")] = None,
-    profile: Annotated[str | None, Parameter(name="--profile", help="Write [profiles.NAME] instead of [profile].")] = None,
-    ctx: Annotated[Any, Parameter(parse=False)] = None,
-) -> int:
-    """Store values in the [profile] table (or [profiles.NAME]); other content of the file is kept."""
+def _hint(spec: dict[str, Any]) -> Any:
+    if spec.get("choices"):
+        hint: Any = Literal[tuple(spec["choices"])]
+    else:
+        hint = _HINTS[spec.get("type", "str")]
+    return hint | None if spec.get("default") is None and not spec.get("required") else hint
+
+
+def parameters(leaf: dict[str, Any]) -> list[inspect.Parameter]:
+    """The Cyclopts signature of a built-in command, from its data."""
+    params = []
+    for pos in leaf.get("positionals", ()):
+        default = inspect.Parameter.empty if pos.get("required") else None
+        params.append(inspect.Parameter(pos["name"], inspect.Parameter.POSITIONAL_ONLY, default=default,
+                                        annotation=Annotated[_hint(pos), Parameter(help=pos["help"])]))
+    for opt in leaf["options"]:
+        extra: dict[str, Any] = {"negative": "", "show_default": False} if opt["type"] == "flag" else {}
+        params.append(inspect.Parameter(
+            opt["name"], inspect.Parameter.KEYWORD_ONLY, default=opt["default"],
+            annotation=Annotated[_hint(opt), Parameter(name=opt["flags"], help=opt["help"], **extra)]))
+    params.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=None,
+                                    annotation=Annotated[Any, Parameter(parse=False)]))
+    return params
+
+
+def _command(path: str, body: Callable[[dict[str, Any], Any], int]) -> Callable[..., int]:
+    """A Cyclopts command for the built-in at ``path``: ``body(values, ctx)`` gets every option by name."""
+    leaf = builtin_leaf(path)
+    names = [pos["name"] for pos in leaf.get("positionals", ())]
+
+    def handler(*args, ctx=None, **kwargs):  # no annotations here: Cyclopts reads them from __signature__
+        values = {opt["name"]: opt["default"] for opt in leaf["options"]}
+        values.update({name: None for name in names})
+        values.update(zip(names, args, strict=False))  # the positionals given
+        values.update(kwargs)
+        return body(values, ctx)
+
+    handler.__signature__ = inspect.Signature(parameters(leaf))  # type: ignore[attr-defined]
+    handler.__name__ = path.replace(" ", "_")
+    handler.__doc__ = leaf.get("description") or leaf["help"]
+    return handler
+
+
+def _group(name: str, bodies: dict[str, Callable[[dict[str, Any], Any], int]]) -> App:
+    group = BUILTIN_COMMANDS[name]
+    app = App(name=name, help=group["help"], help_format="plaintext")
+    for index, (action, body) in enumerate(bodies.items()):
+        app.command(_command(f"{name} {action}", body), name=action,
+                    help=group["actions"][action]["help"], sort_key=index)
+    return app
+
+
+# ------------------------------------------------------------------ config
+def config_set(values: dict[str, Any], ctx: Any) -> int:
     from .config import config_path, write_config
     from .log import Log
 
-    values = {k: v for k, v in (("host", host), ("api_key", api_key), ("output_dir", output_dir)) if v is not None}
-    if not values:
+    stored = {key: values[key] for key in ("host", "api_key", "output_dir") if values[key] is not None}
+    if not stored:
         raise UsageError("provide at least one of --api-key/--host/--output-dir")
-    path = config_path(config or (ctx.options["config"] if ctx else None))
-    write_config(path, values, profile)
-    where = f" (profile {profile})" if profile else ""
+    path = config_path(values["config"] or (ctx.options["config"] if ctx else None))
+    write_config(path, stored, values["profile"])
+    where = f" (profile {values['profile']})" if values["profile"] else ""
     Log(quiet=bool(ctx and ctx.options["quiet"])).info(f"wrote config to {path}{where}")
     return 0
 
 
-@config_app.command(name="show")
-def config_show(*, ctx: Annotated[Any, Parameter(parse=False)] = None) -> int:
-    """Print the effective configuration as JSON (the API key masked)."""
+def config_show(values: dict[str, Any], ctx: Any) -> int:
     from .config import mask, resolve
     from .writers import dumps
 
@@ -54,34 +106,38 @@ def config_show(*, ctx: Annotated[Any, Parameter(parse=False)] = None) -> int:
     return 0
 
 
-@config_app.command(name="path")
-def config_path_cmd(*, ctx: Annotated[Any, Parameter(parse=False)] = None) -> int:
-    """Print the path of the configuration file in use."""
+def config_path_cmd(values: dict[str, Any], ctx: Any) -> int:
     from .config import config_path
 
     sys.stdout.write(f"{config_path(ctx.options['config'])}\n")
     return 0
 
 
-sandbox_app = App(name="sandbox", help="Run the local sandbox backend (for demos and tests).",
-                  help_format="plaintext")
+# ----------------------------------------------------------------- sandbox
+def sandbox_serve(values: dict[str, Any], ctx: Any) -> int:
+    from .sandbox.serve import serve_options
+
+    try:
+        return serve_options(values)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
-@sandbox_app.command(name="serve")
-def sandbox_serve(
-    *,
-    host: Annotated[str, Parameter(name="--listen", help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, Parameter(name="--port", help="Port (0 picks a free one).")] = 8765,
-    seed: Annotated[int, Parameter(name="--seed", help="Dataset seed.")] = 7,
-    groups: Annotated[int, Parameter(name="--groups", help="Number of groups.")] = 3,
-    jobs_per_group: Annotated[int, Parameter(name="--jobs-per-group", help="Jobs in each group.")] = 40,
-    tasks_per_group: Annotated[int, Parameter(name="--tasks-per-group", help="Evaluation tasks in each group.")] = 25,
-    api_key: Annotated[str, Parameter(name="--api-key", help="The key clients must send.")] = "sandbox-key",
-    latency_ms: Annotated[int, Parameter(name="--latency-ms", help="Delay before each answer.")] = 0,
-    ctx: Annotated[Any, Parameter(parse=False)] = None,
-) -> int:
-    """Serve the endpoint table from a deterministic synthetic dataset until interrupted."""
-    from .sandbox.serve import serve
+# ------------------------------------------------------ describe, completion
+def describe_body(values: dict[str, Any], ctx: Any) -> int:
+    from .describe import describe
 
-    serve(host, port, seed, groups, jobs_per_group, tasks_per_group, api_key, latency_ms)
+    return describe(values["resource"], values["action"], openapi=values["openapi"], ctx=ctx)
+
+
+def completion_body(values: dict[str, Any], ctx: Any) -> int:
+    from .completion import completion_script
+
+    sys.stdout.write(completion_script(values["shell"]))
     return 0
+
+
+config_app = _group("config", {"set": config_set, "show": config_show, "path": config_path_cmd})
+sandbox_app = _group("sandbox", {"serve": sandbox_serve})
+describe_command = _command("describe", describe_body)
+completion_command = _command("completion", completion_body)

@@ -147,14 +147,12 @@ def build_app(prog: str = "bl"):
     for index, (name, resource) in enumerate(spec["resources"].items()):
         app.command(f"benchloop.commands:res__{name.replace('-', '_')}", name=name,
                     help=resource["help"], sort_key=index)
-    app.command("benchloop.builtins:config_app", name="config",
-                help="Show or edit the configuration file.", sort_key=100)
-    app.command("benchloop.builtins:sandbox_app", name="sandbox",
-                help="Run the local sandbox backend (for demos and tests).", sort_key=101)
-    app.command("benchloop.describe:describe", name="describe",
-                help="Print the machine-readable command schema (or --openapi) as JSON.", sort_key=102)
-    app.command("benchloop.completion:completion", name="completion",
-                help="Print a shell completion script (bash, zsh or fish).", sort_key=103)
+    from .builtin_options import BUILTIN_COMMANDS
+
+    targets = {"config": "config_app", "sandbox": "sandbox_app", "describe": "describe_command",
+               "completion": "completion_command"}  # in benchloop.builtins, built from BUILTIN_COMMANDS
+    for index, (name, command) in enumerate(BUILTIN_COMMANDS.items()):
+        app.command(f"benchloop.builtins:{targets[name]}", name=name, help=command["help"], sort_key=100 + index)
 
     def launcher(*tokens, **options):  # annotations come from __signature__
         if not tokens:
@@ -235,8 +233,9 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
         return None
     name = words[0]
     if name in helptext.BUILTIN_HELP:
+        # Every built-in command's page; a group without its action prints its page and exits 2.
         page = helptext.builtin_page(prog, name, words[1] if len(words) > 1 else None)
-        if page and (wants_help or len(words) == 1):
+        if page and (wants_help or (len(words) == 1 and helptext.BUILTIN_HELP[name][1])):
             sys.stdout.write(page)
             return 0 if wants_help else EXIT_USAGE
         return None

@@ -4,7 +4,7 @@ Why not Cyclopts' own completion: the scripts here are plain data (which
 commands, actions, options, option values) rendered into small templates, one
 per shell, so they need nothing at completion time: no Python start, no
 `bl` call per keystroke.  Everything comes from the compiled endpoint table,
-``GLOBAL_OPTIONS`` and the signatures of the built-in commands, so a resource
+``GLOBAL_OPTIONS`` and the built-in commands' data (``builtin_options``), so a resource
 added to the YAML completes as soon as the script is regenerated.
 
 All three scripts share one model and the same walk over the words before the
@@ -17,13 +17,8 @@ completes directories and ``--config`` files.
 
 from __future__ import annotations
 
-import inspect
 import re
-import sys
-import typing
-from typing import Annotated, Any, Literal
-
-from cyclopts import Parameter
+from typing import Any
 
 SHELLS = ("bash", "zsh", "fish")
 HELP_FLAGS = ["--help", "-h"]
@@ -54,45 +49,25 @@ def _help_option() -> dict[str, Any]:
     return {"flags": list(HELP_FLAGS), "value": False, "choices": [], "path": "", "help": "Show help."}
 
 
-def _function_leaf(fn: Any) -> dict[str, Any]:
-    """Options and positionals of a hand-written Cyclopts command, from its signature."""
-    hints = typing.get_type_hints(fn, include_extras=True)
-    options, positionals = [], []
-    for name, param in inspect.signature(fn).parameters.items():
-        hint = hints.get(name, Any)
-        base, meta = hint, None
-        if typing.get_origin(hint) is Annotated:
-            base, *extras = typing.get_args(hint)
-            meta = next((m for m in extras if isinstance(m, Parameter)), None)
-        if meta is not None and meta.parse is False:
-            continue
-        if param.kind == inspect.Parameter.POSITIONAL_ONLY:
-            if typing.get_origin(base) is Literal:
-                positionals.append({"words": [str(v) for v in typing.get_args(base)]})
-            elif name == "resource":
-                positionals.append({"resources": True})
-            elif name == "action":
-                positionals.append({"actions_of": len(positionals) - 1})
-            else:
-                positionals.append({"words": []})
-            continue
-        flags = list(meta.name) if meta is not None and meta.name else [f"--{name.replace('_', '-')}"]
-        choices = [str(v) for v in typing.get_args(base)] if typing.get_origin(base) is Literal else []
-        options.append({
-            "flags": flags,
-            "value": base is not bool,
-            "choices": choices,
-            "path": "dir" if name in DIR_OPTIONS else "file" if name in FILE_OPTIONS else "",
-            "help": _summary(meta.help if meta is not None else ""),
-        })
-    return {"help": _summary(inspect.getdoc(fn)), "options": options + [_help_option()],
-            "positionals": positionals, "globals": False}
+def _builtin_leaf(leaf: dict[str, Any]) -> dict[str, Any]:
+    """Options and positionals of a built-in command, from its data (``builtin_options``)."""
+    positionals: list[dict[str, Any]] = []
+    for pos in leaf.get("positionals", ()):
+        if pos.get("choices"):
+            positionals.append({"words": list(pos["choices"])})
+        elif pos["name"] == "resource":
+            positionals.append({"resources": True})
+        elif pos["name"] == "action":
+            positionals.append({"actions_of": len(positionals) - 1})
+        else:
+            positionals.append({"words": []})
+    return {"help": _summary(leaf.get("description") or leaf["help"]), "positionals": positionals,
+            "options": [_table_option(opt) for opt in leaf["options"]] + [_help_option()], "globals": False}
 
 
 def build_model(spec: dict[str, Any]) -> dict[str, Any]:
     """Commands, actions, leaves (command paths with options) and global options."""
-    from . import builtins
-    from .describe import describe
+    from .builtin_options import BUILTIN_COMMANDS
     from .globals import GLOBAL_OPTIONS
 
     global_options = [_table_option(opt) for opt in GLOBAL_OPTIONS]
@@ -116,17 +91,15 @@ def build_model(spec: dict[str, Any]) -> dict[str, Any]:
                 "help": _summary(action["help"]), "positionals": [], "globals": True,
                 "options": [_table_option(o) for o in action["options"]] + [_help_option()],
             }
-    for name, app in (("config", builtins.config_app), ("sandbox", builtins.sandbox_app)):
-        subs = [word for word in app if not word.startswith("-")]
-        commands[name] = {"help": _summary(app.help), "actions": {}}
-        for sub in subs:
-            leaf = _function_leaf(app[sub].default_command)
-            commands[name]["actions"][sub] = leaf["help"]
-            leaves[f"{name} {sub}"] = leaf
-    for name, fn in (("describe", describe), ("completion", completion)):
-        leaf = _function_leaf(fn)
-        commands[name] = {"help": leaf["help"], "actions": {}}
-        leaves[name] = leaf
+    for name, command in BUILTIN_COMMANDS.items():
+        if "actions" not in command:
+            leaves[name] = _builtin_leaf(command)
+            commands[name] = {"help": leaves[name]["help"], "actions": {}}
+            continue
+        commands[name] = {"help": _summary(command["help"]), "actions": {}}
+        for sub, body in command["actions"].items():
+            leaves[f"{name} {sub}"] = _builtin_leaf(body)
+            commands[name]["actions"][sub] = leaves[f"{name} {sub}"]["help"]
     return {"globals": global_options, "commands": commands, "leaves": leaves}
 
 
@@ -491,14 +464,3 @@ def completion_script(shell: str, spec: dict[str, Any] | None = None) -> str:
     model["table_actions"] = {name: list(res["actions"]) for name, res in spec["resources"].items()}
     render = {"bash": bash_script, "zsh": zsh_script, "fish": fish_script}[shell]
     return render(model)
-
-
-def completion(
-    shell: Annotated[Literal["bash", "zsh", "fish"], Parameter(help="The shell to complete in.")],
-    /,
-    *,
-    ctx: Annotated[Any, Parameter(parse=False)] = None,
-) -> int:
-    """Print a completion script for SHELL (bash, zsh or fish), generated from the endpoint table."""
-    sys.stdout.write(completion_script(shell))
-    return 0

@@ -13,18 +13,12 @@ import os
 import textwrap
 from typing import Any
 
+from .builtin_options import BUILTIN_COMMANDS
 from .globals import GLOBAL_OPTIONS
 
-BUILTIN_HELP = {
-    "config": ("Show or edit the configuration file.",
-               {"set": "Store --api-key/--host/-o (and --profile NAME) in the config file; other content is kept.",
-                "show": "Print the effective configuration as JSON (the API key masked).",
-                "path": "Print the path of the configuration file in use."}),
-    "sandbox": ("Run the local sandbox backend (for demos and tests).",
-                {"serve": "Serve the endpoint table from a deterministic synthetic dataset until interrupted."}),
-    "describe": ("Print the machine-readable command schema (or --openapi) as JSON.", {}),
-    "completion": ("Print a shell completion script (bash, zsh or fish).", {}),
-}
+# name -> (help, {action: help}) of the built-in commands (config, sandbox, describe, completion).
+BUILTIN_HELP = {name: (command["help"], {a: body["help"] for a, body in command.get("actions", {}).items()})
+                for name, command in BUILTIN_COMMANDS.items()}
 DIM_USAGE = {"group": "-g GROUP...", "job": "-j JOB...", "task": "--task-id TASK"}
 
 
@@ -121,12 +115,59 @@ def action_page(prog: str, name: str, action_name: str, spec: dict[str, Any]) ->
     return "\n".join(lines) + "\n"
 
 
-def builtin_page(prog: str, name: str, action: str | None) -> str | None:
-    """Built-in commands keep Cyclopts' own help; only their overview is written here."""
-    if action:
-        return None
-    text, actions = BUILTIN_HELP[name]
-    if not actions:
-        return None
-    lines = [f"Usage: {prog} {name} ACTION [OPTIONS]", *_paragraph(text), *_rows("Actions", list(actions.items()))]
+def _builtin_value(opt: dict[str, Any]) -> str:
+    if opt["type"] == "flag":
+        return ""
+    if opt.get("metavar"):
+        return opt["metavar"]
+    if opt["type"] == "choice":
+        return "{" + ",".join(opt["choices"]) + "}"
+    return {"int": "INT", "float": "NUMBER"}.get(opt["type"], "TEXT")
+
+
+def builtin_option_rows(options: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Rows of a built-in command's options, laid out as the table actions' rows."""
+    rows = []
+    for opt in options:
+        text = opt["help"]
+        if opt["type"] != "flag" and opt.get("default") not in (None, ""):
+            text += f" [default: {opt['default']}]"
+        rows.append((f"{', '.join(sorted(opt['flags'], key=len))} {_builtin_value(opt)}".strip(), text))
+    return rows
+
+
+def _positional_usage(positionals: list[dict[str, Any]]) -> str:
+    """``SHELL``, ``[RESOURCE [ACTION]]``: each optional positional brackets the ones after it."""
+    out = ""
+    for pos in reversed(positionals):
+        word = f"{pos['metavar']} {out}".strip()
+        out = word if pos.get("required") else f"[{word}]"
+    return out
+
+
+def command_page(usage: str, leaf: dict[str, Any], notes: list[str]) -> str:
+    """The help page of one built-in command (also ``python -m benchloop.sandbox --help``)."""
+    lines = [usage, *_paragraph(leaf.get("description") or leaf["help"])]
+    lines += _rows("Arguments", [(pos["metavar"], pos["help"]) for pos in leaf.get("positionals", ())])
+    lines += _rows("Options", builtin_option_rows(leaf["options"]))
+    for note in notes:
+        lines += _paragraph(note)
     return "\n".join(lines) + "\n"
+
+
+def builtin_page(prog: str, name: str, action: str | None) -> str | None:
+    """The help page of a built-in command or group; None for an unknown action."""
+    command = BUILTIN_COMMANDS[name]
+    actions = command.get("actions")
+    if actions and action is None:
+        lines = [f"Usage: {prog} [GLOBAL OPTIONS] {name} ACTION [OPTIONS]", *_paragraph(command["help"]),
+                 *_rows("Actions", [(a, body["help"]) for a, body in actions.items()]),
+                 *_paragraph(f"Run '{prog} {name} ACTION --help' for the options of an action.")]
+        return "\n".join(lines) + "\n"
+    if actions and action not in actions:
+        return None
+    leaf, path = (actions[action], f"{name} {action}") if actions else (command, name)
+    usage = " ".join(part for part in (f"Usage: {prog} [GLOBAL OPTIONS] {path}",
+                                       _positional_usage(leaf.get("positionals", [])),
+                                       "[OPTIONS]" if leaf["options"] else "") if part)
+    return command_page(usage, leaf, [*leaf.get("notes", ()), f"Global options: see '{prog} --help'."])

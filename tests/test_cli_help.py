@@ -7,9 +7,16 @@ of an option, a help string or the layout shows up in review.
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import subprocess
+import sys
+
 import pytest
 
 from benchloop import __version__
+from benchloop.builtin_options import BUILTIN_COMMANDS, builtin_leaves
 from benchloop.specload import load_spec
 
 SPEC = load_spec()
@@ -20,7 +27,13 @@ ACTIONS = [(res, action) for res, body in SPEC["resources"].items() for action i
 
 def argv(resource: str, action: str) -> list[str]:
     return [resource] if SPEC["resources"][resource].get("command") else [resource, action]
-BUILTIN_ACTIONS = [("config", "set"), ("config", "show"), ("config", "path")]
+
+
+# Every built-in page: the groups (config, sandbox) and every runnable built-in command.
+BUILTIN_PAGES = [[name] for name, body in BUILTIN_COMMANDS.items() if "actions" in body] + [
+    path.split() for path, _ in builtin_leaves()]
+# Every help page of bl: root, resources, table actions, built-ins.
+ALL_PAGES = [[], *([r] for r in RESOURCES), *(argv(r, a) for r, a in ACTIONS), *BUILTIN_PAGES]
 
 
 def test_table_has_the_contract_resources():
@@ -74,14 +87,187 @@ def test_action_help(bl, text_snapshot, resource, action):
     assert result.out == text_snapshot
 
 
-@pytest.mark.parametrize(("resource", "action"), BUILTIN_ACTIONS,
-                         ids=[f"{r}-{a}" for r, a in BUILTIN_ACTIONS])
-def test_builtin_action_help(bl, text_snapshot, resource, action):
-    result = bl(resource, action, "--help")
+@pytest.mark.parametrize("words", BUILTIN_PAGES, ids=["-".join(w) for w in BUILTIN_PAGES])
+def test_builtin_help(bl, text_snapshot, words):
+    # Built-ins render the same plain-text pages as the table's commands.
+    result = bl(*words, "--help")
     assert result.code == 0
+    assert result.err == ""
     usage = result.out.splitlines()[0]
-    assert usage.startswith("Usage: bl") and f" {resource} {action} " in usage
+    assert usage.startswith("Usage: bl [GLOBAL OPTIONS] ") and f" {' '.join(words)}" in usage
+    assert "╭" not in result.out  # not Cyclopts' panels
     assert result.out == text_snapshot
+
+
+# ------------------------------------------------------------ flags listed once
+_ROW = re.compile(r"^  (-[^\s,]+(?:, -[^\s,]+)*)")
+
+
+def listed_flags(page: str) -> list[str]:
+    """The flags of every option row of a help page ('  -o, --output-dir DIR  ...'), in order."""
+    return [flag for line in page.splitlines() if (m := _ROW.match(line)) for flag in m.group(1).split(", ")]
+
+
+def test_listed_flags_reads_rows():
+    assert listed_flags("Options:\n  -g, --group ID...  Group.\n  --all  All.\n"
+                        "  --pretty, --no-pretty  Pretty.\n") == ["-g", "--group", "--all", "--pretty", "--no-pretty"]
+
+
+@pytest.mark.parametrize("words", ALL_PAGES, ids=["-".join(w) or "root" for w in ALL_PAGES])
+def test_no_help_page_lists_a_flag_twice(bl, words):
+    result = bl(*words, "--help")
+    assert result.code == 0, result.err
+    flags = listed_flags(result.out)
+    assert flags or "\nOptions:" not in result.out  # the rows were read
+    assert len(flags) == len(set(flags)), sorted(f for f in flags if flags.count(f) > 1)
+
+
+@pytest.mark.parametrize("path", [path for path, _ in builtin_leaves()])
+def test_builtin_pages_list_their_own_options_only(bl, path):
+    # Global options are one pointer to `bl --help`; a built-in's own --api-key (config set,
+    # sandbox serve) is the only --api-key row of its page.
+    leaf = dict(builtin_leaves())[path]
+    page = bl(*path.split(), "--help").out
+    own = [flag for opt in leaf["options"] for flag in sorted(opt["flags"], key=len)]
+    assert listed_flags(page) == own
+    assert page.rstrip().endswith("Global options: see 'bl --help'.")
+
+
+def test_config_set_and_sandbox_serve_show_api_key_once(bl):
+    for words in (["config", "set"], ["sandbox", "serve"]):
+        page = bl(*words, "--help").out
+        assert listed_flags(page).count("--api-key") == 1
+    config_set = listed_flags(bl("config", "set", "--help").out)
+    for flag in ("--host", "-o", "--output-dir", "--config", "--profile"):
+        assert config_set.count(flag) == 1
+    assert "--timeout" not in config_set and "--error-format" not in config_set
+
+
+_NO_FRAMEWORK = r"""
+import json, sys
+from benchloop.cli import main
+pages = json.loads(sys.argv[1])
+codes = [main(words) for words in pages]
+print("RESULT=" + json.dumps({"codes": codes, "loaded": sorted({m.split(".")[0] for m in sys.modules}
+                                                               & {"cyclopts", "rich", "httpx"})}))
+"""
+
+
+def test_builtin_help_takes_the_fast_path():
+    # `bl config set --help` & co. are answered from the data, without building the Cyclopts app.
+    pages = [[*words, "--help"] for words in BUILTIN_PAGES]
+    done = subprocess.run([sys.executable, "-c", _NO_FRAMEWORK, json.dumps(pages)], capture_output=True,
+                          text=True, env=dict(os.environ), timeout=120)
+    line = next(line for line in done.stdout.splitlines() if line.startswith("RESULT="))
+    result = json.loads(line[len("RESULT="):])
+    assert result == {"codes": [0] * len(pages), "loaded": []}
+
+
+# ------------------------------------------------------------ runnable built-ins
+def test_describe_without_arguments_is_not_its_help(bl):
+    result = bl("--no-pretty", "describe")
+    assert result.code == 0
+    assert json.loads(result.out)["program"] == "bl"
+
+
+def test_completion_without_a_shell_is_a_usage_error(bl):
+    result = bl("completion")
+    assert result.code == 2
+    assert result.out == ""
+    assert "Error:" in result.err
+
+
+# ------------------------------------- sandbox serve = python -m benchloop.sandbox
+def _options_section(page: str) -> str:
+    return page[page.index("\nOptions:\n"):].split("\n\n")[0]
+
+
+def test_sandbox_module_help_is_the_bl_page(bl):
+    from benchloop.sandbox.__main__ import help_page
+
+    module_page = help_page()
+    bl_page = bl("sandbox", "serve", "--help").out
+    assert module_page.startswith("Usage: python -m benchloop.sandbox [OPTIONS]\n")
+    assert _options_section(module_page) == _options_section(bl_page)
+    assert len(listed_flags(module_page)) == len(set(listed_flags(module_page)))
+
+
+def test_sandbox_module_parser_comes_from_the_same_options():
+    from benchloop.sandbox.__main__ import _parser
+
+    leaf = dict(builtin_leaves())["sandbox serve"]
+    flags = {flag for action in _parser()._actions for flag in action.option_strings}
+    assert flags == {f for opt in leaf["options"] for f in opt["flags"]} | {"--host", "--help", "-h"}
+
+
+def test_sandbox_fault_kinds_are_the_sandbox_ones():
+    from benchloop.builtin_options import SANDBOX_FAULT_KINDS
+    from benchloop.sandbox.faults import RATE_KINDS
+
+    assert SANDBOX_FAULT_KINDS == RATE_KINDS
+
+
+SERVE_ARGS = ["--port", "0", "--seed", "3", "--groups", "2", "--jobs-per-group", "4", "--tasks-per-group", "1",
+              "--api-key", "k9", "--latency-ms", "2.5", "--fault-rate", "0.25", "--fault-seed", "5",
+              "--fault-kinds", "status, 429", "--no-range", "--artifact-bytes", "10", "--trajectory-steps", "2",
+              "--export-waiting", "0", "--export-running", "0", "--hostile"]
+
+
+@pytest.fixture
+def served(monkeypatch):
+    """Calls of sandbox.serve.serve (nothing is served)."""
+    from benchloop.sandbox import serve as serve_module
+
+    calls: list[dict] = []
+    monkeypatch.setattr(serve_module, "serve", lambda **kwargs: calls.append(kwargs) or 0)
+    return calls
+
+
+def test_both_sandbox_entry_points_serve_the_same(bl, served):
+    from benchloop.sandbox.__main__ import main as module_main
+
+    assert bl("sandbox", "serve", "--listen", "::1", *SERVE_ARGS).code == 0
+    assert module_main(["--listen", "::1", *SERVE_ARGS]) == 0
+    assert module_main(["--host", "::1", *SERVE_ARGS]) == 0  # the older name of --listen
+    assert served[0] == served[1] == served[2]
+    assert served[0] == {
+        "host": "::1", "port": 0, "seed": 3, "groups": 2, "jobs_per_group": 4, "tasks_per_group": 1,
+        "api_key": "k9", "latency_ms": 2.5, "fault_rate": 0.25, "fault_seed": 5, "fault_kinds": ("status", "429"),
+        "range_support": False, "artifact_bytes": 10, "trajectory_steps": 2, "export_waiting": 0,
+        "export_running": 0, "hostile": True}
+
+
+def test_both_sandbox_entry_points_share_the_defaults(bl, served):
+    from benchloop.sandbox.__main__ import main as module_main
+
+    assert bl("sandbox", "serve").code == 0
+    assert module_main([]) == 0
+    assert served[0] == served[1]
+    assert (served[0]["host"], served[0]["port"]) == ("127.0.0.1", 0)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--fault-rate", "1.5"], "--fault-rate must be between 0 and 1"),
+    (["--fault-kinds", "status,nope"], "--fault-kinds must name some of"),
+    (["--port", "70000"], "--port must be between 0 and 65535"),
+    (["--groups", "-1"], "--groups must not be negative"),
+])
+def test_both_sandbox_entry_points_refuse_the_same_values(bl, served, capsys, args, message):
+    from benchloop.sandbox.__main__ import main as module_main
+
+    result = bl("sandbox", "serve", *args)
+    assert result.code == 2 and message in result.err
+    with pytest.raises(SystemExit) as exit_info:
+        module_main(args)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("Usage: python -m benchloop.sandbox [OPTIONS]\n") and message in err
+    assert served == []
+
+
+def test_bl_sandbox_serve_has_no_host_option(bl, served):
+    # On bl, --host is the global backend URL (before the resource); the listen address is --listen.
+    assert "--host" not in listed_flags(bl("sandbox", "serve", "--help").out)
 
 
 def test_help_is_the_same_after_global_options(bl):

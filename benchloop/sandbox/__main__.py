@@ -1,64 +1,65 @@
-"""``python -m benchloop.sandbox``: run the sandbox backend in the foreground.
+"""``python -m benchloop.sandbox``: ``bl sandbox serve`` under another name.
 
-Only argument parsing lives here; the serving loop is :func:`serve.serve`,
-shared with ``bl sandbox serve``.
+One command, one set of options: the parser below is built from the same
+definition as ``bl sandbox serve`` (``benchloop.builtin_options``), ``--help``
+prints the same page, and both hand the values to
+:func:`serve.serve_options`.  argparse rather than the CLI keeps this entry
+point free of Cyclopts; ``--host`` is still accepted as the older name of
+``--listen`` (on ``bl``, ``--host`` is the global backend URL).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import NoReturn
 
-from .faults import RATE_KINDS
-from .serve import serve
+from benchloop.builtin_options import SANDBOX_MODULE, builtin_leaf
+
+from .serve import serve_options
+
+LEAF = builtin_leaf("sandbox serve")
+ALIASES = {"listen": ["--host"]}  # older names, accepted but not shown
+_TYPES = {"int": int, "float": float}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # the same three lines as bl's usage errors
+        sys.stderr.write(f"Usage: {SANDBOX_MODULE} [OPTIONS]\nTry '{SANDBOX_MODULE} --help' for help.\n"
+                         f"Error: {message}\n")
+        sys.exit(2)
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m benchloop.sandbox",
-        description="Serve the benchloop endpoint table on loopback from a synthetic dataset.",
-    )
-    p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=0, help="port; 0 picks a free one (default)")
-    p.add_argument("--seed", type=int, default=7, help="dataset seed (default 7)")
-    p.add_argument("--groups", type=int, default=3, help="number of groups G1..Gn (default 3)")
-    p.add_argument("--jobs-per-group", type=int, default=40, help="jobs per group (default 40)")
-    p.add_argument("--tasks-per-group", type=int, default=25, help="tasks per group (default 25)")
-    p.add_argument("--api-key", default="sandbox-key", help="accepted X-API-Key (default sandbox-key)")
-    p.add_argument("--latency-ms", type=float, default=0, help="delay before every answer (default 0)")
-    p.add_argument("--fault-rate", type=float, default=0.0,
-                   help="probability that a request is faulted, 0..1 (default 0)")
-    p.add_argument("--fault-seed", type=int, default=0, help="seed of the fault decisions (default 0)")
-    p.add_argument("--fault-kinds", default=",".join(RATE_KINDS),
-                   help=f"comma-separated fault kinds (default {','.join(RATE_KINDS)})")
-    p.add_argument("--no-range", action="store_true",
-                   help="ignore Range headers on binary endpoints (no resume support)")
-    p.add_argument("--artifact-bytes", type=int, default=4096, help="artifact size (default 4096)")
-    p.add_argument("--trajectory-steps", type=int, default=3, help="steps per trajectory (default 3)")
-    p.add_argument("--export-waiting", type=int, default=1,
-                   help="waiting_for_data answers before an export runs (default 1)")
-    p.add_argument("--export-running", type=int, default=1,
-                   help="running polls before an export succeeds (default 1)")
-    p.add_argument("--hostile", action="store_true",
-                   help="add the GHOSTILE group and THOSTILE task (hostile ids and names)")
+    p = _Parser(prog=SANDBOX_MODULE, usage=f"{SANDBOX_MODULE} [OPTIONS]", add_help=False, allow_abbrev=False)
+    for opt in LEAF["options"]:
+        flags = [*opt["flags"], *ALIASES.get(opt["name"], ())]
+        if opt["type"] == "flag":
+            p.add_argument(*flags, dest=opt["name"], action="store_true")
+        else:
+            p.add_argument(*flags, dest=opt["name"], default=opt["default"], type=_TYPES.get(opt["type"], str),
+                           choices=opt.get("choices"), metavar=opt.get("metavar"))
+    p.add_argument("-h", "--help", action="store_true")
     return p
+
+
+def help_page() -> str:
+    from benchloop.helptext import command_page
+
+    return command_page(f"Usage: {SANDBOX_MODULE} [OPTIONS]", LEAF, [
+        "The same command as 'bl sandbox serve'; --host is accepted as an older name of --listen."])
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
-    kinds = tuple(k.strip() for k in args.fault_kinds.split(",") if k.strip())
-    if not 0.0 <= args.fault_rate <= 1.0:
-        parser.error("--fault-rate must be between 0 and 1")
-    if not kinds or any(k not in RATE_KINDS for k in kinds):
-        parser.error(f"--fault-kinds must name some of: {', '.join(RATE_KINDS)}")
-    return serve(host=args.host, port=args.port, seed=args.seed, groups=args.groups,
-                 jobs_per_group=args.jobs_per_group, tasks_per_group=args.tasks_per_group,
-                 api_key=args.api_key, latency_ms=args.latency_ms,
-                 fault_rate=args.fault_rate, fault_seed=args.fault_seed, fault_kinds=kinds,
-                 range_support=not args.no_range, artifact_bytes=args.artifact_bytes,
-                 trajectory_steps=args.trajectory_steps, export_waiting=args.export_waiting,
-                 export_running=args.export_running, hostile=args.hostile)
+    args = vars(parser.parse_args(argv))
+    if args.pop("help"):
+        sys.stdout.write(help_page())
+        return 0
+    try:
+        return serve_options(args)
+    except ValueError as exc:
+        parser.error(str(exc))
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 """Blocking entry point: serve a sandbox until SIGTERM or SIGINT.
 
-Why a separate module: both ``python -m benchloop.sandbox`` and the CLI's
-``bl sandbox serve`` need the same "start, announce one line, wait for a
-signal, stop cleanly" behaviour; keeping it apart from argument parsing lets
-the CLI call :func:`serve` with its own options.
+``bl sandbox serve`` and ``python -m benchloop.sandbox`` are one command: both
+parse the options defined once in ``benchloop.builtin_options`` (Cyclopts for
+the first, argparse for the second) and hand the values to
+:func:`serve_options`, which checks them and runs :func:`serve` ("start,
+announce one line, wait for a signal, stop cleanly").
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from collections.abc import Mapping
 from typing import Any
 
+from .faults import RATE_KINDS
 from .server import start_sandbox
 
 
@@ -52,3 +55,29 @@ def serve(
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     return 0
+
+
+def serve_options(values: Mapping[str, Any]) -> int:
+    """Run the sandbox with the parsed options of ``sandbox serve`` (keyed by their ``name``).
+
+    Raises ValueError with a one-line message for a value out of range; each
+    entry point turns it into its usage error (exit 2).
+    """
+    kinds = tuple(kind.strip() for kind in values["fault_kinds"].split(",") if kind.strip())
+    if not 0 <= values["port"] <= 65535:
+        raise ValueError("--port must be between 0 and 65535")
+    if not 0.0 <= values["fault_rate"] <= 1.0:
+        raise ValueError("--fault-rate must be between 0 and 1")
+    if not kinds or any(kind not in RATE_KINDS for kind in kinds):
+        raise ValueError(f"--fault-kinds must name some of: {', '.join(RATE_KINDS)}")
+    for name in ("groups", "jobs_per_group", "tasks_per_group", "artifact_bytes", "trajectory_steps",
+                 "export_waiting", "export_running", "latency_ms"):
+        if values[name] < 0:
+            raise ValueError(f"--{name.replace('_', '-')} must not be negative")
+    return serve(host=values["listen"], port=values["port"], seed=values["seed"], groups=values["groups"],
+                 jobs_per_group=values["jobs_per_group"], tasks_per_group=values["tasks_per_group"],
+                 api_key=values["api_key"], latency_ms=values["latency_ms"],
+                 fault_rate=values["fault_rate"], fault_seed=values["fault_seed"], fault_kinds=kinds,
+                 range_support=not values["no_range"], artifact_bytes=values["artifact_bytes"],
+                 trajectory_steps=values["trajectory_steps"], export_waiting=values["export_waiting"],
+                 export_running=values["export_running"], hostile=values["hostile"])
