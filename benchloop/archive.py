@@ -18,26 +18,13 @@ import zipfile
 from typing import Any
 from urllib.parse import quote
 
-from .engine import Context, Failure, Outcome, Pipeline, render_file, render_label, run_pool
-from .errors import AuthError, BenchloopError, Cancelled, StepError
-from .log import Counter
+from .errors import AuthError, BenchloopError, Cancelled
+from .model import Part
+from .pipeline import Pipeline
+from .pool import Failure, MultiFailure, Outcome
+from .shapes import task_job_ids
+from .template import Context, render_file, render_label
 from .writers import dumps, join_under, remove_stale_dirs, replacing, safe_component
-
-
-def _task_jobs(body: Any) -> list[str]:
-    if body is None:
-        raise StepError("download task response is empty")
-    if not isinstance(body, dict):
-        raise StepError("download task response must be a JSON object")
-    ids = body.get("job_ids")
-    if not isinstance(ids, list):
-        raise StepError("download task response is missing job_ids")
-    if not all(isinstance(i, str) for i in ids):
-        raise StepError("download task contains a non-string job id")
-    jobs = list(dict.fromkeys(i.strip() for i in ids if i.strip()))
-    if not jobs:
-        raise StepError("download task contains no job ids")
-    return jobs
 
 
 def entry_component(job: str) -> str:
@@ -49,22 +36,21 @@ class ArchiveRun:
     def __init__(self, pipeline: Pipeline, task: str):
         self.p = pipeline
         self.task = task
-        self.spec = pipeline.dim["archive"]
-        self.parts = pipeline.dim["parts"]
+        self.spec = pipeline.dim.archive
+        self.parts = pipeline.dim.parts
 
     def run(self) -> tuple[Any, list[Failure]]:
         p = self.p
         ctx = Context({**p.opts, "task": self.task})
-        path = join_under(p.root, render_file(self.spec["file"], Context({"task": self.task})))
+        path = join_under(p.root, render_file(self.spec.file, Context({"task": self.task})))
         if p.skip_existing and os.path.isfile(path):
             p.rt.log.info(f"skip existing {path}")
             return path, []
-        task = p.request(self.spec["task_request"], ctx)
-        jobs = _task_jobs(task)
-        prog = self.spec.get("progress")
-        counter = Counter(p.rt.log, prog["label"], len(jobs), prog["unit"], prog["action"], prog.get("eta", False)) if prog else None
+        task = p.request(self.spec.task_request, ctx)
+        jobs = task_job_ids(task, self.task)
+        counter = p.rt.counter(self.spec.progress, len(jobs)) if self.spec.progress else None
         os.makedirs(p.root, exist_ok=True)
-        prefix = f".{safe_component(self.task)[:40]}-{self.spec.get('kind', 'archive')}-"
+        prefix = f".{safe_component(self.task)[:40]}-{self.spec.kind or 'archive'}-"
         remove_stale_dirs(p.root, prefix)  # left by a killed run
         staging = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=p.root)
         try:
@@ -75,31 +61,34 @@ class ArchiveRun:
                     if counter:
                         counter.step(job)
 
-            outcomes = run_pool(jobs, one, p.rt.concurrency, p.rt)
+            outcomes = p.rt.map(jobs, one)
             return self.finish(path, task, jobs, outcomes, staging)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+
+    @staticmethod
+    def entry(part: Part, job: str) -> str:
+        return render_label(part.entry, Context({"job": entry_component(job)}))
 
     def job(self, ctx: Context, job: str, staging: str) -> dict[str, str]:
         """Run every part for one job; return {part: error} of optional parts that failed."""
         soft: dict[str, str] = {}
         for name, part in self.parts.items():
-            entry = render_label(part["entry"], Context({"job": entry_component(job)}))
-            dest = os.path.join(staging, entry)
+            dest = os.path.join(staging, self.entry(part, job))
             try:
-                raw = self.p.fetch(part, ctx, job, dest if part.get("step") else None)
+                raw = self.p.fetch(part, ctx, job, dest if part.step else None)
             except (AuthError, Cancelled):
-                if part.get("required"):
+                if part.required:
                     raise
                 soft[name] = "authentication failed (HTTP 401)"
                 continue
             except BenchloopError as exc:
-                if part.get("required"):
+                if part.required:
                     raise
                 soft[name] = str(exc)
                 continue
             ctx.parts[name] = raw
-            if not part.get("step"):
+            if not part.step:
                 os.makedirs(os.path.dirname(dest), exist_ok=True)
                 with open(dest, "w", encoding="utf-8") as handle:
                     handle.write(dumps(raw, self.p.rt.pretty))
@@ -111,12 +100,12 @@ class ArchiveRun:
         ok = [o for o in outcomes if not o.failures]
         failures = [Failure(o.ident, o.failure.message, o.failure.network) for o in outcomes if o.failures]
         job_failures = [{"job_id": f.ident, "error": f.message} for f in failures]
-        soft_keys = {name: part.get("failures") for name, part in self.parts.items() if not part.get("required")}
+        soft_keys = {name: part.failures for name, part in self.parts.items() if not part.required}
         soft: dict[str, list[dict[str, str]]] = {key: [] for key in soft_keys.values() if key}
         for outcome in ok:
             for name, message in (outcome.value or {}).items():
                 soft[soft_keys[name]].append({"job_id": outcome.ident, "error": message})
-                failures.append(Failure(outcome.ident, f"{self.parts[name].get('label', name)}: {message}", False))
+                failures.append(Failure(outcome.ident, f"{self.parts[name].label or name}: {message}", False))
         if not ok:
             return None, failures
         manifest = {
@@ -139,10 +128,9 @@ class ArchiveRun:
         with replacing(path) as (fd, tmp):
             with os.fdopen(fd, "wb", closefd=False) as raw, zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True) as archive:
                 # Entries part by part (the table's order), jobs in task order.
-                for name in self.spec.get("order") or list(self.parts):
+                for name in self.spec.order:
                     for job in jobs:
-                        entry = render_label(self.parts[name]["entry"], Context({"job": entry_component(job)}))
-                        for full in _files(os.path.join(staging, entry)):
+                        for full in _files(os.path.join(staging, self.entry(self.parts[name], job))):
                             archive.write(full, os.path.relpath(full, staging).replace(os.sep, "/"))
                 archive.writestr("manifest.json", dumps(manifest, self.p.rt.pretty))
 
@@ -158,8 +146,6 @@ def _files(path: str) -> list[str]:
 
 
 def run_archive(pipeline: Pipeline, task: str) -> Any:
-    from .engine import MultiFailure
-
     value, failures = ArchiveRun(pipeline, task).run()
     if failures:
         raise MultiFailure(failures, value)

@@ -21,7 +21,7 @@ from typing import Annotated, Any
 from . import __version__
 from .errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 from .globals import GLOBAL_OPTIONS
-from .specload import load_spec
+from .model import load_model
 
 GLOBAL = "Global options"
 BUILTINS = ("config", "sandbox", "describe", "completion")
@@ -50,8 +50,8 @@ class Invocation:
 
     def runtime(self):
         from .config import resolve
-        from .engine import Runtime
         from .log import Log
+        from .pipeline import Runtime
 
         opts = self.options
         settings = resolve(opts["api_key"], opts["host"], opts["output_dir"], opts["config"], opts["profile"])
@@ -77,17 +77,17 @@ class Invocation:
             return Http(settings.host, settings.api_key, opts["timeout"], opts["retry"],
                         pool, log, ca_bundle=opts["ca_bundle"])
 
-        return Runtime(load_spec(), log, opts["pretty"], opts["concurrency"], settings.output_dir,
+        return Runtime(load_model(), log, opts["pretty"], opts["concurrency"], settings.output_dir,
                        http_factory, sys.stdout)
 
-    def run(self, resource: str, action: dict[str, Any], dim: str, ids: list[str], opts: dict[str, Any]) -> int:
+    def run(self, action: Any, dim: str, ids: list[str], opts: dict[str, Any]) -> int:
         from . import update_check
         from .engine import run
 
         rt = self.runtime()
         check = update_check.start(self.profile_values)
         try:
-            return run(rt, resource, action, dim, ids, opts)
+            return run(rt, action, dim, ids, opts)
         finally:
             rt.close()
             message = check.notice() if check else None
@@ -134,7 +134,7 @@ def build_app(prog: str = "bl"):
 
     from cyclopts import App, Parameter
 
-    spec = load_spec()
+    spec = load_model()
     app = App(
         name=prog,
         help="Fetch and download benchmark analysis data (metrics, reports, job and task lists, ...) "
@@ -144,9 +144,9 @@ def build_app(prog: str = "bl"):
         help_format="plaintext",
         suppress_keyboard_interrupt=False,  # we print the summary and exit 130 ourselves
     )
-    for index, (name, resource) in enumerate(spec["resources"].items()):
+    for index, (name, resource) in enumerate(spec.resources.items()):
         app.command(f"benchloop.commands:res__{name.replace('-', '_')}", name=name,
-                    help=resource["help"], sort_key=index)
+                    help=resource.help, sort_key=index)
     from .builtin_options import BUILTIN_COMMANDS
 
     targets = {"config": "config_app", "sandbox": "sandbox_app", "describe": "describe_command",
@@ -177,12 +177,12 @@ def build_app(prog: str = "bl"):
 
 def _command_path(app, tokens: list[str]) -> list[str]:
     """Best-effort 'resource action' of a failed command line, for the usage hint."""
-    spec = load_spec()
+    resources = load_model().resources
     words = [t for t in tokens if not t.startswith("-")]
     for index, word in enumerate(words):
-        if word in spec["resources"] or word in BUILTINS:
+        if word in resources or word in BUILTINS:
             nxt = words[index + 1] if index + 1 < len(words) else None
-            actions = spec["resources"].get(word, {}).get("actions", {})
+            actions = resources[word].actions if word in resources else {}
             return [word, nxt] if nxt in actions or (nxt and word in BUILTINS) else [word]
     return []
 
@@ -225,7 +225,7 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
     rest = tokens[index:]
     wants_help = "--help" in rest or "-h" in rest
     words = [t for t in rest if not t.startswith("-")]
-    spec = load_spec()
+    spec = load_model()
     if not words:
         if wants_help or not tokens:
             sys.stdout.write(helptext.root_page(prog, spec))
@@ -239,16 +239,16 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
             sys.stdout.write(page)
             return 0 if wants_help else EXIT_USAGE
         return None
-    resource = spec["resources"].get(name)
+    resource = spec.resources.get(name)
     if resource is None:
         return None
-    if resource.get("command"):
+    if resource.command:
         if wants_help:
             sys.stdout.write(helptext.resource_page(prog, name, spec))
             return 0
         return None
     action = words[1] if len(words) > 1 else None
-    if action in resource["actions"]:
+    if action in resource.actions:
         if wants_help:
             sys.stdout.write(helptext.action_page(prog, name, action, spec))
             return 0
@@ -256,7 +256,7 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
     if action is None:
         sys.stdout.write(helptext.resource_page(prog, name, spec))
         return 0 if wants_help else EXIT_USAGE
-    known = ", ".join(resource["actions"])
+    known = ", ".join(resource.actions)
     return usage_error(prog, [name], f'unknown action "{action}" (choose from {known})', _json_errors(tokens))
 
 

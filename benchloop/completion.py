@@ -20,6 +20,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .model import Option, Spec, load_model
+from .model import global_options as model_globals
+
 SHELLS = ("bash", "zsh", "fish")
 HELP_FLAGS = ["--help", "-h"]
 DIR_OPTIONS = {"output_dir"}
@@ -34,14 +37,15 @@ def _summary(text: str | None) -> str:
     return text[: end.start() + 1] if end else text
 
 
-def _table_option(opt: dict[str, Any]) -> dict[str, Any]:
-    flags = list(opt["flags"]) + ([opt["negative"]] if opt.get("negative") else [])
+def _table_option(opt: Option | dict[str, Any]) -> dict[str, Any]:
+    if isinstance(opt, dict):
+        opt = Option.from_data(opt)
     return {
-        "flags": flags,
-        "value": opt["type"] not in ("flag", "bool"),
-        "choices": list(opt.get("choices") or []),
-        "path": "dir" if opt["name"] in DIR_OPTIONS else "file" if opt["name"] in FILE_OPTIONS else "",
-        "help": _summary(opt.get("help")),
+        "flags": list(opt.flags) + ([opt.negative] if opt.negative else []),
+        "value": opt.takes_value,
+        "choices": list(opt.choices),
+        "path": "dir" if opt.name in DIR_OPTIONS else "file" if opt.name in FILE_OPTIONS else "",
+        "help": _summary(opt.help),
     }
 
 
@@ -65,31 +69,23 @@ def _builtin_leaf(leaf: dict[str, Any]) -> dict[str, Any]:
             "options": [_table_option(opt) for opt in leaf["options"]] + [_help_option()], "globals": False}
 
 
-def build_model(spec: dict[str, Any]) -> dict[str, Any]:
+def build_model(spec: Spec) -> dict[str, Any]:
     """Commands, actions, leaves (command paths with options) and global options."""
     from .builtin_options import BUILTIN_COMMANDS
-    from .globals import GLOBAL_OPTIONS
 
-    global_options = [_table_option(opt) for opt in GLOBAL_OPTIONS]
+    global_options = [_table_option(opt) for opt in model_globals()]
     global_options += [_help_option(),
                        {"flags": ["--version"], "value": False, "choices": [], "path": "", "help": "Print the version.",
                         "root_only": True}]
     commands: dict[str, dict[str, Any]] = {}
     leaves: dict[str, dict[str, Any]] = {}
-    for rname, resource in spec["resources"].items():
-        actions = resource["actions"]
-        if resource.get("command"):
-            commands[rname] = {"help": _summary(resource["help"]), "actions": {}}
-            (action,) = actions.values()
-            leaves[rname] = {"help": _summary(action["help"]), "positionals": [], "globals": True,
-                             "options": [_table_option(o) for o in action["options"]] + [_help_option()]}
-            continue
-        commands[rname] = {"help": _summary(resource["help"]),
-                           "actions": {a: _summary(body["help"]) for a, body in actions.items()}}
-        for aname, action in actions.items():
-            leaves[f"{rname} {aname}"] = {
-                "help": _summary(action["help"]), "positionals": [], "globals": True,
-                "options": [_table_option(o) for o in action["options"]] + [_help_option()],
+    for rname, resource in spec.resources.items():
+        actions = {} if resource.command else {a: _summary(body.help) for a, body in resource.actions.items()}
+        commands[rname] = {"help": _summary(resource.help), "actions": actions}
+        for action in resource.actions.values():
+            leaves[" ".join(action.words)] = {
+                "help": _summary(action.help), "positionals": [], "globals": True,
+                "options": [_table_option(o) for o in action.options] + [_help_option()],
             }
     for name, command in BUILTIN_COMMANDS.items():
         if "actions" not in command:
@@ -454,13 +450,10 @@ def fish_script(model: dict[str, Any]) -> str:
 
 
 # ------------------------------------------------------------------ command
-def completion_script(shell: str, spec: dict[str, Any] | None = None) -> str:
-    if spec is None:
-        from .specload import load_spec
-
-        spec = load_spec()
+def completion_script(shell: str, spec: Spec | None = None) -> str:
+    spec = spec if spec is not None else load_model()
     model = build_model(spec)
-    model["resource_names"] = list(spec["resources"])
-    model["table_actions"] = {name: list(res["actions"]) for name, res in spec["resources"].items()}
+    model["resource_names"] = list(spec.resources)
+    model["table_actions"] = {name: list(res.actions) for name, res in spec.resources.items()}
     render = {"bash": bash_script, "zsh": zsh_script, "fish": fish_script}[shell]
     return render(model)

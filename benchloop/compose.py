@@ -11,77 +11,64 @@ exactly those of the commands they come from.  Failures are labelled
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from .engine import (
-    EXIT_AUTH,
-    Failure,
-    MultiFailure,
-    Outcome,
-    Pipeline,
-    Runtime,
-    run_pool,
-    summarize,
-)
-from .errors import AuthError, UsageError
+from .errors import EXIT_AUTH, AuthError, UsageError
+from .model import Action, Section, Spec
+from .pipeline import Pipeline, Runtime
+from .pool import Failure, MultiFailure, Outcome, summarize
 
 
-def sections_for(action: dict[str, Any], dim: str, chosen: list[str], spec: dict[str, Any]) -> list[str]:
-    compose = action["compose"]
-    return [name for name in chosen
-            if dim in spec["resources"][compose["sections"][name]["resource"]]["actions"]
-            [compose["sections"][name]["action"]]["dimensions"]]
+def sections_for(spec: Spec, action: Action, dim: str, chosen: list[str]) -> list[str]:
+    sections = action.compose.sections
+    return [name for name in chosen if dim in spec.section_action(sections[name]).dimensions]
 
 
-def chosen_sections(action: dict[str, Any], value: list[str] | None) -> list[str]:
-    compose = action["compose"]
-    allowed = list(compose["sections"])
-    raw = value if value is not None else compose["default"]
-    picked = []
-    for item in raw:
+def chosen_sections(action: Action, value: list[str] | None) -> list[str]:
+    compose = action.compose
+    allowed = list(compose.sections)
+    picked: list[str] = []
+    for item in value if value is not None else compose.default:
         for token in item.split(","):
             token = token.strip()
             if token and token not in picked:
                 picked.append(token)
     unknown = [t for t in picked if t not in allowed]
     if unknown:
-        option = next(o for o in action["options"] if o["name"] == compose["option"])
-        raise UsageError(f"{option['flags'][0]} has unsupported value(s): "
+        raise UsageError(f"{action.option(compose.option).flag} has unsupported value(s): "
                          f"{', '.join(unknown)}; choose from {', '.join(allowed)}")
     return picked
 
 
-def section_options(spec: dict[str, Any], section: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
-    target = spec["resources"][section["resource"]]["actions"][section["action"]]
-    merged = {o["name"]: (bool(o.get("default")) if o["type"] == "flag" else o.get("default"))
-              for o in target["options"]}
+def section_options(target: Action, section: Section, opts: dict[str, Any]) -> dict[str, Any]:
+    merged = target.defaults
     merged.update({k: v for k, v in opts.items() if k in merged and v is not None})
-    merged.update(section.get("options") or {})
+    merged.update(section.options)
     return merged
 
 
-def run_compose(rt: Runtime, action: dict[str, Any], dim: str, ids: list[str], opts: dict[str, Any]) -> int:
+def run_compose(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any],
+                process: Callable[[Pipeline, str], Any]) -> int:
     spec = rt.spec
-    compose = action["compose"]
-    chosen = chosen_sections(action, opts.get(compose["option"]))
-    names = sections_for(action, dim, chosen, spec)
-    work = [(ident, name) for ident in ids for name in names]
+    compose = action.compose
+    names = sections_for(spec, action, dim, chosen_sections(action, opts.get(compose.option)))
+    work = {f"{ident}:{name}": (ident, name) for ident in ids for name in names}
     rt.pool = rt.concurrency * max(len(names), 1)  # sections run side by side, each with its own pool
-    labels = [f"{ident}:{name}" for ident, name in work]
 
     def one(label: str) -> Any:
-        ident, name = work[labels.index(label)]
-        section = compose["sections"][name]
-        target = spec["resources"][section["resource"]]["actions"][section["action"]]
-        pipeline = Pipeline(rt, section["resource"], target, dim, section_options(spec, section, opts))
+        ident, name = work[label]
+        section = compose.sections[name]
+        target = spec.section_action(section)
+        pipeline = Pipeline(rt, target, dim, section_options(target, section, opts))
         try:
-            return pipeline.process(ident)
+            return process(pipeline, ident)
         except MultiFailure as exc:
             raise MultiFailure([Failure(f"{label}:{f.ident}", f.message, f.network) for f in exc.failures],
                                exc.value) from None
 
     try:
-        outcomes: list[Outcome] = run_pool(labels, one, max(len(names), 1), rt)
+        outcomes: list[Outcome] = rt.map(list(work), one, max(len(names), 1))
     except AuthError as exc:
         rt.log.error(f"authentication error: {exc}")
         return EXIT_AUTH

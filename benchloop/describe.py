@@ -28,11 +28,8 @@ read from the cache).
 
 from __future__ import annotations
 
-import re
 import sys
-from typing import Annotated, Any
-
-from cyclopts import Parameter
+from typing import Any
 
 from . import __version__
 from .errors import (
@@ -44,13 +41,25 @@ from .errors import (
     EXIT_USAGE,
     UsageError,
 )
+from .model import (
+    DIMENSION_OPTIONS,
+    Action,
+    Dimension,
+    Element,
+    Endpoint,
+    Enumeration,
+    Option,
+    Pagination,
+    Part,
+    Spec,
+    Waiter,
+    load_model,
+)
+from .model import global_options as model_globals
 
 DESCRIBE_VERSION = 1
 PROG = "bl"
 ALIASES = ["bmcli"]
-DIMENSIONS = ("group", "job", "task")
-DIMENSION_OPTIONS = {"group": "group", "job": "job", "task": "task_id"}
-_VAR = re.compile(r"\{([^{}]+)\}")
 
 EXIT_CODES = [
     {"code": EXIT_OK, "name": "ok", "meaning": "Every id succeeded."},
@@ -86,268 +95,216 @@ _VALUE = {"str": "string", "choice": "string", "ids": "string", "list": "string"
 
 
 # ------------------------------------------------------------------ options
-def describe_option(opt: dict[str, Any], dimension: str | None = None) -> dict[str, Any]:
-    kind = opt["type"]
-    repeatable = kind in ("ids", "list", "ints")
+def describe_option(opt: Option, dimension: str | None = None) -> dict[str, Any]:
     return {
-        "name": opt["name"],
-        "flags": list(opt["flags"]),
-        "long": [f for f in opt["flags"] if f.startswith("--")],
-        "short": [f for f in opt["flags"] if not f.startswith("--")],
-        "negative": opt.get("negative"),
-        "type": kind,
-        "value": _VALUE.get(kind, "string"),
-        "repeatable": repeatable,
-        "stdin": kind in ("ids", "ints"),
-        "default": bool(opt.get("default")) if kind == "flag" else opt.get("default"),
-        "choices": list(opt["choices"]) if opt.get("choices") else None,
-        "min": opt.get("min"),
+        "name": opt.name,
+        "flags": list(opt.flags),
+        "long": list(opt.long),
+        "short": list(opt.short),
+        "negative": opt.negative,
+        "type": opt.type,
+        "value": _VALUE.get(opt.type, "string"),
+        "repeatable": opt.repeatable,
+        "stdin": opt.reads_stdin,
+        "default": opt.default_value,
+        "choices": list(opt.choices) or None,
+        "min": opt.min,
         "dimension": dimension,
-        "help": opt["help"],
+        "help": opt.help,
     }
 
 
 def global_options() -> list[dict[str, Any]]:
-    from .globals import GLOBAL_OPTIONS
-
-    return [describe_option(opt) for opt in [*GLOBAL_OPTIONS, *ROOT_FLAGS]]
+    return [describe_option(opt) for opt in [*model_globals(), *(Option.from_data(f) for f in ROOT_FLAGS)]]
 
 
 # ----------------------------------------------------------------- requests
-def template_vars(*values: Any) -> list[str]:
-    found: list[str] = []
-    for value in values:
-        if isinstance(value, dict):
-            found += template_vars(*value.values())
-        elif isinstance(value, str):
-            found += [v for v in _VAR.findall(value) if v not in found]
-    return list(dict.fromkeys(found))
-
-
-def describe_request(spec: dict[str, Any], name: str) -> dict[str, Any]:
-    endpoint = spec["endpoints"][name]
+def describe_request(endpoint: Endpoint) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "endpoint": name,
-        "method": endpoint["method"],
-        "path": endpoint["path"],
-        "path_variables": template_vars(endpoint["path"]),
-        "query": dict(endpoint.get("query") or {}),
+        "endpoint": endpoint.name,
+        "method": endpoint.method,
+        "path": endpoint.path,
+        "path_variables": endpoint.path_vars,
+        "query": {p.name: p.template for p in endpoint.query},
     }
-    if endpoint["method"] == "POST":
-        out["body"] = dict(endpoint.get("body") or {})
-    out["response"] = endpoint.get("response", "json")
-    out["help"] = endpoint["help"]
+    if endpoint.keep_empty:
+        out["keep_empty"] = list(endpoint.keep_empty)
+    if endpoint.body is not None:
+        out["body"] = {p.name: p.template for p in endpoint.body}
+    out["response"] = endpoint.response
+    out["help"] = endpoint.help
     return out
 
 
-def describe_pagination(pagination: dict[str, Any]) -> dict[str, Any]:
-    mode = pagination["mode"]
-    params = {k: v for k, v in pagination.items() if k not in ("mode", "progress")}
-    if mode == "single_page":
-        params = {"page": "{page}", **params}
-    params.setdefault("page_size", "{page_size}")
-    return {"mode": mode, "help": MODE_HELP.get(mode, ""), "parameters": params}
+def describe_pagination(pagination: Pagination) -> dict[str, Any]:
+    return {"mode": pagination.mode, "help": MODE_HELP.get(pagination.mode, ""),
+            "parameters": pagination.parameters()}
 
 
-def describe_enumeration(spec: dict[str, Any], name: str) -> dict[str, Any]:
-    enum = spec["enumerations"][name]
+def describe_enumeration(enum: Enumeration) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "name": name,
-        "help": enum.get("help", ""),
-        "binds": enum["binds"],
-        "request": describe_request(spec, enum["request"]),
-        "pagination": describe_pagination(enum["pagination"]),
+        "name": enum.name,
+        "help": enum.help,
+        "binds": enum.binds,
+        "request": describe_request(enum.request),
+        "pagination": describe_pagination(enum.pagination),
     }
-    if enum.get("empty_probe"):
-        out["empty_probe"] = describe_request(spec, enum["empty_probe"])
+    if enum.empty_probe:
+        out["empty_probe"] = describe_request(enum.empty_probe)
     return out
 
 
-def _shape(shape: Any) -> dict[str, Any]:
-    if isinstance(shape, str):
-        return {"name": shape, "with": {}}
-    return {"name": shape["name"], "with": dict(shape.get("with") or {})}
+def describe_wait(wait: Waiter, options: dict[str, Option]) -> dict[str, Any]:
+    timeout = options.get(wait.timeout)
+    out: dict[str, Any] = {"request": describe_request(wait.request), "status": wait.status,
+                           "success": list(wait.success), "retry": list(wait.retry)}
+    if wait.poll:
+        out["poll"] = {"when": list(wait.poll.values), "request": describe_request(wait.poll.request),
+                       "binds": wait.poll.binds, "fields": list(wait.poll.fields)}
+    out.update({"hint": list(wait.hint), "wait_range": list(wait.wait_range), "default_wait": wait.default_wait,
+                "timeout": {"option": wait.timeout, "flag": timeout.flag if timeout else f"--{wait.timeout}"},
+                "result": list(wait.result), "label": wait.label, "message": wait.message})
+    return out
 
 
 # -------------------------------------------------------------------- parts
-def _step(spec: dict[str, Any], part: dict[str, Any]) -> dict[str, Any]:
-    params = dict(part.get("with") or {})
-    endpoints = {k: describe_request(spec, v) for k, v in params.items()
-                 if isinstance(v, str) and v in spec["endpoints"]}
-    enums = {k: describe_enumeration(spec, v) for k, v in params.items()
-             if isinstance(v, str) and v in (spec.get("enumerations") or {})}
-    return {"name": part["step"], "with": params, "endpoints": endpoints, "enumerations": enums}
+def _step(part: Part) -> dict[str, Any]:
+    return {"name": part.step, "with": dict(part.params),
+            "endpoints": {k: describe_request(e) for k, e in part.endpoints.items()},
+            "enumerations": {k: describe_enumeration(e) for k, e in part.enumerations.items()}}
 
 
-def _uses_binary(spec: dict[str, Any], part: dict[str, Any]) -> bool:
-    names = [part["request"]] if part.get("request") else list((part.get("with") or {}).values())
-    return any(isinstance(n, str) and spec["endpoints"].get(n, {}).get("response") == "binary" for n in names)
-
-
-def describe_part(spec: dict[str, Any], options: dict[str, dict[str, Any]], part: dict[str, Any],
-                  writes: bool, in_archive: bool) -> dict[str, Any]:
+def describe_part(part: Part, options: dict[str, Option], writes: bool, in_archive: bool) -> dict[str, Any]:
     """One part; ``writes`` when the action writes files (a stdout action ignores ``file``)."""
     out: dict[str, Any] = {}
-    if part.get("when"):
-        name = part["when"].removeprefix("not ")
-        flag = (options.get(name) or {}).get("flags", [f"--{name}"])[0]
-        out["when"] = {"option": name, "flag": flag, "equals": not part["when"].startswith("not ")}
-    if part.get("each"):
-        out["each"] = describe_enumeration(spec, part["each"])
-    if part.get("step"):
-        out["step"] = _step(spec, part)
-    else:
-        out["request"] = describe_request(spec, part["request"])
-    if part.get("pagination"):
-        out["pagination"] = describe_pagination(part["pagination"])
-    if part.get("empty_probe"):
-        out["empty_probe"] = describe_request(spec, part["empty_probe"])
-    if part.get("shape"):
-        out["shape"] = _shape(part["shape"])
-    fmt = part.get("format") or ("binary" if _uses_binary(spec, part) else "json")
-    layout = (part.get("with") or {}).get("layout") if part.get("step") else None
-    if writes and in_archive and part.get("entry"):
-        out["output"] = {"kind": "archive_entry", "path": part["entry"], "format": fmt}
-        out["required"] = bool(part.get("required"))
-    elif writes and part.get("file"):
-        out["output"] = {"kind": "file", "path": part["file"], "format": part.get("format") or "json"}
-    elif writes and isinstance(layout, str):
-        out["output"] = {"kind": "file", "path": layout, "format": fmt}
+    if part.when:
+        flag = options[part.when.option].flag if part.when.option in options else f"--{part.when.option}"
+        out["when"] = {"option": part.when.option, "flag": flag, "equals": part.when.equals}
+    if part.each:
+        out["each"] = describe_enumeration(part.each)
+    if part.wait:
+        out["wait"] = describe_wait(part.wait, options)
+    if part.step:
+        out["step"] = _step(part)
+    elif part.request:
+        out["request"] = describe_request(part.request)
+    if part.pagination:
+        out["pagination"] = describe_pagination(part.pagination)
+    if part.empty_probe:
+        out["empty_probe"] = describe_request(part.empty_probe)
+    if part.shape:
+        out["shape"] = {"name": part.shape.name, "with": dict(part.shape.params)}
+    fmt = part.format or ("binary" if part.binary else "json")
+    if writes and in_archive and part.entry:
+        out["output"] = {"kind": "archive_entry", "path": part.entry, "format": fmt}
+        out["required"] = part.required
+    elif writes and part.file:
+        out["output"] = {"kind": "file", "path": part.file, "format": part.format or "json"}
+    elif writes and part.step and part.layout:
+        out["output"] = {"kind": "file", "path": part.layout, "format": fmt}
     return out
 
 
-def _element(element: Any) -> dict[str, Any]:
-    if element in (None, "part"):
-        return {"kind": "part"}
-    if isinstance(element, str):
-        return {"kind": "part", "part": element}
-    if "compose" in element:
-        return {"kind": "object", "id_key": element["compose"]}
-    return {"kind": "shape", "shape": element["shape"], "with": dict(element.get("with") or {})}
+def _element(element: Element) -> dict[str, Any]:
+    if element.kind == "part":
+        return {"kind": "part", "part": element.part} if element.part else {"kind": "part"}
+    if element.kind == "object":
+        return {"kind": "object", "id_key": element.id_key}
+    return {"kind": "shape", "shape": element.shape.name, "with": dict(element.shape.params)}
 
 
-def describe_dimension(spec: dict[str, Any], action: dict[str, Any], name: str, dim: dict[str, Any]) -> dict[str, Any]:
-    options = {opt["name"]: opt for opt in action["options"]}
-    option = options.get(DIMENSION_OPTIONS[name]) or {}
-    writer = "stdout" if action["writer"] == "stdout" else "archive" if dim.get("archive") else "files"
+def describe_dimension(spec: Spec, action: Action, dim: Dimension) -> dict[str, Any]:
+    options = {opt.name: opt for opt in action.options}
+    writer = "stdout" if action.writer == "stdout" else "archive" if dim.archive else "files"
     out: dict[str, Any] = {
-        "option": option.get("name", DIMENSION_OPTIONS[name]),
-        "flags": list(option.get("flags", [])),
+        "option": dim.option.name if dim.option else DIMENSION_OPTIONS[dim.name],
+        "flags": list(dim.option.flags) if dim.option else [],
         "writer": writer,
-        "serial": bool(dim.get("serial")),
+        "serial": dim.serial,
     }
-    if dim.get("composite"):
-        compose = action["compose"]
-        out["sections"] = [s for s, sec in compose["sections"].items()
-                           if name in spec["resources"][sec["resource"]]["actions"][sec["action"]]["dimensions"]]
+    if dim.composite:
+        out["sections"] = [n for n, sec in action.compose.sections.items()
+                           if dim.name in spec.section_action(sec).dimensions]
         return out
-    if action["writer"] == "stdout" or action.get("stdout_when"):
-        out["element"] = _element(dim.get("element"))
-    if dim.get("select"):
-        select = dim["select"]
-        flag = (options.get(select["option"]) or {}).get("flags", [f"--{select['option']}"])[0]
-        out["select"] = {"option": select["option"], "flag": flag,
-                         "choices": {k: list(v) for k, v in select["choices"].items()}}
-    if dim.get("archive"):
-        archive = dim["archive"]
-        out["archive"] = {
-            "path": archive["file"],
-            "format": "zip",
-            "kind": archive.get("kind", ""),
-            "task_request": describe_request(spec, archive["task_request"]),
-            "order": list(archive.get("order") or dim["parts"]),
-        }
-    writes = action["writer"] == "files"
-    out["parts"] = {pname: describe_part(spec, options, part, writes, bool(dim.get("archive")))
-                    for pname, part in dim["parts"].items()}
+    if action.prints:
+        out["element"] = _element(dim.element)
+    if dim.select:
+        flag = options[dim.select.option].flag if dim.select.option in options else f"--{dim.select.option}"
+        out["select"] = {"option": dim.select.option, "flag": flag,
+                         "choices": {k: list(v) for k, v in dim.select.choices.items()}}
+    if dim.archive:
+        out["archive"] = {"path": dim.archive.file, "format": "zip", "kind": dim.archive.kind,
+                          "task_request": describe_request(dim.archive.task_request),
+                          "order": list(dim.archive.order)}
+    writes = action.writer == "files"
+    out["parts"] = {name: describe_part(part, options, writes, dim.archive is not None)
+                    for name, part in dim.parts.items()}
     outputs: list[dict[str, Any]] = []
     if not writes:
         outputs.append({"part": None, "kind": "stdout", "path": None, "format": "json"})
-    elif dim.get("archive"):
-        outputs.append({"part": None, "kind": "archive", "path": dim["archive"]["file"], "format": "zip"})
-    for pname, part in out["parts"].items():
+    elif dim.archive:
+        outputs.append({"part": None, "kind": "archive", "path": dim.archive.file, "format": "zip"})
+    for name, part in out["parts"].items():
         if part.get("output"):
-            outputs.append({"part": pname, **part["output"]})
+            outputs.append({"part": name, **part["output"]})
     out["outputs"] = outputs
     return out
 
 
 # ------------------------------------------------------------------ actions
-def command_words(resource_name: str, resource: dict[str, Any], action_name: str) -> list[str]:
-    return [resource_name] if resource.get("command") else [resource_name, action_name]
+def _compose(spec: Spec, action: Action) -> dict[str, Any]:
+    compose = action.compose
+    sections = {}
+    for name, section in compose.sections.items():
+        target = spec.section_action(section)
+        sections[name] = {"command": target.command_line(PROG), "resource": section.resource,
+                          "action": section.action, "options": dict(section.options),
+                          "dimensions": list(target.dimensions)}
+    return {"option": compose.option, "flag": action.option(compose.option).flag, "default": list(compose.default),
+            "dimensions": list(compose.dimensions), "sections": sections}
 
 
-def _usage(words: list[str], action: dict[str, Any]) -> str:
-    usage = {"group": "-g GROUP...", "job": "-j JOB...", "task": "--task-id TASK"}
-    task_opt = next((o for o in action["options"] if o["name"] == "task_id"), {})
-    if task_opt.get("type") == "ids":
-        usage["task"] = "--task-id TASK..."
-    dims = " | ".join(usage[d] for d in action["dimensions"])
-    return f"{PROG} [GLOBAL OPTIONS] {' '.join(words)} ({dims}) [OPTIONS]"
-
-
-def describe_action(spec: dict[str, Any], resource_name: str, resource: dict[str, Any],
-                    action_name: str, action: dict[str, Any]) -> dict[str, Any]:
-    words = command_words(resource_name, resource, action_name)
-    dims = list(action["dimensions"])
-    dim_of_option = {DIMENSION_OPTIONS[d]: d for d in dims}
-    options = [describe_option(opt, dim_of_option.get(opt["name"])) for opt in action["options"]]
-    id_options = [o["name"] for o in action["options"] if o["name"] in dim_of_option]
+def describe_action(spec: Spec, action: Action) -> dict[str, Any]:
+    id_options = [o.name for o in action.options if action.dimension_of(o.name)]
+    options = [describe_option(opt, action.dimension_of(opt.name)) for opt in action.options]
     out: dict[str, Any] = {
-        "command": " ".join([PROG, *words]),
-        "words": words,
-        "usage": _usage(words, action),
-        "help": action["help"],
-        "writer": action["writer"],
+        "command": action.command_line(PROG),
+        "words": action.words,
+        "usage": action.usage(PROG),
+        "help": action.help,
+        "writer": action.writer,
         "options": options,
         "ids": {
             "options": id_options,
             "flags": [o["flags"] for o in options if o["name"] in id_options],
             "mutually_exclusive": len(id_options) > 1,
             "required": True,
-            "max_ids": action.get("max_ids"),
+            "max_ids": action.max_ids,
         },
     }
-    if action.get("stdout_when"):
-        name = action["stdout_when"]
-        flag = next(o["flags"][0] for o in action["options"] if o["name"] == name)
-        out["stdout_when"] = {"option": name, "flag": flag}
-    if action.get("compose"):
-        compose = action["compose"]
-        flag = next(o["flags"][0] for o in action["options"] if o["name"] == compose["option"])
-        sections = {}
-        for sname, section in compose["sections"].items():
-            target_res = spec["resources"][section["resource"]]
-            target = target_res["actions"][section["action"]]
-            sections[sname] = {
-                "command": " ".join([PROG, *command_words(section["resource"], target_res, section["action"])]),
-                "resource": section["resource"],
-                "action": section["action"],
-                "options": dict(section.get("options") or {}),
-                "dimensions": list(target["dimensions"]),
-            }
-        out["compose"] = {"option": compose["option"], "flag": flag, "default": list(compose["default"]),
-                          "dimensions": list(compose["dimensions"]), "sections": sections}
-    out["dimensions"] = {name: describe_dimension(spec, action, name, dim)
-                         for name, dim in action["dimensions"].items()}
+    if action.stdout_when:
+        out["stdout_when"] = {"option": action.stdout_when, "flag": action.option(action.stdout_when).flag}
+    if action.compose:
+        out["compose"] = _compose(spec, action)
+    out["dimensions"] = {name: describe_dimension(spec, action, dim) for name, dim in action.dimensions.items()}
     return out
 
 
-def describe_spec(spec: dict[str, Any], resource: str | None = None, action: str | None = None) -> dict[str, Any]:
+def describe_spec(spec: Spec, resource: str | None = None, action: str | None = None) -> dict[str, Any]:
     """The whole document, or narrowed to one resource (and one action)."""
-    resources = spec["resources"]
+    resources = spec.resources
     if resource is not None and resource not in resources:
         raise UsageError(f"unknown resource {resource!r}; choose from {', '.join(resources)}")
-    if action is not None and action not in resources[resource]["actions"]:
+    if action is not None and action not in resources[resource].actions:
         raise UsageError(f"unknown action {action!r} of {resource}; choose from "
-                         f"{', '.join(resources[resource]['actions'])}")
+                         f"{', '.join(resources[resource].actions)}")
     out_resources: dict[str, Any] = {}
     for rname, res in resources.items():
         if resource is not None and rname != resource:
             continue
-        actions = {aname: describe_action(spec, rname, res, aname, act)
-                   for aname, act in res["actions"].items() if action is None or aname == action}
-        out_resources[rname] = {"help": res["help"], "command": bool(res.get("command")), "actions": actions}
+        actions = {aname: describe_action(spec, act)
+                   for aname, act in res.actions.items() if action is None or aname == action}
+        out_resources[rname] = {"help": res.help, "command": res.command, "actions": actions}
     return {
         "describe_version": DESCRIBE_VERSION,
         "program": PROG,
@@ -360,21 +317,13 @@ def describe_spec(spec: dict[str, Any], resource: str | None = None, action: str
 
 
 # ------------------------------------------------------------------ command
-def describe(
-    resource: Annotated[str | None, Parameter(help="Only this resource.")] = None,
-    action: Annotated[str | None, Parameter(help="Only this action of RESOURCE.")] = None,
-    /,
-    *,
-    openapi: Annotated[bool, Parameter(name="--openapi", negative="",
-                                       help="Print the endpoint table as an OpenAPI 3.1 document instead.")] = False,
-    ctx: Annotated[Any, Parameter(parse=False)] = None,
-) -> int:
+def describe(resource: str | None = None, action: str | None = None, *, openapi: bool = False,
+             ctx: Any = None) -> int:
     """Print every command of the table (or one resource / action) as one JSON document."""
-    from .specload import load_spec
     from .writers import dumps
 
     pretty = True if ctx is None else ctx.options.get("pretty", True)
-    spec = load_spec()
+    spec = load_model()
     if openapi:
         if resource is not None:
             raise UsageError("--openapi describes the whole endpoint table; give no RESOURCE")

@@ -14,12 +14,11 @@ import textwrap
 from typing import Any
 
 from .builtin_options import BUILTIN_COMMANDS
-from .globals import GLOBAL_OPTIONS
+from .model import Option, Spec, global_options
 
 # name -> (help, {action: help}) of the built-in commands (config, sandbox, describe, completion).
 BUILTIN_HELP = {name: (command["help"], {a: body["help"] for a, body in command.get("actions", {}).items()})
                 for name, command in BUILTIN_COMMANDS.items()}
-DIM_USAGE = {"group": "-g GROUP...", "job": "-j JOB...", "task": "--task-id TASK"}
 
 
 def _width() -> int:
@@ -46,26 +45,16 @@ def _rows(title: str, rows: list[tuple[str, str]]) -> list[str]:
     return out
 
 
-def _type(opt: dict[str, Any]) -> str:
-    kind = opt["type"]
-    if kind in ("flag", "bool"):
-        return ""
-    if kind == "choice":
-        return "{" + ",".join(opt["choices"]) + "}"
-    return {"ids": "ID...", "list": "NAME...", "ints": "N...", "int": "INT", "float": "SECONDS"}.get(kind, "TEXT")
-
-
-def option_rows(options: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def option_rows(options: list[Option]) -> list[tuple[str, str]]:
     rows = []
     for opt in options:
-        flags = ", ".join(sorted(opt["flags"], key=len))
-        if opt.get("negative"):
-            flags += f", {opt['negative']}"
-        kind = _type(opt)
-        text = opt["help"]
-        if opt.get("default") not in (None, False, "") and opt["type"] not in ("flag",):
-            text += f" [default: {opt['default']}]"
-        rows.append((f"{flags} {kind}".strip(), text))
+        flags = ", ".join(sorted(opt.flags, key=len))
+        if opt.negative:
+            flags += f", {opt.negative}"
+        text = opt.help
+        if opt.default not in (None, False, "") and opt.type != "flag":
+            text += f" [default: {opt.default}]"
+        rows.append((f"{flags} {opt.metavar}".strip(), text))
     return rows
 
 
@@ -73,44 +62,39 @@ def _paragraph(text: str) -> list[str]:
     return ["", *textwrap.wrap(text, _width())]
 
 
-def root_page(prog: str, spec: dict[str, Any]) -> str:
+def root_page(prog: str, spec: Spec) -> str:
     lines = [f"Usage: {prog} [GLOBAL OPTIONS] RESOURCE ACTION [OPTIONS]"]
     lines += _paragraph("Fetch and download benchmark analysis data (metrics, trajectories, reports, job and task "
                         "lists, artifacts, analyses) by group id, job id or download-task id. Printing actions "
                         "write one JSON array on stdout; download actions write files. Logs and progress go "
                         "to stderr.")
-    resources = [(name, res["help"]) for name, res in spec["resources"].items()]
+    resources = [(name, res.help) for name, res in spec.resources.items()]
     lines += _rows("Resources", resources)
     lines += _rows("Built-in commands", [(name, text) for name, (text, _) in BUILTIN_HELP.items()])
-    lines += _rows("Global options (before the resource)", option_rows(GLOBAL_OPTIONS) +
+    lines += _rows("Global options (before the resource)", option_rows(global_options()) +
                    [("--version", "Print the version and exit."), ("--help, -h", "Show this help and exit.")])
     lines += _paragraph(f"Run '{prog} RESOURCE --help' for its actions. Exit codes: 0 ok, 1 some id failed, "
                         "2 usage, 3 authentication, 4 network, 130 interrupted.")
     return "\n".join(lines) + "\n"
 
 
-def resource_page(prog: str, name: str, spec: dict[str, Any]) -> str:
-    resource = spec["resources"][name]
-    if resource.get("command"):
+def resource_page(prog: str, name: str, spec: Spec) -> str:
+    resource = spec.resources[name]
+    if resource.command:
         return action_page(prog, name, name, spec)
     lines = [f"Usage: {prog} [GLOBAL OPTIONS] {name} ACTION [OPTIONS]"]
-    lines += _paragraph(resource["help"])
-    lines += _rows("Actions", [(a, act["help"]) for a, act in resource["actions"].items()])
+    lines += _paragraph(resource.help)
+    lines += _rows("Actions", [(a, act.help) for a, act in resource.actions.items()])
     lines += _paragraph(f"Run '{prog} {name} ACTION --help' for the options of an action.")
     return "\n".join(lines) + "\n"
 
 
-def action_page(prog: str, name: str, action_name: str, spec: dict[str, Any]) -> str:
-    resource = spec["resources"][name]
-    action = resource["actions"][action_name]
-    command = name if resource.get("command") else f"{name} {action_name}"
-    dims = " | ".join(DIM_USAGE[d] for d in action["dimensions"])
-    lines = [f"Usage: {prog} [GLOBAL OPTIONS] {command} ({dims}) [OPTIONS]"]
-    lines += _paragraph(action["help"])
+def action_page(prog: str, name: str, action_name: str, spec: Spec) -> str:
+    action = spec.action(name, action_name)
+    lines = [f"Usage: {action.usage(prog)}"]
+    lines += _paragraph(action.help)
     lines += _paragraph("Ids: repeat the option, separate with commas, or pass '-' to read them from stdin.")
-    id_options = {"group": "group", "job": "job", "task": "task_id"}
-    hidden = {opt for dim, opt in id_options.items() if dim not in action["dimensions"]}
-    lines += _rows("Options", option_rows([o for o in action["options"] if o["name"] not in hidden]))
+    lines += _rows("Options", option_rows(action.visible_options))
     lines += _paragraph(f"Global options: see '{prog} --help'.")
     return "\n".join(lines) + "\n"
 

@@ -25,33 +25,26 @@ but true:
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from . import __version__
+from .model import Endpoint, Spec
+from .template import PAGE_VARS, VAR, lone_var
 
-_VAR = re.compile(r"\{([^{}]+)\}")
-_FULL = re.compile(r"^\{([^{}]+)\}$")
 OPENAPI_VERSION = "3.1.0"
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 JSON_ANY = {"type": ["object", "array"]}
+_SCHEMAS = {
+    "boolean": {"type": "boolean"},
+    "integer": {"type": "integer"},
+    "number": {"type": "number"},
+    "string": {"type": "string"},
+    "integer-array": {"type": "array", "items": {"type": "integer"}},
+    "string-array": {"type": "array", "items": {"type": "string"}},
+}
 
 
-def _option_types(spec: dict[str, Any]) -> dict[str, str]:
-    """Option name -> table type, over shared, per-action and global options."""
-    from .globals import GLOBAL_OPTIONS
-
-    types = {opt["name"]: opt["type"] for opt in GLOBAL_OPTIONS}
-    for resource in spec["resources"].values():
-        for action in resource["actions"].values():
-            for opt in action["options"]:
-                types.setdefault(opt["name"], opt.get("type", "str"))
-    for name, opt in spec["options"].items():
-        types[name] = opt["type"]
-    return types
-
-
-def value_schema(template: Any, types: dict[str, str]) -> dict[str, Any]:
+def value_schema(spec: Spec, template: Any) -> dict[str, Any]:
     """JSON Schema of one query or body value, from its template."""
     if isinstance(template, bool):
         return {"type": "boolean", "default": template}
@@ -59,80 +52,35 @@ def value_schema(template: Any, types: dict[str, str]) -> dict[str, Any]:
         return {"type": "integer", "default": template}
     if not isinstance(template, str):
         return {}
-    full = _FULL.match(template)
-    if not full:
-        if not _VAR.search(template):
-            return {"type": "string", "default": template}
-        return {"type": "string"}
-    name = full.group(1)
-    if name in ("skip", "limit"):
+    variables = VAR.findall(template)
+    if not variables:
+        return {"type": "string", "default": template}
+    if lone_var(template) in PAGE_VARS:
         return {"type": "integer", "format": "int64", "minimum": 0}
-    kind = types.get(name)
-    if kind == "flag":
-        return {"type": "boolean"}
-    if kind == "int":
-        return {"type": "integer"}
-    return {"type": "string"}
+    return dict(_SCHEMAS[spec.param_type(template)])
 
 
-def endpoint_usage(spec: dict[str, Any]) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, str]]:
+def endpoint_usage(spec: Spec) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, str]]:
     """Which resources and commands use each endpoint, and paginated collections."""
     resources: dict[str, list[str]] = {}
     commands: dict[str, list[str]] = {}
+    for name, actions in spec.endpoint_users().items():
+        resources[name] = list(dict.fromkeys(a.resource for a in actions))
+        commands[name] = list(dict.fromkeys(a.command_line() for a in actions))
     collections: dict[str, str] = {}
-    endpoints = spec["endpoints"]
-    enums = spec.get("enumerations") or {}
-
-    def use(endpoint: Any, rname: str, command: str) -> None:
-        if isinstance(endpoint, str) and endpoint in endpoints:
-            if rname not in resources.setdefault(endpoint, []):
-                resources[endpoint].append(rname)
-            if command not in commands.setdefault(endpoint, []):
-                commands[endpoint].append(command)
-
-    def use_enum(name: str, rname: str, command: str) -> None:
-        enum = enums[name]
-        use(enum["request"], rname, command)
-        use(enum.get("empty_probe"), rname, command)
-        if enum["pagination"].get("collection"):
-            collections.setdefault(enum["request"], enum["pagination"]["collection"])
-
-    for rname, resource in spec["resources"].items():
-        for aname, action in resource["actions"].items():
-            command = f"bl {rname}" if resource.get("command") else f"bl {rname} {aname}"
-            for dim in action["dimensions"].values():
-                if dim.get("archive"):
-                    use(dim["archive"]["task_request"], rname, command)
-                for part in dim["parts"].values():
-                    use(part.get("request"), rname, command)
-                    use(part.get("empty_probe"), rname, command)
-                    collection = (part.get("pagination") or {}).get("collection")
-                    if collection and part.get("request"):
-                        collections.setdefault(part["request"], collection)
-                    if part.get("each"):
-                        use_enum(part["each"], rname, command)
-                    for value in (part.get("with") or {}).values():
-                        use(value, rname, command)
-                        if isinstance(value, str) and value in enums:
-                            use_enum(value, rname, command)
-    # A composite command (`bl pull`) uses what its sections use.
-    for rname, resource in spec["resources"].items():
-        for aname, action in resource["actions"].items():
-            if not action.get("compose"):
-                continue
-            command = f"bl {rname}" if resource.get("command") else f"bl {rname} {aname}"
-            for section in action["compose"]["sections"].values():
-                target = section["resource"]
-                words = f"bl {target}" if spec["resources"][target].get("command") else \
-                    f"bl {target} {section['action']}"
-                for endpoint, used_by in list(commands.items()):
-                    if words in used_by:
-                        use(endpoint, rname, command)
+    for action in spec.actions:
+        for dim in action.dimensions.values():
+            for part in dim.parts.values():
+                walks = [(part.request, part.pagination)]
+                walks += [(e.request, e.pagination) for e in [part.each, *part.enumerations.values()] if e]
+                for endpoint, pagination in walks:
+                    if endpoint and pagination and pagination.collection:
+                        collections.setdefault(endpoint.name, pagination.collection)
     return resources, commands, collections
 
 
-def _responses(endpoint: dict[str, Any], collection: str | None, has_input: bool) -> dict[str, Any]:
-    if endpoint.get("response") == "binary":
+def _responses(endpoint: Endpoint, collection: str | None, has_input: bool) -> dict[str, Any]:
+    if endpoint.binary:
         ok = {"description": "The bytes (any media type: a media file keeps its own type).",
               "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
                           "*/*": {"schema": {"type": "string", "format": "binary"}}}}
@@ -144,7 +92,7 @@ def _responses(endpoint: dict[str, Any], collection: str | None, has_input: bool
     else:
         ok = {"description": "The JSON response.", "content": {"application/json": {"schema": dict(JSON_ANY)}}}
     responses: dict[str, Any] = {"200": ok}
-    if endpoint.get("response") == "binary" and endpoint["method"] == "GET":
+    if endpoint.binary and endpoint.method == "GET":
         responses["302"] = {"description": "Redirect (for example to a login page when the file needs a session)."}
     if has_input:
         responses["400"] = {"$ref": "#/components/responses/BadRequest"}
@@ -154,31 +102,24 @@ def _responses(endpoint: dict[str, Any], collection: str | None, has_input: bool
     return responses
 
 
-def _operation(name: str, endpoint: dict[str, Any], types: dict[str, str], tags: list[str],
-               commands: list[str], collection: str | None) -> dict[str, Any]:
-    params = []
-    for key, template in (endpoint.get("query") or {}).items():
-        params.append({"name": key, "in": "query", "required": False,
-                       "schema": value_schema(template, types),
-                       "x-benchloop-template": template})
+def _operation(spec: Spec, endpoint: Endpoint, tags: list[str], commands: list[str],
+               collection: str | None) -> dict[str, Any]:
+    params = [{"name": p.name, "in": "query", "required": False, "schema": value_schema(spec, p.template),
+               "x-benchloop-template": p.template} for p in endpoint.query]
     op: dict[str, Any] = {
-        "operationId": name,
-        "summary": endpoint["help"],
+        "operationId": endpoint.name,
+        "summary": endpoint.help,
         "tags": list(tags),
         "parameters": params,
     }
-    if endpoint["method"] == "POST":
-        body = endpoint.get("body") or {}
-        schema = {"type": "object",
-                  "properties": {k: value_schema(v, types) for k, v in body.items()}}
+    if endpoint.body is not None:
+        schema = {"type": "object", "properties": {p.name: value_schema(spec, p.template) for p in endpoint.body}}
         op["requestBody"] = {"required": True, "content": {"application/json": {"schema": schema}},
-                             "x-benchloop-template": dict(body)}
-    op["responses"] = _responses(endpoint, collection, bool(params) or endpoint["method"] == "POST")
-    op["x-benchloop-endpoints"] = [name]
+                             "x-benchloop-template": {p.name: p.template for p in endpoint.body}}
+    op["responses"] = _responses(endpoint, collection, bool(params) or endpoint.body is not None)
+    op["x-benchloop-endpoints"] = [endpoint.name]
     op["x-benchloop-commands"] = list(commands)
     return op
-
-
 def _merge(op: dict[str, Any], name: str, other: dict[str, Any]) -> None:
     """A second endpoint of the same path and method joins the first's operation."""
     op["x-benchloop-endpoints"].append(name)
@@ -192,26 +133,23 @@ def _merge(op: dict[str, Any], name: str, other: dict[str, Any]) -> None:
         op["summary"] = f"{op['summary']} / {other['summary']}"
 
 
-def openapi_document(spec: dict[str, Any]) -> dict[str, Any]:
+def openapi_document(spec: Spec) -> dict[str, Any]:
     from .config import DEFAULT_HOST
 
-    types = _option_types(spec)
     resources, commands, collections = endpoint_usage(spec)
     paths: dict[str, dict[str, Any]] = {}
-    for name, endpoint in spec["endpoints"].items():
-        item = paths.setdefault(endpoint["path"], {})
-        variables = list(dict.fromkeys(_VAR.findall(endpoint["path"])))
-        if variables and "parameters" not in item:
+    for name, endpoint in spec.endpoints.items():
+        item = paths.setdefault(endpoint.path, {})
+        if endpoint.path_vars and "parameters" not in item:
             item["parameters"] = [{"name": var, "in": "path", "required": True, "schema": {"type": "string"}}
-                                  for var in variables]
-        op = _operation(name, endpoint, types, resources.get(name, []), commands.get(name, []),
-                        collections.get(name))
-        method = endpoint["method"].lower()
+                                  for var in endpoint.path_vars]
+        op = _operation(spec, endpoint, resources.get(name, []), commands.get(name, []), collections.get(name))
+        method = endpoint.method.lower()
         if method in item:
             _merge(item[method], name, op)
         else:
             item[method] = op
-    tags = [{"name": rname, "description": resource["help"]} for rname, resource in spec["resources"].items()]
+    tags = [{"name": rname, "description": resource.help} for rname, resource in spec.resources.items()]
     error = {"description": "", "content": {"application/json": {"schema": ERROR_REF}}}
     return {
         "openapi": OPENAPI_VERSION,

@@ -86,6 +86,25 @@ def text_field(body: Any, ident: str, *, path: list[str]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def task_job_ids(body: Any, ident: str) -> list[str]:
+    """The job ids of a download task: strings, stripped, de-duplicated, at least one."""
+    from .errors import StepError
+
+    if body is None:
+        raise StepError("download task response is empty")
+    if not isinstance(body, dict):
+        raise StepError("download task response must be a JSON object")
+    ids = body.get("job_ids")
+    if not isinstance(ids, list):
+        raise StepError("download task response is missing job_ids")
+    if not all(isinstance(i, str) for i in ids):
+        raise StepError("download task contains a non-string job id")
+    jobs = list(dict.fromkeys(i.strip() for i in ids if i.strip()))
+    if not jobs:
+        raise StepError("download task contains no job ids")
+    return jobs
+
+
 def behavior_status(body: Any, ident: str) -> dict[str, Any]:
     out = dict(body) if isinstance(body, dict) else {"result": body}
     out.setdefault("uid", ident)
@@ -138,6 +157,7 @@ SHAPES: dict[str, Callable[..., Any]] = {
     "collection": collection,
     "first_report_content": first_report_content,
     "text_field": text_field,
+    "task_job_ids": task_job_ids,
     "behavior_status": behavior_status,
     "behavior_element": behavior_element,
     "behavior_list": behavior_list,
@@ -145,8 +165,7 @@ SHAPES: dict[str, Callable[..., Any]] = {
 
 
 def apply(shape: Any, value: Any, ident: str) -> Any:
+    """Apply a model ``Shape`` (``None``: the value as it is)."""
     if shape is None:
         return value
-    if isinstance(shape, str):
-        return SHAPES[shape](value, ident)
-    return SHAPES[shape["name"]](value, ident, **shape.get("with", {}))
+    return SHAPES[shape.name](value, ident, **shape.params)

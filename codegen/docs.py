@@ -14,68 +14,70 @@ from typing import Any
 
 import jinja2
 
-from benchloop.globals import GLOBAL_OPTIONS
-from benchloop.specload import load_spec
+from benchloop.builtin_options import BUILTIN_COMMANDS
+from benchloop.model import Dimension, Option, Part, global_options, load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "reference"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-DIM_USAGE = {"group": "-g GROUP...", "job": "-j JOB...", "task": "--task-id TASK"}
 
 
-def option_row(opt: dict[str, Any]) -> dict[str, str]:
-    flags = ", ".join(f"`{f}`" for f in opt["flags"])
-    if opt.get("negative"):
-        flags += f", `{opt['negative']}`"
-    kind = opt["type"]
-    if kind == "choice":
-        kind = " \\| ".join(opt["choices"])
-    default = opt.get("default")
-    shown = "" if default in (None, False) else f"`{default}`"
-    return {"flags": flags, "type": kind, "default": shown, "help": opt["help"].replace("|", "\\|")}
+def option_row(opt: Option) -> dict[str, str]:
+    flags = ", ".join(f"`{f}`" for f in opt.flags)
+    if opt.negative:
+        flags += f", `{opt.negative}`"
+    kind = " \\| ".join(opt.choices) if opt.type == "choice" else opt.type
+    shown = "" if opt.default in (None, False) else f"`{opt.default}`"
+    return {"flags": flags, "type": kind, "default": shown, "help": opt.help.replace("|", "\\|")}
 
 
-def usage(resource: str, action_name: str, action: dict[str, Any]) -> str:
-    dims = " | ".join(DIM_USAGE[d] for d in action["dimensions"])
-    command = resource if action_name == resource else f"{resource} {action_name}"
-    return f"bl [GLOBAL OPTIONS] {command} ({dims}) [OPTIONS]"
+def _request(part: Part) -> str:
+    """The requests of a part, as the reader sees them on the wire."""
+    if part.step or part.wait:
+        used = ([part.wait.request] + ([part.wait.poll.request] if part.wait.poll else [])) if part.wait else []
+        used += list(part.endpoints.values())
+        kind = f"step `{part.step}`" if part.step else "wait"
+        if part.step and part.wait:
+            kind = f"wait, then step `{part.step}`"
+        return f"{kind}: " + ", ".join(f"`{e.method} {e.path}`" for e in used)
+    endpoint = part.request
+    query = "&".join(f"{p.name}={p.template}" for p in endpoint.query)
+    return f"`{endpoint.method} {endpoint.path}" + (f"?{query}" if query else "") + "`"
 
 
-def requests_of(spec: dict[str, Any], dim: dict[str, Any]) -> list[dict[str, Any]]:
-    from benchloop.steps import ENDPOINT_PARAMS
-
+def requests_of(dim: Dimension) -> list[dict[str, Any]]:
     rows = []
-    for name, part in dim["parts"].items():
-        if part.get("step"):
-            params = part.get("with") or {}
-            used = [spec["endpoints"][params[k]] for k in ENDPOINT_PARAMS.get(part["step"], ()) if k in params]
-            request = f"step `{part['step']}`: " + ", ".join(f"`{e['method']} {e['path']}`" for e in used)
-        else:
-            endpoint = spec["endpoints"][part["request"]]
-            query = "&".join(f"{k}={v}" for k, v in (endpoint.get("query") or {}).items())
-            request = f"`{endpoint['method']} {endpoint['path']}" + (f"?{query}" if query else "") + "`"
+    for name, part in dim.parts.items():
+        output = part.file or part.entry or ""
         rows.append({
             "part": name,
-            "request": request,
-            "pagination": (part.get("pagination") or {}).get("mode", "-"),
-            "each": part.get("each", ""),
-            "when": part.get("when", ""),
-            "file": part.get("file") or part.get("entry", ""),
-            "format": ("zip entry" if part.get("entry") else part.get("format", "json"))
-            if (part.get("file") or part.get("entry")) else "",
+            "request": _request(part),
+            "pagination": part.pagination.mode if part.pagination else "-",
+            "each": part.each.name if part.each else "",
+            "when": ("" if part.when.equals else "not ") + part.when.option if part.when else "",
+            "file": output,
+            "format": ("zip entry" if part.entry else part.format or "json") if output else "",
         })
     return rows
 
 
+def builtins_line() -> str:
+    words = []
+    for name, command in BUILTIN_COMMANDS.items():
+        actions = command.get("actions")
+        words.append(f"`bl {name} {' | '.join(actions)}`" if actions else f"`bl {name}`")
+    return ", ".join(words)
+
+
 def render() -> dict[Path, str]:
-    spec = load_spec()
+    spec = load_model()
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), keep_trailing_newline=True,
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
-    env.globals.update(option_row=option_row, usage=usage, requests_of=lambda d: requests_of(spec, d))
+    env.globals.update(option_row=option_row, requests_of=requests_of)
     pages = {OUT / "index.md": env.get_template("index.md.j2").render(
-        spec=spec, globals=[option_row(o) for o in GLOBAL_OPTIONS])}
+        spec=spec, globals=[option_row(o) for o in global_options()], builtins=builtins_line())}
     page = env.get_template("resource.md.j2")
-    for name, resource in spec["resources"].items():
+    for name, resource in spec.resources.items():
         pages[OUT / f"{name}.md"] = page.render(name=name, resource=resource, spec=spec)
     return pages
 

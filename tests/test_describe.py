@@ -39,7 +39,9 @@ def describe(bl, *args: str) -> dict:
 def document():
     from benchloop.describe import describe_spec
 
-    return describe_spec(load_spec())
+    from benchloop.model import build_model
+
+    return describe_spec(build_model(load_spec()))
 
 
 def test_schema_is_a_valid_2020_12_schema():

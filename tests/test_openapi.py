@@ -17,12 +17,12 @@ import re
 
 import pytest
 
+from benchloop.model import build_model
 from benchloop.openapi import openapi_document
-from benchloop.sandbox import start_sandbox
 from benchloop.specload import load_spec
 
 SPEC = load_spec()
-DOC = openapi_document(SPEC)
+DOC = openapi_document(build_model(SPEC))
 API_KEY = "openapi-key"
 METHODS = ("get", "post")
 
@@ -99,7 +99,7 @@ def test_endpoints_sharing_a_path_and_method_become_one_operation():
     spec = copy.deepcopy(SPEC)
     spec["endpoints"]["job_meta_again"] = {**spec["endpoints"]["job_meta"], "query": {"fields": "{fields}"},
                                            "help": "The same operation under another name."}
-    doc = openapi_document(spec)
+    doc = openapi_document(build_model(spec))
     op = doc["paths"]["/openapi/jobs/{job}/meta"]["get"]
     assert op["x-benchloop-endpoints"] == ["job_meta", "job_meta_again"]
     assert [p["name"] for p in op["parameters"]] == ["fields"]
@@ -139,10 +139,9 @@ def _with_examples(doc: dict) -> dict:
 
 
 @pytest.fixture(scope="module")
-def openapi_sandbox():
-    with start_sandbox(seed=7, groups=1, jobs_per_group=6, tasks_per_group=3, api_key=API_KEY,
-                       export_waiting=0, export_running=0) as sb:
-        yield sb
+def sandbox(make_sandbox):
+    return make_sandbox(seed=7, groups=1, jobs_per_group=6, tasks_per_group=3, api_key=API_KEY,
+                        export_waiting=0, export_running=0)
 
 
 if schemathesis is not None:
@@ -158,11 +157,11 @@ if schemathesis is not None:
     @SCHEMA.parametrize()
     @settings(max_examples=5, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
-    def test_sandbox_conforms_to_the_document(case, openapi_sandbox):
+    def test_sandbox_conforms_to_the_document(case, sandbox):
         from schemathesis import checks
 
         case.call_and_validate(
-            base_url=openapi_sandbox.url,
+            base_url=sandbox.url,
             headers={"X-API-Key": API_KEY},
             checks=[checks.not_a_server_error, checks.status_code_conformance, checks.content_type_conformance,
                     checks.response_schema_conformance, checks.response_headers_conformance],
@@ -173,9 +172,9 @@ else:  # pragma: no cover
         pytest.skip("schemathesis is not installed")
 
 
-def test_wrong_key_answers_the_documented_401(openapi_sandbox):
+def test_wrong_key_answers_the_documented_401(sandbox):
     import httpx
 
-    response = httpx.get(f"{openapi_sandbox.url}/openapi/groups/G1", headers={"X-API-Key": "wrong"})
+    response = httpx.get(f"{sandbox.url}/openapi/groups/G1", headers={"X-API-Key": "wrong"})
     assert response.status_code == 401
     assert set(response.json()) == {"error"}

@@ -24,18 +24,20 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import leftovers, run_inprocess
 
 from benchloop import http as bl_http
-from benchloop.archive import _task_jobs
-from benchloop.engine import Context, render_file
 from benchloop.errors import BenchloopError, StepError
 from benchloop.ids import expand_ids
+from benchloop.model import load_model
 from benchloop.pagination import PaginationError, single_page, task_scan, unique_scan
 from benchloop.sandbox import start_sandbox
 from benchloop.sandbox.scripted import Reply, json_reply, start_scripted
-from benchloop.sandbox.testing import leftovers, run_inprocess
+from benchloop.shapes import task_job_ids
 from benchloop.specload import load_spec
 from benchloop.steps import trace_export
+from benchloop.template import Context, render_file
+from benchloop.waiter import Wait
 from benchloop.writers import join_under, safe_component
 
 KEY = "input-key"
@@ -436,51 +438,36 @@ def test_fuzz_export_rows_raise_only_step_errors(tmp_path_factory, lines, compre
 @FUZZ
 @given(json_value)
 def test_fuzz_export_status_and_task_payloads(body):
+    waiter = load_model().action("trajectory", "get").dimensions["group"].parts["trajectory"].wait
+    run = Wait(waiter, request=None, sleep=None, log=None, timeout=1.0)
     try:
-        status = trace_export._status(body)
+        status = run.status(body)
         assert isinstance(status, str)
     except StepError:
         assert not isinstance(body, dict)
     if isinstance(body, dict):
-        wait = trace_export._wait_seconds(body)
-        assert trace_export.MIN_WAIT <= wait <= trace_export.MAX_WAIT and not math.isnan(wait)
+        wait = run.hint(body)
+        low, high = waiter.wait_range
+        assert low <= wait <= high and not math.isnan(wait)
     try:
-        jobs = _task_jobs(body)
+        jobs = task_job_ids(body, "T1")
     except StepError:
         return
     assert jobs and all(isinstance(j, str) and j and j == j.strip() for j in jobs)
     assert len(set(jobs)) == len(jobs)
 
 
-class _FakeHttp:
-    def _sleep(self, seconds: float) -> None:
-        pass
+class _FakeCall:
+    """Enough of pipeline.StepCall for the artifacts step: scripted answers."""
 
-
-class _FakePipeline:
-    """Enough of engine.Pipeline for the export and artifact steps: scripted bodies."""
-
-    def __init__(self, bodies: list[Any]):
+    def __init__(self, bodies: list[Any], mode: str):
         self.bodies = list(bodies)
-        self.opts = {"download_timeout": 60}
-        self.root = "."
-        self.dim_name = "group"
-        self.files = True
-        self.skip_existing = False
+        self.ident = "G1"
+        self.dimension = mode
+        self.files = False
+        self.options = {"include": "*.tgz", "exclude": None}
 
-        class Rt:
-            http = _FakeHttp()
-
-            class log:  # noqa: N801 - a namespace
-                @staticmethod
-                def info(message: str) -> None:
-                    pass
-
-                debug = progress = warn = info
-
-        self.rt = Rt()
-
-    def request(self, name: str, ctx: Any, *args: Any) -> Any:
+    def request(self, key: str, ctx: Any = None, **variables: Any) -> Any:
         if not self.bodies:
             raise StepError("no more answers")
         return self.bodies.pop(0)
@@ -496,10 +483,15 @@ export_body = st.one_of(json_value, st.fixed_dictionaries({
 @FUZZ
 @given(st.lists(export_body, min_size=1, max_size=6))
 def test_fuzz_export_flow_raises_only_step_errors(bodies):
-    pipeline = _FakePipeline(bodies)
-    params = {"create": "c", "poll": "p", "job_ids": "j"}
+    waiter = load_model().action("trajectory", "get").dimensions["group"].parts["trajectory"].wait
+
+    def answer(endpoint: Any, variables: dict[str, Any]) -> Any:
+        if not bodies:
+            raise StepError("no more answers")
+        return bodies.pop(0)
+
     try:
-        url = trace_export.export_url(pipeline, params, Context({}), "G1")
+        url = Wait(waiter, answer, sleep=lambda _s: None, log=lambda _m: None, timeout=60).run(lambda _w: None)
     except StepError:
         return
     assert isinstance(url, str) and url == url.strip() and url
@@ -510,11 +502,7 @@ def test_fuzz_export_flow_raises_only_step_errors(bodies):
 def test_fuzz_artifact_listings_raise_only_step_errors(body, mode):
     from benchloop.steps.artifacts import Artifacts
 
-    pipeline = _FakePipeline([body])
-    pipeline.dim_name = mode
-    pipeline.files = False
-    pipeline.opts = {"include": "*.tgz", "exclude": None}
-    step = Artifacts(pipeline, {"with": {"listing": "l"}}, Context({}), "G1")
+    step = Artifacts(_FakeCall([body], mode))
     try:
         entries = step.listing("J1")
     except StepError:

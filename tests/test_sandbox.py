@@ -20,6 +20,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
+from benchloop.model import Endpoint
 from benchloop.sandbox import handlers as sandbox_handlers
 from benchloop.sandbox import start_sandbox
 from benchloop.sandbox.routing import Router, load_endpoints
@@ -35,15 +36,14 @@ RUN_ALLOW = [
 
 
 @pytest.fixture(scope="module")
-def sb():
-    with start_sandbox(seed=7, groups=3, jobs_per_group=SIZES, tasks_per_group=TASKS,
-                       api_key=KEY, export_waiting=1, export_running=1) as sandbox:
-        yield sandbox
+def sandbox(make_sandbox):
+    return make_sandbox(seed=7, groups=3, jobs_per_group=SIZES, tasks_per_group=TASKS,
+                        api_key=KEY, export_waiting=1, export_running=1)
 
 
 @pytest.fixture()
-def client(sb):
-    with httpx.Client(base_url=sb.url, headers={"X-API-Key": KEY}, timeout=30) as c:
+def client(sandbox):
+    with httpx.Client(base_url=sandbox.url, headers={"X-API-Key": KEY}, timeout=30) as c:
         yield c
 
 
@@ -59,8 +59,8 @@ def all_jobs(client, group, page=1000, **filters):
 
 
 # ------------------------------------------------------------------ auth, errors
-def test_missing_or_wrong_key_is_401(sb):
-    with httpx.Client(base_url=sb.url) as anon:
+def test_missing_or_wrong_key_is_401(sandbox):
+    with httpx.Client(base_url=sandbox.url) as anon:
         r = anon.get("/openapi/jobs/G1-J0001")
         assert r.status_code == 401
         assert r.json() == {"error": "invalid api key"}
@@ -152,26 +152,23 @@ def test_filtered_totals_are_exact(client):
     assert total == sum(1 for j in full if j["status"] == status and j["template"] == template)
 
 
-def test_job_stats_literal_route_and_counts(sb, client):
+def test_job_stats_literal_route_and_counts(sandbox, client):
     full, _ = all_jobs(client, "G1")
-    before = sb.stats
+    before = sandbox.stats
     body = client.get("/openapi/jobs/stats", params={"group_id": "G1"}).json()
     assert body["total"] == SIZES[0]
     assert body["by_status"] == {s: sum(1 for j in full if j["status"] == s)
                                  for s in body["by_status"]}
     everything = client.get("/openapi/jobs/stats").json()
     assert everything["total"] == sum(SIZES) + 2  # JORPHAN and ../JODD x
-    after = sb.stats
+    after = sandbox.stats
     assert after.get("job_stats", 0) - before.get("job_stats", 0) == 2
     assert after.get("job", 0) == before.get("job", 0)
 
 
 def test_router_prefers_literals_whatever_the_table_order():
-    table = {
-        "by_id": {"method": "GET", "path": "/x/{id}/y"},
-        "literal": {"method": "GET", "path": "/x/stats/y"},
-        "deep": {"method": "GET", "path": "/{a}/{b}/y"},
-    }
+    table = {name: Endpoint(name, "GET", path, help="") for name, path in
+             (("by_id", "/x/{id}/y"), ("literal", "/x/stats/y"), ("deep", "/{a}/{b}/y"))}
     router = Router(table)
     assert router.match("GET", "/x/stats/y").route.name == "literal"
     m = router.match("GET", "/x/a%2Fb%20c/y")
@@ -293,14 +290,14 @@ def test_group_report(client):
     assert client.get("/openapi/groups/GEMPTY/report").json()["reports"] == []
 
 
-def test_report_triggers_echo_and_are_recorded(sb, client):
-    sb.reset_stats()
+def test_report_triggers_echo_and_are_recorded(sandbox, client):
+    sandbox.reset_stats()
     r = client.post("/openapi/groups/G1/report/trigger", json={"include_passed": True})
     assert r.json() == {"status": "triggered", "group_id": "G1", "include_passed": True}
     r = client.post("/openapi/jobs/G1-J0003/report/trigger", json={})
     assert r.json() == {"status": "triggered", "job_id": "G1-J0003"}
     assert client.post("/openapi/jobs/NOPE/report/trigger", json={}).status_code == 404
-    triggers = sb.stats["triggers"]
+    triggers = sandbox.stats["triggers"]
     assert triggers[:2] == [
         {"endpoint": "group_report_trigger", "params": {"group": "G1"},
          "body": {"include_passed": True}},
@@ -309,22 +306,22 @@ def test_report_triggers_echo_and_are_recorded(sb, client):
 
 
 # ------------------------------------------------------------ stats and log
-def test_keep_alive_uses_one_connection(sb):
-    sb.reset_stats()
-    with httpx.Client(base_url=sb.url, headers={"X-API-Key": KEY}) as c:
+def test_keep_alive_uses_one_connection(sandbox):
+    sandbox.reset_stats()
+    with httpx.Client(base_url=sandbox.url, headers={"X-API-Key": KEY}) as c:
         for path in ("/openapi/jobs/G1-J0001", "/openapi/groups/G1", "/openapi/jobs/stats",
                      "/openapi/jobs/G1-J0001/report", "/openapi/jobs/G1-J0001/artifacts/download"):
             assert c.get(path).status_code == 200
-    stats = sb.stats
+    stats = sandbox.stats
     assert stats["connections"] == 1
     assert stats["requests"] == 5
     assert stats["job"] == 1 and stats["job_stats"] == 1
 
 
-def test_requests_log_records_headers(sb, client):
-    sb.reset_stats()
+def test_requests_log_records_headers(sandbox, client):
+    sandbox.reset_stats()
     client.get("/openapi/jobs", params={"group_id": "G2", "limit": 3})
-    method, path, headers = sb.requests_log[-1]
+    method, path, headers = sandbox.requests_log[-1]
     assert method == "GET"
     assert path == "/openapi/jobs?group_id=G2&limit=3"
     assert headers["X-API-Key"] == KEY and "x-api-key" in headers
@@ -351,8 +348,8 @@ def _bodies(sandbox):
         return [c.get(p).content for p in DETERMINISM_PATHS]
 
 
-def test_same_seed_is_byte_identical_other_seed_differs(sb):
-    first = _bodies(sb)
+def test_same_seed_is_byte_identical_other_seed_differs(sandbox):
+    first = _bodies(sandbox)
     with start_sandbox(seed=7, groups=3, jobs_per_group=SIZES, tasks_per_group=TASKS,
                        api_key=KEY) as twin:
         assert _bodies(twin) == first
@@ -384,8 +381,8 @@ def test_large_group_generates_and_pages():
 
 
 # ------------------------------------------------------------ secondary flows
-def test_trace_export_flow(sb, client):
-    sb.reset_state()
+def test_trace_export_flow(sandbox, client):
+    sandbox.reset_state()
     first = client.get("/openapi/groups/G3/trace-trajectory/download").json()
     assert first == {"status": "waiting_for_data", "retry_after_seconds": 1}
     running = client.get("/openapi/groups/G3/trace-trajectory/download").json()
@@ -396,7 +393,7 @@ def test_trace_export_flow(sb, client):
     done = client.get(poll).json()
     assert done["status"] == "succeeded"
     url = done["download_url"]
-    assert url.startswith(sb.url + "/_export/G3.jsonl.gz")
+    assert url.startswith(sandbox.url + "/_export/G3.jsonl.gz")
     with httpx.Client() as plain:  # presigned-style: no API key needed
         r = plain.get(url)
     assert r.status_code == 200
@@ -473,15 +470,15 @@ def test_rsi_and_behavior(client):
     assert uid in [t["uid"] for t in listed]
 
 
-def test_injected_faults(sb, client):
-    sb.inject_fault("job", status=503, retry_after=2)
+def test_injected_faults(sandbox, client):
+    sandbox.inject_fault("job", status=503, retry_after=2)
     r = client.get("/openapi/jobs/G1-J0001")
     assert r.status_code == 503 and r.headers["retry-after"] == "2"
     assert client.get("/openapi/jobs/G1-J0001").status_code == 200
-    sb.inject_fault("job", kind="reset")
+    sandbox.inject_fault("job", kind="reset")
     with pytest.raises(httpx.TransportError):
         client.get("/openapi/jobs/G1-J0001")
-    sb.inject_fault("group", kind="truncate")
+    sandbox.inject_fault("group", kind="truncate")
     with pytest.raises(httpx.TransportError):
         client.get("/openapi/groups/G1")
     assert client.get("/openapi/groups/G1").status_code == 200

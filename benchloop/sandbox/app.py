@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote
 
+from benchloop.model import Endpoint
+
 from . import handlers, payloads
 from .dataset import Dataset
 from .faults import RANGE_ENDPOINTS, FaultPlan, apply_range, fault_response
@@ -53,7 +55,7 @@ class App:
         dataset: Dataset,
         config: Config,
         state: State | None = None,
-        endpoints: dict[str, dict[str, Any]] | None = None,
+        endpoints: dict[str, Endpoint] | None = None,
     ) -> None:
         self.dataset = dataset
         self.config = config

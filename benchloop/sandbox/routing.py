@@ -1,9 +1,9 @@
 """Route requests to endpoint names using the compiled endpoint table.
 
 Why from the table: the sandbox must serve exactly the operations the client
-is generated from, so the routes are not written twice.  ``load_spec()`` gives
-``endpoints: {name: {method, path, query?}}``; each path template becomes a
-list of literal and ``{variable}`` segments.
+is generated from, so the routes are not written twice: the model's endpoints (``benchloop.model``) give each
+name's method and path template, and each path template becomes a list of
+literal and ``{variable}`` segments.
 
 Matching splits the *raw* request path on ``/`` and percent-decodes each
 segment afterwards, so an id containing an encoded slash (``..%2FJ1``) stays
@@ -16,17 +16,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import unquote
+
+from benchloop.model import Endpoint
 
 _VAR = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 
 
-def load_endpoints() -> dict[str, dict[str, Any]]:
-    """The table's endpoints, from the compiled (cached) table of ``load_spec``."""
-    from benchloop.specload import load_spec
+def load_endpoints() -> dict[str, Endpoint]:
+    """The table's endpoints, from the model of the compiled (cached) table."""
+    from benchloop.model import load_model
 
-    return load_spec()["endpoints"]
+    return dict(load_model().endpoints)
 
 
 @dataclass(frozen=True)
@@ -50,21 +51,21 @@ def _split(path: str) -> list[str]:
     return path.strip("/").split("/") if path.strip("/") else []
 
 
-def compile_routes(endpoints: dict[str, dict[str, Any]]) -> list[Route]:
+def compile_routes(endpoints: dict[str, Endpoint]) -> list[Route]:
     routes = []
     for name, ep in endpoints.items():
         segs = []
-        for part in _split(ep["path"]):
+        for part in _split(ep.path):
             m = _VAR.match(part)
             segs.append((True, m.group(1)) if m else (False, part))
-        routes.append(Route(name, ep.get("method", "GET").upper(), tuple(segs)))
+        routes.append(Route(name, ep.method.upper(), tuple(segs)))
     # Literal-before-variable: lexicographic on the per-segment rank.
     routes.sort(key=lambda r: r.rank)
     return routes
 
 
 class Router:
-    def __init__(self, endpoints: dict[str, dict[str, Any]]):
+    def __init__(self, endpoints: dict[str, Endpoint]):
         self.endpoints = endpoints
         self.routes = compile_routes(endpoints)
 

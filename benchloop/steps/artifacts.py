@@ -7,9 +7,10 @@ array).  Otherwise each entry is classified (CONTRACT.md 1.5): a truthy
 ``url`` is downloadable, ``error_code: no_artifact`` is skipped, anything
 else is a failure of that artifact.  Downloads go through the backend proxy,
 stream to a temp file beside the destination and are renamed when complete.
-A 404 or an HTML error page from the proxy writes the empty ``.tgz``
-placeholder; a redirect to a login page is an authentication failure (exit 3),
-never a placeholder.
+The table's ``missing`` rule (statuses and content types, on the artifacts
+part) says when the proxy means "no artifact": the empty ``.tgz`` placeholder
+is written instead.  A redirect to a login page is an authentication failure
+(exit 3), never a placeholder.
 
 Unlike the reference client, the artifact name is passed to the proxy
 (``?name=``), so a job with several artifacts does not download the same
@@ -22,18 +23,18 @@ import fnmatch
 import gzip
 import io
 import os
-import re
 import tarfile
 from typing import Any
 
 from ..archive import entry_component
 from ..errors import AuthError, BenchloopError, Cancelled, StepError
-from ..http import ArtifactMissing
+from ..http import ArtifactMissing, looks_like_login
 from ..log import ByteProgress, Counter
-from ..writers import atomic_write, join_under, safe_component
+from ..pool import Failure, MultiFailure, Outcome, aggregate
+from ..shapes import task_job_ids
+from ..template import VAR
+from ..writers import atomic_write, safe_component
 from . import WRITTEN
-
-_VAR = re.compile(r"\{([^{}]+)\}")
 
 
 def placeholder_bytes() -> bytes:
@@ -50,26 +51,22 @@ def _wanted(name: str, include: str | None, exclude: str | None) -> bool:
 
 
 class Artifacts:
-    def __init__(self, pipeline, part: dict[str, Any], ctx, ident: str):
-        self.p = pipeline
-        self.params = part.get("with") or {}
-        self.ctx = ctx
-        self.ident = ident
-        self.mode = pipeline.dim_name
-        self.list_only = not pipeline.files
-        self.include = pipeline.opts.get("include")
-        self.exclude = pipeline.opts.get("exclude")
-        self.failures: list[Any] = []
+    def __init__(self, call):
+        self.call = call
+        self.ident = call.ident
+        self.mode = call.dimension
+        self.list_only = not call.files
+        self.include = call.options.get("include")
+        self.exclude = call.options.get("exclude")
+        self.failures: list[Failure] = []
         self.bar: ByteProgress | None = None
 
     # -- helpers -------------------------------------------------------------
     def fail(self, ident: str, message: str, network: bool = False) -> None:
-        from ..engine import Failure
-
         self.failures.append(Failure(ident, message, network))
 
     def listing(self, job: str) -> list[dict[str, Any]]:
-        body = self.p.request(self.params["listing"], self.ctx.child(job=job))
+        body = self.call.request("listing", job=job)
         entries = body.get("artifacts") if isinstance(body, dict) else None
         if entries is None:
             entries = []
@@ -86,17 +83,13 @@ class Artifacts:
         return out
 
     def fetch(self, job: str, dest: str, name: str | None) -> None:
-        log = self.p.rt.log
-        if self.p.skip_existing and os.path.isfile(dest):
+        log = self.call.log
+        if self.call.skip_existing and os.path.isfile(dest):
             log.info(f"skip existing {dest}")
             return
-        endpoint = self.p.rt.spec["endpoints"][self.params["download"]]
-        from ..engine import render_path
-
-        path = render_path(endpoint["path"], self.ctx.child(job=job))
         try:
-            self.p.rt.http.download(path, dest, params={"name": name} if name else None,
-                                    on_bytes=self.bar.add if self.bar else None, missing_ok=True)
+            self.call.download("download", dest, self.call.ctx.child(job=job, name=name), check=self.check,
+                               on_bytes=self.bar.add if self.bar else None)
             log.info(f"downloaded {dest}")
         except ArtifactMissing as exc:
             atomic_write(dest, placeholder_bytes())
@@ -105,30 +98,38 @@ class Artifacts:
             if self.bar:
                 self.bar.file_done()
 
+    def check(self, status: int, headers: Any, url: str) -> None:
+        """The table's ``missing`` rule: these statuses or content types mean "no artifact"."""
+        missing = self.call.part.params.get("missing") or {}
+        kind = str(headers.get("content-type", "")).split(";")[0].strip().lower()
+        if kind == "text/html" and looks_like_login(url):
+            raise AuthError("redirected to a login page; the API key was not accepted")
+        if status in (missing.get("status") or ()):
+            raise ArtifactMissing(f"artifact not found (HTTP {status})")
+        if status < 300 and kind in (missing.get("content_types") or ()):
+            raise ArtifactMissing(f"download returned {kind} instead of the artifact (missing?)")
+
     # -- modes ---------------------------------------------------------------
     def jobs(self) -> list[str]:
         if self.mode == "job":
             return [self.ident]
         if self.mode == "group":
-            return self.p.enumerate(self.params["enumerate"], self.ctx, self.ident)
-        from ..archive import _task_jobs
-
-        return _task_jobs(self.p.request(self.params["task"], self.ctx))
+            return self.call.enumerate("enumerate")
+        return task_job_ids(self.call.request("task"), self.ident)
 
     def dest(self, job: str, name: str | None) -> str:
         """Destination from the table's ``layout`` template; task mode quotes the job id."""
         values = {self.mode: safe_component(self.ident), "name": safe_component(name or "artifact"),
                   # Task archives name files by the quoted job id (already one safe component).
                   "job": entry_component(job) if self.mode == "task" else safe_component(job)}
-        rel = _VAR.sub(lambda m: values[m.group(1)], self.params["layout"])
-        return join_under(self.p.root, rel)
+        return self.call.path(VAR.sub(lambda m: values[m.group(1)], self.call.part.layout))
 
     def run_job(self, job: str) -> list[dict[str, Any]]:
         if self.mode == "task" and not self.list_only:
             dest = self.dest(job, None)
             name = os.path.basename(dest)
             if not _wanted(name, self.include, self.exclude):
-                self.p.rt.log.info(f"skip filtered {name}")
+                self.call.log.info(f"skip filtered {name}")
                 return []
             self.fetch(job, dest, None)
             return []
@@ -145,30 +146,30 @@ class Artifacts:
                 except BenchloopError as exc:
                     self.fail(f"{job}:{name}", str(exc), exc.network)
             elif entry.get("error_code") == "no_artifact":
-                self.p.rt.log.info(f"no artifact for job={job} (no_artifact)")
+                self.call.log.info(f"no artifact for job={job} (no_artifact)")
             else:
                 self.fail(f"{job}:{name}", str(entry.get("error_code") or "missing_url"))
         return entries
 
-    def run(self) -> Any:
-        from ..engine import MultiFailure, run_pool
-
-        rt = self.p.rt
-        jobs = self.jobs()
+    def counter(self, jobs: list[str]) -> Counter | None:
         verb = "listed" if self.list_only else "processed"
-        counter = None
         if self.mode == "job":
             label = "job artifact listings" if self.list_only else "job artifact downloads"
-            counter = self.p.shared_counter(label, "jobs", verb)
-        elif self.list_only and self.mode == "group":
-            per_group = self.p.shared_counter("group artifact listings", "groups", verb)
-        elif self.list_only:
-            counter = Counter(rt.log, "task artifact listings", len(jobs), "jobs", verb, eta=True)
-        else:
-            label = f"{self.mode} artifact jobs {self.ident}"
-            counter = Counter(rt.log, label, len(jobs), "jobs", verb, eta=self.mode == "task")
+            return self.call.counter(label, "jobs", verb)
+        if self.list_only and self.mode == "group":
+            return None  # counted per group, see run()
+        if self.list_only:
+            return self.call.counter("task artifact listings", "jobs", verb, total=len(jobs), eta=True)
+        return self.call.counter(f"{self.mode} artifact jobs {self.ident}", "jobs", verb, total=len(jobs),
+                                 eta=self.mode == "task")
+
+    def run(self) -> Any:
+        jobs = self.jobs()
+        counter = self.counter(jobs)
+        per_group = self.call.counter("group artifact listings", "groups", "listed") \
+            if self.list_only and self.mode == "group" else None
         if not self.list_only:
-            self.bar = ByteProgress(rt.log, f"{self.mode} {self.ident} artifacts", len(jobs))
+            self.bar = ByteProgress(self.call.log, f"{self.mode} {self.ident} artifacts", len(jobs))
 
         def one(job: str) -> list[dict[str, Any]]:
             ok = False
@@ -181,26 +182,26 @@ class Artifacts:
                     counter.step(job, ok)
 
         try:
-            outcomes = run_pool(jobs, one, rt.concurrency, rt)
+            outcomes = self.call.map(jobs, one)
         finally:
             if self.bar:
                 self.bar.close()
-        if self.list_only and self.mode == "group":
+        if per_group:
             per_group.step(self.ident)
+        return self.result(jobs, outcomes)
+
+    def result(self, jobs: list[str], outcomes: list[Outcome]) -> Any:
         listing_failures = [f for o in outcomes for f in o.failures]
         if self.mode == "group" and jobs and len(listing_failures) == len(jobs):
-            network = all(f.network for f in listing_failures)
-            detail = "; ".join(f"{f.ident}: {f.message}" for f in listing_failures)
-            message = f"failed to fetch {len(jobs)} artifact listings: {detail}"
-            raise StepError(f"network: {message}" if network else message, network=network)
-        failures = (listing_failures if self.mode != "job" else []) + self.failures
+            raise aggregate(listing_failures, "artifact listings")
         if self.mode == "job" and listing_failures:
             raise StepError(listing_failures[0].message, network=listing_failures[0].network)
+        failures = (listing_failures if self.mode != "job" else []) + self.failures
         value: Any = [e for o in outcomes for e in (o.value or [])] if self.list_only else WRITTEN
         if failures:
             raise MultiFailure(failures, value)
         return value
 
 
-def artifacts(pipeline, part: dict[str, Any], ctx, ident: str, dest: str | None) -> Any:
-    return Artifacts(pipeline, part, ctx, ident).run()
+def artifacts(call) -> Any:
+    return Artifacts(call).run()

@@ -40,38 +40,38 @@ def step_mode(body: dict[str, Any], available: list[int]) -> bool:
     return bool(available)
 
 
-def behavior_run(pipeline, part: dict[str, Any], ctx, ident: str, dest: str | None) -> Any:
-    params = part.get("with") or {}
-    opts = pipeline.opts
-    steps: list[int] = opts.get("steps") or []
-    info = pipeline.request(params["steps"], ctx)
+def behavior_run(call) -> Any:
+    """Detect the group's mode, check --steps against it, then create the task (one POST)."""
+    steps: list[int] = call.options.get("steps") or []
+    info = call.request("steps")
     if not isinstance(info, dict):
         raise StepError("behavior steps response must be a JSON object")
     available = available_steps(info)
     if step_mode(info, available):
-        if not steps:
-            listed = ", ".join(map(str, available)) or "(none)"
-            raise UsageError(f"group has steps; pass --steps (1~{MAX_STEPS} values from available steps: {listed})")
-        if len(steps) > MAX_STEPS:
-            raise UsageError(f"steps 数量必须在 1~{MAX_STEPS} 之间")
-        for step in steps:
-            if step not in available:
-                raise UsageError(f"step 不属于当前 group: {step} (available: {', '.join(map(str, available))})")
-        mode = "step"
-        body = {"groupId": ident, "steps": steps, "scoringLimit": opts["scoring_limit"],
-                "sampleSize": opts["sample_size"]}
+        check_steps(steps, available)
+        mode, variables = "step", {"steps": steps}
     else:
         if steps:
             raise UsageError("当前 Group 没有 Step 信息，无需选择 Step（do not pass --steps）")
-        mode = "all_jobs"
-        body = {"groupId": ident, "steps": [], "scoringLimit": opts["scoring_limit"]}
-    endpoint = pipeline.rt.spec["endpoints"][params["create"]]
-    result = pipeline.rt.http.request_json("POST", endpoint["path"], None, body)
+        # No sample size in all-jobs mode: the body field is left out.
+        mode, variables = "all_jobs", {"steps": [], "sample_size": None}
+    result = call.request("create", **variables)
     element = dict(result) if isinstance(result, dict) else {"result": result}
-    element.setdefault("group_id", ident)
+    element.setdefault("group_id", call.ident)
     element.setdefault("samplingMode", mode)
     if "task_id" not in element and "uid" in element:
         element["task_id"] = element["uid"]
     shown = element.get("uid") or element.get("task_id") or "(unknown)"
-    pipeline.rt.log.info(f"brm task submitted: {shown} (group={ident}, mode={mode})")
+    call.log.info(f"brm task submitted: {shown} (group={call.ident}, mode={mode})")
     return element
+
+
+def check_steps(steps: list[int], available: list[int]) -> None:
+    if not steps:
+        listed = ", ".join(map(str, available)) or "(none)"
+        raise UsageError(f"group has steps; pass --steps (1~{MAX_STEPS} values from available steps: {listed})")
+    if len(steps) > MAX_STEPS:
+        raise UsageError(f"steps 数量必须在 1~{MAX_STEPS} 之间")
+    for step in steps:
+        if step not in available:
+            raise UsageError(f"step 不属于当前 group: {step} (available: {', '.join(map(str, available))})")

@@ -1,9 +1,8 @@
-"""The group trace-trajectory export flow (CONTRACT.md 2.7), streamed.
+"""The group trace-trajectory export, reassembled and streamed (CONTRACT.md 2.7).
 
-1. Ask the backend for the group's export until it has a download URL:
-   ``waiting_for_data`` (wait ``retry_after_seconds``, clamped to 1..15 s),
-   ``running`` (poll the named export job), ``succeeded`` (URL), all bounded
-   by ``--download-timeout``.
+1. The part's waiter (``wait:`` in the table, see ``waiter.py``) asks the
+   backend for the group's export until it has a download URL, bounded by
+   ``--download-timeout``; that URL is this step's input.
 2. Download the export (gzip or plain JSON lines) to a temp file on the
    output volume; the API key is not sent to its host unless it is the
    backend's own origin.
@@ -26,7 +25,6 @@ import os
 import shutil
 import sqlite3
 import tempfile
-import time
 import zlib
 from collections.abc import Iterator
 from typing import Any
@@ -35,76 +33,11 @@ from ..errors import StepError
 from ..writers import atomic_write_stream, remove_stale_dirs
 from . import WRITTEN
 
-MIN_WAIT, MAX_WAIT, DEFAULT_WAIT = 1.0, 15.0, 15.0
 ROW_INDENT = " " * 8  # a row's depth in {"trajectories": [{"trajectory": [row]}]}
 
 
-def _field(body: dict[str, Any], *names: str) -> Any:
-    for name in names:
-        if name in body:
-            return body[name]
-    return None
-
-
-def _wait_seconds(body: dict[str, Any]) -> float:
-    value = _field(body, "retry_after_seconds", "retryAfterSeconds")
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        return DEFAULT_WAIT
-    return min(MAX_WAIT, max(MIN_WAIT, seconds))
-
-
-def _status(body: Any) -> str:
-    if not isinstance(body, dict):
-        raise StepError("trace trajectory download response must be a JSON object")
-    return str(body.get("status") or "").strip().lower()
-
-
-def _sleep_until(pipeline, seconds: float, deadline: float) -> None:
-    remaining = deadline - time.monotonic()
-    if remaining <= 0:
-        raise StepError("trace trajectory download total timeout exceeded")
-    pipeline.rt.http._sleep(min(seconds, remaining))
-
-
-def export_url(pipeline, params: dict[str, Any], ctx, ident: str) -> str:
-    deadline = time.monotonic() + float(pipeline.opts.get("download_timeout") or 1800)
-    log = pipeline.rt.log
-    while True:
-        body = pipeline.request(params["create"], ctx)
-        status = _status(body)
-        if status == "succeeded":
-            break
-        if status == "waiting_for_data":
-            wait = _wait_seconds(body)
-            log.info(f"trace trajectory not ready for group_id={ident}; retrying in {wait:.1f}s")
-            _sleep_until(pipeline, wait, deadline)
-            continue
-        if status == "running":
-            name = _field(body, "download_job_name", "downloadJobName")
-            if not isinstance(name, str) or not name:
-                raise StepError("trace trajectory download response has no download_job_name")
-            poll_ctx = ctx.child(name=name)
-            while True:
-                body = pipeline.request(params["poll"], poll_ctx)
-                status = _status(body)
-                if status == "succeeded":
-                    break
-                if status != "running":
-                    raise StepError(f"unknown trace trajectory download status: {status or '<missing>'}")
-                _sleep_until(pipeline, _wait_seconds(body) if "retry_after_seconds" in body else DEFAULT_WAIT,
-                             deadline)
-            break
-        raise StepError(f"unknown trace trajectory download status: {status or '<missing>'}")
-    url = _field(body, "download_url", "downloadUrl")
-    if not isinstance(url, str) or not url.strip():
-        raise StepError("trace trajectory download response has no download_url")
-    return url.strip()
-
-
-def job_ids(pipeline, params: dict[str, Any], ctx) -> list[str]:
-    body = pipeline.request(params["job_ids"], ctx)
+def job_ids(call) -> list[str]:
+    body = call.request("job_ids")
     ids = body.get("job_ids", []) if isinstance(body, dict) else None
     if not isinstance(ids, list) or not all(isinstance(i, str) and i for i in ids):
         raise StepError("group job-ids response must carry job_ids as a list of non-empty strings")
@@ -226,26 +159,26 @@ def write_document(out, group_id: str, index: RowIndex, pretty: bool) -> None:
     out.write("  ]\n}\n")
 
 
-def trace_export(pipeline, part: dict[str, Any], ctx, ident: str, dest: str | None) -> Any:
-    params = part.get("with") or {}
-    url = export_url(pipeline, params, ctx, ident)
-    root = os.path.dirname(dest) if dest else pipeline.root
+def trace_export(call) -> Any:
+    """Reassemble the export file whose URL the part's waiter produced (``call.input``)."""
+    dest = call.dest
+    root = os.path.dirname(dest) if dest else call.root
     os.makedirs(root or ".", exist_ok=True)
     remove_stale_dirs(root or ".", ".trace-trajectory-")  # left by a killed run
     work = tempfile.mkdtemp(prefix=f".trace-trajectory-{os.getpid()}-", dir=root or ".")
     try:
         export = os.path.join(work, "export.bin")
-        pipeline.rt.http.download(url, export)
-        index = RowIndex(work, job_ids(pipeline, params, ctx), pretty=bool(dest) and pipeline.rt.pretty)
+        call.download(None, export, url=call.input)
+        index = RowIndex(work, job_ids(call), pretty=bool(dest) and call.pretty)
         try:
             index.load(export)
             os.unlink(export)
             if dest:
-                atomic_write_stream(dest, lambda out: write_document(out, ident, index, pipeline.rt.pretty))
-                pipeline.rt.log.info(f"wrote {dest}")
+                atomic_write_stream(dest, lambda out: write_document(out, call.ident, index, call.pretty))
+                call.log.info(f"wrote {dest}")
                 return WRITTEN
             return {
-                "group_id": ident,
+                "group_id": call.ident,
                 "trajectories": [{"job_id": job, "trajectory": list(index.rows(job))} for job in index.jobs],
             }
         finally:

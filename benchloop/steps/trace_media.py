@@ -53,21 +53,19 @@ def media_name(uri: str, mime: str, taken: set[str]) -> str:
     return candidate
 
 
-def trace_media(pipeline, part: dict[str, Any], ctx, ident: str, dest: str | None) -> Any:
-    params = part.get("with") or {}
-    endpoint = pipeline.rt.spec["endpoints"][params["request"]]
+def trace_media(call) -> Any:
+    """Fetch every media file the part's ``source`` (an earlier part) references into ``dest``."""
     seen: dict[str, str] = {}
-    for uri, mime in media_refs(ctx.parts.get(params.get("source", "trajectory"))):
+    for uri, mime in media_refs(call.ctx.parts.get(call.part.params.get("source", "trajectory"))):
         seen.setdefault(uri, mime)
-    if not seen or dest is None:
+    if not seen or call.dest is None:
         return None
     taken: set[str] = set()
     errors = []
     for uri, mime in seen.items():
-        target = os.path.join(dest, media_name(uri, mime, taken))
-        query = {"ossUri": uri, "mime": mime}
+        target = os.path.join(call.dest, media_name(uri, mime, taken))
         try:
-            pipeline.rt.http.download(endpoint["path"], target, params=query)
+            call.download("request", target, call.ctx.child(oss_uri=uri, mime=mime))
         except (BenchloopError, ArtifactMissing) as exc:
             errors.append(f"{uri}: {exc}")
     if errors:
