@@ -74,7 +74,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         raw_body = self.rfile.read(length) if length else b""
         headers = Headers(self.headers.items())
         app = self.server.app
-        app.state.record_request(LoggedRequest(self.command, self.path, headers))
+        app.state.record_request(LoggedRequest(self.command, self.path, headers, raw_body))
         app.state.enter()
         try:
             if self.server.latency_s:

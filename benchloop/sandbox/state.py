@@ -39,6 +39,7 @@ class LoggedRequest(NamedTuple):
     method: str
     path: str  # path with query, exactly as received
     headers: Headers
+    body: bytes = b""
 
 
 @dataclass
