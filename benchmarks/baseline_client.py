@@ -1,7 +1,7 @@
 """The official client's way of fetching job trajectories, as a CPU baseline.
 
 ``benchloop_client`` 0.2.x builds a fresh ``httpx.Client`` for every request
-(CONTRACT.md 2.4 and weakness 8.1: new connection, new SSL context, every
+(docs/contract.md 2.4 and 8.1: new connection, new SSL context, every
 time), runs ids on a thread pool of ``--concurrency`` workers, parses every
 body, and prints the results as one indented JSON array.  This script does
 exactly that for ``GET /openapi/jobs/{job}/trajectory?source=trace`` with the

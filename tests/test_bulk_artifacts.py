@@ -1,4 +1,4 @@
-"""`artifacts download` (CONTRACT.md 1.5, 2.3, 3.3, 3.5, 3.6, 6; README "Differences").
+"""`artifacts download` (docs/contract.md 1.5, 2.3, 3.3, 3.5, 3.6, 6; README "Differences").
 
 Listings and bytes are compared with what the sandbox serves when asked
 directly over HTTP.  Sandbox artifact rules (by job number n): n % 6 == 0 a

@@ -1,4 +1,4 @@
-"""Where the API key goes and where files land (README "Differences"; CONTRACT.md 8.2, 8.5, 8.6).
+"""Where the API key goes and where files land (README "Differences"; docs/contract.md 8.2, 8.5, 8.6).
 
 The key must only travel to the configured backend origin: not to the
 export's ``download_url`` host, not to the host an artifact proxy redirects

@@ -1,4 +1,4 @@
-"""`trajectory get|download` and `metadata download` (CONTRACT.md 1.5, 2.7-2.9, 3.3, 3.4, 3.6, 6).
+"""`trajectory get|download` and `metadata download` (docs/contract.md 1.5, 2.7-2.9, 3.3, 3.4, 3.6, 6).
 
 Job mode is one GET per job; group mode goes through the server-side trace
 export (create -> wait/poll -> download -> job ids); task mode builds one ZIP
@@ -110,7 +110,7 @@ def export_rows(backend, gid: str) -> list[dict]:
 
 
 def expected_group_doc(backend, gid: str) -> dict:
-    """CONTRACT 2.7 step 6, from the export file and the job-ids list fetched directly."""
+    """docs/contract.md 2.7 step 6, from the export file and the job-ids list fetched directly."""
     rows = export_rows(backend, gid)
     ids = backend(f"/openapi/groups/{gid}/job-ids").json()["job_ids"]
     assert {row_job(r) for r in rows} <= set(ids)  # no job only known from rows here

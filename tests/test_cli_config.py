@@ -1,4 +1,4 @@
-"""Configuration: precedence, `config set|show|path`, invalid files (CONTRACT.md 4, README).
+"""Configuration: precedence, `config set|show|path`, invalid files (docs/contract.md 4, README).
 
 Precedence is observed twice: in `bl config show` and in what actually
 reaches the sandbox (which X-API-Key header it receives, which host answers).

@@ -1,4 +1,4 @@
-"""`download` commands against the sandbox (CONTRACT.md 1.2, 1.5, 3.3, 3.6, 3.7, 4).
+"""`download` commands against the sandbox (docs/contract.md 1.2, 1.5, 3.3, 3.6, 3.7, 4).
 
 File layout and contents, the `wrote`/`[progress]` lines, output-dir
 precedence, --skip-existing (checked through the sandbox's request log),

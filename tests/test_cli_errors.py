@@ -1,4 +1,4 @@
-"""Usage errors, exit codes and stderr levels (CONTRACT.md 1.4, 3.7, 5.3, 6).
+"""Usage errors, exit codes and stderr levels (docs/contract.md 1.4, 3.7, 5.3, 6).
 
 Usage errors must be detected before any request: every such test checks the
 sandbox's request counter did not move.
@@ -196,7 +196,7 @@ def test_bad_concurrency(bl, sandbox, no_requests, value):
 
 
 def test_usage_error_makes_no_network_call_even_to_a_dead_host(bl):
-    # Usage errors never need the HTTP client (CONTRACT 1.1).
+    # Usage errors never need the HTTP client (docs/contract.md 1.1).
     result = bl("--host", "http://127.0.0.1:9", "metrics", "get", "-g", "G1", "-j", "J1")
     assert result.code == 2
     assert "network" not in result.err

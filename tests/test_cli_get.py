@@ -1,4 +1,4 @@
-"""`get` and `trigger` commands against the sandbox (CONTRACT.md 1.5, 2.5, 2.6, 3.1, 3.2, 7).
+"""`get` and `trigger` commands against the sandbox (docs/contract.md 1.5, 2.5, 2.6, 3.1, 3.2, 7).
 
 Expected bodies are fetched straight from the sandbox over HTTP (not through
 the CLI), and every request the CLI made is read back from the sandbox's

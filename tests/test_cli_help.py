@@ -1,4 +1,4 @@
-"""Help, version and the "no action" behaviour of `bl` (CONTRACT.md 1.1).
+"""Help, version and the "no action" behaviour of `bl` (docs/contract.md 1.1).
 
 Help texts are pinned with syrupy snapshots (COLUMNS=100 comes from conftest),
 one per resource and per resource/action of the endpoint table, so any change

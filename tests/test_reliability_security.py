@@ -448,7 +448,7 @@ def test_hostile_task_ids_are_encoded_in_archive_names(hostile, tmp_path, task):
     root = tmp_path / "root"
     result = run_inprocess("--host", hostile.url, "--api-key", KEY, "trajectory", "download",
                            "--task-id", task, "-o", str(root))
-    # The id is trimmed (CONTRACT 7), so the control-character task may not exist (exit 1):
+    # The id is trimmed (docs/contract.md 7), so the control-character task may not exist (exit 1):
     # what matters is that nothing escapes, nothing crashes, and no name carries raw controls.
     assert result.code in (0, 1, 2), result.err[-1000:]
     assert "unexpected error" not in result.err
