@@ -1,4 +1,4 @@
-"""Task archives: one ZIP per download task (CONTRACT.md 2.8, 3.4).
+"""Task archives: one ZIP per download task (docs/contract.md 2.8, 3.4).
 
 A dimension with ``archive:`` runs on a download-task id.  The task lists job
 ids; every job runs the dimension's parts (each part writes one archive entry
@@ -28,7 +28,7 @@ from .writers import dumps, join_under, remove_stale_dirs, replacing, safe_compo
 
 
 def entry_component(job: str) -> str:
-    """A job id as one archive/file name component: quoted (CONTRACT 2.8), length-capped."""
+    """A job id as one archive/file name component: quoted (docs/contract.md 2.8), length-capped."""
     return safe_component(quote(job, safe="-_."), encode=False)
 
 

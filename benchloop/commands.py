@@ -31,7 +31,7 @@ def _hint(opt: Option) -> tuple[Any, dict[str, Any]]:
         return list[str] | None, {"negative": ""}
     if kind == "flag":
         return bool, {"negative": "", "show_default": False}
-    if kind == "choice":  # validated by the handler, after the ids (CONTRACT 1.4 order)
+    if kind == "choice":  # validated by the handler, after the ids (docs/contract.md 1.4 order)
         return str, {}
     if kind == "int":  # minimums are checked by the handler, with the table's message
         return int, {}

@@ -384,7 +384,32 @@ end
 """
 
 
-def fish_script(model: dict[str, Any]) -> str:
+def _fish_option_lines(condition: str, options: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for opt in options:
+        parts = [f"complete -c bl -n {_fq(condition)}"]
+        for flag in opt["flags"]:
+            if flag.startswith("--"):
+                parts.append(f"-l {flag[2:]}")
+            elif len(flag) == 2:
+                parts.append(f"-s {flag[1:]}")
+            else:
+                parts.append(f"-o {flag[1:]}")
+        if opt["choices"]:
+            parts.append(f"-x -a {_fq(' '.join(opt['choices']))}")
+        elif opt["path"] == "dir":
+            parts.append("-x -a '(__fish_complete_directories)'")
+        elif opt["path"] == "file":
+            parts.append("-r -F")
+        elif opt["value"]:
+            parts.append("-x")
+        parts.append(f"-d {_fq(opt['help'])}")
+        lines.append(" ".join(parts))
+    return lines
+
+
+def _fish_functions(model: dict[str, Any]) -> list[str]:
+    """The helper functions: actions, table actions and value-taking flags per path."""
     out = [HEADER.format(comment="#", shell="fish").rstrip("\n"),
            "# Install: bl completion fish > ~/.config/fish/completions/bl.fish", "",
            "function __bl_actions --argument-names cmd", "    switch $cmd"]
@@ -401,34 +426,15 @@ def fish_script(model: dict[str, Any]) -> str:
             out += [f"        case {_fq(path)}", f"            contains -- $flag {' '.join(flags)}; and return 0"]
     out += ["    end", f"    contains -- $flag {' '.join(_flags(model['globals'], value=True))}", "end", "",
             FISH_FUNCTIONS, "complete -c bl -f", "complete -c bmcli -w bl", ""]
+    return out
 
-    def option_lines(condition: str, options: list[dict[str, Any]]) -> list[str]:
-        lines = []
-        for opt in options:
-            parts = [f"complete -c bl -n {_fq(condition)}"]
-            for flag in opt["flags"]:
-                if flag.startswith("--"):
-                    parts.append(f"-l {flag[2:]}")
-                elif len(flag) == 2:
-                    parts.append(f"-s {flag[1:]}")
-                else:
-                    parts.append(f"-o {flag[1:]}")
-            if opt["choices"]:
-                parts.append(f"-x -a {_fq(' '.join(opt['choices']))}")
-            elif opt["path"] == "dir":
-                parts.append("-x -a '(__fish_complete_directories)'")
-            elif opt["path"] == "file":
-                parts.append("-r -F")
-            elif opt["value"]:
-                parts.append("-x")
-            parts.append(f"-d {_fq(opt['help'])}")
-            lines.append(" ".join(parts))
-        return lines
 
+def fish_script(model: dict[str, Any]) -> str:
+    out = _fish_functions(model)
     out.append("# Commands and global options")
     for name, body in model["commands"].items():
         out.append(f"complete -c bl -n \"__bl_at ''\" -a {_fq(name)} -d {_fq(body['help'])}")
-    out += option_lines("__bl_at ''", model["globals"])
+    out += _fish_option_lines("__bl_at ''", model["globals"])
     for name, body in model["commands"].items():
         if body["actions"]:
             out += ["", f"# {name}"]
@@ -437,7 +443,7 @@ def fish_script(model: dict[str, Any]) -> str:
     for path, leaf in model["leaves"].items():
         out += ["", f"# {path}"]
         condition = f"__bl_at '{path}'"
-        out += option_lines(condition, _leaf_options(model, path))
+        out += _fish_option_lines(condition, _leaf_options(model, path))
         for index, pos in enumerate(leaf["positionals"]):
             cond = _fq(f"__bl_npos '{path}' {index}")
             if pos.get("resources"):

@@ -1,4 +1,4 @@
-"""Configuration: file, environment and flags (CONTRACT.md 4).
+"""Configuration: file, environment and flags (docs/contract.md 4).
 
 Precedence is flag > environment > file > default.  The file is TOML with a
 ``[profile]`` table (``host``, ``api_key``, ``output_dir``).  Unlike the

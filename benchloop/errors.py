@@ -1,4 +1,4 @@
-"""Failure types and how they map to exit codes (CONTRACT.md 6).
+"""Failure types and how they map to exit codes (docs/contract.md 6).
 
 0 success, 1 partial or generic failure, 2 usage, 3 authentication,
 4 network (no id succeeded and every failure was a transport error),

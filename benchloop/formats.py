@@ -1,6 +1,6 @@
 """Output formats of printing commands: json (default), jsonl, yaml, table, plus --query.
 
-``json`` keeps the reference client's bytes exactly (CONTRACT.md 3.1).
+``json`` keeps the reference client's bytes exactly (docs/contract.md 3.1).
 ``jsonl`` prints one compact element per line, each as soon as it and every
 id before it have finished.  ``--query`` is a JMESPath expression applied to
 the whole array, as the AWS CLI does; with a query the output waits for all ids.

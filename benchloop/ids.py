@@ -1,4 +1,4 @@
-"""Id input: repeatable options, commas, '-' for stdin (CONTRACT.md 7).
+"""Id input: repeatable options, commas, '-' for stdin (docs/contract.md 7).
 
 Each value is split on commas, tokens are trimmed, empty tokens dropped and
 duplicates removed keeping the first occurrence.  A value that is exactly '-'

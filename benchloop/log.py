@@ -1,4 +1,4 @@
-"""stderr lines: info, [progress], [warn], [error], [debug] (CONTRACT.md 3.7).
+"""stderr lines: info, [progress], [warn], [error], [debug] (docs/contract.md 3.7).
 
 stdout carries data only; everything a person reads goes through here.  ``-q``
 keeps only errors; ``-v`` adds debug lines.  Writes are serialised with a lock

@@ -2,7 +2,7 @@
 
 Each mode is a pure function over ``fetch(skip, limit) -> body`` so that it can
 be tested against adversarial page sequences without a server.  The algorithms
-follow CONTRACT.md 2.6, because users' scripts depend on their results:
+follow docs/contract.md 2.6, because users' scripts depend on their results:
 
 ``single_page``  one request at ``skip=(page-1)*page_size``.
 ``unique_scan``  walks the collection in pages, de-duplicating by id, stepping
@@ -64,6 +64,94 @@ def single_page(fetch: Fetch, *, page: int = 1, page_size: int = 50, **_: Any) -
     return fetch(skip, page_size)
 
 
+class _Walk:
+    """State of a unique scan: the items seen so far, across every pass."""
+
+    def __init__(self, collection: str, id_keys: list[str], tie_key: str | None,
+                 keep_first: list[str] | None, label: str, on_page: OnPage, debug: Callable[[str], None]):
+        self.collection, self.id_keys, self.tie_key = collection, id_keys, tie_key
+        self.keep_first, self.label, self.on_page, self.debug = keep_first or [], label, on_page, debug
+        self.total: int | None = None
+        self.seen: set[Any] = set()
+        self.items: list[Any] = []
+        self.first: dict[str, Any] = {}
+
+    def page(self, body: Any) -> tuple[list[Any], int]:
+        """Take one page: ``(its items, how many were new)``."""
+        if not isinstance(body, dict):
+            raise PaginationError(f"{self.label} page response must be a JSON object")
+        page = body.get(self.collection)
+        if page is None:
+            page = []
+        if not isinstance(page, list):
+            raise PaginationError(f"{self.label} page field {self.collection!r} must be a list")
+        for key in self.keep_first:
+            if key not in self.first and body.get(key) is not None:
+                self.first[key] = body[key]
+        if self.total is None:
+            self.total = _int_total(body.get("total"))
+        new = 0
+        for item in page:
+            iid = _item_id(item, self.id_keys)
+            if iid is None:
+                raise PaginationError(f"{self.label} page item without {self.id_keys[0]}")
+            if iid not in self.seen:
+                self.seen.add(iid)
+                self.items.append(item)
+                new += 1
+        self.on_page(len(self.items), self.total)
+        return page, new
+
+    def advance(self, page: list[Any], skip: int, new: int) -> int | None:
+        """How far to move ``skip``: back over a run of equal tie values; None when stuck."""
+        boundary = page[-1].get(self.tie_key) if self.tie_key else None
+        if boundary is None:
+            return len(page)
+        run = 0
+        for item in reversed(page):
+            if item.get(self.tie_key) != boundary:
+                break
+            run += 1
+        if run >= len(page):
+            self.debug(f"{self.label} pagination cannot advance at skip={skip}")
+            return None
+        advance = len(page) - run
+        self.debug(
+            f"{self.label} pagination boundary overlap: skip={skip} page_count={len(page)} "
+            f"overlap={run} next_skip={skip + advance} boundary={boundary!r} "
+            f"new={new} duplicates={len(page) - new}"
+        )
+        return advance
+
+    def scan(self) -> Scan:
+        return Scan(self.total if self.total is not None else len(self.items), self.items, self.first)
+
+    def complete(self) -> bool:
+        return self.total is not None and len(self.items) >= self.total
+
+
+def _one_pass(fetch: Fetch, walk: _Walk, size: int) -> bool:
+    """Walk the collection once with page ``size``; True when the walk is finished."""
+    skip = 0
+    while True:
+        page, new = walk.page(fetch(skip, size))
+        if walk.complete():
+            return True
+        if not page:
+            return walk.total is None
+        if walk.total is None and len(page) < size:
+            return True
+        if new == 0 and walk.total is None:
+            # A full page with nothing new and no total: the backend ignores skip.
+            raise PaginationError(f"{walk.label} {walk.collection} pagination made no progress at skip={skip}")
+        if walk.total is not None and skip + len(page) >= walk.total:
+            return False
+        advance = walk.advance(page, skip, new)
+        if advance is None:
+            return walk.total is None
+        skip += advance
+
+
 def unique_scan(
     fetch: Fetch,
     *,
@@ -77,75 +165,16 @@ def unique_scan(
     debug: Callable[[str], None] = _noop,
     **_: Any,
 ) -> Scan:
+    """Every unique item; when the backend's total is not reached, scan again with other page sizes."""
     if page_size < 1:
         raise PaginationError(f"{label} page size must be at least 1")
-    sizes: list[int] = []
-    for size in (page_size, 1000, 999, 500):
-        if size not in sizes:
-            sizes.append(size)
-    total: int | None = None
-    seen: set[Any] = set()
-    items: list[Any] = []
-    first: dict[str, Any] = {}
+    sizes = list(dict.fromkeys((page_size, 1000, 999, 500)))
+    walk = _Walk(collection, id_keys, tie_key, keep_first, label, on_page, debug)
     for size in sizes:
-        skip = 0
-        while True:
-            body = fetch(skip, size)
-            if not isinstance(body, dict):
-                raise PaginationError(f"{label} page response must be a JSON object")
-            page = body.get(collection)
-            if page is None:
-                page = []
-            if not isinstance(page, list):
-                raise PaginationError(f"{label} page field {collection!r} must be a list")
-            for key in keep_first or ():
-                if key not in first and body.get(key) is not None:
-                    first[key] = body[key]
-            if total is None:
-                total = _int_total(body.get("total"))
-            new = 0
-            for item in page:
-                iid = _item_id(item, id_keys)
-                if iid is None:
-                    raise PaginationError(f"{label} page item without {id_keys[0]}")
-                if iid not in seen:
-                    seen.add(iid)
-                    items.append(item)
-                    new += 1
-            on_page(len(items), total)
-            if total is not None and len(items) >= total:
-                return Scan(total, items, first)
-            if not page:
-                break
-            if total is None and len(page) < size:
-                return Scan(len(items), items, first)
-            if new == 0 and total is None:
-                # A full page with nothing new and no total: the backend ignores skip.
-                raise PaginationError(f"{label} {collection} pagination made no progress at skip={skip}")
-            if total is not None and skip + len(page) >= total:
-                break
-            advance = len(page)
-            boundary = page[-1].get(tie_key) if tie_key else None
-            if boundary is not None:
-                run = 0
-                for item in reversed(page):
-                    if item.get(tie_key) != boundary:
-                        break
-                    run += 1
-                if run >= len(page):
-                    debug(f"{label} pagination cannot advance at skip={skip}")
-                    break
-                advance = len(page) - run
-                debug(
-                    f"{label} pagination boundary overlap: skip={skip} page_count={len(page)} "
-                    f"overlap={run} next_skip={skip + advance} boundary={boundary!r} "
-                    f"new={new} duplicates={len(page) - new}"
-                )
-            skip += advance
-        if total is None:
-            return Scan(len(items), items, first)
+        if _one_pass(fetch, walk, size):
+            return walk.scan()
     raise PaginationError(
-        f"{label} pagination collected {len(items)} of {total} unique {collection} "
+        f"{label} pagination collected {len(walk.items)} of {walk.total} unique {collection} "
         f"after {len(sizes)} scans"
     )
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from .specload import SCHEMA_NAME, SpecError, spec_dir
+from .specfiles import SCHEMA_NAME, SpecError, spec_dir
 
 
 class _LineLoader(yaml.SafeLoader):

@@ -19,25 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .specfiles import _PKG_DIR, SCHEMA_NAME, SPEC_NAME, SpecError, spec_dir
 
-_PKG_DIR = Path(__file__).resolve().parent
-SPEC_NAME = "benchloop.yaml"
-SCHEMA_NAME = "benchloop.schema.json"
-
-
-class SpecError(Exception):
-    """The endpoint table is malformed; the message names file, line and key."""
-
-
-def spec_dir() -> Path:
-    """Directory holding the table: inside the wheel, or the checkout's spec/."""
-    override = os.environ.get("BENCHLOOP_SPEC_DIR")
-    if override:
-        return Path(override)
-    shipped = _PKG_DIR / "_spec"
-    if (shipped / SPEC_NAME).is_file():
-        return shipped
-    return _PKG_DIR.parent / "spec"
+__all__ = ["SCHEMA_NAME", "SPEC_NAME", "SpecError", "cache_key", "load_spec", "spec_dir"]
 
 
 def user_cache_dir(name: str, override_env: str) -> Path:
@@ -54,7 +38,7 @@ def cache_dir() -> Path:
 
 
 _COMPILER_FILES = (
-    "speccompile.py", "speclint.py", "shapes.py", "pagination.py", "globals.py", "steps/__init__.py",
+    "speccompile.py", "speclint.py", "specfiles.py", "shapes.py", "pagination.py", "globals.py", "steps/__init__.py",
 )
 
 

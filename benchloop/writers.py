@@ -1,6 +1,6 @@
 """Output: JSON formatting, atomic files and safe local paths.
 
-JSON follows CONTRACT.md 3.1: 2-space indent (or compact with --no-pretty),
+JSON follows docs/contract.md 3.1: 2-space indent (or compact with --no-pretty),
 non-ASCII literal, exactly one trailing newline, insertion key order.
 
 Files are written atomically: a temp file in the destination directory, then

@@ -38,7 +38,6 @@ def describe(bl, *args: str) -> dict:
 @pytest.fixture(scope="module")
 def document():
     from benchloop.describe import describe_spec
-
     from benchloop.model import build_model
 
     return describe_spec(build_model(load_spec()))

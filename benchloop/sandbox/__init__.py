@@ -2,7 +2,7 @@
 
 The demo, the test suite and the benchmarks run the real ``bl`` client
 against this server instead of mocks, so it follows the backend's wire
-contract (CONTRACT.md sections 2 and 9) over a deterministic synthetic dataset.
+contract (docs/contract.md sections 2 and 9) over a deterministic synthetic dataset.
 
     from benchloop.sandbox import start_sandbox
 

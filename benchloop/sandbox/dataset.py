@@ -210,6 +210,14 @@ class Dataset:
                 CLUSTERS[0], _BASE_TIME.isoformat(), len(HOSTILE_JOBS), 0,
             ))
         db.executemany("INSERT INTO groups VALUES (?,?,?,?,?,?,?,?,?)", group_rows)
+        self._special_jobs(seq)
+        db.executemany("INSERT INTO download_tasks VALUES (?,?,?,?)", self._download_tasks())
+        db.executescript(_INDEXES)
+        db.commit()
+
+    def _special_jobs(self, seq: int) -> None:
+        """The hostile group's jobs (when asked for) and the jobs without a group."""
+        db = self._db
         if self.hostile:
             hrng = self._rng(f"group:{HOSTILE_GROUP}")
             for k, (job_id, n) in enumerate(HOSTILE_JOBS):
@@ -233,9 +241,6 @@ class Dataset:
                  0.25 if status == "failed" else 0.9, 42.5, 7, 1234, 8192,
                  special.getrandbits(31)),
             )
-        db.executemany("INSERT INTO download_tasks VALUES (?,?,?,?)", self._download_tasks())
-        db.executescript(_INDEXES)
-        db.commit()
 
     @staticmethod
     def _instance_names(rng: random.Random, count: int) -> list[str]:

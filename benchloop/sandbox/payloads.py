@@ -7,7 +7,7 @@ pure function of those facts, the job number ``n`` and the dataset seed.  So
 payloads cost nothing to store, are identical across runs with the same seed,
 and per-job values always agree with the group aggregates computed from them.
 
-The shapes follow CONTRACT.md section 9 (the fixtures the official client's
+The shapes follow docs/contract.md section 9 (the fixtures the official client's
 tests use).  Rules keyed on the job number ``n`` (documented for test writers):
 
 * ``n % 7 == 0``: job report ``{"reports": []}``; ``n % 11 == 0`` (and not a

@@ -3,7 +3,7 @@
 Listing entries get ``job_id`` (and ``group_id`` in group mode) added and are
 filtered by ``--include``/``--exclude`` (shell globs on the name).  With
 ``--list-only`` the filtered entries are the result (printed as one flat
-array).  Otherwise each entry is classified (CONTRACT.md 1.5): a truthy
+array).  Otherwise each entry is classified (docs/contract.md 1.5): a truthy
 ``url`` is downloadable, ``error_code: no_artifact`` is skipped, anything
 else is a failure of that artifact.  Downloads go through the backend proxy,
 stream to a temp file beside the destination and are renamed when complete.

@@ -1,4 +1,4 @@
-"""``brm run``: start a behaviour analysis of one group (CONTRACT.md 1.5).
+"""``brm run``: start a behaviour analysis of one group (docs/contract.md 1.5).
 
 The mode comes from the backend's step detection: ``samplingMode`` (or
 ``sampling_mode``) when it is a non-empty string, else ``hasStep``/``has_step``,

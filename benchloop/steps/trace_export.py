@@ -1,4 +1,4 @@
-"""The group trace-trajectory export, reassembled and streamed (CONTRACT.md 2.7).
+"""The group trace-trajectory export, reassembled and streamed (docs/contract.md 2.7).
 
 1. The part's waiter (``wait:`` in the table, see ``waiter.py``) asks the
    backend for the group's export until it has a download URL, bounded by

@@ -1,4 +1,4 @@
-"""Download the media files a job trajectory references (CONTRACT.md 2.9).
+"""Download the media files a job trajectory references (docs/contract.md 2.9).
 
 Every ``trace_media`` object with a non-empty ``oss_uri`` in the saved
 trajectory names one file; each distinct URI is fetched once from the media
