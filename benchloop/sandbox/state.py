@@ -35,11 +35,21 @@ class Headers(dict):
         return super().get(str(key).lower(), default)
 
 
-class LoggedRequest(NamedTuple):
+class _Received(NamedTuple):
     method: str
     path: str  # path with query, exactly as received
     headers: Headers
-    body: bytes = b""
+
+
+class LoggedRequest(_Received):
+    """One request as received: unpacks as ``(method, path, headers)``; ``body`` holds its bytes."""
+
+    body: bytes
+
+    def __new__(cls, method: str, path: str, headers: Headers, body: bytes = b""):
+        entry = super().__new__(cls, method, path, headers)
+        entry.body = body
+        return entry
 
 
 @dataclass
