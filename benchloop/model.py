@@ -559,6 +559,8 @@ class Spec:
             return "string"
         if name in PAGE_VARS:
             return "integer"
+        if name in DIMENSIONS:
+            return "string"  # the id of the current dimension, one at a time
         return _VALUE_TYPES.get(self.option_types().get(name, "str"), "string")
 
     def endpoint_users(self) -> dict[str, list[Action]]:

@@ -146,8 +146,11 @@ def test_specific_facts(document):
     assert task["parts"]["trajectory"]["output"]["kind"] == "archive_entry"
     assert task["parts"]["trajectory"]["required"] is True
     assert task["parts"]["source"]["output"]["format"] == "binary"
-    export = trajectory["dimensions"]["group"]["parts"]["trajectory"]["step"]
-    assert export["endpoints"]["poll"]["path_variables"] == ["group", "name"]
+    export = trajectory["dimensions"]["group"]["parts"]["trajectory"]
+    assert export["wait"]["poll"]["request"]["path_variables"] == ["group", "name"]
+    assert export["wait"]["poll"]["binds"] == "name" and export["wait"]["success"] == ["succeeded"]
+    assert export["wait"]["timeout"] == {"option": "download_timeout", "flag": "--download-timeout"}
+    assert export["step"]["endpoints"]["job_ids"]["path"] == "/openapi/groups/{group}/job-ids"
 
     jobs = res["jobs"]["actions"]["get"]["dimensions"]["group"]["parts"]
     assert jobs["page"]["when"] == {"option": "all", "flag": "--all", "equals": False}
