@@ -11,7 +11,8 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	# Extras: test (pytest and friends), docs (jinja2 for codegen: make docs, docs-check).
+	$(PY) -m pip install -q -e '.[test,docs]'
 	# Bytecode now, as a wheel install does (an editable install skips it, and with
 	# PYTHONDONTWRITEBYTECODE set every start would compile every module again).
 	$(PY) -m compileall -q benchloop

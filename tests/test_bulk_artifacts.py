@@ -8,7 +8,7 @@ answers 200 text/html; every other job one ``result.tgz``.
 
 Faults (503, truncated bodies, 401) are injected on a sandbox owned by this
 module; a login redirect comes from a tiny stdlib HTTP server standing in for
-the backend (``Origin`` of tests/test_bulk_security.py).
+the backend (``support.Origin``).
 """
 
 from __future__ import annotations
@@ -22,10 +22,7 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 import pytest
-from conftest import API_KEY
-from test_bulk_security import Origin, binary, js
-
-from benchloop.sandbox import start_sandbox
+from support import API_KEY, binary, js
 
 G1 = [f"G1-J{n:04d}" for n in range(40, 0, -1)]  # job-list order, newest first
 
@@ -42,43 +39,33 @@ def kind(n: int) -> str:
 
 # ----------------------------------------------------------------- helpers
 @pytest.fixture(scope="module")
-def sb():
-    with start_sandbox(seed=7, groups=3, jobs_per_group=40, tasks_per_group=25, api_key=API_KEY,
-                       export_waiting=0, export_running=0) as sandbox:
-        yield sandbox
+def sandbox(make_sandbox):
+    return make_sandbox(seed=7, groups=3, jobs_per_group=40, tasks_per_group=25,
+                        export_waiting=0, export_running=0)
 
 
 @pytest.fixture
-def run(sb, bl):
-    sb.reset_state()  # no fault left over from another test
-
-    def call(*args: str, retry: str = "0", key: str = API_KEY):
-        return bl("--host", sb.url, "--api-key", key, "--retry", retry, *args)
-
-    return call
+def api(api, sandbox):
+    sandbox.reset_state()  # no fault left over from another test
+    return api
 
 
-@pytest.fixture(scope="module")
-def served(sb):
+@pytest.fixture
+def served(backend):
     """What the sandbox serves, asked directly: listing(job) and proxy_bytes(job)."""
-    client = httpx.Client(base_url=sb.url, headers={"X-API-Key": API_KEY})
 
     class Served:
         @staticmethod
         def listing(job: str) -> list[dict]:
-            response = client.get(f"/openapi/jobs/{quote(job, safe='')}/artifacts")
-            assert response.status_code == 200, response.text
-            return response.json()["artifacts"]
+            return backend(f"/openapi/jobs/{quote(job, safe='')}/artifacts")["artifacts"]
 
         @staticmethod
         def proxy_bytes(job: str) -> bytes:
-            response = client.get(f"/openapi/jobs/{quote(job, safe='')}/artifacts/download")
-            assert response.status_code == 200, response.text
+            response = backend.response(f"/openapi/jobs/{quote(job, safe='')}/artifacts/download")
             assert response.headers["content-type"] == "application/octet-stream"
             return response.content
 
-    yield Served
-    client.close()
+    return Served
 
 
 def files(root: Path) -> list[str]:
@@ -96,12 +83,12 @@ def is_empty_tgz(data: bytes) -> bool:
         return archive.getmembers() == []
 
 
-def proxy_paths(sb) -> list[str]:
-    return [urlsplit(t).path for _m, t, _h in sb.requests_log if urlsplit(t).path.endswith("/artifacts/download")]
+def proxy_paths(sandbox) -> list[str]:
+    return [urlsplit(r.path).path for r in sandbox.requests_log if urlsplit(r.path).path.endswith("/artifacts/download")]
 
 
-def listing_paths(sb) -> list[str]:
-    return [urlsplit(t).path for _m, t, _h in sb.requests_log if urlsplit(t).path.endswith("/artifacts")]
+def listing_paths(sandbox) -> list[str]:
+    return [urlsplit(r.path).path for r in sandbox.requests_log if urlsplit(r.path).path.endswith("/artifacts")]
 
 
 def with_ids(entries: list[dict], **ids: str) -> list[dict]:
@@ -109,9 +96,9 @@ def with_ids(entries: list[dict], **ids: str) -> list[dict]:
 
 
 # --------------------------------------------------------------- list-only
-def test_list_only_jobs_is_one_flat_array(run, served, tmp_path):
+def test_list_only_jobs_is_one_flat_array(api, served, tmp_path):
     jobs = ["G1-J0001", "G1-J0006", "G1-J0017", "JORPHAN"]
-    result = run("artifacts", "download", "-j", ",".join(jobs), "--list-only", "-o", str(tmp_path / "out"))
+    result = api("artifacts", "download", "-j", ",".join(jobs), "--list-only", "-o", str(tmp_path / "out"))
     assert result.code == 0, result.err
     data = json.loads(result.out)
     expected = [e for job in jobs for e in with_ids(served.listing(job), job_id=job)]
@@ -122,8 +109,8 @@ def test_list_only_jobs_is_one_flat_array(run, served, tmp_path):
     assert not (tmp_path / "out").exists()  # nothing downloaded
 
 
-def test_list_only_groups_carry_job_and_group_ids(run, served):
-    result = run("--no-pretty", "artifacts", "download", "-g", "G1,G2", "--list-only")
+def test_list_only_groups_carry_job_and_group_ids(api, served):
+    result = api("--no-pretty", "artifacts", "download", "-g", "G1,G2", "--list-only")
     assert result.code == 0, result.err
     data = json.loads(result.out)
     g2 = [f"G2-J{n:04d}" for n in range(40, 0, -1)]
@@ -134,19 +121,19 @@ def test_list_only_groups_carry_job_and_group_ids(run, served):
     assert len(data) == 80  # one entry per job here
 
 
-def test_list_only_task_lists_task_jobs_in_order(run, sb, served):
-    sb.reset_stats()
-    result = run("artifacts", "download", "--task-id", "T2", "--list-only")
-    listed = listing_paths(sb)
+def test_list_only_task_lists_task_jobs_in_order(api, sandbox, served):
+    sandbox.reset_stats()
+    result = api("artifacts", "download", "--task-id", "T2", "--list-only")
+    listed = listing_paths(sandbox)
     assert result.code == 0, result.err
     jobs = ["G1-J0005", "G1-J0006", "G1-J0007", "JORPHAN", "../JODD x"]
     assert json.loads(result.out) == [e for j in jobs for e in with_ids(served.listing(j), job_id=j)]
     assert sorted(listed) == sorted(f"/openapi/jobs/{quote(j, safe='')}/artifacts" for j in jobs)
-    assert proxy_paths(sb) == []
+    assert proxy_paths(sandbox) == []
 
 
-def test_list_only_unknown_job_fails(run, served):
-    result = run("artifacts", "download", "-j", "G1-J0001,JMISSING", "--list-only")
+def test_list_only_unknown_job_fails(api, served):
+    result = api("artifacts", "download", "-j", "G1-J0001,JMISSING", "--list-only")
     assert result.code == 1
     assert json.loads(result.out) == with_ids(served.listing("G1-J0001"), job_id="G1-J0001")
     assert '[error]   - JMISSING: API error 404: {"error": "job not found: JMISSING"}' in result.err
@@ -158,17 +145,17 @@ def test_list_only_unknown_job_fails(run, served):
     (["--exclude", "result.*"], ["G1-J0006"]),  # the nameless entry matches as ""
     (["--include", "*", "--exclude", "*.tgz"], ["G1-J0006"]),
 ])
-def test_list_only_include_exclude(run, flags, expected_jobs):
-    result = run("artifacts", "download", "-j", "G1-J0001,G1-J0006,G1-J0017", "--list-only", *flags)
+def test_list_only_include_exclude(api, flags, expected_jobs):
+    result = api("artifacts", "download", "-j", "G1-J0001,G1-J0006,G1-J0017", "--list-only", *flags)
     assert result.code == 0, result.err
     assert [e["job_id"] for e in json.loads(result.out)] == expected_jobs
 
 
 # ---------------------------------------------------------------- download
-def test_job_download_layout_and_bytes(run, sb, served, tmp_path):
+def test_job_download_layout_and_bytes(api, sandbox, served, tmp_path):
     out = tmp_path / "out"
-    sb.reset_stats()
-    result = run("artifacts", "download", "-j", "G1-J0001,G2-J0002,JORPHAN", "-o", str(out))
+    sandbox.reset_stats()
+    result = api("artifacts", "download", "-j", "G1-J0001,G2-J0002,JORPHAN", "-o", str(out))
     assert result.code == 0, result.err
     assert result.out == ""
     assert files(out) == ["G1-J0001/result.tgz", "G2-J0002/result.tgz", "JORPHAN/result.tgz"]
@@ -182,18 +169,18 @@ def test_job_download_layout_and_bytes(run, sb, served, tmp_path):
         assert f"downloaded {out / job / 'result.tgz'}" in result.err.splitlines()
 
 
-def test_job_download_asks_the_proxy_once_with_the_key(run, sb, tmp_path):
-    sb.reset_stats()
-    result = run("artifacts", "download", "-j", "G1-J0001", "-o", str(tmp_path))
+def test_job_download_asks_the_proxy_once_with_the_key(api, sandbox, tmp_path):
+    sandbox.reset_stats()
+    result = api("artifacts", "download", "-j", "G1-J0001", "-o", str(tmp_path))
     assert result.code == 0, result.err
-    assert proxy_paths(sb) == ["/openapi/jobs/G1-J0001/artifacts/download"]
-    for _m, target, headers in sb.requests_log:
-        assert headers.get("x-api-key") == API_KEY, target
+    assert proxy_paths(sandbox) == ["/openapi/jobs/G1-J0001/artifacts/download"]
+    for request in sandbox.requests_log:
+        assert request.headers.get("x-api-key") == API_KEY, request.path
 
 
-def test_group_download_layout(run, sb, served, tmp_path):
+def test_group_download_layout(api, sandbox, served, tmp_path):
     out = tmp_path / "out"
-    result = run("artifacts", "download", "-g", "G1", "-o", str(out))
+    result = api("artifacts", "download", "-g", "G1", "-o", str(out))
     assert result.code == 1  # the two artifact_sign_failed entries
     expected = sorted(f"G1/G1-J{n:04d}/result.tgz" for n in range(1, 41) if kind(n) in ("ok", "html"))
     assert files(out) == expected
@@ -215,37 +202,37 @@ def test_group_download_layout(run, sb, served, tmp_path):
             assert f"no artifact for job=G1-J{n:04d} (no_artifact)" in lines
 
 
-def test_group_where_every_listing_fails(run, sb, tmp_path):
-    sb.inject_fault("job_artifacts", status=503, count=40)
-    result = run("artifacts", "download", "-g", "G1", "-o", str(tmp_path / "out"))
+def test_group_where_every_listing_fails(api, sandbox, tmp_path):
+    sandbox.inject_fault("job_artifacts", status=503, count=40)
+    result = api("artifacts", "download", "-g", "G1", "-o", str(tmp_path / "out"))
     assert result.code == 1
     assert result.err.splitlines()[-2] == "[error] 1 id(s) failed:"
     assert result.err.splitlines()[-1].startswith("[error]   - G1: failed to fetch 40 artifact listings: ")
     assert not (tmp_path / "out").exists() or files(tmp_path / "out") == []
 
 
-def test_group_where_every_listing_hits_the_network_exits_4(run, sb, tmp_path):
-    sb.inject_fault("job_artifacts", kind="reset", count=40)
-    result = run("artifacts", "download", "-g", "G1", "-o", str(tmp_path / "out"))
+def test_group_where_every_listing_hits_the_network_exits_4(api, sandbox, tmp_path):
+    sandbox.inject_fault("job_artifacts", kind="reset", count=40)
+    result = api("artifacts", "download", "-g", "G1", "-o", str(tmp_path / "out"))
     assert result.code == 4
     assert result.err.splitlines()[-1].startswith("[error]   - G1: network: failed to fetch 40 artifact listings: ")
 
 
-def test_empty_and_unknown_groups(run, sb, tmp_path):
-    sb.reset_stats()
-    empty = run("artifacts", "download", "-g", "GEMPTY", "-o", str(tmp_path / "out"))
+def test_empty_and_unknown_groups(api, sandbox, tmp_path):
+    sandbox.reset_stats()
+    empty = api("artifacts", "download", "-g", "GEMPTY", "-o", str(tmp_path / "out"))
     assert empty.code == 0, empty.err
-    assert "/openapi/groups/GEMPTY" in [urlsplit(t).path for _m, t, _h in sb.requests_log]  # existence probe
-    unknown = run("artifacts", "download", "-g", "GNOPE", "--list-only")
+    assert "/openapi/groups/GEMPTY" in [urlsplit(r.path).path for r in sandbox.requests_log]  # existence probe
+    unknown = api("artifacts", "download", "-g", "GNOPE", "--list-only")
     assert unknown.code == 1
     assert unknown.out == "[]\n"
     assert '[error]   - GNOPE: API error 404: {"error": "group not found: GNOPE"}' in unknown.err
     assert not (tmp_path / "out").exists() or files(tmp_path / "out") == []
 
 
-def test_html_page_writes_placeholder_exit_0(run, sb, tmp_path):
+def test_html_page_writes_placeholder_exit_0(api, sandbox, tmp_path):
     out = tmp_path / "out"
-    result = run("artifacts", "download", "-j", "G1-J0005", "-o", str(out))
+    result = api("artifacts", "download", "-j", "G1-J0005", "-o", str(out))
     assert result.code == 0, result.err
     dest = out / "G1-J0005" / "result.tgz"
     assert files(out) == ["G1-J0005/result.tgz"]
@@ -255,10 +242,10 @@ def test_html_page_writes_placeholder_exit_0(run, sb, tmp_path):
     assert "[error]" not in result.err
 
 
-def test_proxy_404_writes_placeholder_exit_0(run, sb, tmp_path):
+def test_proxy_404_writes_placeholder_exit_0(api, sandbox, tmp_path):
     out = tmp_path / "out"
-    sb.inject_fault("job_artifact_download", status=404)
-    result = run("artifacts", "download", "-j", "G1-J0001", "-o", str(out))
+    sandbox.inject_fault("job_artifact_download", status=404)
+    result = api("artifacts", "download", "-j", "G1-J0001", "-o", str(out))
     assert result.code == 0, result.err
     dest = out / "G1-J0001" / "result.tgz"
     assert is_empty_tgz(dest.read_bytes())
@@ -266,42 +253,42 @@ def test_proxy_404_writes_placeholder_exit_0(run, sb, tmp_path):
                for line in result.err.splitlines()), result.err
 
 
-def test_sign_failed_is_a_failure_without_request(run, sb, tmp_path):
+def test_sign_failed_is_a_failure_without_request(api, sandbox, tmp_path):
     out = tmp_path / "out"
-    sb.reset_stats()
-    result = run("artifacts", "download", "-j", "G1-J0017", "-o", str(out))
+    sandbox.reset_stats()
+    result = api("artifacts", "download", "-j", "G1-J0017", "-o", str(out))
     assert result.code == 1
     assert result.err.splitlines()[-2:] == ["[error] 1 id(s) failed:",
                                             "[error]   - G1-J0017:result.tgz: artifact_sign_failed"]
     assert not out.exists() or files(out) == []
-    assert proxy_paths(sb) == []
+    assert proxy_paths(sandbox) == []
 
 
-def test_no_artifact_is_skipped_exit_0(run, sb, tmp_path):
+def test_no_artifact_is_skipped_exit_0(api, sandbox, tmp_path):
     out = tmp_path / "out"
-    sb.reset_stats()
-    result = run("artifacts", "download", "-j", "G1-J0006", "-o", str(out))
+    sandbox.reset_stats()
+    result = api("artifacts", "download", "-j", "G1-J0006", "-o", str(out))
     assert result.code == 0, result.err
     assert "no artifact for job=G1-J0006 (no_artifact)" in result.err.splitlines()
     assert not out.exists() or files(out) == []
-    assert proxy_paths(sb) == []
+    assert proxy_paths(sandbox) == []
 
 
-def test_exclude_in_job_mode_downloads_nothing(run, sb, tmp_path):
-    sb.reset_stats()
-    result = run("artifacts", "download", "-j", "G1-J0001", "--exclude", "*.tgz", "-o", str(tmp_path / "o"))
+def test_exclude_in_job_mode_downloads_nothing(api, sandbox, tmp_path):
+    sandbox.reset_stats()
+    result = api("artifacts", "download", "-j", "G1-J0001", "--exclude", "*.tgz", "-o", str(tmp_path / "o"))
     assert result.code == 0, result.err
     assert not (tmp_path / "o").exists() or files(tmp_path / "o") == []
-    assert proxy_paths(sb) == []
+    assert proxy_paths(sandbox) == []
 
 
-def test_task_download_without_listing(run, sb, served, tmp_path):
+def test_task_download_without_listing(api, sandbox, served, tmp_path):
     out = tmp_path / "out"
-    sb.reset_stats()
-    result = run("artifacts", "download", "--task-id", "T2", "-o", str(out))
+    sandbox.reset_stats()
+    result = api("artifacts", "download", "--task-id", "T2", "-o", str(out))
     assert result.code == 0, result.err
-    assert listing_paths(sb) == []  # download mode goes to the proxy directly
-    assert sorted(proxy_paths(sb)) == sorted(
+    assert listing_paths(sandbox) == []  # download mode goes to the proxy directly
+    assert sorted(proxy_paths(sandbox)) == sorted(
         f"/openapi/jobs/{quote(j, safe='')}/artifacts/download"
         for j in ["G1-J0005", "G1-J0006", "G1-J0007", "JORPHAN", "../JODD x"])
     assert (out / "T2" / "G1-J0007.tgz").read_bytes() == served.proxy_bytes("G1-J0007")
@@ -315,66 +302,66 @@ def test_task_download_without_listing(run, sb, served, tmp_path):
     assert len([line for line in lines if line.startswith("[progress] task artifact jobs T2: ") and "/5 jobs, processed " in line]) == 5
 
 
-def test_task_download_quoted_job_file_name(run, tmp_path):
+def test_task_download_quoted_job_file_name(api, tmp_path):
     out = tmp_path / "out"
-    result = run("artifacts", "download", "--task-id", "T2", "-o", str(out))
+    result = api("artifacts", "download", "--task-id", "T2", "-o", str(out))
     assert result.code == 0, result.err
     assert files(out) == ["T2/..%2FJODD%20x.tgz", "T2/G1-J0005.tgz", "T2/G1-J0006.tgz",
                           "T2/G1-J0007.tgz", "T2/JORPHAN.tgz"]
 
 
-def test_task_include_matches_the_file_name(run, sb, tmp_path):
+def test_task_include_matches_the_file_name(api, sandbox, tmp_path):
     out = tmp_path / "out"
-    sb.reset_stats()
-    result = run("artifacts", "download", "--task-id", "T2", "--include", "G1-*.tgz", "-o", str(out))
+    sandbox.reset_stats()
+    result = api("artifacts", "download", "--task-id", "T2", "--include", "G1-*.tgz", "-o", str(out))
     assert result.code == 0, result.err
     assert files(out) == ["T2/G1-J0005.tgz", "T2/G1-J0006.tgz", "T2/G1-J0007.tgz"]
     assert "skip filtered JORPHAN.tgz" in result.err.splitlines()
-    assert "/openapi/jobs/JORPHAN/artifacts/download" not in proxy_paths(sb)
-    assert len(proxy_paths(sb)) == 3
+    assert "/openapi/jobs/JORPHAN/artifacts/download" not in proxy_paths(sandbox)
+    assert len(proxy_paths(sandbox)) == 3
 
 
-def test_task_unknown_and_empty(run, tmp_path):
-    unknown = run("artifacts", "download", "--task-id", "TNOPE", "-o", str(tmp_path))
+def test_task_unknown_and_empty(api, tmp_path):
+    unknown = api("artifacts", "download", "--task-id", "TNOPE", "-o", str(tmp_path))
     assert unknown.code == 1
     assert '[error]   - TNOPE: API error 404: {"error": "download task not found: TNOPE"}' in unknown.err
-    empty = run("artifacts", "download", "--task-id", "TEMPTY", "-o", str(tmp_path))
+    empty = api("artifacts", "download", "--task-id", "TEMPTY", "-o", str(tmp_path))
     assert empty.code == 1
     assert "download task contains no job ids" in empty.err
     assert list(tmp_path.iterdir()) == []
 
 
 # ----------------------------------------------------------- skip-existing
-def test_skip_existing_job_mode(run, sb, served, tmp_path):
+def test_skip_existing_job_mode(api, sandbox, served, tmp_path):
     out = tmp_path / "out"
     (out / "G1-J0001").mkdir(parents=True)
     (out / "G1-J0001" / "result.tgz").write_bytes(b"kept")
-    sb.reset_stats()
-    result = run("artifacts", "download", "-j", "G1-J0001,G1-J0002", "--skip-existing", "-o", str(out))
+    sandbox.reset_stats()
+    result = api("artifacts", "download", "-j", "G1-J0001,G1-J0002", "--skip-existing", "-o", str(out))
     assert result.code == 0, result.err
     assert (out / "G1-J0001" / "result.tgz").read_bytes() == b"kept"
     assert (out / "G1-J0002" / "result.tgz").read_bytes() == served.proxy_bytes("G1-J0002")
     assert f"skip existing {out / 'G1-J0001' / 'result.tgz'}" in result.err.splitlines()
-    assert "/openapi/jobs/G1-J0001/artifacts/download" not in proxy_paths(sb)
+    assert "/openapi/jobs/G1-J0001/artifacts/download" not in proxy_paths(sandbox)
 
 
-def test_skip_existing_task_mode(run, sb, tmp_path):
+def test_skip_existing_task_mode(api, sandbox, tmp_path):
     out = tmp_path / "out"
     (out / "T1").mkdir(parents=True)
     (out / "T1" / "G1-J0001.tgz").write_bytes(b"kept")
-    sb.reset_stats()
-    result = run("artifacts", "download", "--task-id", "T1", "--skip-existing", "-o", str(out))
+    sandbox.reset_stats()
+    result = api("artifacts", "download", "--task-id", "T1", "--skip-existing", "-o", str(out))
     assert result.code == 0, result.err
     assert (out / "T1" / "G1-J0001.tgz").read_bytes() == b"kept"
-    assert proxy_paths(sb) == ["/openapi/jobs/G1-J0002/artifacts/download"]
+    assert proxy_paths(sandbox) == ["/openapi/jobs/G1-J0002/artifacts/download"]
     assert f"skip existing {out / 'T1' / 'G1-J0001.tgz'}" in result.err.splitlines()
 
 
-def test_without_skip_existing_files_are_overwritten(run, served, tmp_path):
+def test_without_skip_existing_files_are_overwritten(api, served, tmp_path):
     out = tmp_path / "out"
     (out / "G1-J0001").mkdir(parents=True)
     (out / "G1-J0001" / "result.tgz").write_bytes(b"old")
-    result = run("artifacts", "download", "-j", "G1-J0001", "-o", str(out))
+    result = api("artifacts", "download", "-j", "G1-J0001", "-o", str(out))
     assert result.code == 0, result.err
     assert (out / "G1-J0001" / "result.tgz").read_bytes() == served.proxy_bytes("G1-J0001")
 
@@ -383,17 +370,17 @@ def test_without_skip_existing_files_are_overwritten(run, served, tmp_path):
 @pytest.mark.parametrize("args", [
     ["-j", "G1-J0001"], ["-g", "G1"], ["--task-id", "T1"], ["-j", "G1-J0001", "--list-only"],
 ])
-def test_wrong_api_key_exits_3(run, tmp_path, args):
-    result = run("artifacts", "download", *args, "-o", str(tmp_path / "out"), key="wrong-key")
+def test_wrong_api_key_exits_3(api, tmp_path, args):
+    result = api("artifacts", "download", *args, "-o", str(tmp_path / "out"), key="wrong-key")
     assert result.code == 3
     assert "[error] authentication error: authentication failed (HTTP 401)" in result.err.splitlines()
     assert not (tmp_path / "out").exists() or files(tmp_path / "out") == []
 
 
-def test_401_on_the_proxy_exits_3_without_placeholder(run, sb, tmp_path):
+def test_401_on_the_proxy_exits_3_without_placeholder(api, sandbox, tmp_path):
     out = tmp_path / "out"
-    sb.inject_fault("job_artifact_download", status=401)
-    result = run("artifacts", "download", "-j", "G1-J0001", "-o", str(out))
+    sandbox.inject_fault("job_artifact_download", status=401)
+    result = api("artifacts", "download", "-j", "G1-J0001", "-o", str(out))
     assert result.code == 3
     assert not out.exists() or files(out) == []
 
@@ -417,11 +404,10 @@ def login_answer(base):
 
 
 @pytest.fixture
-def login_backend():
-    holder: dict[str, Origin] = {}
-    holder["o"] = Origin(login_answer(lambda: holder["o"].url), require_key=True)
-    yield holder["o"]
-    holder["o"].stop()
+def login_backend(origins):
+    holder = {}
+    holder["o"] = origins(login_answer(lambda: holder["o"].url), require_key=True)
+    return holder["o"]
 
 
 @pytest.mark.parametrize(("args", "dest"), [
@@ -441,48 +427,48 @@ def test_login_redirect_on_the_proxy_is_auth_not_placeholder(bl, login_backend, 
 
 
 # -------------------------------------------------------- retries, partial
-def test_transient_503_is_retried(run, sb, served, tmp_path):
+def test_transient_503_is_retried(api, sandbox, served, tmp_path):
     out = tmp_path / "out"
-    sb.reset_stats()
-    sb.inject_fault("job_artifact_download", status=503, retry_after=0, count=2)
-    result = run("artifacts", "download", "-j", "G1-J0001", "-o", str(out), retry="2")
+    sandbox.reset_stats()
+    sandbox.inject_fault("job_artifact_download", status=503, retry_after=0, count=2)
+    result = api("artifacts", "download", "-j", "G1-J0001", "-o", str(out), retry="2")
     assert result.code == 0, result.err
     assert (out / "G1-J0001" / "result.tgz").read_bytes() == served.proxy_bytes("G1-J0001")
-    assert proxy_paths(sb)[:3] == ["/openapi/jobs/G1-J0001/artifacts/download"] * 3
+    assert proxy_paths(sandbox)[:3] == ["/openapi/jobs/G1-J0001/artifacts/download"] * 3
     assert hidden(out) == []
 
 
-def test_503_without_retry_fails_and_leaves_nothing(run, sb, tmp_path):
+def test_503_without_retry_fails_and_leaves_nothing(api, sandbox, tmp_path):
     out = tmp_path / "out"
-    sb.inject_fault("job_artifact_download", status=503)
-    result = run("artifacts", "download", "-j", "G1-J0001", "-o", str(out), retry="0")
+    sandbox.inject_fault("job_artifact_download", status=503)
+    result = api("artifacts", "download", "-j", "G1-J0001", "-o", str(out), retry="0")
     assert result.code == 1
     assert "[error]   - G1-J0001:result.tgz: API error 503: " in result.err
     assert not out.exists() or (files(out) == [] and hidden(out) == [])
 
 
-def test_truncated_body_leaves_no_file(run, sb, tmp_path):
+def test_truncated_body_leaves_no_file(api, sandbox, tmp_path):
     out = tmp_path / "out"
-    sb.inject_fault("job_artifact_download", kind="truncate")
-    result = run("artifacts", "download", "-j", "G1-J0001", "-o", str(out), retry="0")
+    sandbox.inject_fault("job_artifact_download", kind="truncate")
+    result = api("artifacts", "download", "-j", "G1-J0001", "-o", str(out), retry="0")
     assert result.code in (1, 4)
     assert "[error]   - G1-J0001:result.tgz: network: " in result.err
     assert not (out / "G1-J0001" / "result.tgz").exists()
     assert not out.exists() or (files(out) == [] and hidden(out) == [])
 
 
-def test_truncated_body_is_retried(run, sb, served, tmp_path):
+def test_truncated_body_is_retried(api, sandbox, served, tmp_path):
     out = tmp_path / "out"
-    sb.inject_fault("job_artifact_download", kind="truncate")
-    result = run("artifacts", "download", "-j", "G1-J0001", "-o", str(out), retry="1")
+    sandbox.inject_fault("job_artifact_download", kind="truncate")
+    result = api("artifacts", "download", "-j", "G1-J0001", "-o", str(out), retry="1")
     assert result.code == 0, result.err
     assert (out / "G1-J0001" / "result.tgz").read_bytes() == served.proxy_bytes("G1-J0001")
     assert files(out) == ["G1-J0001/result.tgz"] and hidden(out) == []
 
 
-def test_file_mode_follows_umask(run, tmp_path):
+def test_file_mode_follows_umask(api, tmp_path):
     out = tmp_path / "out"
-    result = run("artifacts", "download", "-j", "G1-J0001,G1-J0005", "-o", str(out))
+    result = api("artifacts", "download", "-j", "G1-J0001,G1-J0005", "-o", str(out))
     assert result.code == 0, result.err
     mask = os.umask(0)
     os.umask(mask)
@@ -508,8 +494,8 @@ def test_file_mode_follows_umask(run, tmp_path):
     pytest.param(["--task-id", "T1", "--list-only"], "[progress] task artifact listings: total=2 jobs",
                  "[progress] task artifact listings: 1/2 jobs, listed ", id="task-list-only"),
 ])
-def test_progress_counters(run, tmp_path, args, first, step):
-    result = run("artifacts", "download", *args, "-o", str(tmp_path))
+def test_progress_counters(api, tmp_path, args, first, step):
+    result = api("artifacts", "download", *args, "-o", str(tmp_path))
     lines = [line for line in result.err.splitlines() if line.startswith("[progress]")]
     assert first in lines, result.err
     assert any(line.startswith(step) for line in lines), result.err

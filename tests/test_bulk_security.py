@@ -17,104 +17,13 @@ import gzip
 import json
 import posixpath
 import re
-import threading
 import zipfile
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import NamedTuple
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import unquote
 
 import pytest
-from conftest import API_KEY
-
-from benchloop.sandbox.server import QuietHTTPServer
-
-Answer = tuple[int, dict[str, str], bytes]
-
-
-class Seen(NamedTuple):
-    method: str
-    target: str  # raw request target, path and query as received
-    headers: dict[str, str]  # lower-cased names
-
-    @property
-    def path(self) -> str:
-        return urlsplit(self.target).path
-
-
-class Origin:
-    """A threaded HTTP/1.1 server on 127.0.0.1 answering ``answer(path, query)``.
-
-    With ``require_key`` every ``/openapi/`` request without the right
-    X-API-Key gets 401, like the real backend.
-    """
-
-    def __init__(self, answer: Callable[[str, dict[str, str]], Answer], require_key: bool = False):
-        self.seen: list[Seen] = []
-        self._answer = answer
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):  # noqa: N802 - stdlib name
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                owner.seen.append(Seen(self.command, self.path, headers))
-                parts = urlsplit(self.path)
-                query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-                if require_key and parts.path.startswith("/openapi/") and headers.get("x-api-key") != API_KEY:
-                    status, extra, body = 401, {"Content-Type": "application/json"}, b'{"error": "bad key"}'
-                else:
-                    status, extra, body = owner._answer(parts.path, query)
-                self.send_response(status)
-                for key, value in extra.items():
-                    self.send_header(key, value)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.server = QuietHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
-                                       daemon=True)
-        self.thread.start()
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def js(value) -> Answer:
-    return 200, {"Content-Type": "application/json"}, json.dumps(value, ensure_ascii=False).encode()
-
-
-def binary(data: bytes, content_type: str = "application/octet-stream") -> Answer:
-    return 200, {"Content-Type": content_type}, data
-
-
-NOT_FOUND: Answer = (404, {"Content-Type": "application/json"}, b'{"error": "not found"}')
-
-
-def redirect(location: str) -> Answer:
-    return 302, {"Location": location, "Content-Type": "text/plain"}, b""
-
-
-@pytest.fixture
-def origins():
-    started: list[Origin] = []
-
-    def start(answer, require_key: bool = False) -> Origin:
-        origin = Origin(answer, require_key)
-        started.append(origin)
-        return origin
-
-    yield start
-    for origin in started:
-        origin.stop()
+from support import API_KEY, NOT_FOUND, Answer, Origin, binary, js, redirect
 
 
 def cli(bl, origin: Origin, *args: str):

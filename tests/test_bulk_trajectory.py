@@ -23,8 +23,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 import pytest
-from conftest import API_KEY
-from test_bulk_security import Origin, binary, js
+from support import API_KEY, all_paths, binary, compact, js, pretty
 
 from benchloop.sandbox import start_sandbox
 
@@ -32,23 +31,10 @@ G1_NEWEST_FIRST = [f"G1-J{n:04d}" for n in range(40, 0, -1)]
 
 
 # ----------------------------------------------------------------- helpers
-def pretty(value) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-
-
-def compact(value) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n"
-
-
 def file_mode() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return 0o666 & ~mask
-
-
-def all_paths(root: Path) -> list[str]:
-    """Every file and directory under root (hidden ones included), relative, sorted."""
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
 
 def zip_entries(path: Path) -> list[str]:
@@ -66,44 +52,22 @@ def row_job(row: dict) -> str:
 
 
 def paths_of(sb) -> list[str]:
-    return [urlsplit(target).path for _method, target, _headers in sb.requests_log]
+    return [urlsplit(r.path).path for r in sb.requests_log]
 
 
 @pytest.fixture(scope="module")
-def fast():
+def sandbox(make_sandbox):
     """A sandbox whose trace export succeeds on the first call."""
-    with start_sandbox(seed=7, groups=3, jobs_per_group=40, tasks_per_group=25, api_key=API_KEY,
-                       export_waiting=0, export_running=0) as sb:
-        yield sb
-
-
-@pytest.fixture
-def run(fast, bl):
-    def call(*args: str):
-        return bl("--host", fast.url, "--api-key", API_KEY, "--retry", "0", *args)
-
-    return call
-
-
-@pytest.fixture(scope="module")
-def backend(fast):
-    client = httpx.Client(base_url=fast.url, headers={"X-API-Key": API_KEY})
-
-    def get(path: str, **params):
-        response = client.get(path, params=params or None)
-        assert response.status_code == 200, response.text
-        return response
-
-    yield get
-    client.close()
+    return make_sandbox(seed=7, groups=3, jobs_per_group=40, tasks_per_group=25,
+                        export_waiting=0, export_running=0)
 
 
 def job_trajectory(backend, job: str):
-    return backend(f"/openapi/jobs/{job}/trajectory", source="trace").json()
+    return backend(f"/openapi/jobs/{job}/trajectory", source="trace")
 
 
 def export_rows(backend, gid: str) -> list[dict]:
-    created = backend(f"/openapi/groups/{gid}/trace-trajectory/download").json()
+    created = backend(f"/openapi/groups/{gid}/trace-trajectory/download")
     assert created["status"] == "succeeded"
     raw = httpx.get(created["download_url"]).content
     return [json.loads(line) for line in gzip.decompress(raw).decode("utf-8").splitlines() if line.strip()]
@@ -112,7 +76,7 @@ def export_rows(backend, gid: str) -> list[dict]:
 def expected_group_doc(backend, gid: str) -> dict:
     """docs/contract.md 2.7 step 6, from the export file and the job-ids list fetched directly."""
     rows = export_rows(backend, gid)
-    ids = backend(f"/openapi/groups/{gid}/job-ids").json()["job_ids"]
+    ids = backend(f"/openapi/groups/{gid}/job-ids")["job_ids"]
     assert {row_job(r) for r in rows} <= set(ids)  # no job only known from rows here
     return {"group_id": gid,
             "trajectories": [{"job_id": j, "trajectory": [r for r in rows if row_job(r) == j]} for j in ids]}
@@ -123,29 +87,29 @@ def normalize(text: str, out: Path, sb) -> str:
 
 
 # ---------------------------------------------------------------- job mode
-def test_job_get_prints_raw_bodies_in_input_order(run, fast, backend):
+def test_job_get_prints_raw_bodies_in_input_order(api, sandbox, backend):
     expected = [job_trajectory(backend, j) for j in ("G1-J0002", "G1-J0013", "JORPHAN")]
-    fast.reset_stats()
-    result = run("trajectory", "get", "-j", "G1-J0002,G1-J0013", "-j", "JORPHAN")
+    sandbox.reset_stats()
+    result = api("trajectory", "get", "-j", "G1-J0002,G1-J0013", "-j", "JORPHAN")
     assert result.code == 0, result.err
     assert result.out == pretty(expected)
     assert expected[1]["trajectory"] == []  # n % 13 == 0: an empty trajectory is still an element
-    queries = sorted(urlsplit(t).query for _m, t, _h in fast.requests_log)
+    queries = sorted(urlsplit(r.path).query for r in sandbox.requests_log)
     assert queries == ["source=trace"] * 3
 
 
-def test_job_get_unknown_job_is_left_out_and_fails(run):
-    result = run("--no-pretty", "trajectory", "get", "-j", "G1-J0001,JMISSING")
+def test_job_get_unknown_job_is_left_out_and_fails(api):
+    result = api("--no-pretty", "trajectory", "get", "-j", "G1-J0001,JMISSING")
     assert result.code == 1
     assert [e["job_id"] for e in json.loads(result.out)] == ["G1-J0001"]
     assert "[error]   - JMISSING: API error 404: " in result.err
 
 
 @pytest.mark.parametrize("flag", ["--pretty", "--no-pretty"])
-def test_job_download_writes_one_file_per_job_with_progress(run, backend, tmp_path, flag):
+def test_job_download_writes_one_file_per_job_with_progress(api, backend, tmp_path, flag):
     out = tmp_path / "out"
     jobs = ["G1-J0001", "G1-J0013", "G2-J0007"]
-    result = run(flag, "--concurrency", "1", "trajectory", "download", "-j", ",".join(jobs), "-o", str(out))
+    result = api(flag, "--concurrency", "1", "trajectory", "download", "-j", ",".join(jobs), "-o", str(out))
     assert result.code == 0, result.err
     assert result.out == ""
     dump = pretty if flag == "--pretty" else compact
@@ -164,9 +128,9 @@ def test_job_download_writes_one_file_per_job_with_progress(run, backend, tmp_pa
     assert f"wrote {out / 'G1-J0001_trajectory.json'}" in result.err.splitlines()
 
 
-def test_job_download_failed_job_counts_as_failed_and_writes_nothing(run, tmp_path):
+def test_job_download_failed_job_counts_as_failed_and_writes_nothing(api, tmp_path):
     out = tmp_path / "out"
-    result = run("--concurrency", "1", "trajectory", "download", "-j", "JMISSING,G1-J0001", "-o", str(out))
+    result = api("--concurrency", "1", "trajectory", "download", "-j", "JMISSING,G1-J0001", "-o", str(out))
     assert result.code == 1
     assert all_paths(out) == ["G1-J0001_trajectory.json"]
     assert "[progress] job trajectory downloads: 1/2 jobs, failed JMISSING" in result.err.splitlines()
@@ -174,8 +138,8 @@ def test_job_download_failed_job_counts_as_failed_and_writes_nothing(run, tmp_pa
 
 
 # -------------------------------------------------------------- group mode
-def test_group_get_builds_the_document_from_the_export(run, backend):
-    result = run("trajectory", "get", "-g", "G1,G2")
+def test_group_get_builds_the_document_from_the_export(api, backend):
+    result = api("trajectory", "get", "-g", "G1,G2")
     assert result.code == 0, result.err
     data = json.loads(result.out)
     assert [e["group_id"] for e in data] == ["G1", "G2"]
@@ -197,14 +161,14 @@ def test_group_get_builds_the_document_from_the_export(run, backend):
     assert data == [expected_group_doc(backend, "G1"), expected_group_doc(backend, "G2")]
 
 
-def test_group_get_empty_group(run):
-    result = run("--no-pretty", "trajectory", "get", "-g", "GEMPTY")
+def test_group_get_empty_group(api):
+    result = api("--no-pretty", "trajectory", "get", "-g", "GEMPTY")
     assert result.code == 0, result.err
     assert result.out == '[{"group_id":"GEMPTY","trajectories":[]}]\n'
 
 
-def test_group_get_unknown_group_fails(run):
-    result = run("trajectory", "get", "-g", "GNOPE,G3")
+def test_group_get_unknown_group_fails(api):
+    result = api("trajectory", "get", "-g", "GNOPE,G3")
     assert result.code == 1
     assert [e["group_id"] for e in json.loads(result.out)] == ["G3"]
     assert '[error]   - GNOPE: API error 404: {"error": "group not found: GNOPE"}' in result.err
@@ -212,9 +176,9 @@ def test_group_get_unknown_group_fails(run):
 
 @pytest.mark.parametrize("group", ["G1", "GEMPTY"])
 @pytest.mark.parametrize("flag", ["--pretty", "--no-pretty"])
-def test_group_download_file_equals_json_dumps(run, backend, tmp_path, group, flag):
+def test_group_download_file_equals_json_dumps(api, backend, tmp_path, group, flag):
     out = tmp_path / "out"
-    result = run(flag, "trajectory", "download", "-g", group, "-o", str(out))
+    result = api(flag, "trajectory", "download", "-g", group, "-o", str(out))
     assert result.code == 0, result.err
     assert result.out == ""
     doc = expected_group_doc(backend, group)
@@ -232,9 +196,9 @@ def test_group_download_file_equals_json_dumps(run, backend, tmp_path, group, fl
     assert f"wrote {out / group / 'trajectory.json'}" in result.err.splitlines()
 
 
-def test_group_download_keeps_going_after_a_failed_group(run, tmp_path):
+def test_group_download_keeps_going_after_a_failed_group(api, tmp_path):
     out = tmp_path / "out"
-    result = run("trajectory", "download", "-g", "GNOPE,G3", "-o", str(out))
+    result = api("trajectory", "download", "-g", "GNOPE,G3", "-o", str(out))
     assert result.code == 1
     assert all_paths(out) == ["G3", "G3/trajectory.json"]
     assert "[error]   - GNOPE: API error 404: " in result.err
@@ -247,7 +211,7 @@ def test_group_export_walks_every_state(bl, tmp_path):
         sb.reset_stats()
         result = bl("--host", sb.url, "--api-key", API_KEY, "--retry", "0",
                     "trajectory", "download", "-g", "G1", "-o", str(out))
-        log = [(m, urlsplit(t).path, dict(parse_qsl(urlsplit(t).query))) for m, t, _h in sb.requests_log]
+        log = [(r.method, urlsplit(r.path).path, dict(parse_qsl(urlsplit(r.path).query))) for r in sb.requests_log]
         stats = sb.stats
     assert result.code == 0, result.err
     create = "/openapi/groups/G1/trace-trajectory/download"
@@ -283,25 +247,25 @@ def test_group_download_timeout_fails_the_group(bl, tmp_path):
 
 
 @pytest.mark.parametrize("value", ["0", "-3", "x"])
-def test_download_timeout_must_be_a_positive_int(run, fast, value):
-    fast.reset_stats()
-    result = run("trajectory", "download", "-g", "G1", "--download-timeout", value)
+def test_download_timeout_must_be_a_positive_int(api, sandbox, value):
+    sandbox.reset_stats()
+    result = api("trajectory", "download", "-g", "G1", "--download-timeout", value)
     assert result.code == 2
     assert result.out == ""
     assert "--download-timeout" in result.err
-    assert fast.stats["requests"] == 0
+    assert sandbox.stats["requests"] == 0
 
 
 # --------------------------------------------------------------- task mode
 def task_body(backend, task: str) -> dict:
-    return backend(f"/openapi/trajectory-download-tasks/{task}").json()
+    return backend(f"/openapi/trajectory-download-tasks/{task}")
 
 
-def test_task_t1_archive_entries_and_manifest(run, fast, backend, tmp_path):
+def test_task_t1_archive_entries_and_manifest(api, sandbox, backend, tmp_path):
     out = tmp_path / "out"
-    fast.reset_stats()
-    result = run("trajectory", "download", "--task-id", "T1", "-o", str(out))
-    paths = paths_of(fast)
+    sandbox.reset_stats()
+    result = api("trajectory", "download", "--task-id", "T1", "-o", str(out))
+    paths = paths_of(sandbox)
     assert result.code == 0, result.err
     assert result.out == ""
     archive = out / "T1_trajectories.zip"
@@ -318,7 +282,7 @@ def test_task_t1_archive_entries_and_manifest(run, fast, backend, tmp_path):
         assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_DEFLATED}
     for job in ("G1-J0001", "G1-J0002"):
         assert zip_read(archive, f"trajectories/{job}_trajectory.json") == pretty(job_trajectory(backend, job))
-        assert zip_read(archive, f"metadata/{job}.json") == pretty(backend(f"/openapi/jobs/{job}/meta").json())
+        assert zip_read(archive, f"metadata/{job}.json") == pretty(backend(f"/openapi/jobs/{job}/meta"))
     task = task_body(backend, "T1")
     assert task["job_ids"] == ["G1-J0001", "G1-J0002", "G1-J0001"]  # the duplicate is in the payload
     manifest = {
@@ -339,9 +303,9 @@ def test_task_t1_archive_entries_and_manifest(run, fast, backend, tmp_path):
     assert paths.count("/openapi/jobs/G1-J0001/meta") == 1
 
 
-def test_task_no_pretty_manifest_is_compact(run, tmp_path):
+def test_task_no_pretty_manifest_is_compact(api, tmp_path):
     out = tmp_path / "out"
-    result = run("--no-pretty", "trajectory", "download", "--task-id", "T1", "-o", str(out))
+    result = api("--no-pretty", "trajectory", "download", "--task-id", "T1", "-o", str(out))
     assert result.code == 0, result.err
     manifest = zip_read(out / "T1_trajectories.zip", "manifest.json")
     assert manifest == compact(json.loads(manifest))
@@ -349,17 +313,17 @@ def test_task_no_pretty_manifest_is_compact(run, tmp_path):
     assert entry == compact(json.loads(entry))
 
 
-def test_task_t1_transcript(run, fast, tmp_path, text_snapshot):
+def test_task_t1_transcript(api, sandbox, tmp_path, text_snapshot):
     out = tmp_path / "out"
-    result = run("--concurrency", "1", "trajectory", "download", "--task-id", "T1", "-o", str(out))
+    result = api("--concurrency", "1", "trajectory", "download", "--task-id", "T1", "-o", str(out))
     assert result.code == 0, result.err
     text = re.sub(r"elapsed=\d\d:\d\d, eta=\d\d:\d\d", "elapsed=MM:SS, eta=MM:SS", result.err)
-    assert normalize(text, out, fast) == text_snapshot
+    assert normalize(text, out, sandbox) == text_snapshot
 
 
-def test_task_media_names_and_source_failures(run, fast, backend, tmp_path, text_snapshot):
+def test_task_media_names_and_source_failures(api, sandbox, backend, tmp_path, text_snapshot):
     out = tmp_path / "out"
-    result = run("trajectory", "download", "--task-id", "TMEDIA", "-o", str(out))
+    result = api("trajectory", "download", "--task-id", "TMEDIA", "-o", str(out))
     assert result.code == 1  # a media failure keeps the archive but fails the run
     archive = out / "TMEDIA_trajectories.zip"
     assert zip_entries(archive) == [
@@ -385,7 +349,7 @@ def test_task_media_names_and_source_failures(run, fast, backend, tmp_path, text
     }
     with zipfile.ZipFile(archive) as z:
         for entry, (uri, mime) in media.items():
-            served = backend("/openapi/getTrajV2/mediaFile", ossUri=uri, mime=mime).content
+            served = backend.response("/openapi/getTrajV2/mediaFile", ossUri=uri, mime=mime).content
             assert z.read(entry) == served, entry
     manifest = json.loads(zip_read(archive, "manifest.json"))
     assert manifest["success_job_ids"] == ["G1-J0010", "G1-J0025"]
@@ -397,12 +361,12 @@ def test_task_media_names_and_source_failures(run, fast, backend, tmp_path, text
     summary = [line for line in result.err.splitlines() if line.startswith("[error]")]
     assert summary == ["[error] 1 id(s) failed:",
                        f"[error]   - G1-J0025: source: {failure['error']}"]
-    assert normalize(zip_read(archive, "manifest.json"), out, fast) == text_snapshot
+    assert normalize(zip_read(archive, "manifest.json"), out, sandbox) == text_snapshot
 
 
-def test_task_t3_partial_failure(run, tmp_path):
+def test_task_t3_partial_failure(api, tmp_path):
     out = tmp_path / "out"
-    result = run("trajectory", "download", "--task-id", "T3", "-o", str(out))
+    result = api("trajectory", "download", "--task-id", "T3", "-o", str(out))
     assert result.code == 1
     archive = out / "T3_trajectories.zip"
     assert all_paths(out) == ["T3_trajectories.zip"]
@@ -420,27 +384,27 @@ def test_task_t3_partial_failure(run, tmp_path):
     assert '[error]   - JMISSING: API error 404: {"error": "job not found: JMISSING"}' in result.err
 
 
-def test_task_empty_fails_without_archive(run, tmp_path):
+def test_task_empty_fails_without_archive(api, tmp_path):
     out = tmp_path / "out"
-    result = run("trajectory", "download", "--task-id", "TEMPTY", "-o", str(out))
+    result = api("trajectory", "download", "--task-id", "TEMPTY", "-o", str(out))
     assert result.code == 1
     assert "download task contains no job ids" in result.err
     assert not out.exists() or all_paths(out) == []
 
 
-def test_task_unknown_fails_without_archive(run, tmp_path):
+def test_task_unknown_fails_without_archive(api, tmp_path):
     out = tmp_path / "out"
-    result = run("trajectory", "download", "--task-id", "TNOPE", "-o", str(out))
+    result = api("trajectory", "download", "--task-id", "TNOPE", "-o", str(out))
     assert result.code == 1
     assert '[error]   - TNOPE: API error 404: {"error": "download task not found: TNOPE"}' in result.err
     assert not out.exists() or all_paths(out) == []
 
 
-def test_task_t2_odd_job_id_is_quoted_and_stays_inside(run, fast, backend, tmp_path):
+def test_task_t2_odd_job_id_is_quoted_and_stays_inside(api, sandbox, backend, tmp_path):
     out = tmp_path / "out"
-    fast.reset_stats()
-    result = run("trajectory", "download", "--task-id", "T2", "-o", str(out))
-    paths = paths_of(fast)
+    sandbox.reset_stats()
+    result = api("trajectory", "download", "--task-id", "T2", "-o", str(out))
+    paths = paths_of(sandbox)
     assert result.code == 0, result.err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     assert all_paths(out) == ["T2_trajectories.zip"]
@@ -472,25 +436,25 @@ def test_task_t2_odd_job_id_is_quoted_and_stays_inside(run, fast, backend, tmp_p
     assert "/openapi/jobs/..%2FJODD%20x/meta" in paths
 
 
-def test_task_skip_existing_makes_no_request(run, fast, tmp_path):
+def test_task_skip_existing_makes_no_request(api, sandbox, tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     archive = out / "T1_trajectories.zip"
     archive.write_bytes(b"an earlier archive")
-    fast.reset_stats()
-    result = run("trajectory", "download", "--task-id", "T1", "-o", str(out), "--skip-existing")
+    sandbox.reset_stats()
+    result = api("trajectory", "download", "--task-id", "T1", "-o", str(out), "--skip-existing")
     assert result.code == 0, result.err
     assert result.err.splitlines() == [f"skip existing {archive}"]
     assert archive.read_bytes() == b"an earlier archive"
-    stats = fast.stats
+    stats = sandbox.stats
     assert stats["requests"] == 0 and stats["connections"] == 0
 
 
-def test_task_without_skip_existing_overwrites(run, tmp_path):
+def test_task_without_skip_existing_overwrites(api, tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "T1_trajectories.zip").write_bytes(b"old")
-    result = run("trajectory", "download", "--task-id", "T1", "-o", str(out))
+    result = api("trajectory", "download", "--task-id", "T1", "-o", str(out))
     assert result.code == 0, result.err
     assert zip_entries(out / "T1_trajectories.zip")[-1] == "manifest.json"
 
@@ -504,9 +468,9 @@ def test_task_without_skip_existing_overwrites(run, tmp_path):
     (["--task-id", ".."], "--task-id must not contain path separators"),
     ([], "at least one -g/--group, -j/--job or --task-id is required"),
 ])
-def test_usage_errors(run, fast, tmp_path, args, message):
-    fast.reset_stats()
-    result = run("trajectory", "download", *args, "-o", str(tmp_path / "out"))
+def test_usage_errors(api, sandbox, tmp_path, args, message):
+    sandbox.reset_stats()
+    result = api("trajectory", "download", *args, "-o", str(tmp_path / "out"))
     assert result.code == 2
     assert result.out == ""
     assert result.err.splitlines() == [
@@ -514,28 +478,28 @@ def test_usage_errors(run, fast, tmp_path, args, message):
         "Try 'bl trajectory download --help' for help.",
         f"Error: {message}",
     ]
-    assert fast.stats["requests"] == 0
+    assert sandbox.stats["requests"] == 0
     assert not (tmp_path / "out").exists()
 
 
-def test_get_has_no_task_id(run, fast):
-    fast.reset_stats()
-    result = run("trajectory", "get", "--task-id", "T1")
+def test_get_has_no_task_id(api, sandbox):
+    sandbox.reset_stats()
+    result = api("trajectory", "get", "--task-id", "T1")
     assert result.code == 2
-    assert fast.stats["requests"] == 0
+    assert sandbox.stats["requests"] == 0
 
 
 # ------------------------------------------------------- metadata download
-def test_metadata_download_archive(run, backend, tmp_path):
+def test_metadata_download_archive(api, backend, tmp_path):
     out = tmp_path / "out"
-    result = run("metadata", "download", "--task-id", "T1", "-o", str(out))
+    result = api("metadata", "download", "--task-id", "T1", "-o", str(out))
     assert result.code == 0, result.err
     assert result.out == ""
     archive = out / "T1_metadata.zip"
     assert all_paths(out) == ["T1_metadata.zip"]
     assert zip_entries(archive) == ["metadata/G1-J0001.json", "metadata/G1-J0002.json", "manifest.json"]
     for job in ("G1-J0001", "G1-J0002"):
-        assert zip_read(archive, f"metadata/{job}.json") == pretty(backend(f"/openapi/jobs/{job}/meta").json())
+        assert zip_read(archive, f"metadata/{job}.json") == pretty(backend(f"/openapi/jobs/{job}/meta"))
     task = task_body(backend, "T1")
     assert zip_read(archive, "manifest.json") == pretty({
         "task_id": "T1",
@@ -552,9 +516,9 @@ def test_metadata_download_archive(run, backend, tmp_path):
     assert lines[-2:] == [f"[progress] creating archive {archive}", f"wrote {archive}"]
 
 
-def test_metadata_download_partial(run, tmp_path):
+def test_metadata_download_partial(api, tmp_path):
     out = tmp_path / "out"
-    result = run("metadata", "download", "--task-id", "T3", "-o", str(out))
+    result = api("metadata", "download", "--task-id", "T3", "-o", str(out))
     assert result.code == 1
     archive = out / "T3_metadata.zip"
     assert zip_entries(archive) == ["metadata/G1-J0001.json", "manifest.json"]
@@ -564,46 +528,46 @@ def test_metadata_download_partial(run, tmp_path):
     assert (manifest["total_jobs"], manifest["successful_jobs"], manifest["failed_jobs"]) == (2, 1, 1)
 
 
-def test_metadata_download_skip_existing_makes_no_request(run, fast, tmp_path):
+def test_metadata_download_skip_existing_makes_no_request(api, sandbox, tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "T1_metadata.zip").write_bytes(b"kept")
-    fast.reset_stats()
-    result = run("metadata", "download", "--task-id", "T1", "-o", str(out), "--skip-existing")
+    sandbox.reset_stats()
+    result = api("metadata", "download", "--task-id", "T1", "-o", str(out), "--skip-existing")
     assert result.code == 0, result.err
     assert (out / "T1_metadata.zip").read_bytes() == b"kept"
-    assert fast.stats["requests"] == 0
+    assert sandbox.stats["requests"] == 0
 
 
-def test_metadata_download_requires_task_id(run, fast):
-    fast.reset_stats()
-    result = run("metadata", "download")
+def test_metadata_download_requires_task_id(api, sandbox):
+    sandbox.reset_stats()
+    result = api("metadata", "download")
     assert result.code == 2
     assert result.out == ""
     assert result.err.splitlines()[-1] == "Error: Missing option '--task-id'."
-    assert fast.stats["requests"] == 0
+    assert sandbox.stats["requests"] == 0
 
 
 @pytest.mark.parametrize("args", [["-g", "G1"], ["-j", "G1-J0001"]])
-def test_metadata_download_has_no_group_or_job(run, args):
-    result = run("metadata", "download", "--task-id", "T1", *args)
+def test_metadata_download_has_no_group_or_job(api, args):
+    result = api("metadata", "download", "--task-id", "T1", *args)
     assert result.code == 2
 
 
-def test_task_empty_error_uses_the_uniform_failure_summary(run, tmp_path):
+def test_task_empty_error_uses_the_uniform_failure_summary(api, tmp_path):
     # Documented difference: task payload errors use the same summary as every other
     # failure ("[error] 1 id(s) failed:" / "  - <task>: <text>"), so scripts parse one format.
-    result = run("trajectory", "download", "--task-id", "TEMPTY", "-o", str(tmp_path))
+    result = api("trajectory", "download", "--task-id", "TEMPTY", "-o", str(tmp_path))
     assert result.code == 1
     errors = [line for line in result.err.splitlines() if line.startswith("[error]")]
     assert errors == ["[error] 1 id(s) failed:", "[error]   - TEMPTY: download task contains no job ids"]
 
 
-def test_task_401_on_meta_is_recorded_not_fatal(run, fast, tmp_path):
+def test_task_401_on_meta_is_recorded_not_fatal(api, sandbox, tmp_path):
     out = tmp_path / "out"
-    fast.reset_state()
-    fast.inject_fault("job_meta", status=401)
-    result = run("--concurrency", "1", "trajectory", "download", "--task-id", "T1", "-o", str(out))
+    sandbox.reset_state()
+    sandbox.inject_fault("job_meta", status=401)
+    result = api("--concurrency", "1", "trajectory", "download", "--task-id", "T1", "-o", str(out))
     assert result.code == 1
     archive = out / "T1_trajectories.zip"
     assert zip_entries(archive) == ["trajectories/G1-J0001_trajectory.json",
@@ -617,11 +581,11 @@ def test_task_401_on_meta_is_recorded_not_fatal(run, fast, tmp_path):
     assert "[error]   - G1-J0001: meta: authentication failed (HTTP 401)" in result.err.splitlines()
 
 
-def test_task_401_on_trajectory_exits_3_without_archive(run, fast, tmp_path):
+def test_task_401_on_trajectory_exits_3_without_archive(api, sandbox, tmp_path):
     out = tmp_path / "out"
-    fast.reset_state()
-    fast.inject_fault("job_trajectory", status=401)
-    result = run("--concurrency", "1", "trajectory", "download", "--task-id", "T1", "-o", str(out))
+    sandbox.reset_state()
+    sandbox.inject_fault("job_trajectory", status=401)
+    result = api("--concurrency", "1", "trajectory", "download", "--task-id", "T1", "-o", str(out))
     assert result.code == 3
     assert "[error] authentication error: authentication failed (HTTP 401)" in result.err.splitlines()
     assert not out.exists() or all_paths(out) == []
@@ -631,21 +595,21 @@ def test_task_401_on_trajectory_exits_3_without_archive(run, fast, tmp_path):
     (["-g", "G1"], "G1/trajectory.json"),
     (["-j", "G1-J0001"], "G1-J0001_trajectory.json"),
 ])
-def test_skip_existing_file_is_not_fetched(run, fast, tmp_path, args, existing):
+def test_skip_existing_file_is_not_fetched(api, sandbox, tmp_path, args, existing):
     out = tmp_path / "out"
     (out / existing).parent.mkdir(parents=True, exist_ok=True)
     (out / existing).write_text("kept")
-    fast.reset_stats()
-    result = run("trajectory", "download", *args, "--skip-existing", "-o", str(out))
+    sandbox.reset_stats()
+    result = api("trajectory", "download", *args, "--skip-existing", "-o", str(out))
     assert result.code == 0, result.err
     assert (out / existing).read_text() == "kept"
     assert f"skip existing {out / existing}" in result.err.splitlines()
-    assert fast.stats["requests"] == 0
+    assert sandbox.stats["requests"] == 0
 
 
 # ------------------------------------------------ export responses that go wrong
 def export_origin(origins, create: dict, export: bytes, poll: dict | None = None):
-    """A stand-in backend (tests/test_bulk_security.py ``Origin``) with one export answer."""
+    """A stand-in backend (``support.Origin``) with one export answer."""
     holder = {}
 
     def answer(path, query):
@@ -665,19 +629,6 @@ def export_origin(origins, create: dict, export: bytes, poll: dict | None = None
 
     holder["o"] = origins(answer, require_key=True)
     return holder["o"]
-
-
-@pytest.fixture
-def origins():
-    started = []
-
-    def start(answer, require_key=False):
-        started.append(Origin(answer, require_key))
-        return started[-1]
-
-    yield start
-    for origin in started:
-        origin.stop()
 
 
 OK = {"status": "succeeded", "download_url": "SELF"}

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import stat
 from pathlib import Path
 
 import pytest
-from conftest import API_KEY
+from support import API_KEY
 
 try:
     import tomllib
@@ -48,19 +47,11 @@ def show(bl, *args: str) -> dict:
 
 def sent_key(sandbox) -> str | None:
     """The X-API-Key of the last request the sandbox received."""
-    _method, _path, headers = sandbox.requests_log[-1]
-    return headers.get("x-api-key")
+    return sandbox.requests_log[-1].headers.get("x-api-key")
 
 
 def mask(key: str) -> str:
     return key[:2] + "***" + key[-4:]
-
-
-@pytest.fixture
-def closed_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 # -------------------------------------------------------------- config show
@@ -172,7 +163,7 @@ def test_file_host_with_trailing_slash_works(bl, sandbox, tmp_path):
     config = write(tmp_path / "c.toml", f'[profile]\nhost = "{sandbox.url}/"\napi_key = "{API_KEY}"\n')
     result = bl("--config", str(config), "--retry", "0", "report", "get", "-j", "G1-J0001")
     assert result.code == 0, result.err
-    assert sandbox.requests_log[-1][1] == "/openapi/jobs/G1-J0001/report"
+    assert sandbox.requests_log[-1].path == "/openapi/jobs/G1-J0001/report"
 
 
 # ---------------------------------------------------- output-dir precedence

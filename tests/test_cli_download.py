@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from conftest import tree
+from support import pretty, tree
 
 G1_JOBS = [f"G1-J{n:04d}" for n in range(1, 41)]
 
@@ -42,7 +42,7 @@ def paths_requested(sandbox):
     sandbox.reset_stats()
 
     def paths() -> list[str]:
-        return [urlsplit(target).path for _m, target, _h in sandbox.requests_log]
+        return [urlsplit(r.path).path for r in sandbox.requests_log]
 
     return paths
 
@@ -51,10 +51,6 @@ def get_json(api, *args):
     result = api(*args)
     assert result.code == 0, result.err
     return json.loads(result.out)
-
-
-def pretty(value) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 
 def err_lines(result) -> list[str]:
@@ -145,7 +141,7 @@ def test_jobs_download(dl, out, sandbox):
         f"wrote {out}/G2/job_list.json (40 jobs)",
         f"[progress] group job-list downloads: 2/2 groups, downloaded {out}/G2/job_list.json",
     ]
-    queries = [target for _m, target, _h in sandbox.requests_log]
+    queries = [r.path for r in sandbox.requests_log]
     assert all("limit=1000" in q for q in queries)  # jobs download default page size
 
 
@@ -180,7 +176,7 @@ def test_tasks_download(dl, out, sandbox):
         f"[progress] group task-list downloads: 2/2 groups, downloaded {out}/GEMPTY/task_list.json",
     ]
     # README: tasks download fetches 1000 tasks per request by default (was 50)
-    queries = [target for _m, target, _h in sandbox.requests_log]
+    queries = [r.path for r in sandbox.requests_log]
     assert queries and all("limit=1000" in q for q in queries)
 
 

@@ -8,21 +8,15 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 
 import pytest
-from conftest import API_KEY
+from support import API_KEY, argv
 
 from benchloop.specload import load_spec
 
 SPEC = load_spec()
-
-
-def argv(resource: str, action: str) -> list[str]:
-    """`bl RES ACT`, or `bl RES` for a single-command resource (`command: true`)."""
-    return [resource] if SPEC["resources"][resource].get("command") else [resource, action]
 
 
 def no_ids_message(resource: str, action: str) -> str:
@@ -272,14 +266,6 @@ def test_missing_api_key_exits_3(bl, sandbox):
     assert "[error] authentication error:" in result.err
 
 
-@pytest.fixture
-def closed_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return port  # nothing listens there any more
-
-
 def test_closed_port_exits_4(bl, closed_port):
     result = bl("--host", f"http://127.0.0.1:{closed_port}", "--api-key", "k", "--retry", "0",
                 "metrics", "get", "-j", "A,B")
@@ -356,51 +342,41 @@ def test_stdout_carries_data_only(api):
 
 
 # ------------------------------------------------------------------ retries
-@pytest.fixture
-def api_retry(bl, sandbox):
-    """Like `api` but with the given --retry (the `api` fixture pins --retry 0)."""
-
-    def run(retry: str, *args: str):
-        return bl("--host", sandbox.url, "--api-key", API_KEY, "--retry", retry, *args)
-
-    return run
-
-
-def test_get_is_retried_after_a_5xx(api_retry, sandbox):
+def test_get_is_retried_after_a_5xx(api, sandbox):
     with sandbox.faulted("job_report", status=503, retry_after=0):
-        result = api_retry("1", "report", "get", "-j", "G1-J0001")
+        result = api("report", "get", "-j", "G1-J0001", retry="1")
     assert result.code == 0, result.err
     assert json.loads(result.out)[0]["job_id"] == "G1-J0001"
     assert sandbox.stats["job_report"] == 2
 
 
-def test_get_gives_up_after_the_retries(api_retry, sandbox):
+def test_get_gives_up_after_the_retries(api, sandbox):
     with sandbox.faulted("job_report", status=503, retry_after=0, count=3):
-        result = api_retry("1", "report", "get", "-j", "G1-J0001")
+        result = api("report", "get", "-j", "G1-J0001", retry="1")
     assert result.code == 1
     assert result.out == "[]\n"
     assert "[error]   - G1-J0001: API error 503: " in result.err
     assert sandbox.stats["job_report"] == 2
 
 
-def test_negative_retry_counts_as_zero(api_retry, sandbox):
+def test_negative_retry_counts_as_zero(api, sandbox):
     with sandbox.faulted("job_report", status=503, retry_after=0):
-        result = api_retry("-3", "report", "get", "-j", "G1-J0001")
+        result = api("report", "get", "-j", "G1-J0001", retry="-3")
     assert result.code == 1
     assert sandbox.stats["job_report"] == 1
 
 
-def test_trigger_is_not_retried_after_a_5xx(api_retry, sandbox):
+def test_trigger_is_not_retried_after_a_5xx(api, sandbox):
     # README: a POST is retried only when the server cannot have received it, or on 429.
     with sandbox.faulted("group_report_trigger", status=503, retry_after=0):
-        result = api_retry("2", "report", "trigger", "-g", "G1")
+        result = api("report", "trigger", "-g", "G1", retry="2")
     assert result.code == 1
     assert sandbox.stats["group_report_trigger"] == 1
 
 
-def test_trigger_is_retried_after_a_429(api_retry, sandbox):
+def test_trigger_is_retried_after_a_429(api, sandbox):
     with sandbox.faulted("group_report_trigger", status=429, retry_after=0):
-        result = api_retry("1", "report", "trigger", "-g", "G1")
+        result = api("report", "trigger", "-g", "G1", retry="1")
     assert result.code == 0, result.err
     assert json.loads(result.out) == [{"status": "triggered", "group_id": "G1", "include_passed": False}]
     assert sandbox.stats["group_report_trigger"] == 2

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from conftest import API_KEY
+from support import API_KEY, compact, pretty
 
 RUN_ALLOW = [
     "job_count", "avg_duration_s", "avg_duration_api_s", "avg_thinking_length",
@@ -52,10 +52,10 @@ class Recorder:
 
     def all(self) -> list[Req]:
         out = []
-        for method, target, headers in self.sandbox.requests_log:
-            parts = urlsplit(target)
-            out.append(Req(method, parts.path, dict(parse_qsl(parts.query, keep_blank_values=True)),
-                           headers))
+        for request in self.sandbox.requests_log:
+            parts = urlsplit(request.path)
+            out.append(Req(request.method, parts.path,
+                           dict(parse_qsl(parts.query, keep_blank_values=True)), request.headers))
         return out
 
     def to(self, path: str) -> list[Req]:
@@ -72,12 +72,6 @@ def ok_json(result):
     return json.loads(result.out)
 
 
-def pretty(value) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-
-
-def compact(value) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 # ------------------------------------------------------------------ metrics
@@ -198,8 +192,8 @@ def test_overview_get_job_without_group_asks_stats_without_query(api, sandbox, r
     data = ok_json(api("overview", "get", "-j", "JORPHAN"))
     assert data[0]["job_id"] == "JORPHAN"
     assert data[0]["job"]["group_id"] is None
-    stats_requests = [target for _m, target, _h in sandbox.requests_log
-                      if urlsplit(target).path == "/openapi/jobs/stats"]
+    stats_requests = [r.path for r in sandbox.requests_log
+                      if urlsplit(r.path).path == "/openapi/jobs/stats"]
     assert stats_requests == ["/openapi/jobs/stats"]  # no group_id= at all
 
 

@@ -14,10 +14,9 @@ import re
 import shutil
 from pathlib import Path
 
-import httpx
 import pytest
 import yaml
-from conftest import API_KEY, tree
+from support import tree
 
 from benchloop import commands, specload
 from benchloop.specload import SpecError, load_spec
@@ -67,37 +66,31 @@ def use_spec(tmp_path, monkeypatch):
     vars(commands).pop("res__job_meta", None)
 
 
-def sandbox_json(sandbox, path: str):
-    response = httpx.get(f"{sandbox.url}{path}", headers={"X-API-Key": API_KEY})
-    response.raise_for_status()
-    return response.json()
-
-
 def test_the_endpoint_block_is_the_tables_entry():
     assert yaml.safe_load(example("endpoint")) == {"job_meta": ORIGINAL["endpoints"]["job_meta"]}
     assert "job-meta" not in ORIGINAL["resources"]
 
 
-def test_get_prints_the_metadata(use_spec, api, sandbox):
+def test_get_prints_the_metadata(use_spec, api, backend):
     use_spec(example("resource"))
     assert "job-meta" in load_spec()["resources"]
     result = api("job-meta", "get", "-j", "G1-J0001,G2-J0003")
     assert result.code == 0, result.err
-    assert json.loads(result.out) == [sandbox_json(sandbox, "/openapi/jobs/G1-J0001/meta"),
-                                      sandbox_json(sandbox, "/openapi/jobs/G2-J0003/meta")]
+    assert json.loads(result.out) == [backend("/openapi/jobs/G1-J0001/meta"),
+                                      backend("/openapi/jobs/G2-J0003/meta")]
     query = api("job-meta", "get", "-j", "G1-J0001", "--query", "[0].job_id")
     assert query.code == 0, query.err
     assert json.loads(query.out) == "G1-J0001"
 
 
-def test_download_writes_one_file_per_job(use_spec, api, sandbox, tmp_path):
+def test_download_writes_one_file_per_job(use_spec, api, backend, tmp_path):
     use_spec(example("resource"))
     out = tmp_path / "out"
     result = api("job-meta", "download", "-j", "G1-J0001,G1-J0002", "-o", str(out))
     assert result.code == 0, result.err
     files = tree(out)
     assert sorted(files) == ["G1-J0001_meta.json", "G1-J0002_meta.json"]
-    assert json.loads(files["G1-J0001_meta.json"]) == sandbox_json(sandbox, "/openapi/jobs/G1-J0001/meta")
+    assert json.loads(files["G1-J0001_meta.json"]) == backend("/openapi/jobs/G1-J0001/meta")
     assert files["G1-J0001_meta.json"].endswith("}\n")
     again = api("job-meta", "download", "-j", "G1-J0001", "-o", str(out), "--skip-existing")
     assert again.code == 0 and "skip existing" in again.err
@@ -114,13 +107,13 @@ def test_unknown_job_and_unsupported_dimension(use_spec, api):
     assert "Error: job-meta does not support -g/--group (group dimension)" in group.err
 
 
-def test_group_dimension_fans_out_over_the_jobs(use_spec, api, sandbox, tmp_path):
+def test_group_dimension_fans_out_over_the_jobs(use_spec, api, backend, tmp_path):
     use_spec(example("resource"), example("group"))
     out = tmp_path / "out"
     result = api("job-meta", "download", "-g", "G1", "-o", str(out))
     assert result.code == 0, result.err
     files = tree(out)
-    assert len(files) == sandbox_json(sandbox, "/openapi/groups/G1/job-ids")["total"] == 40
+    assert len(files) == backend("/openapi/groups/G1/job-ids")["total"] == 40
     assert all(re.fullmatch(r"G1/G1-J\d{4}_meta\.json", name) for name in files)
 
 

@@ -22,9 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from benchloop.sandbox import start_sandbox
-from benchloop.sandbox.testing import final_files, is_hidden, leftovers
+from support import final_files, is_hidden, leftovers
 
 KEY = "crash-key"
 BL = str(Path(sys.executable).with_name("bl"))
@@ -45,11 +43,10 @@ def popen(cmd: list[str]) -> subprocess.Popen:
 
 
 @pytest.fixture(scope="module")
-def crash_sb():
-    with start_sandbox(seed=3, groups=1, jobs_per_group=150, tasks_per_group=20, api_key=KEY,
-                       artifact_bytes=96 * 1024, latency_ms=2, export_waiting=0,
-                       export_running=0) as sb:
-        yield sb
+def crash_sb(make_sandbox):
+    return make_sandbox(seed=3, groups=1, jobs_per_group=150, tasks_per_group=20, api_key=KEY,
+                        artifact_bytes=96 * 1024, latency_ms=2, export_waiting=0,
+                        export_running=0)
 
 
 class Watcher(threading.Thread):
@@ -151,11 +148,10 @@ def test_sigkill_at_20_points_then_skip_existing_equals_a_clean_run(crash_sb, tm
 
 # ------------------------------------------------------------------ Ctrl-C
 @pytest.fixture(scope="module")
-def slow_sb():
-    with start_sandbox(seed=4, groups=1, jobs_per_group=40, tasks_per_group=5, api_key=KEY,
-                       artifact_bytes=512 * 1024, latency_ms=60, trajectory_steps=40,
-                       export_waiting=0, export_running=0) as sb:
-        yield sb
+def slow_sb(make_sandbox):
+    return make_sandbox(seed=4, groups=1, jobs_per_group=40, tasks_per_group=5, api_key=KEY,
+                        artifact_bytes=512 * 1024, latency_ms=60, trajectory_steps=40,
+                        export_waiting=0, export_running=0)
 
 
 def _interrupt_when(proc: subprocess.Popen, root: Path, cond, timeout: float = 30) -> str:

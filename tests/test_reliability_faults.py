@@ -16,12 +16,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from support import final_files, leftovers, run_inprocess
 
 from benchloop.sandbox import start_sandbox
 from benchloop.sandbox.faults import RATE_KINDS, FaultPlan, apply_range, parse_range
 from benchloop.sandbox.handlers import Response
 from benchloop.sandbox.scripted import Reply, start_scripted
-from benchloop.sandbox.testing import final_files, leftovers, run_inprocess
 
 KEY = "faults-key"
 GROUP = "G1"
@@ -31,27 +31,11 @@ FAULT_SEED = 20260701
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory):
-    """The per-test isolation of conftest, for module-scoped runs."""
-    home = tmp_path_factory.mktemp("faults-home")
-    with pytest.MonkeyPatch.context() as mp:
-        for name in ("BENCHLOOP_API_KEY", "BENCHMARK_API_KEY", "BENCHLOOP_HOST", "BENCHLOOP_OUTPUT_DIR",
-                     "BENCHLOOP_CONFIG", "BENCHLOOP_PROFILE", "BENCHLOOP_INDEX_URL", "SSL_CERT_FILE"):
-            mp.delenv(name, raising=False)
-        mp.setenv("HOME", str(home))
-        mp.setenv("XDG_CACHE_HOME", str(home / ".cache"))
-        mp.setenv("BENCHLOOP_NO_UPDATE_CHECK", "1")
-        mp.setenv("BENCHLOOP_CACHE_DIR", str(Path(tmp_path_factory.getbasetemp()) / "spec-cache"))
-        yield
-
-
-@pytest.fixture(scope="module")
-def big(env):
+def big(module_env, make_sandbox):
     """One 500-job group, small payloads, an instant export."""
-    with start_sandbox(seed=11, groups=1, jobs_per_group=JOBS, tasks_per_group=60, api_key=KEY,
-                       trajectory_steps=2, artifact_bytes=2048, export_waiting=0,
-                       export_running=0) as sb:
-        yield sb
+    return make_sandbox(seed=11, groups=1, jobs_per_group=JOBS, tasks_per_group=60, api_key=KEY,
+                        trajectory_steps=2, artifact_bytes=2048, export_waiting=0,
+                        export_running=0)
 
 
 def pull(sb, root: Path, *extra: str):
@@ -177,10 +161,9 @@ BIG = 2 * 1024 * 1024
 
 
 @pytest.fixture(scope="module")
-def large(env):
-    with start_sandbox(seed=5, groups=1, jobs_per_group=3, tasks_per_group=1, api_key=KEY,
-                       artifact_bytes=BIG, export_waiting=0, export_running=0) as sb:
-        yield sb
+def large(module_env, make_sandbox):
+    return make_sandbox(seed=5, groups=1, jobs_per_group=3, tasks_per_group=1, api_key=KEY,
+                        artifact_bytes=BIG, export_waiting=0, export_running=0)
 
 
 def _expected(sb, job: str) -> bytes:
@@ -342,7 +325,7 @@ def test_sandbox_entry_point_accepts_fault_options():
         0.1, 9, "status,429", True, True)
 
 
-def test_every_request_but_a_failed_authentication_is_faulted_at_rate_1(env):
+def test_every_request_but_a_failed_authentication_is_faulted_at_rate_1(module_env):
     with start_sandbox(seed=1, groups=1, jobs_per_group=3, tasks_per_group=1, api_key=KEY,
                        fault_rate=1.0, fault_kinds=("status", "429")) as sb:
         with httpx.Client(base_url=sb.url) as client:

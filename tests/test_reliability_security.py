@@ -29,8 +29,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from support import all_paths, final_files, leftovers, run_inprocess
 
-from benchloop.sandbox import start_sandbox
 from benchloop.sandbox.dataset import (
     HOSTILE_GROUP,
     HOSTILE_JOBS,
@@ -40,7 +40,6 @@ from benchloop.sandbox.dataset import (
 )
 from benchloop.sandbox.payloads import HOSTILE_ARTIFACT_NAMES
 from benchloop.sandbox.scripted import Reply, json_reply, start_scripted
-from benchloop.sandbox.testing import all_paths, final_files, leftovers, run_inprocess
 
 KEY = "sk-SECRET-4f9c2e7d1b0a-KEY"
 SHORT_JOBS = [job for job, _ in HOSTILE_JOBS if len(job) < 200]
@@ -52,46 +51,45 @@ def key_leaks(text: str) -> bool:
 
 # ------------------------------------------------------------ foreign origins
 @pytest.fixture(scope="module")
-def oss():
+def oss(make_sandbox):
     """The 'object store': same dataset and signing secret, another port (another origin)."""
-    with start_sandbox(seed=9, groups=1, jobs_per_group=12, tasks_per_group=3, api_key=KEY,
-                       export_waiting=0, export_running=0) as sb:
-        yield sb
+    return make_sandbox(seed=9, groups=1, jobs_per_group=12, tasks_per_group=3, api_key=KEY,
+                        export_waiting=0, export_running=0)
 
 
 @pytest.fixture(scope="module")
-def backend(oss):
-    with start_sandbox(seed=9, groups=1, jobs_per_group=12, tasks_per_group=3, api_key=KEY,
-                       export_waiting=0, export_running=0, object_store_url=oss.url,
-                       redirect_artifacts=True) as sb:
-        yield sb
+def sandbox(make_sandbox, oss):
+    """The backend: presigned URLs on ``oss``, artifact downloads redirected there."""
+    return make_sandbox(seed=9, groups=1, jobs_per_group=12, tasks_per_group=3, api_key=KEY,
+                        export_waiting=0, export_running=0, object_store_url=oss.url,
+                        redirect_artifacts=True)
 
 
-def test_export_download_url_on_another_origin_gets_no_key(backend, oss, tmp_path):
+def test_export_download_url_on_another_origin_gets_no_key(sandbox, oss, tmp_path):
     oss.reset_stats()
-    backend.reset_state()
-    result = run_inprocess("--host", backend.url, "--api-key", KEY, "-v", "trajectory", "download",
+    sandbox.reset_state()
+    result = run_inprocess("--host", sandbox.url, "--api-key", KEY, "-v", "trajectory", "download",
                            "-g", "G1", "-o", str(tmp_path))
     assert result.code == 0, result.err
     seen = oss.requests_log
     assert [r.path.split("?")[0] for r in seen] == ["/_export/G1.jsonl.gz"]
     assert all("x-api-key" not in r.headers for r in seen)
-    assert all(r.headers.get("x-api-key") == KEY for r in backend.requests_log)
+    assert all(r.headers.get("x-api-key") == KEY for r in sandbox.requests_log)
     assert (tmp_path / "G1" / "trajectory.json").stat().st_size > 100
 
 
-def test_artifact_redirect_to_another_origin_gets_no_key(backend, oss, tmp_path):
+def test_artifact_redirect_to_another_origin_gets_no_key(sandbox, oss, tmp_path):
     oss.reset_stats()
-    backend.reset_stats()
-    result = run_inprocess("--host", backend.url, "--api-key", KEY, "artifacts", "download",
+    sandbox.reset_stats()
+    result = run_inprocess("--host", sandbox.url, "--api-key", KEY, "artifacts", "download",
                            "-g", "G1", "-o", str(tmp_path))
     assert result.code == 0, result.err
     oss_seen = [r for r in oss.requests_log if r.path.startswith("/_oss/")]
     assert oss_seen and all("x-api-key" not in r.headers for r in oss_seen)
-    proxied = [r for r in backend.requests_log if "/artifacts/download" in r.path]
+    proxied = [r for r in sandbox.requests_log if "/artifacts/download" in r.path]
     assert proxied and all(r.headers.get("x-api-key") == KEY for r in proxied)
     with httpx.Client() as plain:
-        url = plain.get(f"{backend.url}/openapi/jobs/G1-J0001/artifacts",
+        url = plain.get(f"{sandbox.url}/openapi/jobs/G1-J0001/artifacts",
                         headers={"X-API-Key": KEY}).json()["artifacts"][0]["url"]
         assert url.startswith(oss.url)
         assert (tmp_path / "G1" / "G1-J0001" / "result.tgz").read_bytes() == plain.get(url).content
@@ -146,11 +144,10 @@ def cert(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def tls_sb(cert, oss):
-    with start_sandbox(seed=9, groups=1, jobs_per_group=12, tasks_per_group=3, api_key=KEY,
-                       export_waiting=0, export_running=0, tls=cert, object_store_url=oss.url,
-                       redirect_artifacts=True) as sb:
-        yield sb
+def tls_sb(make_sandbox, cert, oss):
+    return make_sandbox(seed=9, groups=1, jobs_per_group=12, tasks_per_group=3, api_key=KEY,
+                        export_waiting=0, export_running=0, tls=cert, object_store_url=oss.url,
+                        redirect_artifacts=True)
 
 
 def test_tls_is_verified_by_default(tls_sb, monkeypatch):
@@ -249,10 +246,9 @@ def test_plain_http_to_a_non_loopback_host_warns_without_sending_anything(
 
 # ----------------------------------------------------- key never printed
 @pytest.fixture(scope="module")
-def plain_sb():
-    with start_sandbox(seed=2, groups=1, jobs_per_group=8, tasks_per_group=3, api_key=KEY,
-                       export_waiting=0, export_running=0) as sb:
-        yield sb
+def plain_sb(make_sandbox):
+    return make_sandbox(seed=2, groups=1, jobs_per_group=8, tasks_per_group=3, api_key=KEY,
+                        export_waiting=0, export_running=0)
 
 
 @pytest.mark.parametrize("args", [
@@ -367,10 +363,9 @@ def test_a_readable_existing_config_warns(plain_sb, tmp_path, mode):
 
 # ----------------------------------------------------- hostile names
 @pytest.fixture(scope="module")
-def hostile():
-    with start_sandbox(seed=1, groups=1, jobs_per_group=5, tasks_per_group=2, api_key=KEY,
-                       hostile=True, export_waiting=0, export_running=0) as sb:
-        yield sb
+def hostile(make_sandbox):
+    return make_sandbox(seed=1, groups=1, jobs_per_group=5, tasks_per_group=2, api_key=KEY,
+                        hostile=True, export_waiting=0, export_running=0)
 
 
 def _safe_component(name: str) -> bool:
