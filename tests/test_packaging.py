@@ -8,6 +8,8 @@
   module of benchloop/ except the test-only ones, the endpoint table, and
   nothing of the tests; every benchloop module that a shipped module imports
   ships too.
+* Test modules share helpers through tests/support.py, not through conftest
+  or one another.
 """
 
 from __future__ import annotations
@@ -166,3 +168,15 @@ def test_wheel_metadata_requires_the_declared_dependencies(wheel):
     runtime = sorted(requirement_name(r) for r in requires if "extra ==" not in r)
     assert runtime == sorted(requirement_name(r) for r in PYPROJECT["project"]["dependencies"])
     assert "jinja2>=3.1; extra == 'docs'" in requires
+
+
+def test_test_modules_share_helpers_through_support_only():
+    # Fixtures come from conftest by name, plain helpers from tests/support.py: one place per
+    # helper, and no test module depends on another one.
+    offenders = {}
+    for path in sorted((ROOT / "tests").glob("*.py")):
+        for name in imports(path):
+            top = name.split(".")[0]
+            if top in ("conftest", "tests") or top.startswith("test_"):
+                offenders.setdefault(rel(path), set()).add(name)
+    assert offenders == {}
