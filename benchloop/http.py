@@ -1,44 +1,70 @@
-"""One HTTP client per process, with retries and a cancel switch.
+"""One HTTP client per process: one httpx client, one retry policy, a cancel switch.
 
-Why one client: the reference client built a new httpx client (new TCP and TLS
-handshake) for every request and every retry.  Here one :class:`Http` is
-shared by all worker threads and keeps its connections alive:
+Every request - JSON API calls, POST triggers, streamed downloads (artifacts,
+export files, media, artifact proxies and the presigned URLs they redirect
+to) - goes through one shared ``httpx.Client``, with or without a proxy, so
+each security rule holds in exactly one place:
 
-- API calls (JSON, to the configured backend) go through a pool of keep-alive
-  connections on the standard library (``keepalive.OriginPool``): a third of
-  httpx's CPU per request, and no httpx import for commands that make only
-  API calls.  When any proxy is configured they go through httpx, which
-  applies it (and ``NO_PROXY``) as it always did.
-- Streamed downloads (artifacts, exports, media; other origins, redirects,
-  Range) go through one ``httpx.Client``, created on first use.
+- the API key (``X-API-Key``) is sent only to the configured origin; JSON
+  requests never follow redirects, downloads follow them by hand and attach
+  the key only on hops that stay on that origin; an HTTPS to HTTP redirect is
+  refused, and there is no HTTPS to HTTP fallback anywhere;
+- TLS is always verified, against ``--ca-bundle``, else ``SSL_CERT_FILE``,
+  else ``SSL_CERT_DIR``, else certifi (loaded at the first TLS handshake, so
+  a plain-HTTP backend never pays for it);
+- ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and ``NO_PROXY`` apply to
+  every request alike (httpx reads them once, per URL);
+- ``--timeout`` bounds connect, each read and each write.
+
+The client is built at the first request (``bl --help`` and friends never
+import httpx).  Retries follow :mod:`benchloop.retry`, one policy for every
+kind of request.
 
 Requests in flight are bounded by ``--concurrency`` through the slots of the
-worker pool (``use_slots``), held only while a request is on the wire.
+worker pool (``use_slots``), held only while a request is on the wire.  The
+connection pool itself has no limit (see ``pool_limits``): a request never
+waits in httpcore's queue, where a known race (encode/httpcore#1110) can
+close the connection a queued request was just given and leave it hanging
+until its read timeout.  The slots keep the number of connections at about
+the number of requests in flight.
 
-Retries (attempts = retry + 1): transport errors, 5xx and 429 on GET, with
-exponential backoff and full jitter, honouring ``Retry-After``.  A POST is
-retried only when the server cannot have received it (connection refused or
-connect timeout) or answered 429; a 5xx or a broken connection after sending
-is final, so a trigger is never duplicated.
-
-The API key travels only to the configured origin: redirects are not followed
-for API requests, and there is no silent HTTPS to HTTP fallback.
+Bodies: JSON answers may be gzip/deflate-encoded (decoded here, capped at
+``MAX_JSON_BYTES`` decoded); downloads ask for ``Accept-Encoding: identity``
+and are decoded anyway if the server compresses, so a saved file holds the
+object's bytes.
 """
 
 from __future__ import annotations
 
 import json
-import random
 import threading
+import zlib
 from contextlib import nullcontext
 from typing import Any
 from urllib.parse import quote
 
 from . import __version__
 from .errors import ApiError, AuthError, Cancelled, NetworkError
+from .retry import (
+    AUTH,
+    MAX_RETRY_AFTER,  # noqa: F401 - re-exported (tests fuzz it through this module)
+    RESTART,
+    SENT,
+    Failed,
+    RetryPolicy,
+    classify_status,
+    classify_transport,
+    retry_after,
+)
 
-BACKOFF_BASE = 0.5
-MAX_RETRY_AFTER = 60.0
+_retry_after = retry_after  # the old private name, still used by tests
+
+# A decoded (gzip/deflate) JSON answer larger than this is refused: a small
+# compressed body must not be able to exhaust memory.
+MAX_JSON_BYTES = 1 << 30
+# Idle keep-alive connections are closed after this many seconds (httpx's default).
+KEEPALIVE_EXPIRY = 5.0
+CHUNK = 65536
 
 
 def quote_segment(value: str) -> str:
@@ -47,15 +73,6 @@ def quote_segment(value: str) -> str:
     if value in (".", ".."):
         return value.replace(".", "%2E")
     return quote(value, safe="")
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, min(float(value), MAX_RETRY_AFTER))
-    except ValueError:
-        return None
 
 
 _slots = threading.local()
@@ -82,34 +99,6 @@ def _slot() -> Any:
     return gate if gate is not None else nullcontext()
 
 
-class _Unsent(Exception):
-    """The request never reached the server (no connection): safe to repeat, even a POST."""
-
-
-class _Sent(Exception):
-    """The connection broke after the request may have been sent."""
-
-
-def _query(params: dict[str, Any]) -> str:
-    """The query string as httpx would encode it (booleans lower-case, None empty)."""
-    from urllib.parse import urlencode
-
-    def text(value: Any) -> str:
-        return "true" if value is True else "false" if value is False else "" if value is None else str(value)
-
-    return urlencode([(k, text(item)) for k, v in params.items()
-                      for item in (v if isinstance(v, (list, tuple)) else [v])])
-
-
-def _json_body(body: Any) -> bytes:
-    return json.dumps(body if body is not None else {}, ensure_ascii=False, separators=(",", ":"),
-                      allow_nan=False).encode("utf-8")
-
-
-class ArtifactMissing(Exception):
-    """The download endpoint says there is nothing to download (404 or an HTML page)."""
-
-
 def same_origin(a: str, b: str) -> bool:
     from urllib.parse import urlsplit
 
@@ -122,11 +111,26 @@ def _default_port(scheme: str) -> int:
     return 443 if scheme == "https" else 80
 
 
-def looks_like_login(url: str) -> bool:
+# TO BE MOVED to the artifacts step (its table rule), with ``looks_like_login``:
+# the transport keeps them only for ``download(missing_ok=True)`` callers.
+class ArtifactMissing(Exception):
+    """The download endpoint says there is nothing to download (404 or an HTML page)."""
+
+
+def looks_like_login(url: str) -> bool:  # TO BE MOVED (see ArtifactMissing); ``_open`` uses it too
     lowered = url.lower()
     return "login." in lowered or "ssologin" in lowered or "/login" in lowered
 
 
+def _missing_check(status: int, headers: Any, url: str) -> None:
+    """The check behind ``download(missing_ok=True)`` (TO BE MOVED with ArtifactMissing):
+    404 or an HTML page means "no artifact", an HTML login page an authentication failure."""
+    if status == 404:
+        raise ArtifactMissing("artifact not found (HTTP 404)")
+    if status < 400 and "text/html" in headers.get("content-type", ""):
+        if looks_like_login(url):
+            raise AuthError("redirected to a login page; the API key was not accepted")
+        raise ArtifactMissing("download returned an html error page (artifact missing?)")
 
 
 def import_httpx():
@@ -146,274 +150,474 @@ def import_httpx():
     return httpx
 
 
+def pool_limits(httpx: Any) -> Any:
+    """The connection pool's limits: none on the number of connections.
+
+    httpcore 1.0.9 can close a connection it has just assigned to a waiting
+    request - to make room at ``max_connections``, or as a surplus over
+    ``max_keepalive_connections`` - and that request then hangs until its read
+    timeout (encode/httpcore#1110, open).  Both closes need a full pool.  An
+    unlimited pool is never full, so no request ever waits in httpcore's queue
+    and neither close happens.  The number of connections is bounded where
+    it is decided anyway: by the request slots (``--concurrency`` per pool,
+    nested pools included), never by how many threads exist.
+    """
+    return httpx.Limits(max_connections=None, max_keepalive_connections=None, keepalive_expiry=KEEPALIVE_EXPIRY)
+
+
+# ------------------------------------------------------------------ bodies
+class _Undecodable(ValueError):
+    """A body in a Content-Encoding we cannot (or failed to) decode, or too large decoded."""
+
+
+_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+
+
+class _Decoder:
+    """Incremental gzip/deflate decoding (deflate with or without its zlib wrapper)."""
+
+    def __init__(self, coding: str):
+        self.coding = coding
+        self._z = zlib.decompressobj(_WBITS[coding])
+        self._head = b""  # deflate: the first bytes, until the wrapper is recognised
+        self._sniffed = coding != "deflate"
+
+    def feed(self, data: bytes, limit: int | None = None) -> bytes:
+        """Decoded bytes of ``data``; with ``limit``, more than ``limit`` of them is an error."""
+        try:
+            if not self._sniffed:
+                data, self._head = self._head + data, b""
+                if len(data) < 2:
+                    self._head = data
+                    return b""
+                if (data[0] & 0x0F) != 8 or ((data[0] << 8) | data[1]) % 31:
+                    self._z = zlib.decompressobj(-zlib.MAX_WBITS)  # raw deflate, as some servers send
+                self._sniffed = True
+            out = self._inflate(data, limit)
+            while self._z.eof and self._z.unused_data and self.coding != "deflate":
+                rest = self._z.unused_data  # another gzip member follows
+                self._z = zlib.decompressobj(_WBITS[self.coding])
+                out += self._inflate(rest, None if limit is None else limit - len(out))
+        except zlib.error as exc:
+            raise _Undecodable(f"corrupt {self.coding} body: {exc}") from None
+        return out
+
+    def _inflate(self, data: bytes, limit: int | None) -> bytes:
+        if limit is None:
+            return self._z.decompress(data)
+        out = self._z.decompress(data, max(limit, 0) + 1)  # one byte more than allowed shows the excess
+        if len(out) > limit:
+            raise _Undecodable(f"{self.coding} body decodes to more than {MAX_JSON_BYTES} bytes")
+        return out
+
+    def finish(self) -> bytes:
+        if not self._sniffed:
+            raise _Undecodable(f"corrupt {self.coding} body: too short")
+        try:
+            tail = self._z.flush()
+        except zlib.error as exc:
+            raise _Undecodable(f"corrupt {self.coding} body: {exc}") from None
+        if not self._z.eof:
+            raise _Undecodable(f"corrupt {self.coding} body: the compressed stream is incomplete")
+        return tail
+
+
+def _decoder(headers: Any) -> _Decoder | None:
+    """The decoder a response's Content-Encoding needs (None for none or identity)."""
+    value = headers.get("content-encoding")
+    if not value:
+        return None
+    codings = [c for c in (t.strip().lower() for t in value.split(",")) if c and c != "identity"]
+    if not codings:
+        return None
+    if len(codings) > 1 or codings[0] not in _WBITS:
+        raise _Undecodable(f"unsupported Content-Encoding: {value.strip()}")
+    return _Decoder(codings[0])
+
+
+def _json_body(body: Any) -> bytes:
+    return json.dumps(body if body is not None else {}, ensure_ascii=False, separators=(",", ":"),
+                      allow_nan=False).encode("utf-8")
+
+
+def _describe(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def _make_trust(cafile: str | None, capath: str | None):
+    """An SSL context that loads its trust store at the first handshake, not before.
+
+    Loading certifi's bundle costs ~25 ms; a plain-HTTP backend never needs it.
+    Otherwise it is ``ssl.create_default_context(cafile=..., capath=...)``:
+    certificates and host names always verified.
+    """
+    import ssl
+
+    lock = threading.Lock()
+
+    class LazyTrust(ssl.SSLContext):
+        loaded = False
+
+        def _load(self) -> None:
+            with lock:
+                if self.loaded:
+                    return
+                if capath:
+                    self.load_verify_locations(capath=capath)
+                elif cafile:
+                    self.load_verify_locations(cafile=cafile)
+                else:
+                    import certifi
+
+                    self.load_verify_locations(cafile=certifi.where())
+                self.loaded = True
+
+        def wrap_socket(self, *args: Any, **kwargs: Any):  # type: ignore[override]
+            if not self.loaded:
+                self._load()
+            return super().wrap_socket(*args, **kwargs)
+
+        def wrap_bio(self, *args: Any, **kwargs: Any):  # type: ignore[override]
+            if not self.loaded:
+                self._load()
+            return super().wrap_bio(*args, **kwargs)
+
+    return LazyTrust(ssl.PROTOCOL_TLS_CLIENT)  # CERT_REQUIRED and check_hostname: always verified
+
+
 class Http:
+    """The process's HTTP client; thread-safe, shared by every worker."""
+
     def __init__(self, host: str, api_key: str | None, timeout: float, retry: int, pool: int, log,
                  ca_bundle: str | None = None):
-        from .keepalive import OriginPool, proxied
-
         self.host = host.rstrip("/")
         self.api_key = api_key
         self.retry = max(0, retry)
         self.log = log
         self.cancelled = threading.Event()
+        self.policy = RetryPolicy(self.retry, self.cancelled, log)
         self.timeout = timeout
+        # The pool is not sized from this any more (see ``pool_limits``); kept for the callers.
         self.pool_size = pool
         self.ca_bundle = ca_bundle
-        self.headers = {"Accept": "application/json", "User-Agent": f"benchloop-client/{__version__}"}
-        # API calls take the lean keep-alive pool unless a proxy is configured (httpx implements proxies).
-        self.api_pool: OriginPool | None = None
-        if not proxied():
-            self.api_pool = OriginPool(self.host, timeout, self.ssl_context)
+        self.headers = {"Accept": "application/json", "Accept-Encoding": "gzip, deflate",
+                        "User-Agent": f"benchloop-client/{__version__}"}
+        self._key = {"X-API-Key": api_key} if api_key else {}
         self._client: Any = None
         self._client_lock = threading.Lock()
         self._ssl: Any = None
-        self._ssl_lock = threading.Lock()
+        self._transport_error: type[BaseException] = Exception
 
+    # -- the client ----------------------------------------------------------
     def ssl_context(self):
-        """The trust store for both stacks, built once, chosen as httpx chooses it:
-        --ca-bundle, else SSL_CERT_FILE, else SSL_CERT_DIR, else certifi.
-        Verification is always on."""
+        """The trust store: --ca-bundle, else SSL_CERT_FILE, else SSL_CERT_DIR, else certifi."""
         import os
-        import ssl
 
-        with self._ssl_lock:
-            if self._ssl is None:
-                cafile = self.ca_bundle or os.environ.get("SSL_CERT_FILE")
-                if not cafile and os.environ.get("SSL_CERT_DIR"):
-                    self._ssl = ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
-                else:
-                    if not cafile:
-                        import certifi
-
-                        cafile = certifi.where()
-                    self._ssl = ssl.create_default_context(cafile=cafile)
-            return self._ssl
+        if self._ssl is None:
+            cafile = self.ca_bundle or os.environ.get("SSL_CERT_FILE") or None
+            capath = None if cafile else os.environ.get("SSL_CERT_DIR") or None
+            self._ssl = _make_trust(cafile, capath)
+        return self._ssl
 
     @property
     def client(self):
-        """The httpx client (downloads, other origins, proxies), made on first use."""
+        """The one httpx client, made at the first request."""
         if self._client is None:
             with self._client_lock:
                 if self._client is None:
                     httpx = import_httpx()
-                    limits = httpx.Limits(max_connections=self.pool_size + 2,
-                                          max_keepalive_connections=self.pool_size + 2)
-                    self._client = httpx.Client(timeout=self.timeout, headers=self.headers, limits=limits,
-                                                follow_redirects=False, verify=self.ssl_context())
+                    self._transport_error = httpx.TransportError
+                    self._client = httpx.Client(timeout=self.timeout, headers=self.headers,
+                                                limits=pool_limits(httpx), follow_redirects=False,
+                                                verify=self.ssl_context(), trust_env=True)
         return self._client
 
-    @property
-    def _httpx(self):
-        return import_httpx()
-
     def close(self) -> None:
-        if self.api_pool is not None:
-            self.api_pool.close()
         if self._client is not None:
             self._client.close()
 
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return retry_after
-        return BACKOFF_BASE * (2**attempt) * random.uniform(0.5, 1.0)
+    def sleep(self, seconds: float) -> None:
+        """Wait ``seconds``; a cancel (a 401 elsewhere, Ctrl-C) ends it with ``Cancelled``."""
+        self.policy.sleep(seconds)
 
-    def _sleep(self, seconds: float) -> None:
-        if self.cancelled.wait(seconds):
-            raise Cancelled("cancelled")
+    _sleep = sleep  # the old name, until every caller uses ``sleep``
 
+    # -- JSON ------------------------------------------------------------------
     def request_json(self, method: str, path: str, params: dict[str, Any] | None = None,
                      body: Any = None) -> Any:
-        send = self._send_pooled if self.api_pool is not None else self._send_httpx
-        attempts = self.retry + 1
-        for attempt in range(attempts):
-            last = attempt + 1 >= attempts
-            try:
-                with _slot():  # on the wire: one of the --concurrency request slots
-                    if self.cancelled.is_set():  # checked once the slot is ours
-                        raise Cancelled("cancelled")
-                    status, headers, content = send(method, path, params, body)
-            except (_Unsent, _Sent) as exc:
-                # Only a GET is repeated once it may have reached the server.
-                if last or (isinstance(exc, _Sent) and method != "GET"):
-                    raise NetworkError(str(exc)) from None
-                self.log.debug(f"{method} {path}: {exc}; retrying")
-                self._sleep(self._delay(attempt, None))
-                continue
-            if status == 401:
-                raise AuthError("authentication failed (HTTP 401)")
-            retriable = status == 429 or (status >= 500 and method == "GET")
-            if retriable and not last:
-                wait = self._delay(attempt, _retry_after(headers.get("retry-after")))
-                self.log.debug(f"{method} {path}: HTTP {status}; retrying in {wait:.1f}s")
-                self._sleep(wait)
-                continue
+        """``method`` ``path`` (relative to the host) -> the parsed JSON answer.
+
+        Raises ``ApiError`` (an answer that is an error or not JSON), ``AuthError``
+        (401: cancels everything else too), ``NetworkError`` and ``Cancelled``.
+        """
+        if not path.startswith("/"):
+            raise ValueError(f"not a path on the backend: {path!r}")
+        client = self.client
+        headers = self._key
+        content = None
+        if method == "POST":
+            content = _json_body(body)
+            headers = {**headers, "Content-Type": "application/json"}
+        request = client.build_request(method, self.host + path, params=params, headers=headers, content=content)
+
+        def attempt() -> Any:
+            with _slot():  # on the wire: one of the --concurrency request slots
+                self.policy.check()  # once the slot is ours
+                status, response_headers, content, problem = self._exchange(request)
+            kind = classify_status(status)
+            if kind is not None:  # the status decides, even over a body we could not decode
+                error = (AuthError("authentication failed (HTTP 401)") if kind == AUTH
+                         else ApiError(status, _parsed_or_text(content)))
+                raise Failed(kind, error, retry_after(response_headers.get("retry-after")))
+            if problem:
+                raise ApiError(status, problem)  # the server's answer, not the network
             try:
                 value = json.loads(content)
-                parsed = True
             except ValueError:
-                value, parsed = content.decode("utf-8", "replace"), False
-            if status >= 400 or not parsed:
+                raise ApiError(status, content.decode("utf-8", "replace")) from None
+            if status >= 300:
                 raise ApiError(status, value)
             return value
-        raise AssertionError("unreachable")
 
-    def _send_pooled(self, method: str, path: str, params: dict[str, Any] | None, body: Any):
-        from .keepalive import Failure, Undecodable
+        return self.policy.run(method, path, attempt)
 
-        headers = dict(self.headers)
-        if self.api_key:
-            headers["X-API-Key"] = self.api_key
-        data = None
-        if method == "POST":
-            data = _json_body(body)
-            headers["Content-Type"] = "application/json"
-        target = path + ("?" + _query(params) if params else "")
+    def _exchange(self, request: Any) -> tuple[int, Any, bytes, str | None]:
+        """One request: ``(status, headers, body, problem)``; ``problem`` says why the body is unusable."""
         try:
-            return self.api_pool.request(method, target, headers, data)  # type: ignore[union-attr]
-        except Failure as exc:
-            raise (_Sent if exc.sent else _Unsent)(str(exc)) from None
-        except Undecodable as exc:
-            if exc.status in (401, 429) or exc.status >= 500:
-                return exc.status, exc.headers, b""  # the status decides (auth error, retry)
-            raise ApiError(exc.status, str(exc)) from None  # the server's answer, not the network
-
-    def _send_httpx(self, method: str, path: str, params: dict[str, Any] | None, body: Any):
-        httpx = self._httpx
-        headers = {"X-API-Key": self.api_key} if self.api_key else {}
-        kwargs: dict[str, Any] = {"params": params, "headers": headers}
-        if method == "POST":
-            kwargs["json"] = body if body is not None else {}
+            response = self.client.send(request, stream=True)
+        except self._transport_error as exc:
+            raise Failed(classify_transport(exc), NetworkError(_describe(exc))) from None
+        problem = None
         try:
-            response = self.client.request(method, self.host + path, **kwargs)
-        except httpx.TransportError as exc:
-            detail = str(exc) or type(exc).__name__
-            unsent = isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout))
-            raise (_Unsent if unsent else _Sent)(detail) from None
-        return response.status_code, response.headers, response.content
+            decoder = _decoder(response.headers)
+            if decoder is None:
+                content = b"".join(response.iter_raw())
+            else:
+                parts, left = [], MAX_JSON_BYTES
+                for chunk in response.iter_raw():
+                    part = decoder.feed(chunk, left)
+                    left -= len(part)
+                    parts.append(part)
+                parts.append(decoder.finish())
+                content = b"".join(parts)
+        except _Undecodable as exc:
+            content, problem = b"", str(exc)
+        except self._transport_error as exc:
+            raise Failed(SENT, NetworkError(_describe(exc))) from None
+        finally:
+            response.close()
+        return response.status_code, response.headers, content, problem
 
+    # -- downloads -----------------------------------------------------------
     def download(self, target: str, dest: str, *, params: dict[str, Any] | None = None,
-                 on_bytes=None, missing_ok: bool = False) -> int:
+                 on_bytes=None, missing_ok: bool = False, check=None) -> int:
         """Stream ``target`` (a path on the backend or an absolute URL) into ``dest``.
 
         The body goes to a temp file beside ``dest`` and is renamed only when
         complete and of the announced length.  Redirects are followed by hand so
         the API key is attached only while the URL stays on the configured
         origin, never over a scheme downgrade; a redirect to a login page is an
-        authentication failure.  Transport errors (including a body cut short)
-        and 5xx/429 are retried; after a cut, the next attempt asks for the rest
-        with ``Range`` and appends when the server answers 206 with the matching
-        ``Content-Range``, otherwise it starts over.  Returns the bytes written.
-        With ``missing_ok``, 404 and HTML bodies raise ``ArtifactMissing``.
+        authentication failure.  Failures are retried as :mod:`benchloop.retry`
+        says; after a cut, the next attempt asks for the rest with ``Range`` and
+        appends when the server answers 206 with the matching ``Content-Range``,
+        otherwise it starts over.  A compressed body (asked for ``identity``, got
+        gzip anyway) is decoded: the file holds the object's bytes.  Returns the
+        bytes written.
+
+        ``check(status, headers, url)`` sees every answer but a 401 (after
+        redirects; ``url`` is the final one) before any body byte is saved; any
+        exception it raises propagates unchanged and the temp file is removed.
+        ``missing_ok=True`` adds the built-in check: 404 or an HTML page raises
+        ``ArtifactMissing`` (an HTML login page ``AuthError``).
         """
         from .writers import replacing
 
+        if missing_ok:
+            check = _missing_check if check is None else _both(_missing_check, check)
         url = target if target.startswith(("http://", "https://")) else self.host + target
         # The body is written through its own handle (attempts may append); the
         # descriptor of ``replacing`` holds the writer's lock until the rename.
         with replacing(dest, ".part") as (_fd, tmp):
-            return self._download_attempts(url, params, tmp, on_bytes, missing_ok)
+            return _Download(self, url, params, tmp, on_bytes, check).run()
 
     def _open(self, url: str, params: dict[str, Any] | None, headers: dict[str, str]):
         """Send a GET, following redirects by hand with the API key only on our origin."""
         from urllib.parse import urljoin
 
+        client = self.client
         hop_url, hop_params = url, params
         for _hop in range(10):
             hop_headers = dict(headers)
             if self.api_key and same_origin(hop_url, self.host):
                 hop_headers["X-API-Key"] = self.api_key
-            request = self.client.build_request("GET", hop_url, params=hop_params, headers=hop_headers)
-            response = self.client.send(request, stream=True)
+            request = client.build_request("GET", hop_url, params=hop_params, headers=hop_headers)
+            response = client.send(request, stream=True)
             if not response.is_redirect:
                 return response
             location = response.headers.get("location", "")
-            response.close()
+            _release(response)
             nxt = urljoin(str(request.url), location)
             if looks_like_login(nxt):
-                raise AuthError(f"redirected to a login page ({nxt.split('?')[0]}); the API key was not accepted")
+                raise Failed(AUTH, AuthError(f"redirected to a login page ({nxt.split('?')[0]}); "
+                                             "the API key was not accepted"))
             if hop_url.startswith("https://") and nxt.startswith("http://"):
                 raise ApiError(response.status_code, f"refusing redirect from https to http: {nxt}")
             hop_url, hop_params = nxt, None
         raise ApiError(310, "too many redirects")
 
-    def _download_attempts(self, url: str, params, tmp: str, on_bytes, missing_ok: bool) -> int:
+
+def _both(first, second):
+    def check(status: int, headers: Any, url: str) -> None:
+        first(status, headers, url)
+        second(status, headers, url)
+
+    return check
+
+
+def _parsed_or_text(content: bytes) -> Any:
+    try:
+        return json.loads(content)
+    except ValueError:
+        return content.decode("utf-8", "replace")
+
+
+def _release(response: Any) -> None:
+    """Close a streamed response, reading a small unread rest first (a redirect, an
+    error page) so that its connection goes back to the pool instead of being dropped."""
+    try:
+        if not response.is_stream_consumed:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) <= CHUNK:
+                for _chunk in response.iter_raw():
+                    pass
+    except Exception:  # noqa: BLE001 - a broken rest only costs the connection
+        pass
+    finally:
+        response.close()
+
+
+def _error_text(response: Any, transport_error: type[BaseException], limit: int = CHUNK) -> str:
+    """The start of an error answer's body, as text (decoded if compressed)."""
+    data = b""
+    try:
+        for chunk in response.iter_raw():
+            data += chunk
+            if len(data) >= limit:
+                break
+    except transport_error:
+        pass  # the status is what matters; keep what came
+    try:
+        decoder = _decoder(response.headers)
+        if decoder is not None:
+            data = decoder.feed(data, limit)
+    except _Undecodable:
+        pass
+    return data[:limit].decode("utf-8", "replace")
+
+
+class _Download:
+    """The attempts of one download; ``have`` is what the temp file holds so far."""
+
+    def __init__(self, http: Http, url: str, params: dict[str, Any] | None, tmp: str, on_bytes, check):
+        self.http, self.url, self.params, self.tmp = http, url, params, tmp
+        self.on_bytes, self.check = on_bytes, check
+        self.have = 0
+
+    def run(self) -> int:
         import os
+
+        self.http.policy.run("GET", self.url.split("?")[0], self.attempt)
+        return os.path.getsize(self.tmp)
+
+    def attempt(self) -> None:
+        http = self.http
+        headers = {"Accept": "*/*", "Accept-Encoding": "identity"}
+        if self.have:
+            headers["Range"] = f"bytes={self.have}-"
+        with _slot():  # on the wire: one of the --concurrency request slots
+            http.policy.check()  # once the slot is ours
+            try:
+                response = http._open(self.url, self.params, headers)
+            except http._transport_error as exc:
+                raise Failed(classify_transport(exc), NetworkError(_describe(exc))) from None
+            try:
+                self.save(response)
+            except http._transport_error as exc:
+                raise Failed(SENT, NetworkError(_describe(exc))) from None
+            finally:
+                _release(response)
+
+    def save(self, response: Any) -> None:
         import re
 
-        httpx = self._httpx
-        attempts = self.retry + 1
-        have = 0
-        pause = 0.0  # backoff, slept outside the request slot
-        for attempt in range(attempts):
-            if pause:
-                self._sleep(pause)
-                pause = 0.0
-            last = attempt + 1 >= attempts
-            headers = {"Accept": "*/*"}
-            if have:
-                headers["Range"] = f"bytes={have}-"
-            with _slot():  # on the wire: one of the --concurrency request slots
-                if self.cancelled.is_set():  # checked once the slot is ours
-                    raise Cancelled("cancelled")
-                try:
-                    response = self._open(url, params, headers)
-                    try:
-                        status = response.status_code
-                        if status == 401:
-                            raise AuthError("authentication failed (HTTP 401)")
-                        if status == 416 and have:
-                            have = 0  # our partial file is useless: start over
-                            continue
-                        if (status >= 500 or status == 429) and not last:
-                            pause = self._delay(attempt, _retry_after(response.headers.get("retry-after")))
-                            continue
-                        if status == 404 and missing_ok:
-                            body = response.read()[:200].decode("utf-8", "replace")
-                            raise ArtifactMissing(f"artifact not found (HTTP 404): {body}")
-                        if status >= 400:
-                            raise ApiError(status, response.read().decode("utf-8", "replace"))
-                        if "text/html" in response.headers.get("content-type", ""):
-                            if looks_like_login(str(response.url)):
-                                raise AuthError("redirected to a login page; the API key was not accepted")
-                            if missing_ok:
-                                raise ArtifactMissing("download returned an html error page (artifact missing?)")
-                        expected = None
-                        mode = "wb"
-                        match = re.match(r"bytes (\d+)-(\d+)/(\d+|\*)", response.headers.get("content-range", ""))
-                        if status == 206 and match and int(match.group(1)) == have:
-                            mode = "ab"
-                            expected = int(match.group(3)) if match.group(3) != "*" else None
-                        elif status == 206:
-                            # Partial content that does not continue our file: never save it as
-                            # the whole; drop what we have and ask again without Range.
-                            have = 0
-                            if last:
-                                raise NetworkError("unexpected partial content (HTTP 206) for a full download")
-                            continue
-                        else:
-                            if have:
-                                self.log.debug(f"{url.split('?')[0]}: no resume support; starting over")
-                            have = 0
-                            length = response.headers.get("content-length", "")
-                            if length.isdigit() and not response.headers.get("content-encoding"):
-                                expected = int(length)
-                        with open(tmp, mode) as handle:
-                            for chunk in response.iter_raw(65536):
-                                handle.write(chunk)
-                                have += len(chunk)
-                                if on_bytes:
-                                    on_bytes(len(chunk))
-                                if self.cancelled.is_set():
-                                    raise Cancelled("cancelled")
-                        if expected is not None and have != expected:
-                            raise httpx.ReadError(f"body cut short: {have} of {expected} bytes")
-                        return os.path.getsize(tmp)
-                    finally:
-                        response.close()
-                except httpx.TransportError as exc:
-                    detail = str(exc) or type(exc).__name__
-                    if last:
-                        raise NetworkError(detail) from None
-                    self.log.debug(f"GET {url.split('?')[0]}: {detail}; retrying")
-                    pause = self._delay(attempt, None)
-        raise NetworkError("download failed")
+        http = self.http
+        status = response.status_code
+        if status == 401:
+            raise Failed(AUTH, AuthError("authentication failed (HTTP 401)"))
+        if self.check is not None:
+            self.check(status, response.headers, str(response.url))
+        if status == 416 and self.have:
+            self.have = 0  # our partial file is useless: start over
+            raise Failed(RESTART, ApiError(status, _error_text(response, http._transport_error)))
+        kind = classify_status(status)
+        if kind is not None:
+            raise Failed(kind, ApiError(status, _error_text(response, http._transport_error)),
+                         retry_after(response.headers.get("retry-after")))
+        if status >= 400:
+            raise ApiError(status, _error_text(response, http._transport_error))
+        try:
+            decoder = _decoder(response.headers)
+        except _Undecodable as exc:
+            raise ApiError(status, str(exc)) from None
+        total = None  # the whole object's length, when known from Content-Range
+        length = None  # this answer's raw (encoded) body length, from Content-Length
+        if status == 206:
+            match = re.match(r"bytes (\d+)-(\d+)/(\d+|\*)", response.headers.get("content-range", ""))
+            if decoder is not None or not match or int(match.group(1)) != self.have:
+                # Partial content that does not continue our file: never save it as
+                # the whole; drop what we have and ask again without Range.
+                self.have = 0
+                raise Failed(RESTART, NetworkError("unexpected partial content (HTTP 206) for a full download"))
+            total = int(match.group(3)) if match.group(3) != "*" else None
+            mode = "ab"
+        else:
+            if self.have:
+                http.log.debug(f"{self.url.split('?')[0]}: no resume support; starting over")
+            self.have = 0
+            mode = "wb"
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit():
+            length = int(declared)
+        raw = 0
+        try:
+            with open(self.tmp, mode) as handle:
+                for chunk in response.iter_raw():  # as received: a cut keeps every byte that came
+                    raw += len(chunk)
+                    data = decoder.feed(chunk) if decoder is not None else chunk
+                    if data:
+                        handle.write(data)
+                        self.have += len(data)
+                        if self.on_bytes:
+                            self.on_bytes(len(data))
+                    if http.cancelled.is_set():
+                        raise Cancelled("cancelled")
+                if decoder is not None:
+                    data = decoder.finish()
+                    if data:
+                        handle.write(data)
+                        self.have += len(data)
+                        if self.on_bytes:
+                            self.on_bytes(len(data))
+        except _Undecodable as exc:
+            self.have = 0
+            raise ApiError(status, str(exc)) from None
+        except BaseException:
+            if decoder is not None:
+                self.have = 0  # decoded bytes cannot be resumed with a Range of encoded ones
+            raise
+        if length is not None and raw != length:
+            if decoder is not None:
+                self.have = 0
+            raise Failed(SENT, NetworkError(f"body cut short: {raw} of {length} bytes"))
+        if total is not None and self.have != total:
+            raise Failed(SENT, NetworkError(f"body cut short: {self.have} of {total} bytes"))

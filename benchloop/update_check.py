@@ -107,12 +107,12 @@ def _versions(body: bytes, content_type: str) -> list[str]:
 
 
 def fetch_latest(index: str) -> str | None:
-    from urllib.request import Request, urlopen
+    from .http import import_httpx  # the one HTTP library of the client
 
-    request = Request(f"{index}/{PACKAGE}/", headers={
+    response = import_httpx().get(f"{index}/{PACKAGE}/", timeout=TIMEOUT, follow_redirects=True, headers={
         "Accept": "application/vnd.pypi.simple.v1+json, text/html;q=0.1", "User-Agent": PACKAGE})
-    with urlopen(request, timeout=TIMEOUT) as response:  # noqa: S310 - URL from configuration
-        versions = _versions(response.read(), response.headers.get("content-type", ""))
+    response.raise_for_status()
+    versions = _versions(response.content, response.headers.get("content-type", ""))
     stable = [v for v in versions if version_key(v) and version_key(v)[1] == (1, 0)]
     return max(stable or versions, key=lambda v: version_key(v) or ((),), default=None)
 

@@ -13,7 +13,9 @@ client got and what it sent.
 
 A route is a :class:`Reply`, a list of replies (used in turn, the last one
 repeats) or a callable ``(request) -> Reply``.  Unknown paths answer 404 JSON.
-``tls=(certfile, keyfile)`` serves HTTPS instead of HTTP.
+``tls=(certfile, keyfile)`` serves HTTPS instead of HTTP.  ``connections``
+counts the TCP connections accepted and ``Seen.peer`` names the one that
+carried a request, so a test can tell reuse from reconnection.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import socket
 import ssl
 import struct
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
@@ -43,6 +46,7 @@ class Reply:
     # "close_after": answer as if keeping the connection alive, then close it (an idle timeout).
     cut: str | None = None
     send: int | None = None
+    delay: float = 0.0  # seconds to wait before answering
 
     def payload(self) -> bytes:
         if isinstance(self.body, bytes):
@@ -61,6 +65,7 @@ class Seen:
     method: str
     target: str
     headers: Headers
+    peer: Any = None  # the client's (host, port): one per connection
 
     @property
     def path(self) -> str:
@@ -88,8 +93,10 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         if length:
             self.rfile.read(length)
-        seen = Seen(self.command, self.path, Headers(self.headers.items()))
+        seen = Seen(self.command, self.path, Headers(self.headers.items()), self.client_address)
         reply = self.server.reply_for(seen)
+        if reply.delay:
+            time.sleep(reply.delay)
         if reply.cut == "reset":
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.close_connection = True
@@ -119,8 +126,14 @@ class _Server(QuietHTTPServer):
         self.routes = dict(routes)
         self.seen: list[Seen] = []
         self.counts: dict[str, int] = {}
+        self.connections = 0
         self.lock = threading.Lock()
         super().__init__(address, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.lock:
+            self.connections += 1
+        super().process_request(request, client_address)
 
     def reply_for(self, seen: Seen) -> Reply:
         with self.lock:
@@ -151,6 +164,12 @@ class Scripted:
     def seen(self) -> list[Seen]:
         with self._server.lock:
             return list(self._server.seen)
+
+    @property
+    def connections(self) -> int:
+        """TCP connections accepted so far."""
+        with self._server.lock:
+            return self._server.connections
 
     @property
     def routes(self) -> dict[str, Route]:

@@ -1,0 +1,458 @@
+"""The one HTTP stack (``benchloop/http.py``) and its retry policy (``benchloop/retry.py``).
+
+Everything talks to real loopback servers (the scripted server, the sandbox);
+nothing in httpx is mocked.  What the sandbox never shows is scripted here:
+compressed answers (JSON and downloads), servers that close connections
+(announced or not), refused connections, the ``check`` hook of downloads, and
+the retry rules one by one.
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import json
+import threading
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+from support import leftovers, run_inprocess
+
+from benchloop import http as bl_http
+from benchloop import retry
+from benchloop.errors import ApiError, AuthError, Cancelled, NetworkError
+from benchloop.http import ArtifactMissing, Http
+from benchloop.sandbox.scripted import Reply, json_reply, start_scripted
+
+KEY = "stack-key-0123"
+REPORT = {"job_id": "J1", "summary": "ok", "words": ["ünïcode", "b"]}
+OBJECT = bytes(range(256)) * 400  # 100 kB, not text: what an artifact looks like
+
+_PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+
+
+@pytest.fixture(autouse=True)
+def no_proxy_env(monkeypatch):
+    for name in _PROXY_VARS:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    return monkeypatch
+
+
+class _Log:
+    def __init__(self):
+        self.lines: list[str] = []
+
+    def debug(self, message: str) -> None:
+        self.lines.append(message)
+
+    info = warn = progress = debug
+
+
+def _http(url: str, retry_count: int = 2, key: str | None = KEY, timeout: float = 10) -> Http:
+    return Http(url, key, timeout, retry_count, 4, _Log())
+
+
+def _report(api_url: str, *ids: str, retry_count: str = "2"):
+    return run_inprocess("--host", api_url, "--api-key", KEY, "--retry", retry_count, "--concurrency", "1",
+                         "report", "get", "-j", ",".join(ids))
+
+
+# ------------------------------------------------------------------ imports
+# Importing any of these would be a second HTTP stack (the sandbox, a server, is exempt).
+FORBIDDEN = {"http.client", "socket", "urllib.request", "urllib3", "requests", "aiohttp", "httplib2",
+             "pycurl", "http.server", "socketserver", "asyncio", "httpcore", "h11", "h2"}
+
+
+def test_no_client_module_imports_another_http_library():
+    root = Path(bl_http.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if "sandbox" in path.relative_to(root).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            found += [f"{path.relative_to(root)}: {name}" for name in names
+                      if name in FORBIDDEN or name.split(".")[0] in FORBIDDEN - {"http", "urllib"}]
+    assert found == []
+    assert not (root / "keepalive.py").exists()
+
+
+# ------------------------------------------------------------- JSON answers
+@pytest.mark.parametrize("encoding, encode", [
+    ("gzip", gzip.compress),
+    ("x-gzip", gzip.compress),
+    ("deflate", zlib.compress),
+    ("deflate", lambda data: zlib.compress(data)[2:-4]),  # raw deflate, as some servers send it
+    ("gzip, identity", gzip.compress),
+])
+def test_compressed_json_answers_are_decoded(encoding, encode):
+    body = encode(json.dumps(REPORT).encode("utf-8"))
+    with start_scripted({"/openapi/jobs/J1/report": Reply(200, body, headers={"Content-Encoding": encoding})}) as api:
+        result = _report(api.url, "J1")
+        sent = api.seen[0].headers.get("accept-encoding")
+    assert result.code == 0, result.err
+    assert json.loads(result.out) == [REPORT]
+    assert sent == "gzip, deflate"
+
+
+def test_an_unknown_content_encoding_is_a_clear_failure():
+    reply = Reply(200, b"\x00\x01", headers={"Content-Encoding": "br"})
+    with start_scripted({"/openapi/jobs/J1/report": reply}) as api:
+        result = _report(api.url, "J1")
+        seen = api.seen
+    assert result.code == 1  # the server's answer, not a network failure (exit 4), and not retried
+    assert "API error 200: unsupported Content-Encoding: br" in result.err
+    assert len(seen) == 1
+
+
+@pytest.mark.parametrize("status, code, requests", [(401, 3, 1), (503, 1, 3), (200, 1, 1)])
+def test_an_undecodable_body_still_lets_the_status_decide(status, code, requests):
+    # 401 stays an authentication failure (exit 3), a 503 is retried (then fails), a 200 fails at once.
+    reply = Reply(status, b"\x00garbage", headers={"Content-Encoding": "gzip", "Retry-After": "0"})
+    with start_scripted({"/openapi/jobs/J1/report": reply}) as api:
+        result = _report(api.url, "J1")
+        seen = api.seen
+    assert result.code == code, result.err
+    assert len(seen) == requests
+
+
+def test_a_compressed_json_answer_is_capped_when_decoded(monkeypatch):
+    monkeypatch.setattr(bl_http, "MAX_JSON_BYTES", 1 << 20)
+    bomb = gzip.compress(b"[" + b" " * (4 << 20) + b"]")  # 4 MB of JSON in ~4 kB
+    with start_scripted({"/openapi/jobs/J1/report": Reply(200, bomb, headers={"Content-Encoding": "gzip"})}) as api:
+        result = _report(api.url, "J1")
+    assert result.code == 1
+    assert "gzip body decodes to more than 1048576 bytes" in result.err
+
+
+def test_a_redirect_is_an_error_for_a_json_request():
+    with start_scripted({"/openapi/jobs/J1/report": Reply(302, b"{}", headers={"Location": "/elsewhere"})}) as api:
+        result = _report(api.url, "J1")
+        paths = [s.path for s in api.seen]
+    assert result.code == 1 and "API error 302" in result.err
+    assert paths == ["/openapi/jobs/J1/report"]
+
+
+# ------------------------------------------------------------- connections
+def test_a_server_announcing_close_gets_a_new_connection_each_time():
+    with start_scripted({"*": json_reply(REPORT, Connection="close")}) as api:
+        result = _report(api.url, "J1", "J2", "J3")
+        seen, connections = api.seen, api.connections
+    assert result.code == 0, result.err
+    assert len(json.loads(result.out)) == 3 and len(seen) == 3
+    assert connections == 3
+
+
+def test_sequential_requests_reuse_one_connection_and_keep_the_base_path(tmp_path):
+    with start_scripted({"*": json_reply(REPORT)}) as api:
+        http = _http(api.url + "/prefix/")
+        try:
+            answers = [http.request_json("GET", f"/openapi/jobs/J{n}/report", {"x": 1}) for n in range(5)]
+            http.download("/openapi/jobs/J9/report", str(tmp_path / "report.json"))
+        finally:
+            http.close()
+        seen, connections = api.seen, api.connections
+    assert answers == [REPORT] * 5
+    assert [s.target for s in seen] == [f"/prefix/openapi/jobs/J{n}/report?x=1" for n in range(5)] + [
+        "/prefix/openapi/jobs/J9/report"]
+    assert connections == 1  # JSON calls and the download share one keep-alive connection
+    assert all(s.headers.get("x-api-key") == KEY for s in seen)
+    assert json.loads((tmp_path / "report.json").read_bytes()) == REPORT
+
+
+def test_an_idle_connection_closed_by_the_server_is_replaced_before_reuse():
+    # The server answers as if it kept the connection, then closes it (an idle timeout).
+    # Without the check before reuse the next request would fail on the dead socket.
+    with start_scripted({"*": Reply(200, json.dumps(REPORT).encode(), cut="close_after")}) as api:
+        http = _http(api.url, retry_count=0)
+        try:
+            first = http.request_json("GET", "/openapi/jobs/J1/report")
+            time.sleep(0.2)  # the FIN arrives
+            second = http.request_json("GET", "/openapi/jobs/J2/report")
+        finally:
+            http.close()
+        connections = api.connections
+    assert first == second == REPORT
+    assert connections == 2
+
+
+def test_a_base_url_path_is_encoded_for_the_wire():
+    with start_scripted({"*": json_reply(REPORT)}) as api:
+        result = run_inprocess("--host", api.url + "/base path/bäse%2F/", "--api-key", KEY, "report", "get",
+                               "-j", "J1")
+        targets = [s.target for s in api.seen]
+    assert result.code == 0, result.err
+    assert targets == ["/base%20path/b%C3%A4se%2F/openapi/jobs/J1/report"]
+
+
+def test_a_redirect_answer_body_does_not_cost_the_connection(tmp_path):
+    routes = {"/a": Reply(302, b"moved", "text/plain", headers={"Location": "/b"}), "/b": Reply(200, OBJECT,
+                                                                                        "application/gzip")}
+    with start_scripted(routes) as srv:
+        http = _http(srv.url)
+        try:
+            for n in range(3):
+                http.download("/a", str(tmp_path / f"o{n}"))
+        finally:
+            http.close()
+        connections = srv.connections
+    assert connections == 1
+    assert all((tmp_path / f"o{n}").read_bytes() == OBJECT for n in range(3))
+
+
+@pytest.mark.parametrize("host", ["localhost:9", "backend.example", "ftp://backend.example", "http://",
+                                  "http://backend.example:port"])
+def test_a_backend_url_without_http_scheme_or_host_is_a_usage_error(host):
+    result = run_inprocess("--host", host, "--api-key", KEY, "report", "get", "-j", "J1")
+    assert result.code == 2, result.err
+    assert "invalid backend URL" in result.err and result.out == ""
+
+
+# ------------------------------------------------------------- retry rules
+def _dead_url() -> str:
+    with start_scripted({}) as srv:
+        return srv.url  # nothing listens there any more
+
+
+def test_a_refused_connection_is_never_sent_so_even_a_post_is_retried():
+    http = _http(_dead_url(), retry_count=2)
+    http.policy._uniform = lambda a, b: 0.0  # no backoff wait in the test
+    with pytest.raises(NetworkError):
+        http.request_json("POST", "/openapi/jobs/J1/report/trigger", body={"x": 1})
+    assert sum("retrying" in line for line in http.log.lines) == 2
+
+
+@pytest.mark.parametrize("method, requests", [("POST", 1), ("GET", 3)])
+def test_a_reset_after_sending_is_retried_for_get_only(method, requests):
+    with start_scripted({"/x": Reply(cut="reset")}) as srv:
+        http = _http(srv.url, retry_count=2)
+        http.policy._uniform = lambda a, b: 0.0
+        with pytest.raises(NetworkError):
+            http.request_json(method, "/x")
+        http.close()
+        assert len(srv.seen) == requests
+
+
+@pytest.mark.parametrize("method, requests", [("POST", 1), ("GET", 3)])
+def test_a_5xx_is_retried_for_get_only(method, requests):
+    with start_scripted({"/x": json_reply({"error": "busy"}, 503, **{"Retry-After": "0"})}) as srv:
+        http = _http(srv.url, retry_count=2)
+        with pytest.raises(ApiError) as caught:
+            http.request_json(method, "/x")
+        http.close()
+        assert len(srv.seen) == requests
+    assert caught.value.status == 503 and caught.value.body == {"error": "busy"}
+
+
+def test_a_429_is_retried_for_a_post_too_honouring_retry_after():
+    replies = [json_reply({"error": "slow down"}, 429, **{"Retry-After": "0"}), json_reply({"ok": True})]
+    with start_scripted({"/x": replies}) as srv:
+        http = _http(srv.url, retry_count=1)
+        started = time.monotonic()
+        assert http.request_json("POST", "/x", body={"a": 1}) == {"ok": True}
+        elapsed = time.monotonic() - started
+        http.close()
+        seen = srv.seen
+    assert [s.method for s in seen] == ["POST", "POST"]
+    assert elapsed < 0.2  # Retry-After: 0, not the backoff
+
+
+def test_a_401_is_never_retried():
+    with start_scripted({"/x": json_reply({"error": "no"}, 401)}) as srv:
+        http = _http(srv.url, retry_count=3)
+        with pytest.raises(AuthError):
+            http.request_json("GET", "/x")
+        http.close()
+        assert len(srv.seen) == 1
+
+
+def _failed(kind: str, retry_after: float | None = None) -> retry.Failed:
+    return retry.Failed(kind, ApiError(500, "x"), retry_after)
+
+
+@pytest.mark.parametrize("kind, method, retried", [
+    (retry.UNSENT, "GET", True), (retry.UNSENT, "POST", True),
+    (retry.SENT, "GET", True), (retry.SENT, "POST", False),
+    (retry.SERVER, "GET", True), (retry.SERVER, "POST", False),
+    (retry.THROTTLED, "GET", True), (retry.THROTTLED, "POST", True),
+    (retry.AUTH, "GET", False), (retry.RESTART, "GET", True),
+])
+def test_the_policy_decides_by_kind_and_method(kind, method, retried):
+    policy = retry.RetryPolicy(3, threading.Event(), uniform=lambda a, b: b)
+    assert (policy.decide(method, _failed(kind), 0) is not None) is retried
+    assert policy.decide(method, _failed(kind), 3) is None  # the budget is spent
+
+
+def test_backoff_is_exponential_with_jitter_and_retry_after_wins():
+    low = retry.RetryPolicy(4, threading.Event(), uniform=lambda a, b: a)
+    high = retry.RetryPolicy(4, threading.Event(), uniform=lambda a, b: b)
+    assert [low.backoff(n) for n in range(4)] == [0.25, 0.5, 1.0, 2.0]
+    assert [high.backoff(n) for n in range(4)] == [0.5, 1.0, 2.0, 4.0]
+    assert high.decide("GET", _failed(retry.THROTTLED, 7.0), 0) == 7.0
+    assert high.decide("GET", _failed(retry.RESTART), 0) == 0.0
+    assert retry.retry_after("120") == retry.MAX_RETRY_AFTER
+    assert retry.retry_after("-3") == 0.0
+    assert retry.retry_after("nan") is None and retry.retry_after("Wed, 21 Oct 2015") is None
+
+
+def test_a_cancel_interrupts_the_backoff_sleep():
+    http = _http("http://127.0.0.1:9")
+    threading.Timer(0.1, http.cancelled.set).start()
+    started = time.monotonic()
+    with pytest.raises(Cancelled):
+        http.sleep(30)
+    assert time.monotonic() - started < 5
+    assert http._sleep == http.sleep
+
+
+def test_a_cancel_stops_a_retry_loop_in_its_backoff():
+    with start_scripted({"/x": json_reply({"error": "busy"}, 503, **{"Retry-After": "30"})}) as srv:
+        http = _http(srv.url, retry_count=3)
+        threading.Timer(0.3, http.cancelled.set).start()
+        started = time.monotonic()
+        with pytest.raises(Cancelled):
+            http.request_json("GET", "/x")
+        http.close()
+        assert len(srv.seen) == 1
+    assert time.monotonic() - started < 5
+
+
+# ------------------------------------------------------------- downloads
+def _download(url: str, target: str, dest: Path, **kwargs):
+    http = _http(url, **{k: kwargs.pop(k) for k in ("retry_count",) if k in kwargs})
+    http.policy._uniform = lambda a, b: 0.0
+    try:
+        return http.download(target, str(dest), **kwargs)
+    finally:
+        http.close()
+
+
+def test_a_gzip_encoded_download_is_saved_decoded(tmp_path):
+    # Asked for identity, the server compresses anyway: the file holds the object's bytes.
+    encoded = gzip.compress(OBJECT)
+    with start_scripted({"/obj": Reply(200, encoded, "application/octet-stream",
+                                       headers={"Content-Encoding": "gzip"})}) as srv:
+        written = _download(srv.url, "/obj", tmp_path / "obj")
+        sent = srv.seen[0].headers.get("accept-encoding")
+    assert sent == "identity"
+    assert (tmp_path / "obj").read_bytes() == OBJECT
+    assert written == len(OBJECT) and len(encoded) < len(OBJECT)
+
+
+def test_a_cut_gzip_download_starts_over_without_range(tmp_path):
+    encoded = gzip.compress(OBJECT)
+    replies = [Reply(200, encoded, headers={"Content-Encoding": "gzip"}, cut="truncate"),
+               Reply(200, encoded, headers={"Content-Encoding": "gzip"})]
+    with start_scripted({"/obj": replies}) as srv:
+        _download(srv.url, "/obj", tmp_path / "obj")
+        ranges = [s.headers.get("range") for s in srv.seen]
+    assert ranges == [None, None]  # decoded bytes cannot be resumed with a Range of encoded ones
+    assert (tmp_path / "obj").read_bytes() == OBJECT
+
+
+@pytest.mark.parametrize("body, encoding, message", [
+    (b"\x1f\x8b\x08\x00garbage-not-gzip", "gzip", "corrupt gzip body"),
+    (gzip.compress(OBJECT)[:-8] + b"\x00" * 8, "gzip", "corrupt gzip body"),  # wrong CRC and length
+    (b"\x00\x01", "br", "unsupported Content-Encoding: br"),
+])
+def test_an_undecodable_download_fails_and_leaves_nothing(tmp_path, body, encoding, message):
+    with start_scripted({"/obj": Reply(200, body, headers={"Content-Encoding": encoding})}) as srv:
+        with pytest.raises(ApiError) as caught:
+            _download(srv.url, "/obj", tmp_path / "obj")
+    assert message in str(caught.value)
+    assert not (tmp_path / "obj").exists() and leftovers(tmp_path) == []
+
+
+def test_a_plain_download_resumes_with_range_after_a_cut(tmp_path):
+    def rest(seen):
+        start = int(seen.headers["range"].split("=")[1].rstrip("-"))
+        return Reply(206, OBJECT[start:], headers={"Content-Range": f"bytes {start}-{len(OBJECT) - 1}/{len(OBJECT)}"})
+
+    calls = iter([Reply(200, OBJECT, cut="truncate", send=30000)])
+    with start_scripted({"/obj": lambda seen: next(calls, None) or rest(seen)}) as srv:
+        _download(srv.url, "/obj", tmp_path / "obj", retry_count=1)
+        ranges = [s.headers.get("range") for s in srv.seen]
+    assert ranges == [None, "bytes=30000-"]
+    assert (tmp_path / "obj").read_bytes() == OBJECT
+
+
+class _Refused(Exception):
+    pass
+
+
+def test_check_sees_the_final_answer_before_any_byte_is_saved(tmp_path):
+    calls = []
+
+    def check(status, headers, url):
+        calls.append((status, headers.get("content-type"), url))
+
+    routes = {"/start": Reply(302, b"", headers={"Location": "/final?sig=1"}),
+              "/final": Reply(200, OBJECT, "application/x-tar")}
+    with start_scripted(routes) as srv:
+        _download(srv.url, "/start", tmp_path / "obj", check=check)
+    assert calls == [(200, "application/x-tar", f"{srv.url}/final?sig=1")]
+    assert (tmp_path / "obj").read_bytes() == OBJECT
+
+
+def test_an_exception_of_check_propagates_unchanged_and_nothing_is_kept(tmp_path):
+    def check(status, headers, url):
+        raise _Refused(f"{status} {headers.get('content-type')}")
+
+    with start_scripted({"/obj": Reply(200, b"<html>sign in</html>", "text/html")}) as srv:
+        with pytest.raises(_Refused, match="200 text/html"):
+            _download(srv.url, "/obj", tmp_path / "obj", check=check)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_check_runs_once_per_attempt_but_never_for_a_401(tmp_path):
+    statuses = []
+    replies = [json_reply({"error": "busy"}, 503, **{"Retry-After": "0"}), Reply(200, OBJECT)]
+    with start_scripted({"/obj": replies, "/auth": json_reply({"error": "no"}, 401)}) as srv:
+        _download(srv.url, "/obj", tmp_path / "obj", check=lambda s, h, u: statuses.append(s))
+        with pytest.raises(AuthError):
+            _download(srv.url, "/auth", tmp_path / "auth", check=lambda s, h, u: statuses.append(s))
+    assert statuses == [503, 200]
+    assert (tmp_path / "obj").read_bytes() == OBJECT
+
+
+@pytest.mark.parametrize("reply, error", [
+    (json_reply({"error": "no artifact"}, 404), ArtifactMissing),
+    (Reply(200, b"<html>oops</html>", "text/html"), ArtifactMissing),
+])
+def test_missing_ok_is_the_built_in_check(tmp_path, reply, error):
+    with start_scripted({"/obj": reply}) as srv:
+        with pytest.raises(error):
+            _download(srv.url, "/obj", tmp_path / "obj", missing_ok=True)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_missing_ok_treats_an_html_login_page_as_an_auth_failure(tmp_path):
+    with start_scripted({"/sso/login.htm": Reply(200, b"<html>login</html>", "text/html")}) as srv:
+        with pytest.raises(AuthError):
+            _download(srv.url, "/sso/login.htm", tmp_path / "obj", missing_ok=True)
+
+
+def test_a_redirect_to_a_login_page_is_an_auth_failure(tmp_path):
+    with start_scripted({"/obj": Reply(302, b"", headers={"Location": "/login.example/sso?back=x"})}) as srv:
+        with pytest.raises(AuthError):
+            _download(srv.url, "/obj", tmp_path / "obj")
+        paths = [s.path for s in srv.seen]
+    assert paths == ["/obj"]
+
+
+def test_the_key_follows_redirects_only_on_the_configured_origin(tmp_path):
+    with start_scripted({"/obj": Reply(200, OBJECT)}) as other:
+        with start_scripted({"/start": Reply(302, b"", headers={"Location": f"{other.url}/obj"})}) as api:
+            _download(api.url, "/start", tmp_path / "obj")
+            backend = api.seen
+        foreign = other.seen
+    assert [s.headers.get("x-api-key") for s in backend] == [KEY]
+    assert [s.headers.get("x-api-key") for s in foreign] == [None]
+    assert (tmp_path / "obj").read_bytes() == OBJECT
