@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .errors import EXIT_AUTH, AuthError, UsageError
+from .errors import UsageError
 from .model import Action, Section, Spec
 from .pipeline import Pipeline, Runtime
-from .pool import Failure, MultiFailure, Outcome, summarize
+from .pool import Failure, MultiFailure, Outcome
 
 
 def sections_for(spec: Spec, action: Action, dim: str, chosen: list[str]) -> list[str]:
@@ -49,7 +49,8 @@ def section_options(target: Action, section: Section, opts: dict[str, Any]) -> d
 
 
 def run_compose(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any],
-                process: Callable[[Pipeline, str], Any]) -> int:
+                process: Callable[[Pipeline, str], Any]) -> list[Outcome]:
+    """The outcome of every ``<id>:<section>``, sections of one id side by side; a 401 raises."""
     spec = rt.spec
     compose = action.compose
     names = sections_for(spec, action, dim, chosen_sections(action, opts.get(compose.option)))
@@ -67,9 +68,4 @@ def run_compose(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dic
             raise MultiFailure([Failure(f"{label}:{f.ident}", f.message, f.network) for f in exc.failures],
                                exc.value) from None
 
-    try:
-        outcomes: list[Outcome] = rt.map(list(work), one, max(len(names), 1))
-    except AuthError as exc:
-        rt.log.error(f"authentication error: {exc}")
-        return EXIT_AUTH
-    return summarize(rt.log, outcomes, noun="pull step(s)")
+    return rt.map(list(work), one, max(len(names), 1))

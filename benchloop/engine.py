@@ -13,6 +13,7 @@ template, model; nothing below imports this module.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from . import formats
@@ -22,7 +23,7 @@ from .errors import EXIT_AUTH, ApiError, AuthError, BenchloopError, StepError
 from .model import Action
 from .output import JsonlStream, print_all
 from .pipeline import Pipeline, Runtime
-from .pool import Outcome, summarize
+from .pool import Failure, Outcome, summarize
 
 
 def process(pipeline: Pipeline, ident: str) -> Any:
@@ -41,18 +42,18 @@ def backend_message(action: Action, exc: BenchloopError) -> BenchloopError:
     return exc
 
 
-def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any]) -> int:
-    """Run one command over its ids; print data and the failure summary; return the exit code."""
+def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any],
+            on_done: Callable[[Outcome], None] | None = None) -> list[Outcome]:
+    """Process every id (or every id x section of a composite); the outcomes in input order.
+
+    ``on_done`` sees each id's outcome as soon as it is known (jsonl streams
+    it).  A 401 raises ``AuthError`` after cancelling the remaining work.
+    """
     if action.compose is not None:
         return run_compose(rt, action, dim, ids, opts, process)
     pipeline = Pipeline(rt, action, dim, opts, id_count=len(ids))
     progress = pipeline.dim.progress or action.progress
     counter = rt.counter(progress, len(ids)) if progress else None
-    output = opts.get("output") or "json"
-    query = formats.compile_query(opts.get("query"))
-    stream = None
-    if output == "jsonl" and query is None and not pipeline.files:
-        stream = JsonlStream(rt.stdout, rt.log, action, ids)
 
     def work(ident: str) -> Any:
         try:
@@ -60,26 +61,37 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
         except BenchloopError as exc:
             if counter:
                 counter.step(ident, ok=False)
-            if stream is not None:
-                stream.failed(ident)
+            if on_done is not None:
+                on_done(Outcome(ident, failures=[Failure(ident, str(exc), exc.network)]))
             error = backend_message(action, exc)
             if error is exc:
                 raise
             raise error from None
         if counter:
             counter.step(result if progress.detail == "path" else ident)
-        if stream is not None:
-            stream.done(ident, Outcome(ident, value=result))
+        if on_done is not None:
+            on_done(Outcome(ident, value=result))
         return result
 
+    return rt.map(ids, work, 1 if pipeline.dim.serial else None)
+
+
+def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any]) -> int:
+    """Run one command over its ids; print data and the failure summary; return the exit code."""
+    output = opts.get("output") or "json"
+    query = formats.compile_query(opts.get("query")) if action.prints else None
+    prints = action.prints and not action.writes_files(opts)
+    stream = None
+    if prints and output == "jsonl" and query is None:
+        stream = JsonlStream(rt.stdout, rt.log, action, ids)
     try:
-        outcomes = rt.map(ids, work, 1 if pipeline.dim.serial else None)
+        outcomes = execute(rt, action, dim, ids, opts, stream.done if stream is not None else None)
     except AuthError as exc:
         rt.log.error(f"authentication error: {exc}")
         return EXIT_AUTH
-    if not pipeline.files:
+    if prints:
         if stream is not None:
             stream.finish()
         else:
             print_all(rt.stdout, rt.log, action, outcomes, output, rt.pretty, query)
-    return summarize(rt.log, outcomes)
+    return summarize(rt.log, outcomes, noun="pull step(s)" if action.compose is not None else "id(s)")

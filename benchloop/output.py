@@ -15,7 +15,7 @@ from typing import Any
 from . import formats
 from .log import Log
 from .model import Action
-from .pool import Failure, Outcome
+from .pool import Outcome
 
 
 def contributed(action: Action, outcome: Outcome, log: Log) -> list[Any]:
@@ -40,13 +40,11 @@ class JsonlStream:
         self.total = len(ids)
         self.lock = threading.Lock()
 
-    def done(self, ident: str, outcome: Outcome) -> None:
+    def done(self, outcome: Outcome) -> None:
+        """One id finished (a failed id prints nothing but lets the ids after it through)."""
         with self.lock:
-            self.ready[self.index[ident]] = outcome
+            self.ready[self.index[outcome.ident]] = outcome
             self._flush()
-
-    def failed(self, ident: str) -> None:
-        self.done(ident, Outcome(ident, failures=[Failure(ident, "", False)]))
 
     def _flush(self) -> None:
         while self.next in self.ready:
