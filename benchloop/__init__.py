@@ -1,9 +1,57 @@
-"""benchloop-client: the spec-driven `bl` command line client.
+"""benchloop-client: the spec-driven `bl` command line client, and its Python client.
 
 The version lives here (and only here: pyproject reads it), so that
-``bl --version`` needs no package-metadata lookup.
+``bl --version`` needs no package-metadata lookup.  The Python client's names
+(``Client``, the exceptions, ``DownloadResult``; docs/python.md) are loaded on
+first use by ``__getattr__``, so importing the package costs nothing more.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.3.0"
+
+_SDK = ("AuthError", "BenchloopError", "Client", "DownloadResult", "NetworkError", "PartialFailure",
+        "UnknownArgument", "UsageError")
+__all__ = ["__version__", *_SDK]
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads them
+    from .sdk import (
+        AuthError as AuthError,
+    )
+    from .sdk import (
+        BenchloopError as BenchloopError,
+    )
+    from .sdk import (
+        Client as Client,
+    )
+    from .sdk import (
+        DownloadResult as DownloadResult,
+    )
+    from .sdk import (
+        NetworkError as NetworkError,
+    )
+    from .sdk import (
+        PartialFailure as PartialFailure,
+    )
+    from .sdk import (
+        UnknownArgument as UnknownArgument,
+    )
+    from .sdk import (
+        UsageError as UsageError,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SDK:
+        from . import sdk
+
+        value = getattr(sdk, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'benchloop' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_SDK])

@@ -27,18 +27,6 @@ GLOBAL = "Global options"
 BUILTINS = ("config", "sandbox", "describe", "completion")
 
 
-def _check_host(host: str) -> None:
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(host)
-        ok = parts.scheme in ("http", "https") and bool(parts.hostname) and (parts.port or 1) > 0
-    except ValueError:  # a port that is not a number
-        ok = False
-    if not ok:
-        raise UsageError(f"invalid backend URL {host!r}: expected http://HOST[:PORT] or https://HOST[:PORT]")
-
-
 class Invocation:
     """The resolved global options, handed to every command handler as ``ctx``."""
 
@@ -49,36 +37,17 @@ class Invocation:
         self.options = options
 
     def runtime(self):
-        from .config import resolve
+        from . import session
         from .log import Log
-        from .pipeline import Runtime
 
         opts = self.options
-        settings = resolve(opts["api_key"], opts["host"], opts["output_dir"], opts["config"], opts["profile"])
+        settings = session.settings(api_key=opts["api_key"], host=opts["host"], output_dir=opts["output_dir"],
+                                    config=opts["config"], profile=opts["profile"], ca_bundle=opts["ca_bundle"])
         self.profile_values = settings.values
-        bundle = opts["ca_bundle"] or os.environ.get("SSL_CERT_FILE")
-        if bundle and not os.path.isfile(bundle):
-            raise UsageError(f"CA bundle not found: {bundle} (from {'--ca-bundle' if opts['ca_bundle'] else 'SSL_CERT_FILE'})")
-        _check_host(settings.host)
-        key = settings.api_key
-        if key and not (key.isascii() and key.isprintable() and key == key.strip()):
-            # Refused here, before any request: an HTTP header cannot carry it as typed.
-            raise UsageError("the API key has characters an HTTP header cannot carry (non-ASCII, control "
-                             "characters or surrounding spaces); check how it was copied")
         log = Log(quiet=opts["quiet"], verbose=opts["verbose"], error_format=opts["error_format"])
-        if settings.api_key and len(settings.api_key) >= 4:
-            log.secrets = (settings.api_key,)
-        if settings.host.startswith("http://") and not _is_loopback(settings.host) and settings.api_key:
-            log.warn(f"{settings.host} is plain HTTP: the API key travels unencrypted")
-
-        def http_factory(pool: int):
-            from .http import Http
-
-            return Http(settings.host, settings.api_key, opts["timeout"], opts["retry"],
-                        pool, log, ca_bundle=opts["ca_bundle"])
-
-        return Runtime(load_model(), log, opts["pretty"], opts["concurrency"], settings.output_dir,
-                       http_factory, sys.stdout)
+        return session.runtime(settings, log, timeout=opts["timeout"], retry=opts["retry"],
+                               concurrency=opts["concurrency"], pretty=opts["pretty"], ca_bundle=opts["ca_bundle"],
+                               stdout=sys.stdout)
 
     def run(self, action: Any, dim: str, ids: list[str], opts: dict[str, Any]) -> int:
         from . import update_check
@@ -93,13 +62,6 @@ class Invocation:
             message = check.notice() if check else None
             if message and not self.options["quiet"]:
                 sys.stderr.write(message + "\n")
-
-
-def _is_loopback(url: str) -> bool:
-    from urllib.parse import urlsplit
-
-    host = urlsplit(url).hostname or ""
-    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 def _global_parameters() -> list:

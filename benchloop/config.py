@@ -11,6 +11,7 @@ tables, keys and comments survive, the file is replaced atomically with mode
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ def _toml_loads(text: str) -> dict[str, Any]:
     return tomllib.loads(text)
 
 
-def read_config(path: Path) -> dict[str, Any]:
+def read_config(path: Path, warn: Callable[[str], None] | None = None) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -44,23 +45,26 @@ def read_config(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"invalid config file {path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    _warn_if_readable(path)
+    _warn_if_readable(path, warn)
     try:
         return _toml_loads(text)
     except ValueError as exc:
         raise ConfigError(f"invalid config file {path}: {exc}") from None
 
 
-def _warn_if_readable(path: Path) -> None:
+def _warn_if_readable(path: Path, warn: Callable[[str], None] | None = None) -> None:
     try:
         mode = path.stat().st_mode
     except OSError:
         return
     if mode & 0o077:
+        message = f"config file {path} is readable by other users (mode {mode & 0o777:o}); run: chmod 600 {path}"
+        if warn is not None:  # the Python client logs it instead of printing
+            warn(message)
+            return
         import sys
 
-        sys.stderr.write(f"[warn] config file {path} is readable by other users (mode {mode & 0o777:o}); "
-                         f"run: chmod 600 {path}\n")
+        sys.stderr.write(f"[warn] {message}\n")
 
 
 def _table(table: Any, name: str, where: str) -> dict[str, Any]:
@@ -72,9 +76,10 @@ def _table(table: Any, name: str, where: str) -> dict[str, Any]:
     return table
 
 
-def read_profile(path: Path, profile: str | None = None) -> dict[str, Any]:
+def read_profile(path: Path, profile: str | None = None,
+                 warn: Callable[[str], None] | None = None) -> dict[str, Any]:
     """The [profile] table, overlaid with [profiles.NAME] when a profile is chosen."""
-    data = read_config(path)
+    data = read_config(path, warn)
     values = dict(_table(data.get("profile", {}), "profile", str(path)))
     if profile:
         named = data.get("profiles", {})
@@ -96,11 +101,11 @@ class Settings:
 
 
 def resolve(api_key: str | None, host: str | None, output_dir: str | None, config: str | None,
-            profile_name: str | None = None) -> Settings:
+            profile_name: str | None = None, warn: Callable[[str], None] | None = None) -> Settings:
     path = config_path(config)
     env = os.environ
     chosen = profile_name or env.get("BENCHLOOP_PROFILE") or None
-    profile = read_profile(path, chosen)
+    profile = read_profile(path, chosen, warn)
     key = api_key or env.get("BENCHLOOP_API_KEY") or env.get("BENCHMARK_API_KEY") or profile.get("api_key") or None
     chosen_host = host or env.get("BENCHLOOP_HOST") or profile.get("host") or DEFAULT_HOST
     out = output_dir or env.get("BENCHLOOP_OUTPUT_DIR") or profile.get("output_dir") or "."

@@ -39,11 +39,15 @@ class Log:
 
     secrets: tuple[str, ...] = ()
 
-    def _emit(self, line: str) -> None:
-        # Server-supplied text never drives the terminal, and never shows the key.
+    def clean(self, line: str) -> str:
+        """Server-supplied text never drives the terminal, and never shows the key."""
         line = line.translate(_CONTROL)
         for secret in self.secrets:
             line = line.replace(secret, "***")
+        return line
+
+    def _emit(self, line: str) -> None:
+        line = self.clean(line)
         with _lock:
             if self._live:
                 self.stream.write("\r\x1b[K")

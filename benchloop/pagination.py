@@ -17,7 +17,7 @@ integer is treated as unknown instead of crashing the comparison.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,16 +68,20 @@ class _Walk:
     """State of a unique scan: the items seen so far, across every pass."""
 
     def __init__(self, collection: str, id_keys: list[str], tie_key: str | None,
-                 keep_first: list[str] | None, label: str, on_page: OnPage, debug: Callable[[str], None]):
+                 keep_first: list[str] | None, label: str, on_page: OnPage, debug: Callable[[str], None],
+                 keep: bool = True):
         self.collection, self.id_keys, self.tie_key = collection, id_keys, tie_key
         self.keep_first, self.label, self.on_page, self.debug = keep_first or [], label, on_page, debug
         self.total: int | None = None
         self.seen: set[Any] = set()
+        self.keep = keep  # False: only the ids seen are kept (the items are handed out page by page)
         self.items: list[Any] = []
+        self.count = 0
+        self.fresh: list[Any] = []  # the new items of the last page
         self.first: dict[str, Any] = {}
 
     def page(self, body: Any) -> tuple[list[Any], int]:
-        """Take one page: ``(its items, how many were new)``."""
+        """Take one page: ``(its items, how many were new)``; the new ones are in ``fresh``."""
         if not isinstance(body, dict):
             raise PaginationError(f"{self.label} page response must be a JSON object")
         page = body.get(self.collection)
@@ -90,16 +94,19 @@ class _Walk:
                 self.first[key] = body[key]
         if self.total is None:
             self.total = _int_total(body.get("total"))
-        new = 0
+        self.fresh = []
         for item in page:
             iid = _item_id(item, self.id_keys)
             if iid is None:
                 raise PaginationError(f"{self.label} page item without {self.id_keys[0]}")
             if iid not in self.seen:
                 self.seen.add(iid)
-                self.items.append(item)
-                new += 1
-        self.on_page(len(self.items), self.total)
+                self.fresh.append(item)
+        new = len(self.fresh)
+        self.count += new
+        if self.keep:
+            self.items.extend(self.fresh)
+        self.on_page(self.count, self.total)
         return page, new
 
     def advance(self, page: list[Any], skip: int, new: int) -> int | None:
@@ -127,14 +134,16 @@ class _Walk:
         return Scan(self.total if self.total is not None else len(self.items), self.items, self.first)
 
     def complete(self) -> bool:
-        return self.total is not None and len(self.items) >= self.total
+        return self.total is not None and self.count >= self.total
 
 
-def _one_pass(fetch: Fetch, walk: _Walk, size: int) -> bool:
-    """Walk the collection once with page ``size``; True when the walk is finished."""
+def _one_pass(fetch: Fetch, walk: _Walk, size: int) -> Generator[Any, None, bool]:
+    """Walk the collection once with page ``size``, yielding each new item as its page arrives;
+    returns True when the walk is finished."""
     skip = 0
     while True:
         page, new = walk.page(fetch(skip, size))
+        yield from walk.fresh
         if walk.complete():
             return True
         if not page:
@@ -168,15 +177,46 @@ def unique_scan(
     """Every unique item; when the backend's total is not reached, scan again with other page sizes."""
     if page_size < 1:
         raise PaginationError(f"{label} page size must be at least 1")
-    sizes = list(dict.fromkeys((page_size, 1000, 999, 500)))
     walk = _Walk(collection, id_keys, tie_key, keep_first, label, on_page, debug)
+    for _item in _passes(fetch, walk, page_size):
+        pass  # kept in walk.items
+    return walk.scan()
+
+
+def _passes(fetch: Fetch, walk: _Walk, page_size: int) -> Iterator[Any]:
+    """Every new item of every pass; a pass with another page size follows while the total is not reached."""
+    sizes = list(dict.fromkeys((page_size, 1000, 999, 500)))
     for size in sizes:
-        if _one_pass(fetch, walk, size):
-            return walk.scan()
+        if (yield from _one_pass(fetch, walk, size)):
+            return
     raise PaginationError(
-        f"{label} pagination collected {len(walk.items)} of {walk.total} unique {collection} "
+        f"{walk.label} pagination collected {walk.count} of {walk.total} unique {walk.collection} "
         f"after {len(sizes)} scans"
     )
+
+
+def iter_unique_scan(
+    fetch: Fetch,
+    *,
+    page_size: int,
+    collection: str,
+    id_keys: list[str],
+    tie_key: str | None = None,
+    label: str = "",
+    on_page: OnPage = _noop,
+    debug: Callable[[str], None] = _noop,
+    **_: Any,
+) -> Iterator[Any]:
+    """The items of :func:`unique_scan`, in its order, yielded as their pages arrive.
+
+    Only the ids seen are kept (a re-scan with another page size needs them to
+    skip what was already yielded), so memory grows with the number of ids,
+    never with the items.  A failure after some items raises where it happens.
+    """
+    if page_size < 1:
+        raise PaginationError(f"{label} page size must be at least 1")
+    walk = _Walk(collection, id_keys, tie_key, None, label, on_page, debug, keep=False)
+    yield from _passes(fetch, walk, page_size)
 
 
 def task_scan(
@@ -192,11 +232,39 @@ def task_scan(
 ) -> Scan:
     if page_size < 1:
         raise PaginationError(f"{label} page size must be at least 1")
+    state = _TaskWalk(keep_first)
+    items = list(_task_items(fetch, state, page_size, collection, id_keys, label, on_page))
+    return Scan(state.total if state.total is not None else len(items), items, state.first)
+
+
+def iter_task_scan(
+    fetch: Fetch,
+    *,
+    page_size: int,
+    collection: str,
+    id_keys: list[str],
+    label: str = "",
+    on_page: OnPage = _noop,
+    **_: Any,
+) -> Iterator[Any]:
+    """The items of :func:`task_scan`, in its order, yielded page by page (only the ids seen are kept)."""
+    if page_size < 1:
+        raise PaginationError(f"{label} page size must be at least 1")
+    yield from _task_items(fetch, _TaskWalk(None), page_size, collection, id_keys, label, on_page)
+
+
+class _TaskWalk:
+    def __init__(self, keep_first: list[str] | None):
+        self.keep_first = keep_first or []
+        self.total: int | None = None
+        self.first: dict[str, Any] = {}
+
+
+def _task_items(fetch: Fetch, state: _TaskWalk, page_size: int, collection: str, id_keys: list[str],
+                label: str, on_page: OnPage) -> Iterator[Any]:
     skip = 0
-    total: int | None = None
-    items: list[Any] = []
+    count = 0
     seen: set[Any] = set()
-    first: dict[str, Any] = {}
     while True:
         body = fetch(skip, page_size)
         if not isinstance(body, dict):
@@ -206,38 +274,44 @@ def task_scan(
             page = []
         if not isinstance(page, list):
             raise PaginationError(f"{label} page field {collection!r} must be a list")
-        for key in keep_first or ():
-            if key not in first and body.get(key) is not None:
-                first[key] = body[key]
-        if total is None:
-            total = _int_total(body.get("total"))
-        added = 0
+        for key in state.keep_first:
+            if key not in state.first and body.get(key) is not None:
+                state.first[key] = body[key]
+        if state.total is None:
+            state.total = _int_total(body.get("total"))
+        total = state.total
+        added: list[Any] = []
         for item in page:
             iid = _item_id(item, id_keys)
             if iid is None:
-                items.append(item)
-                added += 1
+                added.append(item)
             elif iid not in seen:
                 seen.add(iid)
-                items.append(item)
-                added += 1
-        on_page(len(items), total)
-        if total is not None and len(items) >= total:
+                added.append(item)
+        count += len(added)
+        on_page(count, total)
+        yield from added
+        if total is not None and count >= total:
             break
         if not page:
             if total is not None:
-                raise PaginationError(f"{label} pagination ended at {len(items)} of {total} {collection}")
+                raise PaginationError(f"{label} pagination ended at {count} of {total} {collection}")
             break
-        if added == 0:
+        if not added:
             raise PaginationError(f"{label} {collection} pagination made no progress")
         skip += len(page)
         if total is None and len(page) < page_size:
             break
-    return Scan(total if total is not None else len(items), items, first)
 
 
 MODES: dict[str, Callable[..., Any]] = {
     "single_page": single_page,
     "unique_scan": unique_scan,
     "task_scan": task_scan,
+}
+
+# The walking modes as generators over their items (the Python client's ``iter``).
+ITER_MODES: dict[str, Callable[..., Iterator[Any]]] = {
+    "unique_scan": iter_unique_scan,
+    "task_scan": iter_task_scan,
 }

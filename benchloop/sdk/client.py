@@ -1,0 +1,431 @@
+"""The Python client, generated at run time from the typed model of the endpoint table.
+
+``Client`` resolves its settings as the CLI does (``session.settings``) and
+keeps one :class:`pipeline.Runtime`, hence one HTTP client and connection
+pool, for its lifetime.  Every resource of the table is an attribute and
+every action a method (``bl.metrics.get(...)``): the method's keywords are the
+action's options (``output`` and ``query`` excepted: the client returns Python
+values), checked by ``arguments.bind`` exactly as the CLI checks its flags,
+then run by ``engine.execute``, the engine the CLI runs.  A printing action
+returns the CLI's JSON array as Python values; a download returns a
+:class:`DownloadResult`.  Resources whose action walks pages get ``iter``, a
+generator over the items of every page (``Pipeline.iterate``).
+
+Calls are thread-safe: each call gets its own small Runtime (its own log, to
+collect the files it wrote, and its own worker pool of ``concurrency``
+requests) over the client's one HTTP client, created once under a lock.
+Nothing here imports a command-line framework; nothing is printed.
+
+The type stubs (``client.pyi``) are generated from the same model by
+``codegen/stubs.py``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from .. import errors as internal
+from ..model import Action, Dimension, Option, Part, Resource, Spec
+from .errors import (
+    AuthError,
+    BenchloopError,
+    NetworkError,
+    PartialFailure,
+    UnknownArgument,
+    UsageError,
+)
+from .results import DownloadResult
+from .sdklog import LoggingLog
+
+# Options that only shape what the CLI prints (docs/contract.md 3.8): a Python caller gets values.
+STDOUT_ONLY = ("output", "query")
+ID_TYPES = ("ids",)
+_MISSING = object()
+
+
+def attribute(name: str) -> str:
+    """The Python name of a resource or action (``job-meta`` -> ``job_meta``)."""
+    return name.replace("-", "_")
+
+
+def sdk_options(action: Action) -> list[Option]:
+    """The keywords of an action's method, in the table's order."""
+    return [o for o in action.options if o.name not in STDOUT_ONLY]
+
+
+# ------------------------------------------------------------------ iter
+def walking_part(dim: Dimension) -> Part | None:
+    """The part of a dimension that walks every page of a collection, if any."""
+    for part in dim.parts.values():
+        if part.pagination is not None and part.pagination.walks and part.each is None and part.request:
+            return part
+    return None
+
+
+def iter_target(resource: Resource) -> tuple[Action, dict[str, Part]] | None:
+    """The action whose pages ``iter`` walks (printing actions first) and its walking part per dimension."""
+    actions = sorted(resource.actions.values(), key=lambda a: a.writer != "stdout")
+    for action in actions:
+        parts = {name: part for name, dim in action.dimensions.items() if (part := walking_part(dim))}
+        if parts:
+            return action, parts
+    return None
+
+
+def iter_options(action: Action, parts: dict[str, Part]) -> list[Option]:
+    """``iter``'s keywords: the ids of the walking dimensions and the options its requests use."""
+    from ..model import DIMENSION_OPTIONS
+
+    used: set[str] = set()
+    for part in parts.values():
+        used.update(part.request.variables)
+        if isinstance(part.pagination.page_size, str):
+            from ..template import template_vars
+
+            used.update(template_vars(part.pagination.page_size))
+    ids = {DIMENSION_OPTIONS[d] for d in parts}
+    return [o for o in action.options if o.name in ids or (o.name not in STDOUT_ONLY and o.name in used)]
+
+
+# --------------------------------------------------------------- values
+def _usage(message: str) -> UsageError:
+    return UsageError(message)
+
+
+def _normalize(opt: Option, value: Any) -> Any:
+    """A Python value for ``opt`` as the CLI's parser would hand it to ``bind``."""
+    kind = opt.type
+    if kind in ("flag", "bool"):
+        if not isinstance(value, bool):
+            raise _usage(f"{opt.flag} takes True or False, not {value!r}")
+        return value
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise _usage(f'Invalid value for {opt.flag}: unable to convert "{value}" into int.')
+        try:
+            return int(value)
+        except ValueError:
+            raise _usage(f'Invalid value for {opt.flag}: unable to convert "{value}" into int.') from None
+    if kind == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise _usage(f'Invalid value for {opt.flag}: unable to convert "{value}" into float.')
+        try:
+            return float(value)
+        except ValueError:
+            raise _usage(f'Invalid value for {opt.flag}: unable to convert "{value}" into float.') from None
+    if kind in ("ids", "list", "ints"):
+        items = [value] if isinstance(value, (str, int)) and not isinstance(value, bool) else value
+        if isinstance(items, (set, frozenset, dict)) or not hasattr(items, "__iter__"):
+            raise _usage(f"{opt.flag} takes a value or a list of values, not {type(value).__name__}")
+        items = list(items)
+        allowed = (int, str) if kind == "ints" else (str,)
+        for item in items:
+            if isinstance(item, bool) or not isinstance(item, allowed):
+                raise _usage(f"{opt.flag} takes {'integers' if kind == 'ints' else 'strings'}, not {item!r}")
+        text = [str(v) for v in items]
+        if any(t.strip() == "-" for v in text for t in v.split(",")):
+            # '-' reads stdin on the command line; a library never reads stdin.
+            raise _usage(f"{opt.flag}: '-' (read stdin) is a command-line form; pass the values instead")
+        return text
+    if kind == "str" and opt.name == "task_id" and isinstance(value, (list, tuple)):
+        if len(value) != 1 or not isinstance(value[0], str):
+            raise _usage(f"{opt.flag} takes one download-task id")
+        return value[0]
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str):
+        raise _usage(f"{opt.flag} takes a string, not {value!r}")
+    return value
+
+
+def values_for(where: str, options: list[Option], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` checked against ``options`` and converted; None means "not given"."""
+    known = {o.name: o for o in options}
+    unknown = [k for k in kwargs if k not in known]
+    if unknown:
+        raise UnknownArgument(f"{where}() got an unexpected keyword argument {unknown[0]!r} "
+                              f"(takes {', '.join(known)})")
+    return {name: _normalize(known[name], value) for name, value in kwargs.items() if value is not None}
+
+
+def bind_call(action: Action, values: dict[str, Any]) -> tuple[str, list[str], dict[str, Any]]:
+    from ..arguments import bind
+
+    try:
+        return bind(action, values)
+    except internal.UsageError as exc:
+        raise UsageError(str(exc)) from None
+
+
+# ------------------------------------------------------------ signatures
+def _annotation(opt: Option) -> str:
+    return {"ids": "str | list[str] | None", "list": "str | list[str] | None", "ints": "int | list[int] | None",
+            "flag": "bool", "bool": "bool", "int": "int", "float": "float",
+            "choice": "str"}.get(opt.type, "str | None")
+
+
+def signature(options: list[Option]) -> inspect.Signature:
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
+    for opt in options:
+        default = opt.default_value
+        if opt.type in ("ids", "list", "ints") or (opt.name == "task_id"):
+            default = None
+        params.append(inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                        annotation=_annotation(opt)))
+    return inspect.Signature(params)
+
+
+def docstring(help_text: str, options: list[Option], returns: str) -> str:
+    lines = [help_text, "", "Keyword arguments:"]
+    for opt in options:
+        extra = f" One of {', '.join(opt.choices)}." if opt.choices else ""
+        default = "" if opt.default_value in (None, False) else f" Default: {opt.default_value!r}."
+        lines.append(f"    {opt.name} ({opt.flag}): {opt.help}{extra}{default}")
+    lines += ["", f"Returns: {returns}"]
+    return "\n".join(lines)
+
+
+def _returns(action: Action) -> str:
+    if action.writer == "stdout":
+        return "list: the CLI's JSON array as Python values."
+    text = "DownloadResult: the files written."
+    if action.stdout_when:
+        text += f" With {action.stdout_when}=True: the listing, as a list."
+    return text
+
+
+# --------------------------------------------------------------- methods
+def make_method(action: Action) -> Callable[..., Any]:
+    options = sdk_options(action)
+    where = f"{attribute(action.resource)}.{attribute(action.name)}"
+
+    def method(self: ResourceClient, **kwargs: Any) -> Any:
+        values = values_for(where, options, kwargs)
+        return self._client._call(action, values)
+
+    method.__name__ = attribute(action.name)
+    method.__qualname__ = f"{attribute(action.resource)}.{method.__name__}"
+    method.__doc__ = docstring(action.help, options, _returns(action))
+    method.__signature__ = signature(options)  # type: ignore[attr-defined]
+    return method
+
+
+def make_iter(resource: Resource) -> Callable[..., Iterator[Any]] | None:
+    target = iter_target(resource)
+    if target is None:
+        return None
+    action, parts = target
+    options = iter_options(action, parts)
+    where = f"{attribute(resource.name)}.iter"
+
+    def iterate(self: ResourceClient, **kwargs: Any) -> Iterator[Any]:
+        values = values_for(where, options, kwargs)
+        return self._client._iterate(action, parts, values)
+
+    iterate.__name__ = "iter"
+    iterate.__qualname__ = f"{attribute(resource.name)}.iter"
+    iterate.__doc__ = docstring(
+        f"Every item of every page ({action.command_line()} with every page walked), yielded one page "
+        "at a time, in the order and with the de-duplication of --all.", options,
+        "an iterator over the items.")
+    iterate.__signature__ = signature(options)  # type: ignore[attr-defined]
+    return iterate
+
+
+class ResourceClient:
+    """One resource of the table, bound to a client; its methods are the resource's actions."""
+
+    resource: Resource
+
+    def __init__(self, client: Client):
+        self._client = client
+
+    def __repr__(self) -> str:
+        return f"<benchloop resource {self.resource.name}: {', '.join(self.resource.actions)}>"
+
+
+_CLASSES: dict[int, tuple[Spec, dict[str, type[ResourceClient]]]] = {}
+_CLASSES_LOCK = threading.Lock()
+
+
+def resource_classes(spec: Spec) -> dict[str, type[ResourceClient]]:
+    """One class per resource of the model, built once per model."""
+    with _CLASSES_LOCK:
+        cached = _CLASSES.get(id(spec))
+        if cached is not None and cached[0] is spec:
+            return cached[1]
+        classes: dict[str, type[ResourceClient]] = {}
+        for name, resource in spec.resources.items():
+            body: dict[str, Any] = {"resource": resource, "__doc__": resource.help}
+            for action in resource.actions.values():
+                body[attribute(action.name)] = make_method(action)
+            if resource.command:
+                # A one-action resource is a command of its own (`bl pull`): callable too.
+                body["__call__"] = body[attribute(next(iter(resource.actions)))]
+            iterate = make_iter(resource)
+            if iterate is not None:
+                body["iter"] = iterate
+            cls_name = "".join(w.capitalize() for w in attribute(name).split("_")) + "Resource"
+            classes[name] = type(cls_name, (ResourceClient,), body)
+        _CLASSES[id(spec)] = (spec, classes)
+        return classes
+
+
+# ---------------------------------------------------------------- client
+def _fspath(value: Any) -> str | None:
+    return os.fspath(value) if value is not None else None
+
+
+class Client:
+    """A client of the benchmark-analysis backend, generated from the endpoint table.
+
+    Settings are resolved as the CLI resolves them: an argument wins over the
+    environment (``BENCHLOOP_HOST``, ``BENCHLOOP_API_KEY``, ``BENCHLOOP_PROFILE``,
+    ``BENCHLOOP_CONFIG``, ``BENCHLOOP_OUTPUT_DIR``), which wins over the
+    configuration file, which wins over the defaults.  ``concurrency``,
+    ``retry`` and ``timeout`` are the CLI's global options of the same names.
+    ``progress`` is called with each progress line (the CLI's ``[progress]``
+    lines, without the prefix).  Use it as a context manager, or call
+    ``close()``: it closes the one HTTP client.
+    """
+
+    def __init__(self, host: str | None = None, api_key: str | None = None, profile: str | None = None,
+                 config: str | os.PathLike[str] | None = None, concurrency: int = 5, retry: int = 4,
+                 timeout: float = 300.0, *, output_dir: str | os.PathLike[str] | None = None,
+                 ca_bundle: str | os.PathLike[str] | None = None, pretty: bool = True,
+                 progress: Callable[[str], Any] | None = None):
+        from .. import session
+
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise UsageError(f'Invalid value "{concurrency}" for --concurrency. Must be >= 1.')
+        if isinstance(retry, bool) or not isinstance(retry, int):
+            raise UsageError(f'Invalid value for --retry: unable to convert "{retry}" into int.')
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+            raise UsageError(f'Invalid value for --timeout: unable to convert "{timeout}" into float.')
+        self._progress = progress
+        self._log = LoggingLog(progress)
+        ca_bundle = _fspath(ca_bundle)
+        try:
+            settings = session.settings(api_key=api_key, host=host, output_dir=_fspath(output_dir),
+                                        config=_fspath(config), profile=profile, ca_bundle=ca_bundle,
+                                        warn=self._log.warn)
+            self._rt = session.runtime(settings, self._log, timeout=float(timeout), retry=retry,
+                                       concurrency=concurrency, pretty=pretty, ca_bundle=ca_bundle)
+        except internal.UsageError as exc:
+            raise UsageError(str(exc)) from None
+        self.host = settings.host
+        self.profile = settings.profile
+        self.output_dir = settings.output_dir
+        self.concurrency = concurrency
+        self._lock = threading.Lock()
+        self._auth_epoch = 0
+        self._closed = False
+        for name, cls in resource_classes(self._rt.spec).items():
+            setattr(self, attribute(name), cls(self))
+
+    # -- lifetime -------------------------------------------------------------
+    def close(self) -> None:
+        """Close the HTTP client (its connections); the client cannot be used afterwards."""
+        with self._lock:
+            self._closed = True
+        self._rt.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<benchloop.Client {self.host}>"
+
+    @property
+    def resources(self) -> list[str]:
+        """The attribute names of the resources."""
+        return [attribute(n) for n in self._rt.spec.resources]
+
+    # -- calls ----------------------------------------------------------------
+    def _call_runtime(self) -> Any:
+        """A Runtime for one call: its own log and pool, the client's one HTTP client."""
+        from ..pipeline import Runtime
+
+        if self._closed:
+            raise BenchloopError("the client is closed")
+        base = self._rt
+        log = LoggingLog(self._progress, base.log.secrets, collect=True)
+        return Runtime(base.spec, log, base.pretty, base.concurrency, base.output_dir,
+                       lambda _pool: base.http, None)
+
+    def _after_cancel(self, auth: bool) -> None:
+        """A 401 (or an interrupt) set the shared cancel switch: later calls must run again."""
+        with self._lock:
+            if auth:
+                self._auth_epoch += 1
+            http = self._rt._http
+            if http is not None:
+                http.cancelled.clear()
+
+    def _call(self, action: Action, values: dict[str, Any]) -> Any:
+        from ..engine import execute
+        from ..output import contributed
+        from ..pool import exit_code
+
+        dim, ids, opts = bind_call(action, values)
+        rt = self._call_runtime()
+        epoch = self._auth_epoch
+        try:
+            outcomes = execute(rt, action, dim, ids, opts)
+        except internal.AuthError as exc:
+            self._after_cancel(auth=True)
+            raise AuthError(str(exc)) from None
+        except internal.UsageError as exc:  # brm run: the checks after its first request
+            raise UsageError(str(exc)) from None
+        except BaseException:
+            self._after_cancel(auth=False)
+            raise
+        failures = [(f.ident, f.message) for o in outcomes for f in o.failures]
+        if failures and self._auth_epoch != epoch and any(m == "cancelled" for _, m in failures):
+            raise AuthError("authentication failed (HTTP 401) in another call of this client")
+        result: Any
+        if action.prints and not action.writes_files(opts):
+            result = [e for o in outcomes for e in contributed(action, o, rt.log)]
+        else:
+            result = DownloadResult(list(rt.log.paths), list(rt.log.skipped), failures)
+        if failures:
+            if exit_code(outcomes) == internal.EXIT_NETWORK:
+                raise NetworkError(failures, [] if isinstance(result, list) else result)
+            raise PartialFailure(failures, result)
+        return result
+
+    def _iterate(self, action: Action, parts: dict[str, Part], values: dict[str, Any]) -> Iterator[Any]:
+        values = dict(values)
+        for part in parts.values():
+            # Select the walking part as --all (``when: all``) or a ``select`` choice would.
+            if part.when is not None:
+                values[part.when.option] = part.when.equals
+        dim, ids, opts = bind_call(action, values)
+        if dim not in parts:
+            from ..arguments import DIMENSION_FLAGS
+
+            raise UsageError(f"{action.resource} iter does not support {DIMENSION_FLAGS[dim]} ({dim} dimension)")
+        rt = self._call_runtime()
+        return self._walk(rt, action, dim, parts[dim], ids, opts)
+
+    def _walk(self, rt: Any, action: Action, dim: str, part: Part, ids: list[str],
+              opts: dict[str, Any]) -> Iterator[Any]:
+        from ..pipeline import Pipeline
+
+        pipeline = Pipeline(rt, action, dim, opts, id_count=len(ids))
+        for ident in ids:
+            try:
+                yield from pipeline.iterate(part, ident)
+            except internal.AuthError as exc:
+                raise AuthError(str(exc)) from None
+            except internal.BenchloopError as exc:
+                if exc.network:
+                    raise NetworkError([(ident, str(exc))], []) from None
+                raise PartialFailure([(ident, str(exc))], []) from None

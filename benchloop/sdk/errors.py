@@ -1,0 +1,58 @@
+"""The Python client's exceptions (docs/python.md "Errors").
+
+They mirror the CLI's exit codes: ``UsageError`` is exit 2 (raised before any
+request), ``AuthError`` exit 3, ``NetworkError`` exit 4 (no id succeeded and
+every failure was a transport error), ``PartialFailure`` exit 1 (some ids
+failed; what succeeded is on ``.results``).  They are the public face of the
+runtime's internal errors (``benchloop.errors``), translated at the client's
+boundary.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class BenchloopError(Exception):
+    """Base class of every error the Python client raises."""
+
+
+class UsageError(BenchloopError, ValueError):
+    """An invalid argument or setting, with the CLI's message; raised before any request."""
+
+
+class UnknownArgument(UsageError, TypeError):
+    """A keyword the method does not take (also a ``TypeError``, as for any Python call)."""
+
+
+class AuthError(BenchloopError):
+    """HTTP 401 (or a redirect to a login page): the API key was refused; the call was cancelled."""
+
+
+def _summary(failures: list[tuple[str, str]], limit: int = 10) -> str:
+    shown = "; ".join(f"{ident}: {message}" for ident, message in failures[:limit])
+    more = f"; ... ({len(failures) - limit} more)" if len(failures) > limit else ""
+    return f"{len(failures)} failed: {shown}{more}"
+
+
+class _Failed(BenchloopError):
+    def __init__(self, failures: list[tuple[str, str]], results: Any):
+        super().__init__(_summary(failures))
+        self.failures = failures
+        self.results = results
+
+
+class PartialFailure(_Failed):
+    """Some ids failed.
+
+    ``results``: what succeeded (the list a printing method returns, or the
+    ``DownloadResult`` of a download); ``failures``: ``(id, message)`` pairs in
+    input order, with the CLI's failure-summary labels and messages.
+    """
+
+
+class NetworkError(_Failed):
+    """No id succeeded and every failure was a transport error (connection refused, timeout, ...).
+
+    Like ``PartialFailure`` it carries ``failures`` (and an empty ``results``).
+    """

@@ -1,0 +1,88 @@
+"""The runtime's log lines, for a library: ``logging`` records instead of stderr.
+
+The CLI's :class:`benchloop.log.Log` writes ``[progress]``/``[warn]``/...
+lines on stderr.  :class:`LoggingLog` keeps its interface (the engine, the
+steps and the HTTP client call the same methods) but prints nothing: every
+line becomes a record of ``logging.getLogger("benchloop")`` (info -> INFO,
+``[progress]`` -> DEBUG, ``[warn]`` -> WARNING, ``[error]`` -> ERROR,
+``[debug]`` -> DEBUG), the API key masked and control characters escaped as
+on stderr.  Progress lines also go to the optional callback, and a call's log
+records the files it wrote (contract 3.7: ``wrote <path>``,
+``downloaded <path>``, ``skip existing <path>``) for its ``DownloadResult``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ..log import Log
+
+LOGGER = logging.getLogger("benchloop")
+_PREFIXES = (("[progress] ", "progress"), ("[warn] ", logging.WARNING), ("[error] ", logging.ERROR),
+             ("[debug] ", logging.DEBUG))
+_COUNT_NOTE = re.compile(r" \(\d+ [A-Za-z_]+\)$")
+
+
+class _Null:
+    """A stream that is not a terminal and keeps nothing (ByteProgress asks ``isatty``)."""
+
+    def write(self, _text: str) -> int:
+        return 0
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+class LoggingLog(Log):
+    _tty = False  # never a live line
+
+    def __init__(self, progress: Callable[[str], Any] | None = None, secrets: tuple[str, ...] = (),
+                 collect: bool = False):
+        super().__init__(quiet=False, verbose=True, stream=_Null())
+        self.on_progress = progress
+        self.secrets = secrets
+        self.collect = collect
+        self.paths: list[str] = []
+        self.skipped: list[str] = []
+        self._paths_lock = threading.Lock()
+
+    def live(self, line: str) -> None:
+        pass
+
+    def debug(self, message: str) -> None:
+        if LOGGER.isEnabledFor(logging.DEBUG):
+            super().debug(message)
+
+    def _emit(self, line: str) -> None:
+        line = self.clean(line)
+        level: Any = logging.INFO
+        for prefix, kind in _PREFIXES:
+            if line.startswith(prefix):
+                line, level = line[len(prefix):], kind
+                break
+        if level == "progress":
+            if self.on_progress is not None:
+                self.on_progress(line)
+            LOGGER.debug("[progress] %s", line)
+            return
+        if level == logging.INFO and self.collect:
+            self._record(line)
+        LOGGER.log(level, "%s", line)
+
+    def _record(self, line: str) -> None:
+        for verb, target in (("wrote ", self.paths), ("downloaded ", self.paths), ("skip existing ", self.skipped)):
+            if line.startswith(verb):
+                path = line[len(verb):]
+                if not os.path.exists(path):  # "wrote PATH (N jobs)"
+                    path = _COUNT_NOTE.sub("", path)
+                with self._paths_lock:
+                    target.append(path)
+                return
