@@ -17,7 +17,7 @@ this module; it knows neither.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -288,6 +288,29 @@ class Pipeline:
         failure_id = part.failure_id or f"{{{enum.binds}}}"
         return [Failure(render_label(failure_id, ctx.child(**{enum.binds: o.ident})), f.message, f.network)
                 for o in outcomes for f in o.failures]
+
+    def iterate(self, part: Part, ident: str) -> Iterator[Any]:
+        """The items of a walking part for one id, yielded as their pages arrive (the Python
+        client's ``iter``): the algorithm of ``paginate`` (``pagination.ITER_MODES``), every
+        request rendered by ``request``, the existence probe when nothing was found."""
+        from .pagination import ITER_MODES
+
+        ctx = Context({**self.opts, self.dim.name: ident})
+        pagination = part.pagination
+        args = pagination.mode_arguments()
+        size = pagination.page_size
+        args["page_size"] = int(render_value(size, ctx)) if size is not None else int(self.opts.get("page_size") or 50)
+        found = False
+        try:
+            for item in ITER_MODES[pagination.mode](
+                    lambda skip, limit: self.request(part.request, ctx.child(skip=skip, limit=limit)),
+                    label=f"{self.dim.name} {ident}", debug=self.rt.log.debug, **args):
+                found = True
+                yield item
+        except PaginationError as exc:
+            raise StepError(str(exc)) from None
+        if part.empty_probe and not found:
+            self.request(part.empty_probe, ctx)
 
 
 class StepCall:
