@@ -234,8 +234,8 @@ def test_a_cut_download_without_retries_leaves_nothing(large, tmp_path):
 
 
 def test_a_206_whose_content_range_does_not_start_where_we_stopped_is_not_appended(tmp_path):
-    # The client writes 64 KiB chunks: cut after 70,000 bytes so that 65,536 were kept,
-    # then answer the Range request with the first 1,000 bytes only (a broken server).
+    # The client keeps every byte that arrived: cut after 70,000 bytes, then answer
+    # the Range request with the first 1,000 bytes only (a broken server).
     body = bytes(range(256)) * 1024  # 256 KiB
     first = Reply(200, body, "application/octet-stream", cut="truncate", send=70_000)
     wrong = Reply(206, body[:1000], "application/octet-stream",
@@ -247,7 +247,7 @@ def test_a_206_whose_content_range_does_not_start_where_we_stopped_is_not_append
         result = run_inprocess("--host", srv.url, "--api-key", KEY, "--retry", "3",
                                "artifacts", "download", "-j", "J1", "-o", str(tmp_path))
         ranges = [s.headers.get("range") for s in srv.seen if s.path.endswith("/download")]
-    assert ranges[1] == "bytes=65536-"
+    assert ranges[1] == "bytes=70000-"
     # The unusable 206 is dropped and the download starts over (the third answer is whole);
     # never 1,000 bytes presented as the artifact.
     assert result.code == 0, result.err
@@ -278,7 +278,7 @@ def test_a_206_with_the_right_content_range_is_appended(tmp_path):
         ranges = [s.headers.get("range") for s in srv.seen if s.path.endswith("/download")]
     assert result.code == 0, result.err
     assert (tmp_path / "J1" / "a.bin").read_bytes() == body
-    assert ranges[0] is None and ranges[1] == "bytes=65536-"
+    assert ranges[0] is None and ranges[1] == "bytes=70000-"
 
 
 # ------------------------------------------------------- sandbox mechanics
