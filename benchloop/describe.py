@@ -48,6 +48,7 @@ from .model import (
     Element,
     Endpoint,
     Enumeration,
+    Items,
     Option,
     Pagination,
     Part,
@@ -168,6 +169,13 @@ def describe_wait(wait: Waiter, options: dict[str, Option]) -> dict[str, Any]:
 
 
 # -------------------------------------------------------------------- parts
+def describe_items(items: Items) -> dict[str, Any]:
+    return {"collection": items.collection, "find": items.find, "require": items.require, "unique": items.unique,
+            "add": dict(items.add),
+            "filter": {"field": items.field, "include": items.include, "exclude": items.exclude}
+            if items.field else None}
+
+
 def _step(part: Part) -> dict[str, Any]:
     return {"name": part.step, "with": dict(part.params),
             "endpoints": {k: describe_request(e) for k, e in part.endpoints.items()},
@@ -192,6 +200,11 @@ def describe_part(part: Part, options: dict[str, Option], writes: bool, in_archi
         out["pagination"] = describe_pagination(part.pagination)
     if part.empty_probe:
         out["empty_probe"] = describe_request(part.empty_probe)
+    if part.items:
+        out["items"] = describe_items(part.items)
+    if part.missing:
+        out["missing"] = {"status": list(part.missing.status), "content_types": list(part.missing.content_types),
+                          "placeholder": part.missing.placeholder}
     if part.shape:
         out["shape"] = {"name": part.shape.name, "with": dict(part.shape.params)}
     fmt = part.format or ("binary" if part.binary else "json")

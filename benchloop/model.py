@@ -309,6 +309,8 @@ class Part:
     label: str | None = None
     progress: Progress | None = None
     wait: Waiter | None = None
+    items: Items | None = None
+    missing: Missing | None = None
 
     @property
     def layout(self) -> str | None:
@@ -333,6 +335,46 @@ class Part:
     @property
     def binary(self) -> bool:
         return any(e.binary for e in ([self.request] if self.request else list(self.endpoints.values())))
+
+
+@dataclass(frozen=True)
+class Items:
+    """Which entries of an answer a part works on (``items:``; see ``items.py``)."""
+
+    collection: str | None = None  # a field of the answer holding a list
+    find: str | None = None  # or: every object under this key, anywhere in the answer
+    require: str | None = None  # keep entries whose field is a non-empty string
+    unique: str | None = None  # keep the first entry of each value of this field
+    add: Mapping[str, Any] = field(default_factory=lambda: _frozen(None))  # field -> template
+    field: str | None = None  # the field the filter globs apply to
+    include: str | None = None  # the option holding the include glob
+    exclude: str | None = None  # the option holding the exclude glob
+    label: str = "listing"
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any] | None) -> Items | None:
+        if not data:
+            return None
+        globs = data.get("filter") or {}
+        return cls(collection=data.get("collection"), find=data.get("find"), require=data.get("require"),
+                   unique=data.get("unique"), add=_frozen(data.get("add")), field=globs.get("field"),
+                   include=globs.get("include"), exclude=globs.get("exclude"), label=data.get("label", "listing"))
+
+
+@dataclass(frozen=True)
+class Missing:
+    """When a download means "nothing there" (``missing:``), and what to save instead."""
+
+    status: tuple[int, ...] = ()
+    content_types: tuple[str, ...] = ()
+    placeholder: str | None = None  # a name of ``placeholders.PLACEHOLDERS``; None: fail
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any] | None) -> Missing | None:
+        if not data:
+            return None
+        return cls(tuple(data.get("status") or ()), tuple(t.lower() for t in data.get("content_types") or ()),
+                   data.get("placeholder"))
 
 
 @dataclass(frozen=True)
@@ -638,7 +680,8 @@ class _Builder:
             empty_probe=self.endpoints[probe] if probe else None, failure_id=data.get("failure_id"),
             count=data.get("count"), required=bool(data.get("required")), failures=data.get("failures"),
             label=data.get("label"), progress=Progress.from_data(data.get("progress")),
-            wait=self.waiter(data.get("wait")))
+            wait=self.waiter(data.get("wait")), items=Items.from_data(data.get("items")),
+            missing=Missing.from_data(data.get("missing")))
 
     def dimension(self, name: str, data: Mapping[str, Any], options: tuple[Option, ...]) -> Dimension:
         option = next((o for o in options if o.name == DIMENSION_OPTIONS[name]), None)

@@ -23,11 +23,28 @@ from typing import Any
 
 from . import shapes, writers
 from .errors import AuthError, BenchloopError, Cancelled, StepError
+from .http import looks_like_login
+from .items import select
 from .log import Counter, Log
-from .model import Action, Dimension, Endpoint, Enumeration, Pagination, Part, Progress, Spec
+from .model import (
+    Action,
+    Dimension,
+    Endpoint,
+    Enumeration,
+    Missing,
+    Pagination,
+    Part,
+    Progress,
+    Spec,
+)
 from .pagination import MODES, PaginationError, Scan
+from .placeholders import PLACEHOLDERS
 from .pool import Failure, MultiFailure, Outcome, aggregate, run_pool
 from .template import Context, render_file, render_label, render_path, render_value
+
+
+class NothingThere(Exception):
+    """A download's answer matched its part's ``missing`` rule."""
 
 
 @dataclass
@@ -142,8 +159,32 @@ class Pipeline:
         if part.wait is not None:
             return value
         if part.pagination is None:
-            return self.request(part.request, ctx)
-        return self.paginate(part.request, part.pagination, ctx, ident, part.empty_probe)
+            body = self.request(part.request, ctx)
+        else:
+            body = self.paginate(part.request, part.pagination, ctx, ident, part.empty_probe)
+        return select(part.items, body, ctx, self.opts) if part.items else body
+
+    def fetch_file(self, endpoint: Endpoint | str, ctx: Context, dest: str, missing: Missing | None,
+                   on_bytes: Callable[[int], None] | None = None) -> str | None:
+        """Download into ``dest``; None, or why the placeholder of the ``missing`` rule was saved."""
+        check = None
+        if missing is not None:
+            def check(status: int, headers: Any, url: str) -> None:
+                kind = str(headers.get("content-type", "")).split(";")[0].strip().lower()
+                if kind == "text/html" and looks_like_login(url):
+                    raise AuthError("redirected to a login page; the API key was not accepted")
+                if status in missing.status:
+                    raise NothingThere(f"not found (HTTP {status})")
+                if status < 300 and kind in missing.content_types:
+                    raise NothingThere(f"the answer is {kind}, not the file")
+        try:
+            self.download(endpoint, ctx, dest, check=check, on_bytes=on_bytes)
+        except NothingThere as exc:
+            if missing is None or missing.placeholder is None:
+                raise StepError(str(exc)) from None
+            writers.atomic_write(dest, PLACEHOLDERS[missing.placeholder]())
+            return str(exc)
+        return None
 
     def wait(self, part: Part, ctx: Context, ident: str) -> str:
         from .waiter import Wait
@@ -350,6 +391,16 @@ class StepCall:
         """Stream the endpoint named by ``with.<key>`` (or an absolute ``url``) into ``dest``."""
         target: Endpoint | str = url if url is not None else self.endpoint(key or "")
         return self._p.download(target, ctx or self.ctx, dest, **kwargs)
+
+    def fetch_file(self, key: str, dest: str, ctx: Context | None = None,
+                   on_bytes: Callable[[int], None] | None = None) -> str | None:
+        """Download ``with.<key>`` into ``dest`` under the part's ``missing`` rule; None, or why
+        the rule's placeholder was saved instead."""
+        return self._p.fetch_file(self.endpoint(key), ctx or self.ctx, dest, self.part.missing, on_bytes)
+
+    def items(self, body: Any, ctx: Context | None = None) -> list[dict[str, Any]]:
+        """The entries of ``body`` that the part's ``items:`` selects."""
+        return select(self.part.items, body, ctx or self.ctx, self.options)
 
     def enumerate(self, key: str, ctx: Context | None = None) -> list[str]:
         return self._p.enumerate(self.part.enumerations[key], ctx or self.ctx, self.ident)

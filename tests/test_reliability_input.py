@@ -457,22 +457,6 @@ def test_fuzz_export_status_and_task_payloads(body):
     assert len(set(jobs)) == len(jobs)
 
 
-class _FakeCall:
-    """Enough of pipeline.StepCall for the artifacts step: scripted answers."""
-
-    def __init__(self, bodies: list[Any], mode: str):
-        self.bodies = list(bodies)
-        self.ident = "G1"
-        self.dimension = mode
-        self.files = False
-        self.options = {"include": "*.tgz", "exclude": None}
-
-    def request(self, key: str, ctx: Any = None, **variables: Any) -> Any:
-        if not self.bodies:
-            raise StepError("no more answers")
-        return self.bodies.pop(0)
-
-
 export_body = st.one_of(json_value, st.fixed_dictionaries({
     "status": st.sampled_from(["succeeded", "running", "waiting_for_data", "SUCCEEDED", "", "odd", 3]),
 }, optional={"download_url": st.one_of(st.text(max_size=10), st.integers(), st.none()),
@@ -500,14 +484,17 @@ def test_fuzz_export_flow_raises_only_step_errors(bodies):
 @FUZZ
 @given(json_value, st.sampled_from(["job", "group"]))
 def test_fuzz_artifact_listings_raise_only_step_errors(body, mode):
-    from benchloop.steps.artifacts import Artifacts
+    from benchloop.items import select
 
-    step = Artifacts(_FakeCall([body], mode))
+    part = load_model().action("artifacts", "download").dimensions[mode].parts["artifacts"]
+    ctx = Context({"job": "J1", "group": "G1" if mode == "group" else None})
     try:
-        entries = step.listing("J1")
+        entries = select(part.items, body, ctx, {"include": "*.tgz", "exclude": None})
     except StepError:
         return
     assert all(isinstance(e, dict) and e["job_id"] == "J1" for e in entries)
+    assert mode != "group" or all(e["group_id"] == "G1" for e in entries)
+    assert all(str(e.get("name") or "").endswith(".tgz") for e in entries)
 
 
 @FUZZ

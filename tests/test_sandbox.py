@@ -321,7 +321,7 @@ def test_keep_alive_uses_one_connection(sandbox):
 def test_requests_log_records_headers(sandbox, client):
     sandbox.reset_stats()
     client.get("/openapi/jobs", params={"group_id": "G2", "limit": 3})
-    method, path, headers, _body = sandbox.requests_log[-1]
+    method, path, headers = sandbox.requests_log[-1]
     assert sandbox.requests_log[-1].body == b""
     assert method == "GET"
     assert path == "/openapi/jobs?group_id=G2&limit=3"

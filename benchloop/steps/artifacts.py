@@ -1,7 +1,8 @@
 """Artifact listings and downloads for a job, a group or a download task.
 
-Listing entries get ``job_id`` (and ``group_id`` in group mode) added and are
-filtered by ``--include``/``--exclude`` (shell globs on the name).  With
+Listing entries are selected by the part's ``items:`` (the ``artifacts``
+collection, ``job_id`` and, in group mode, ``group_id`` added, filtered by
+``--include``/``--exclude`` on the name).  With
 ``--list-only`` the filtered entries are the result (printed as one flat
 array).  Otherwise each entry is classified (docs/contract.md 1.5): a truthy
 ``url`` is downloadable, ``error_code: no_artifact`` is skipped, anything
@@ -19,35 +20,18 @@ stream under several names.
 
 from __future__ import annotations
 
-import fnmatch
-import gzip
-import io
 import os
-import tarfile
 from typing import Any
 
 from ..archive import entry_component
 from ..errors import AuthError, BenchloopError, Cancelled, StepError
-from ..http import ArtifactMissing, looks_like_login
+from ..items import wanted
 from ..log import ByteProgress, Counter
 from ..pool import Failure, MultiFailure, Outcome, aggregate
 from ..shapes import task_job_ids
 from ..template import VAR
-from ..writers import atomic_write, safe_component
+from ..writers import safe_component
 from . import WRITTEN
-
-
-def placeholder_bytes() -> bytes:
-    raw = io.BytesIO()
-    with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz, tarfile.open(fileobj=gz, mode="w"):
-        pass
-    return raw.getvalue()
-
-
-def _wanted(name: str, include: str | None, exclude: str | None) -> bool:
-    if include and not fnmatch.fnmatchcase(name, include):
-        return False
-    return not (exclude and fnmatch.fnmatchcase(name, exclude))
 
 
 class Artifacts:
@@ -66,21 +50,8 @@ class Artifacts:
         self.failures.append(Failure(ident, message, network))
 
     def listing(self, job: str) -> list[dict[str, Any]]:
-        body = self.call.request("listing", job=job)
-        entries = body.get("artifacts") if isinstance(body, dict) else None
-        if entries is None:
-            entries = []
-        if not isinstance(entries, list):
-            raise StepError("artifact listing must carry 'artifacts' as a list")
-        out = []
-        for entry in entries:
-            entry = dict(entry) if isinstance(entry, dict) else {"value": entry}
-            entry["job_id"] = job
-            if self.mode == "group":
-                entry["group_id"] = self.ident
-            if _wanted(str(entry.get("name") or ""), self.include, self.exclude):
-                out.append(entry)
-        return out
+        ctx = self.call.ctx.child(job=job)
+        return self.call.items(self.call.request("listing", ctx), ctx)
 
     def fetch(self, job: str, dest: str, name: str | None) -> None:
         log = self.call.log
@@ -88,26 +59,15 @@ class Artifacts:
             log.info(f"skip existing {dest}")
             return
         try:
-            self.call.download("download", dest, self.call.ctx.child(job=job, name=name), check=self.check,
-                               on_bytes=self.bar.add if self.bar else None)
-            log.info(f"downloaded {dest}")
-        except ArtifactMissing as exc:
-            atomic_write(dest, placeholder_bytes())
-            log.warn(f"no artifact for job={job}, wrote empty {dest} ({exc})")
+            ctx = self.call.ctx.child(job=job, name=name)
+            missing = self.call.fetch_file("download", dest, ctx, on_bytes=self.bar.add if self.bar else None)
+            if missing:
+                log.warn(f"no artifact for job={job}, wrote empty {dest} (artifact {missing})")
+            else:
+                log.info(f"downloaded {dest}")
         finally:
             if self.bar:
                 self.bar.file_done()
-
-    def check(self, status: int, headers: Any, url: str) -> None:
-        """The table's ``missing`` rule: these statuses or content types mean "no artifact"."""
-        missing = self.call.part.params.get("missing") or {}
-        kind = str(headers.get("content-type", "")).split(";")[0].strip().lower()
-        if kind == "text/html" and looks_like_login(url):
-            raise AuthError("redirected to a login page; the API key was not accepted")
-        if status in (missing.get("status") or ()):
-            raise ArtifactMissing(f"artifact not found (HTTP {status})")
-        if status < 300 and kind in (missing.get("content_types") or ()):
-            raise ArtifactMissing(f"download returned {kind} instead of the artifact (missing?)")
 
     # -- modes ---------------------------------------------------------------
     def jobs(self) -> list[str]:
@@ -128,7 +88,7 @@ class Artifacts:
         if self.mode == "task" and not self.list_only:
             dest = self.dest(job, None)
             name = os.path.basename(dest)
-            if not _wanted(name, self.include, self.exclude):
+            if not wanted(name, self.include, self.exclude):
                 self.call.log.info(f"skip filtered {name}")
                 return []
             self.fetch(job, dest, None)
