@@ -8,6 +8,7 @@ first use by ``__getattr__``, so importing the package costs nothing more.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.3.0"
@@ -48,10 +49,11 @@ def __getattr__(name: str) -> Any:
         from . import sdk
 
         value = getattr(sdk, name)
-        globals()[name] = value
+        # Not ``globals()``: the submodule benchloop.globals shadows that name in this namespace.
+        setattr(sys.modules[__name__], name, value)
         return value
     raise AttributeError(f"module 'benchloop' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_SDK])
+    return sorted({*vars(sys.modules[__name__]), *_SDK})

@@ -139,3 +139,29 @@ def test_the_new_resource_shows_up_everywhere(use_spec, bl):
     from codegen.docs import render
 
     assert any(path.name == "job-meta.md" for path in render())
+
+
+def test_the_python_client_gets_the_new_resource(use_spec, sandbox, backend, tmp_path):
+    """The YAML-only change is also a new SDK resource with typed stubs: no Python written."""
+    use_spec(example("resource"), example("group"))
+    import benchloop
+    from codegen import stubs
+
+    with benchloop.Client(host=sandbox.url, api_key=sandbox.api_key, retry=0) as bl:
+        assert "job_meta" in bl.resources
+        assert bl.job_meta.get(job=["G1-J0001", "G2-J0003"]) == [backend("/openapi/jobs/G1-J0001/meta"),
+                                                                   backend("/openapi/jobs/G2-J0003/meta")]
+        result = bl.job_meta.download(group="G1", output_dir=tmp_path / "out")
+        assert len(result.paths) == 40 and result.failures == []
+        assert sorted(result.paths) == sorted(str(tmp_path / "out" / name) for name in tree(tmp_path / "out"))
+        with pytest.raises(benchloop.UsageError, match=r"job-meta does not support -g/--group"):
+            bl.job_meta.get(group="G1")
+        with pytest.raises(benchloop.PartialFailure) as caught:
+            bl.job_meta.get(job="G1-J0001,NOPE")
+        assert [ident for ident, _ in caught.value.failures] == ["NOPE"]
+    stub = stubs.stub()
+    assert "    job_meta: JobMetaResource\n" in stub
+    assert "class JobMetaResource(ResourceClient):" in stub
+    assert "def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, " \
+           "output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:" in stub
+    assert "bl.job_meta.get()" in stubs.reference()

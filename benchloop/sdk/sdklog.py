@@ -73,16 +73,34 @@ class LoggingLog(Log):
                 self.on_progress(line)
             LOGGER.debug("[progress] %s", line)
             return
-        if level == logging.INFO and self.collect:
+        if self.collect and level in (logging.INFO, logging.WARNING):
             self._record(line)
         LOGGER.log(level, "%s", line)
 
     def _record(self, line: str) -> None:
-        for verb, target in (("wrote ", self.paths), ("downloaded ", self.paths), ("skip existing ", self.skipped)):
-            if line.startswith(verb):
-                path = line[len(verb):]
-                if not os.path.exists(path):  # "wrote PATH (N jobs)"
-                    path = _COUNT_NOTE.sub("", path)
-                with self._paths_lock:
-                    target.append(path)
+        """Note the file a ``wrote``/``downloaded``/``skip existing`` line names (a missing artifact's
+        placeholder: ``[warn] no artifact for job=..., wrote empty PATH (why)``)."""
+        found = next(((verb, into) for verb, into in (("wrote ", self.paths), ("downloaded ", self.paths),
+                                                      ("skip existing ", self.skipped)) if line.startswith(verb)),
+                     None)
+        if found is None:
+            marker = line.find(", wrote empty ")
+            if marker < 0:
                 return
+            found, line = ("", self.paths), line[marker + len(", wrote empty "):]
+        verb, target = found
+        path = _existing(line[len(verb):])
+        with self._paths_lock:
+            target.append(path)
+
+
+def _existing(text: str) -> str:
+    """The path at the start of ``text``: the longest prefix ending before a " (note)" that exists."""
+    if os.path.exists(text):
+        return text
+    cut = text.rfind(" (")
+    while cut > 0:
+        if os.path.exists(text[:cut]):
+            return text[:cut]
+        cut = text.rfind(" (", 0, cut)
+    return _COUNT_NOTE.sub("", text)

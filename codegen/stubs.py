@@ -1,0 +1,246 @@
+"""Generate the Python client's type stubs and reference from the endpoint table.
+
+``benchloop/sdk/client.pyi`` gives type checkers and IDEs one class per
+resource with one typed, keyword-only method per action (``Literal`` for
+choices, ``str | Sequence[str]`` for ids, ``DownloadResult`` for downloads,
+overloads where a flag turns a download into a listing) and ``iter`` where
+the runtime has it; ``docs/python-reference.md`` lists the same methods for
+people.  Both are read from the typed model with the helpers the runtime
+client uses (``benchloop.sdk.client``), so stubs and runtime agree.
+
+``python -m codegen.docs`` writes them with the reference pages and
+``--check`` fails when they are stale (``make docs`` / ``make docs-check``);
+``python -m codegen.stubs [--check]`` does the same for these two files only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from benchloop.model import Action, Option, Resource, load_model
+from benchloop.sdk.client import attribute, iter_options, iter_target, sdk_options
+
+ROOT = Path(__file__).resolve().parent.parent
+STUB = ROOT / "benchloop" / "sdk" / "client.pyi"
+REFERENCE = ROOT / "docs" / "python-reference.md"
+
+HEADER = '''"""Type stubs of the Python client, generated from spec/benchloop.yaml by codegen/stubs.py.
+
+Do not edit: run `make docs`.  `make docs-check` fails when this file is stale.
+"""
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Literal, overload
+
+from ..model import Resource
+from .results import DownloadResult
+'''
+
+
+# ---------------------------------------------------------------- types
+def type_of(opt: Option, *, literal_true: bool = False) -> tuple[str, str | None]:
+    """``(annotation, default)`` of an option's keyword; default None means required."""
+    kind = opt.type
+    if literal_true:
+        return "Literal[True]", None
+    if kind in ("ids", "list") or opt.name == "task_id":
+        return "str | Sequence[str] | None", "None"
+    if kind == "ints":
+        return "int | Sequence[int] | None", "None"
+    if kind in ("flag", "bool"):
+        return "bool", repr(bool(opt.default))
+    if kind == "choice":
+        literal = "Literal[" + ", ".join(repr(c) for c in opt.choices) + "]"
+        return (literal, repr(opt.default)) if opt.default is not None else (f"{literal} | None", "None")
+    if kind in ("int", "float"):
+        return (kind, repr(opt.default)) if opt.default is not None else (f"{kind} | None", "None")
+    if opt.name == "output_dir":
+        return "str | os.PathLike[str] | None", "None"
+    return ("str", repr(opt.default)) if opt.default is not None else ("str | None", "None")
+
+
+def params(options: list[Option], literal_flag: str | None = None, false_flag: str | None = None) -> str:
+    words = ["self", "*"]
+    for opt in options:
+        annotation, default = type_of(opt, literal_true=opt.name == literal_flag)
+        if opt.name == false_flag:
+            annotation = "Literal[False]"
+        words.append(f"{opt.name}: {annotation}" + (f" = {default}" if default is not None else ""))
+    return ", ".join(words)
+
+
+def _doc(text: str, indent: str) -> str:
+    text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    return f'{indent}"""{text}"""\n'
+
+
+def method_stubs(action: Action, name: str | None = None) -> str:
+    name = name or attribute(action.name)
+    options = sdk_options(action)
+    out = ""
+    if action.stdout_when:
+        flag = action.stdout_when
+        out += "    @overload\n"
+        out += f"    def {name}({params(options, literal_flag=flag)}) -> list[Any]: ...\n"
+        out += "    @overload\n"
+        out += f"    def {name}({params(options, false_flag=flag)}) -> DownloadResult: ...\n"
+        out += "    @overload\n"
+        out += f"    def {name}({params(options)}) -> list[Any] | DownloadResult:\n"
+        out += _doc(action.help, "        ") + "        ...\n"
+        return out
+    returns = "list[Any]" if action.writer == "stdout" else "DownloadResult"
+    out += f"    def {name}({params(options)}) -> {returns}:\n"
+    out += _doc(action.help, "        ") + "        ...\n"
+    return out
+
+
+def walks(action: Action, parts: dict) -> str:
+    collections = sorted({p.pagination.collection or "items" for p in parts.values()})
+    return f"Every item ({', '.join(collections)}) of every page that `{action.command_line()}` walks"
+
+
+def class_name(resource: Resource) -> str:
+    return "".join(w.capitalize() for w in attribute(resource.name).split("_")) + "Resource"
+
+
+def resource_stub(resource: Resource) -> str:
+    out = f"class {class_name(resource)}(ResourceClient):\n" + _doc(resource.help, "    ")
+    for action in resource.actions.values():
+        out += method_stubs(action)
+    if resource.command:
+        out += method_stubs(next(iter(resource.actions.values())), "__call__")
+    target = iter_target(resource)
+    if target is not None:
+        action, parts = target
+        out += f"    def iter({params(iter_options(action, parts))}) -> Iterator[dict[str, Any]]:\n"
+        out += _doc(walks(action, parts) + ", one page at a time.", "        ") + "        ...\n"
+    return out
+
+
+CLIENT = '''class ResourceClient:
+    resource: Resource
+    def __init__(self, client: Client) -> None: ...
+
+def attribute(name: str) -> str: ...
+
+class Client:
+    """A client of the benchmark-analysis backend, generated from the endpoint table."""
+
+{attributes}
+    host: str
+    profile: str | None
+    output_dir: str
+    concurrency: int
+    def __init__(self, host: str | None = None, api_key: str | None = None, profile: str | None = None,
+                 config: str | os.PathLike[str] | None = None, concurrency: int = 5, retry: int = 4,
+                 timeout: float = 300.0, *, output_dir: str | os.PathLike[str] | None = None,
+                 ca_bundle: str | os.PathLike[str] | None = None, pretty: bool = True,
+                 progress: Callable[[str], Any] | None = None) -> None: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Client: ...
+    def __exit__(self, *exc_info: Any) -> None: ...
+    @property
+    def resources(self) -> list[str]: ...
+'''
+
+
+def stub() -> str:
+    spec = load_model()
+    classes = "\n\n".join(resource_stub(r) for r in spec.resources.values())
+    attributes = "\n".join(f"    {attribute(r.name)}: {class_name(r)}" for r in spec.resources.values())
+    return HEADER + "\n" + CLIENT.format(attributes=attributes) + "\n\n" + classes
+
+
+# ------------------------------------------------------------ reference
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _rows(options: list[Option], literal_flag: str | None = None) -> list[str]:
+    rows = ["| keyword | type | default | CLI flag | meaning |", "| --- | --- | --- | --- | --- |"]
+    for opt in options:
+        annotation, default = type_of(opt)
+        rows.append(f"| `{opt.name}` | `{_cell(annotation)}` | `{default}` | `{opt.flag}` | {_cell(opt.help)} |")
+    return rows
+
+
+def _returns(action: Action) -> str:
+    if action.writer == "stdout":
+        return "`list`: the elements of the CLI's JSON array, as Python values."
+    text = "`DownloadResult` (`paths`, `skipped`, `failures`)."
+    if action.stdout_when:
+        text += f" With `{action.stdout_when}=True`: the listing, a `list` (the CLI's JSON array)."
+    return text
+
+
+def reference() -> str:
+    spec = load_model()
+    lines = [
+        "# Python client reference",
+        "",
+        "Generated from [`spec/benchloop.yaml`](../spec/benchloop.yaml) by `codegen/stubs.py` "
+        "(`make docs`); the guide is [`python.md`](python.md). Every method takes keyword arguments "
+        "only; ids (`group`, `job`, `task_id`) take one string (commas allowed) or a list. Every "
+        "method raises `UsageError` before any request for an invalid argument, `AuthError` on a "
+        "401, `NetworkError` when no id succeeded and every failure was a transport error, and "
+        "`PartialFailure` when some ids failed.",
+        "",
+        "| method | CLI command | returns |",
+        "| --- | --- | --- |",
+    ]
+    for resource in spec.resources.values():
+        for action in resource.actions.values():
+            call = f"bl.{attribute(resource.name)}.{attribute(action.name)}()"
+            lines.append(f"| [`{call}`](#{attribute(resource.name)}-{attribute(action.name)}) | "
+                         f"`{action.command_line()}` | {'list' if action.writer == 'stdout' else 'DownloadResult'} |")
+        if iter_target(resource):
+            lines.append(f"| [`bl.{attribute(resource.name)}.iter()`](#{attribute(resource.name)}-iter) | "
+                         f"`{iter_target(resource)[0].command_line()}`, every page | iterator |")
+    for resource in spec.resources.values():
+        lines += ["", f"## `bl.{attribute(resource.name)}`", "", resource.help]
+        if resource.command:
+            lines += ["", f"The resource is callable: `bl.{attribute(resource.name)}(...)` is "
+                          f"`bl.{attribute(resource.name)}.{attribute(next(iter(resource.actions)))}(...)`."]
+        for action in resource.actions.values():
+            lines += ["", f'<a id="{attribute(resource.name)}-{attribute(action.name)}"></a>',
+                      f"### `bl.{attribute(resource.name)}.{attribute(action.name)}(...)`", "",
+                      f"{action.help} Same as `{action.command_line()}`.", "", *_rows(sdk_options(action)),
+                      "", f"Returns: {_returns(action)}"]
+        target = iter_target(resource)
+        if target is not None:
+            action, parts = target
+            lines += ["", f'<a id="{attribute(resource.name)}-iter"></a>',
+                      f"### `bl.{attribute(resource.name)}.iter(...)`", "",
+                      f"{walks(action, parts)}, in the order and with the de-duplication of the CLI's "
+                      "walk (duplicates across pages, ties at page boundaries, re-scans when the total is "
+                      "not reached), yielded one page at a time; only the ids seen are kept.", "",
+                      *_rows(iter_options(action, parts)), "",
+                      "Returns: an iterator of `dict`."]
+    return "\n".join(lines) + "\n"
+
+
+def render() -> dict[Path, str]:
+    return {STUB: stub(), REFERENCE: reference()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="fail when the stubs or the reference are stale")
+    args = parser.parse_args(argv)
+    files = render()
+    stale = [p for p, text in files.items() if not p.is_file() or p.read_text(encoding="utf-8") != text]
+    if args.check:
+        for path in stale:
+            print(f"stale: {path.relative_to(ROOT)}", file=sys.stderr)
+        return 1 if stale else 0
+    for path in stale:
+        path.write_text(files[path], encoding="utf-8")
+    print(f"wrote {len(stale)} of {len(files)} files")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
