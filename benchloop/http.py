@@ -289,8 +289,12 @@ class Http:
     """The process's HTTP client; thread-safe, shared by every worker."""
 
     def __init__(self, host: str, api_key: str | None, timeout: float, retry: int, pool: int, log,
-                 ca_bundle: str | None = None):
+                 ca_bundle: str | None = None, *, auth_header: str = "X-API-Key",
+                 auth_statuses: tuple[int, ...] = (401,)):
+        """``auth_header`` carries ``api_key`` (to this origin only); ``auth_statuses`` are the
+        answers that mean "authentication failed" (a second service may count 403 too)."""
         self.host = host.rstrip("/")
+        self.auth_statuses = auth_statuses
         self.api_key = api_key
         self.retry = max(0, retry)
         self.log = log
@@ -302,7 +306,8 @@ class Http:
         self.ca_bundle = ca_bundle
         self.headers = {"Accept": "application/json", "Accept-Encoding": "gzip, deflate",
                         "User-Agent": f"benchloop-client/{__version__}"}
-        self._key = {"X-API-Key": api_key} if api_key else {}
+        self.auth_header = auth_header
+        self._key = {auth_header: api_key} if api_key else {}
         self._client: Any = None
         self._client_lock = threading.Lock()
         self._ssl: Any = None
@@ -344,16 +349,18 @@ class Http:
 
     # -- JSON ------------------------------------------------------------------
     def request_json(self, method: str, path: str, params: dict[str, Any] | None = None,
-                     body: Any = None) -> Any:
+                     body: Any = None, headers: dict[str, str] | None = None) -> Any:
         """``method`` ``path`` (relative to the host) -> the parsed JSON answer.
 
+        ``headers`` are extra request headers (a service's rendered headers).
         Raises ``ApiError`` (an answer that is an error or not JSON), ``AuthError``
-        (401: cancels everything else too), ``NetworkError`` and ``Cancelled``.
+        (401 or another of ``auth_statuses``: cancels everything else too),
+        ``NetworkError`` and ``Cancelled``.
         """
         if not path.startswith("/"):
             raise ValueError(f"not a path on the backend: {path!r}")
         client = self.client
-        headers = self._key
+        headers = {**(headers or {}), **self._key}
         content = None
         if method == "POST":
             content = _json_body(body)
@@ -364,9 +371,9 @@ class Http:
             with _slot():  # on the wire: one of the --concurrency request slots
                 self.policy.check()  # once the slot is ours
                 status, response_headers, content, problem = self._exchange(request)
-            kind = classify_status(status)
+            kind = classify_status(status, self.auth_statuses)
             if kind is not None:  # the status decides, even over a body we could not decode
-                error = (AuthError("authentication failed (HTTP 401)") if kind == AUTH
+                error = (AuthError(f"authentication failed (HTTP {status})") if kind == AUTH
                          else ApiError(status, _parsed_or_text(content)))
                 raise Failed(kind, error, retry_after(response_headers.get("retry-after")))
             if problem:

@@ -77,9 +77,10 @@ def retry_after(value: str | None) -> float | None:
     return max(0.0, min(seconds, MAX_RETRY_AFTER))
 
 
-def classify_status(status: int) -> str | None:
-    """The kind of failure an HTTP status is, or None when it is an answer to hand back."""
-    if status == 401:
+def classify_status(status: int, auth: tuple[int, ...] = (401,)) -> str | None:
+    """The kind of failure an HTTP status is, or None when it is an answer to hand back;
+    ``auth`` are the statuses that mean "authentication failed"."""
+    if status in auth:
         return AUTH
     if status == 429:
         return THROTTLED
