@@ -1,6 +1,6 @@
 """benchloop-client: the spec-driven `bl` command line client, and its Python client.
 
-The version lives here (and only here: pyproject reads it), so that
+The version lives in ``version.py`` (pyproject reads it there), so that
 ``bl --version`` needs no package-metadata lookup.  The Python client's names
 (``Client``, the exceptions, ``DownloadResult``; docs/python.md) are loaded on
 first use by ``__getattr__``, so importing the package costs nothing more.
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import sys
 
+from .version import __version__
+
 # Not typing.TYPE_CHECKING: importing typing would cost `bl --version` ~7 ms. Type checkers
 # treat a name TYPE_CHECKING that is False at run time the same way.
 TYPE_CHECKING = False
-
-__version__ = "0.3.0"
 
 _SDK = ("AuthError", "BenchloopError", "Client", "DownloadResult", "NetworkError", "PartialFailure",
         "UnknownArgument", "UsageError")

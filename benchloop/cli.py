@@ -18,10 +18,10 @@ import os
 import sys
 from typing import Annotated, Any
 
-from . import __version__
 from .errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 from .globals import GLOBAL_OPTIONS
 from .model import load_model
+from .version import __version__
 
 GLOBAL = "Global options"
 BUILTINS = ("config", "sandbox", "describe", "completion")

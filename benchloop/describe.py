@@ -31,7 +31,6 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from . import __version__
 from .errors import (
     EXIT_AUTH,
     EXIT_FAILURE,
@@ -57,6 +56,7 @@ from .model import (
     load_model,
 )
 from .model import global_options as model_globals
+from .version import __version__
 
 DESCRIBE_VERSION = 1
 PROG = "bl"

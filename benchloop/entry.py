@@ -9,7 +9,7 @@ import sys
 
 def main() -> None:
     if sys.argv[1:] == ["--version"]:
-        from . import __version__
+        from .version import __version__
 
         sys.stdout.write(f"bmcli {__version__}\n")
         sys.exit(0)

@@ -43,7 +43,6 @@ from contextlib import nullcontext
 from typing import Any
 from urllib.parse import quote
 
-from . import __version__
 from .errors import ApiError, AuthError, Cancelled, NetworkError
 from .retry import (
     AUTH,
@@ -56,6 +55,7 @@ from .retry import (
     classify_transport,
     retry_after,
 )
+from .version import __version__
 
 _retry_after = retry_after  # the old private name, still used by tests
 

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import __version__
 from .model import Endpoint, Spec
 from .template import PAGE_VARS, VAR, lone_var
+from .version import __version__
 
 OPENAPI_VERSION = "3.1.0"
 ERROR_REF = {"$ref": "#/components/schemas/Error"}

@@ -18,8 +18,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from . import __version__
 from .specfiles import _PKG_DIR, SCHEMA_NAME, SPEC_NAME, SpecError, spec_dir
+from .version import __version__
 
 __all__ = ["SCHEMA_NAME", "SPEC_NAME", "SpecError", "cache_key", "load_spec", "spec_dir"]
 

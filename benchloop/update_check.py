@@ -23,7 +23,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import __version__
+from .version import __version__
 
 PACKAGE = "benchloop-client"
 INTERVAL = 24 * 3600
