@@ -27,15 +27,30 @@ def bind(action: Action, values: dict[str, Any], stdin_token: str = STDIN) -> tu
     values = dict(values)
     for name, default in action.defaults.items():
         values.setdefault(name, default)
+    from_stdin = [name for name in ("group", "job") if stdin_token in _listed(values.get(name))]
     given = _given_ids(values, stdin_token)
     _check_values(action, values, stdin_token)
-    dim = _dimension(action, given)
+    try:
+        dim = _dimension(action, given)
+    except UsageError as exc:
+        empty = [DIMENSION_FLAGS[name] for name in from_stdin if not given.get(name)]
+        if empty and str(exc).startswith("at least one"):
+            flag = empty[0].split("/")[0]
+            raise UsageError(f"no ids on stdin: '{flag} -' read an empty input; pipe ids in, e.g. "
+                             f"echo ID1 ID2 | bl {' '.join(action.words)} {flag} -") from None
+        raise
     for opt in action.options:
         if opt.type == "choice" and values.get(opt.name) not in opt.choices:
             raise UsageError(f"{opt.flag} must be one of {', '.join(opt.choices)}")
     if action.max_ids and len(given[dim]) > action.max_ids:
         raise UsageError(action.max_ids_message or f"at most {action.max_ids} id(s) allowed")
     return dim, given[dim], values
+
+
+def _listed(values: Any) -> list[Any]:
+    if isinstance(values, (list, tuple)):
+        return list(values)
+    return [] if values is None else [values]
 
 
 def _stdin(values: Any, token: str) -> list[str]:
@@ -79,7 +94,9 @@ def _dimension(action: Action, given: dict[str, list[str]]) -> str:
             raise UsageError("at least one -g/--group, -j/--job or --task-id is required")
     for name in ("job", "group"):
         if given.get(name) and name not in dims:
-            raise UsageError(f"{action.resource} does not support {DIMENSION_FLAGS[name]} ({name} dimension)")
+            takes = [d for d in ("group", "job", "task") if d in dims]
+            kinds = " or ".join(f"{d} ids ({DIMENSION_FLAGS[d]})" for d in takes) or "other ids"
+            raise UsageError(f"{action.resource} takes {kinds}, not {DIMENSION_FLAGS[name]}")
     for name in ("group", "job"):
         if given.get(name):
             return name

@@ -77,12 +77,13 @@ def _group(name: str, bodies: dict[str, Callable[[dict[str, Any], Any], int]]) -
 
 # ------------------------------------------------------------------ config
 def config_set(values: dict[str, Any], ctx: Any) -> int:
-    from .config import config_path, write_config
+    from .config import check_set_values, config_path, write_config
     from .log import Log
 
     stored = {key: values[key] for key in ("host", "api_key", "output_dir") if values[key] is not None}
     if not stored:
         raise UsageError("provide at least one of --api-key/--host/--output-dir")
+    check_set_values(stored)  # nothing that no later command could use
     path = config_path(values["config"] or (ctx.options["config"] if ctx else None))
     write_config(path, stored, values["profile"])
     where = f" (profile {values['profile']})" if values["profile"] else ""
@@ -91,7 +92,7 @@ def config_set(values: dict[str, Any], ctx: Any) -> int:
 
 
 def config_show(values: dict[str, Any], ctx: Any) -> int:
-    from .config import mask, resolve
+    from .config import mask, mask_url, resolve
     from .writers import dumps
 
     opts = ctx.options
@@ -99,7 +100,7 @@ def config_show(values: dict[str, Any], ctx: Any) -> int:
     sys.stdout.write(dumps({
         "config_file": str(settings.config_file),
         "profile": settings.profile,
-        "host": settings.host,
+        "host": mask_url(settings.host),
         "api_key": mask(settings.api_key),
         "output_dir": settings.output_dir,
     }, opts["pretty"]))

@@ -44,6 +44,7 @@ class Invocation:
         settings = session.settings(api_key=opts["api_key"], host=opts["host"], output_dir=opts["output_dir"],
                                     config=opts["config"], profile=opts["profile"], ca_bundle=opts["ca_bundle"])
         self.profile_values = settings.values
+        self.settings = settings
         log = Log(quiet=opts["quiet"], verbose=opts["verbose"], error_format=opts["error_format"])
         return session.runtime(settings, log, timeout=opts["timeout"], retry=opts["retry"],
                                concurrency=opts["concurrency"], pretty=opts["pretty"], ca_bundle=opts["ca_bundle"],
@@ -55,13 +56,35 @@ class Invocation:
 
         rt = self.runtime()
         check = update_check.start(self.profile_values)
+        code = None
         try:
-            return run(rt, action, dim, ids, opts)
+            code = run(rt, action, dim, ids, opts)
+            return code
         finally:
             rt.close()
+            self.explain(rt.log, code)
             message = check.notice() if check else None
             if message and not self.options["quiet"]:
                 sys.stderr.write(message + "\n")
+
+    def explain(self, log: Any, code: int | None) -> None:
+        """After a run: what a person needs to act on an auth or network failure, and the
+        per-file lines a terminal did not show."""
+        from .config import mask_url
+        from .errors import EXIT_AUTH
+
+        settings = self.settings
+        if settings is not None and code == EXIT_AUTH and not settings.api_key:
+            log.error("no API key is configured, so none was sent; set one with "
+                      "'bl config set --api-key KEY' or the BENCHLOOP_API_KEY environment variable")
+        elif settings is not None and (log.network_failed or code == 4):
+            log.error(f"could not reach {mask_url(settings.host)} (from {settings.source('host')}); check the "
+                      "URL and the network" + ("" if log.verbose else " (-v shows each retry)"))
+        hidden = log.hidden_summary()
+        if hidden and code is not None:
+            log.info(hidden)
+
+    settings: Any = None
 
 
 def _global_parameters() -> list:
@@ -149,6 +172,63 @@ def _command_path(app, tokens: list[str]) -> list[str]:
     return []
 
 
+def _flags_of(path: list[str]) -> list[str]:
+    """Every flag the command at ``path`` accepts, global ones included."""
+    flags = [flag for opt in GLOBAL_OPTIONS for flag in [*opt["flags"], opt.get("negative") or ""] if flag]
+    resources = load_model().resources
+    if len(path) >= 1 and path[0] in resources:
+        resource = resources[path[0]]
+        actions = [resource.actions[path[1]]] if len(path) > 1 else list(resource.actions.values())
+        if resource.command:
+            actions = list(resource.actions.values())
+        flags += [flag for action in actions for opt in action.options for flag in opt.flags]
+    elif path and path[0] in BUILTINS:
+        from .builtin_options import builtin_leaves
+
+        prefix = " ".join(path)
+        flags += [flag for name, leaf in builtin_leaves() if name.startswith(prefix)
+                  for opt in leaf.get("options", ()) for flag in opt["flags"]]
+    return list(dict.fromkeys([*flags, "--help", "-h"]))
+
+
+def _did_you_mean(token: str, flags: list[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(token.split("=", 1)[0], [f for f in flags if f.startswith("--")], n=1,
+                                      cutoff=0.6)
+    return f" Did you mean {close[0]}?" if close else ""
+
+
+def _parser_message(exc: Exception, path: list[str], message: str) -> str:
+    """Cyclopts' message, made to teach: an unknown option is called one (with the closest
+    flag of this command or the global ones), and a bare id says which option takes it."""
+    from cyclopts.exceptions import UnknownCommandError, UnknownOptionError, UnusedCliTokensError
+
+    from .commands import STDIN_TOKEN
+
+    unused = [str(t) for t in (getattr(exc, "unused_tokens", None) or [])]
+    if isinstance(exc, UnknownCommandError) and unused and unused[0].startswith("-"):
+        return f"Unknown option: {unused[0]}.{_did_you_mean(unused[0], _flags_of(path))}"
+    if isinstance(exc, UnknownOptionError):
+        token = getattr(exc, "token", None)
+        value = str(getattr(token, "keyword", None) or getattr(token, "value", "") or "")
+        if value.startswith("-"):
+            return f"Unknown option: {value}.{_did_you_mean(value, _flags_of(path))}"
+    resource = load_model().resources.get(path[0]) if path else None
+    if isinstance(exc, UnusedCliTokensError) and unused and resource is not None:
+        action = (next(iter(resource.actions.values())) if resource.command
+                  else resource.actions.get(path[1]) if len(path) == 2 else None)
+        if action is not None:
+            ids = ",".join("-" if t == STDIN_TOKEN else t for t in unused)
+            names = {"group": "-g", "job": "-j", "task": "--task-id"}
+            offers = [f"{names[d]} {ids}" for d in ("job", "group", "task") if d in action.dimensions]
+            if offers:
+                shown = " ".join("-" if t == STDIN_TOKEN else t for t in unused)
+                return (f"unexpected argument(s) {shown!r}: ids are given with an option, e.g. "
+                        f"{' or '.join(offers)}")
+    return message
+
+
 def _json_errors(tokens: list[str]) -> bool:
     for index, token in enumerate(tokens):
         if token == "--error-format=json" or (token == "--error-format" and tokens[index + 1:index + 2] == ["json"]):
@@ -185,9 +265,13 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
     from . import helptext
 
     rest = tokens[index:]
+    spec = load_model()
+    if rest[:1] == ["help"] and "help" not in spec.resources:
+        # `bl help [RESOURCE [ACTION]]` is `bl [RESOURCE [ACTION]] --help`.
+        topic = [t for t in rest[1:] if not t.startswith("-")]
+        return fast_path(prog, [*topic, "--help"]) if topic else fast_path(prog, ["--help"])
     wants_help = "--help" in rest or "-h" in rest
     words = [t for t in rest if not t.startswith("-")]
-    spec = load_model()
     if not words:
         if wants_help or not tokens:
             sys.stdout.write(helptext.root_page(prog, spec))
@@ -258,7 +342,9 @@ def _main(prog: str, tokens: list[str], exit_process: bool) -> int:
         code = app.meta(tokens, exit_on_error=False, print_error=False, result_action="return_value")
     except CycloptsError as exc:
         message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-        code = usage_error(prog, _command_path(app, tokens), message, _json_errors(tokens))
+        path = _command_path(app, tokens)
+        message = _parser_message(exc, path, message)
+        code = usage_error(prog, path, message, _json_errors(tokens))
     except UsageError as exc:
         code = usage_error(prog, _command_path(app, tokens), str(exc), _json_errors(tokens))
     except KeyboardInterrupt:

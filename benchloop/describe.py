@@ -200,6 +200,7 @@ def describe_part(part: Part, options: dict[str, Option], writes: bool, in_archi
         out["pagination"] = describe_pagination(part.pagination)
     if part.empty_probe:
         out["empty_probe"] = describe_request(part.empty_probe)
+        out["empty_probe_mode"] = part.empty_probe_mode
     if part.items:
         out["items"] = describe_items(part.items)
     if part.missing:

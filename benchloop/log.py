@@ -3,6 +3,13 @@
 stdout carries data only; everything a person reads goes through here.  ``-q``
 keeps only errors; ``-v`` adds debug lines.  Writes are serialised with a lock
 because workers log from several threads.
+
+Off a terminal every line keeps the contract's bytes: scripts parse the
+unprefixed info lines (``wrote <path>``, ...).  On a terminal a person reads
+them: info lines get the ``[info]`` prefix, per-file lines (``wrote``,
+``downloaded``, ``skip existing``, ...) are shown only with ``-v`` (as the
+AWS CLI and rclone do), and counters draw one live line that fits the
+terminal and ends as a normal ``[progress]`` line.
 """
 
 from __future__ import annotations
@@ -11,6 +18,8 @@ import json
 import sys
 import threading
 import time
+
+from . import textwidth
 
 _lock = threading.Lock()
 _CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F] if c != 0x09}
@@ -22,6 +31,8 @@ class Log:
         self.verbose = verbose and not quiet
         self._stream = stream
         self.json_errors = error_format == "json"
+        self.hidden: dict[str, int] = {}  # per-file lines not shown on a terminal, by kind
+        self.network_failed = False  # the failure summary had a network failure
 
     @property
     def stream(self):
@@ -57,17 +68,52 @@ class Log:
             self.stream.flush()
 
     def live(self, line: str) -> None:
-        """On a terminal: (re)draw one status line in place; '' erases it."""
+        """On a terminal: (re)draw one status line in place; '' erases it.
+
+        The line is cut to the terminal's width (display columns, so wide
+        characters count twice), one column short of it so that it never wraps.
+        """
         if self.quiet:
             return
+        columns = textwidth.terminal_columns(self.stream)
         with _lock:
-            self._live = line[:200]
+            self._live = textwidth.cut(line.translate(_CONTROL), max(columns - 1, 1), "…")
             self.stream.write("\r\x1b[K" + self._live)
             self.stream.flush()
 
     def info(self, message: str) -> None:
+        """An info line: unprefixed for scripts (contract 3.7); ``[info] ...`` on a terminal."""
         if not self.quiet:
-            self._emit(message)
+            self._emit(f"[info] {message}" if self.tty else message)
+
+    def note(self, message: str) -> None:
+        """A line of advice that no script parses: always ``[info] ...``."""
+        if not self.quiet:
+            self._emit(f"[info] {message}")
+
+    def per_file(self, message: str) -> None:
+        """A line about one file (``wrote``, ``downloaded``, ``skip existing``, ...).
+
+        Off a terminal it is an info line as the contract fixes it; on a
+        terminal it is shown only with ``-v``, so that it does not scroll the
+        progress away.
+        """
+        if self.quiet:
+            return
+        if self.tty and not self.verbose:
+            kind = "skipped" if message.startswith("skip") else "missing" if message.startswith("no ") else "written"
+            with _lock:
+                self.hidden[kind] = self.hidden.get(kind, 0) + 1
+            return
+        self.info(message)
+
+    def hidden_summary(self) -> str | None:
+        """On a terminal without -v: one line counting the per-file lines not shown."""
+        if not self.hidden:
+            return None
+        words = {"written": "file(s) written", "skipped": "skipped", "missing": "without artifact"}
+        parts = [f"{self.hidden[k]} {words[k]}" for k in words if self.hidden.get(k)]
+        return f"{', '.join(parts)} (-v lists each file)"
 
     def progress(self, message: str) -> None:
         if not self.quiet:
@@ -89,6 +135,7 @@ class Log:
 
     def failures(self, noun: str, failures: list, code: int) -> None:
         """The end-of-run failure summary: text lines, or one JSON object."""
+        self.network_failed = self.network_failed or any(getattr(f, "network", False) for f in failures)
         if self.json_errors:
             self._emit(json.dumps({
                 "error": f"{len(failures)} {noun} failed",
@@ -120,11 +167,14 @@ class Counter:
         log.progress(f"{label}: total={total} {unit}")
 
     def step(self, detail: str, ok: bool = True) -> None:
+        # Counting and drawing under one lock: a slower thread can never draw an
+        # older count after a newer one (a stale bar left after the final line).
         with self._lock:
             self.done += 1
-            done = self.done
-        if self.log.quiet:
-            return
+            if not self.log.quiet:
+                self._show(self.done, detail, ok)
+
+    def _show(self, done: int, detail: str, ok: bool) -> None:
         verb = self.action if ok else "failed"
         line = f"{self.label}: {done}/{self.total} {self.unit}, {verb} {detail}"
         elapsed = time.monotonic() - self.started
@@ -195,15 +245,17 @@ class ByteProgress:
             self.log.progress(self.line())
 
     def add(self, count: int) -> None:
-        with self._lock:
+        with self._lock:  # counted and drawn together: never an older state after a newer one
             self.done += count
-        self._show()
+            self._show()
 
     def file_done(self) -> None:
         with self._lock:
             self.finished += 1
-        self._show()
+            self._show()
 
     def close(self) -> None:
-        if self.visible and self.tty:
-            self.log.live("")
+        with self._lock:
+            if self.visible and self.tty:
+                self.log.live("")
+                self.visible = False

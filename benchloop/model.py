@@ -302,6 +302,7 @@ class Part:
     when: Condition | None = None
     each: Enumeration | None = None
     empty_probe: Endpoint | None = None
+    empty_probe_mode: str = "fail"  # "warn": an unknown id with an empty list is a warning, not a failure
     failure_id: str | None = None
     count: str | None = None
     required: bool = False
@@ -677,7 +678,8 @@ class _Builder:
             pagination=Pagination.from_data(data.get("pagination")), shape=Shape.from_data(data.get("shape")),
             file=data.get("file"), entry=data.get("entry"), format=data.get("format"),
             when=Condition.from_data(data.get("when")), each=self.enumerations[each] if each else None,
-            empty_probe=self.endpoints[probe] if probe else None, failure_id=data.get("failure_id"),
+            empty_probe=self.endpoints[probe] if probe else None,
+            empty_probe_mode=data.get("empty_probe_mode", "fail"), failure_id=data.get("failure_id"),
             count=data.get("count"), required=bool(data.get("required")), failures=data.get("failures"),
             label=data.get("label"), progress=Progress.from_data(data.get("progress")),
             wait=self.waiter(data.get("wait")), items=Items.from_data(data.get("items")),

@@ -61,4 +61,4 @@ class JsonlStream:
 def print_all(stdout: Any, log: Log, action: Action, outcomes: list[Outcome], fmt: str, pretty: bool,
               query: Any) -> None:
     elements = [e for outcome in outcomes for e in contributed(action, outcome, log)]
-    formats.emit(stdout, elements, fmt, pretty, query)
+    formats.emit(stdout, elements, fmt, pretty, query, note=log.note)

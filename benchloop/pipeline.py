@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import shapes, writers
-from .errors import AuthError, BenchloopError, Cancelled, StepError
+from .errors import ApiError, AuthError, BenchloopError, Cancelled, StepError
 from .http import looks_like_login
 from .items import select
 from .log import Counter, Log
@@ -161,7 +161,8 @@ class Pipeline:
         if part.pagination is None:
             body = self.request(part.request, ctx)
         else:
-            body = self.paginate(part.request, part.pagination, ctx, ident, part.empty_probe)
+            body = self.paginate(part.request, part.pagination, ctx, ident, part.empty_probe,
+                                 part.empty_probe_mode == "warn")
         return select(part.items, body, ctx, self.opts) if part.items else body
 
     def fetch_file(self, endpoint: Endpoint | str, ctx: Context, dest: str, missing: Missing | None,
@@ -197,7 +198,7 @@ class Pipeline:
         return run.run(lambda wait: render_label(message, ctx.child(wait=f"{wait:.1f}")) if message else None)
 
     def paginate(self, endpoint: Endpoint, pagination: Pagination, ctx: Context, ident: str,
-                 probe: Endpoint | None) -> Any:
+                 probe: Endpoint | None, probe_warns: bool = False) -> Any:
         args = pagination.mode_arguments()
         size = pagination.page_size
         args["page_size"] = int(render_value(size, ctx)) if size is not None else int(self.opts.get("page_size") or 50)
@@ -218,8 +219,25 @@ class Pipeline:
         except PaginationError as exc:
             raise StepError(str(exc)) from None
         if probe and isinstance(result, Scan) and not result.items:
-            self.request(probe, ctx)
+            self.probe(probe, ctx, ident, pagination.collection or "items", probe_warns)
         return result
+
+    def probe(self, probe: Endpoint, ctx: Context, ident: str, collection: str, warns: bool) -> None:
+        """Ask whether an id with an empty list exists: a 404 fails the id, or with
+        ``empty_probe_mode: warn`` (the official client's exit code kept) is a warning."""
+        if not warns:
+            self.request(probe, ctx)
+            return
+        try:
+            self.request(probe, ctx)
+        except (AuthError, Cancelled):
+            raise
+        except BenchloopError as exc:
+            if isinstance(exc, ApiError) and exc.status == 404:
+                self.rt.log.warn(f"{self.dim.name} {ident} has no {collection} and does not exist ({exc}); "
+                                 "check the id")
+            else:  # the probe is advice only here: it never fails the id
+                self.rt.log.debug(f"{self.dim.name} {ident}: existence check failed: {exc}")
 
     def enumerate(self, enum: Enumeration, ctx: Context, ident: str) -> list[str]:
         """Every id an enumeration lists for ``ident`` (e.g. all jobs of a group)."""
@@ -232,7 +250,7 @@ class Pipeline:
 
     def skip(self, path: str) -> bool:
         if self.skip_existing and writers.exists(path):
-            self.rt.log.info(f"skip existing {path}")
+            self.rt.log.per_file(f"skip existing {path}")
             return True
         return False
 
@@ -248,7 +266,7 @@ class Pipeline:
         note = ""
         if part.count and isinstance(value, dict):
             note = f" ({len(value.get(part.count) or [])} {part.count})"
-        self.rt.log.info(f"wrote {path}{note}")
+        self.rt.log.per_file(f"wrote {path}{note}")
 
     # -- one id -------------------------------------------------------------
     def process(self, ident: str) -> Any:

@@ -16,23 +16,19 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from .config import Settings, resolve
+from .config import Settings, key_problem, mask_url, resolve, url_problem
 from .errors import UsageError
 from .log import Log
 from .model import load_model
 from .pipeline import Runtime
 
 
-def check_host(host: str) -> None:
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(host)
-        ok = parts.scheme in ("http", "https") and bool(parts.hostname) and (parts.port or 1) > 0
-    except ValueError:  # a port that is not a number
-        ok = False
-    if not ok:
-        raise UsageError(f"invalid backend URL {host!r}: expected http://HOST[:PORT] or https://HOST[:PORT]")
+def check_host(host: str, source: str | None = None) -> None:
+    problem = url_problem(host)
+    if problem:
+        # A flag is the value just typed; a variable or a file needs naming.
+        where = f" (from {source})" if source and not source.startswith("--") else ""
+        raise UsageError(f"invalid backend URL {mask_url(host)!r}: {problem}{where}")
 
 
 def is_loopback(url: str) -> bool:
@@ -50,13 +46,18 @@ def settings(*, api_key: str | None = None, host: str | None = None, output_dir:
     bundle = ca_bundle or os.environ.get("SSL_CERT_FILE")
     if bundle and not os.path.isfile(bundle):
         raise UsageError(f"CA bundle not found: {bundle} (from {'--ca-bundle' if ca_bundle else 'SSL_CERT_FILE'})")
-    check_host(resolved.host)
+    check_host(resolved.host, resolved.source("host"))
     key = resolved.api_key
-    if key and not (key.isascii() and key.isprintable() and key == key.strip()):
+    if key and key_problem(key):
         # Refused here, before any request: an HTTP header cannot carry it as typed.
         raise UsageError("the API key has characters an HTTP header cannot carry (non-ASCII, control "
-                         "characters or surrounding spaces); check how it was copied")
+                         f"characters or surrounding spaces); check how it was copied{_from(resolved, 'api_key')}")
     return resolved
+
+
+def _from(resolved: Settings, key: str) -> str:
+    source = resolved.source(key)
+    return "" if source.startswith("--") else f" (from {source})"
 
 
 def runtime(resolved: Settings, log: Log, *, timeout: float, retry: int, concurrency: int, pretty: bool = True,
@@ -65,7 +66,7 @@ def runtime(resolved: Settings, log: Log, *, timeout: float, retry: int, concurr
     if resolved.api_key and len(resolved.api_key) >= 4:
         log.secrets = (resolved.api_key,)
     if resolved.host.startswith("http://") and not is_loopback(resolved.host) and resolved.api_key:
-        log.warn(f"{resolved.host} is plain HTTP: the API key travels unencrypted")
+        log.warn(f"{mask_url(resolved.host)} is plain HTTP: the API key travels unencrypted")
 
     def http_factory(pool: int) -> Any:
         from .http import Http

@@ -341,6 +341,10 @@ def _lint_part(c: _Lint, where: str, part: dict[str, Any], bound: set[str], acti
         _check_endpoint_use(c.spec, where, part["request"], part_bound, c.known, c.problems)
     if part.get("empty_probe"):
         _check_endpoint_use(c.spec, where, part["empty_probe"], part_bound, c.known, c.problems)
+    elif part.get("empty_probe_mode"):
+        c.add(f"{where}: empty_probe_mode without empty_probe")
+    if part.get("empty_probe") and (part.get("pagination") or {}).get("mode") == "single_page":
+        c.add(f"{where}: empty_probe needs a scanning pagination (a single page may be empty past the end)")
     shape = part.get("shape")
     shape_name = shape if isinstance(shape, str) else (shape or {}).get("name")
     if shape_name and shape_name not in SHAPES:

@@ -51,7 +51,9 @@ def sent_key(sandbox) -> str | None:
 
 
 def mask(key: str) -> str:
-    return key[:2] + "***" + key[-4:]
+    # A key under 16 characters is masked completely (changed on purpose: issue 17, masking
+    # never shows most of a short key).
+    return key[:2] + "***" + key[-4:] if len(key) >= 16 else "***"
 
 
 # -------------------------------------------------------------- config show
@@ -299,11 +301,15 @@ def test_set_keeps_profile_subtables(bl, default_config):
     "ctrl\x01\x7fchars",
 ])
 def test_set_escapes_values(bl, default_config, value):
-    result = bl("config", "set", "-o", value, "--api-key", value)
+    # Since config set refuses keys a header cannot carry (newcomer issue, item 6), the
+    # key is stored only for values that can be keys; -o takes every value.
+    header_safe = value.isascii() and value.isprintable() and value == value.strip()
+    result = bl("config", "set", "-o", value, *(["--api-key", value] if header_safe else []))
     assert result.code == 0, result.err
     profile = tomllib.loads(default_config.read_text(encoding="utf-8"))["profile"]
     assert profile["output_dir"] == value
-    assert profile["api_key"] == value
+    if header_safe:
+        assert profile["api_key"] == value
     assert show(bl)["output_dir"] == value
 
 
@@ -369,7 +375,8 @@ def test_set_on_an_invalid_file_leaves_it_untouched(bl, default_config):
 
 @pytest.mark.parametrize(("original", "args", "expected"), [
     ('["profile"]\nhost = "a"\n', ["--api-key", "k"], {"host": "a", "api_key": "k"}),
-    ('[profile]\n"host" = "a"\n', ["--host", "b"], {"host": "b"}),
+    # --host is a URL since config set validates it (newcomer issue, item 6)
+    ('[profile]\n"host" = "a"\n', ["--host", "http://b"], {"host": "http://b"}),
     ('profile = {host = "a"}\n', ["--api-key", "k"], {"host": "a", "api_key": "k"}),
     ('profile.host = "a"\n', ["--api-key", "k"], {"host": "a", "api_key": "k"}),
     ('[profile]\nhost = """a\n[x]\n"""\n', ["--api-key", "k"], {"host": "a\n[x]\n", "api_key": "k"}),

@@ -77,7 +77,8 @@ def test_group_and_job_are_mutually_exclusive(api, no_requests, resource, action
 @pytest.mark.parametrize(("resource", "action"), GROUP_ONLY)
 def test_job_dimension_rejected(api, no_requests, resource, action):
     result = api(*argv(resource, action), "-j", "G1-J0001")
-    assert_usage(result, resource, action, f"{resource} does not support -j/--job (job dimension)")
+    # Changed on purpose (newcomer issue, item 7): the message says which ids the command takes.
+    assert_usage(result, resource, action, f"{resource} takes group ids (-g/--group), not -j/--job")
 
 
 @pytest.mark.parametrize(("resource", "action"), BOTH + GROUP_ONLY)
@@ -88,7 +89,9 @@ def test_no_ids(api, no_requests, resource, action):
 
 def test_empty_stdin_counts_as_no_ids(api, no_requests):
     result = api("metrics", "get", "-g", "-", stdin="  \n")
-    assert_usage(result, "metrics", "get", "at least one -g/--group or -j/--job is required")
+    # Changed on purpose (newcomer issue, item 7): the message says that stdin was empty.
+    assert_usage(result, "metrics", "get", "no ids on stdin: '-g -' read an empty input; pipe ids in, e.g. "
+                 "echo ID1 ID2 | bl metrics get -g -")
 
 
 def test_only_commas_count_as_no_ids(api, no_requests):

@@ -104,7 +104,7 @@ def test_unknown_job_and_unsupported_dimension(use_spec, api):
     assert "NOPE" in missing.err
     group = api("job-meta", "get", "-g", "G1")
     assert group.code == 2
-    assert "Error: job-meta does not support -g/--group (group dimension)" in group.err
+    assert "Error: job-meta takes job ids (-j/--job), not -g/--group" in group.err  # reworded on purpose
 
 
 def test_group_dimension_fans_out_over_the_jobs(use_spec, api, backend, tmp_path):
@@ -154,7 +154,7 @@ def test_the_python_client_gets_the_new_resource(use_spec, sandbox, backend, tmp
         result = bl.job_meta.download(group="G1", output_dir=tmp_path / "out")
         assert len(result.paths) == 40 and result.failures == []
         assert sorted(result.paths) == sorted(str(tmp_path / "out" / name) for name in tree(tmp_path / "out"))
-        with pytest.raises(benchloop.UsageError, match=r"job-meta does not support -g/--group"):
+        with pytest.raises(benchloop.UsageError, match=r"job-meta takes job ids \(-j/--job\), not -g/--group"):
             bl.job_meta.get(group="G1")
         with pytest.raises(benchloop.PartialFailure) as caught:
             bl.job_meta.get(job="G1-J0001,NOPE")

@@ -94,6 +94,13 @@ CASES = {
     "part probe path variable": (
         lambda d: part(d, "metrics", "get", "group", "detail").update(empty_probe="job"),
         [f"{where('metrics', 'get', 'group', 'detail')}: path variable {{job}} of endpoint 'job' is not bound"]),
+    "probe mode without a probe": (
+        lambda d: part(d, "overview", "get", "group", "summary").update(empty_probe_mode="warn"),
+        [f"{where('overview', 'get', 'group', 'summary')}: empty_probe_mode without empty_probe"]),
+    "probe on a single page": (
+        lambda d: part(d, "jobs", "get", "group", "page").update(empty_probe="group"),
+        [f"{where('jobs', 'get', 'group', 'page')}: empty_probe needs a scanning pagination "
+         "(a single page may be empty past the end)"]),
     "query names no earlier part": (
         lambda d: reorder(dim(d, "overview", "get", "job")["parts"], "job"),
         [f"{where('overview', 'get', 'job', 'stats')}: {{parts.job.group_id}} of endpoint 'job_stats' "

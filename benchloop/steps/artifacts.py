@@ -56,7 +56,7 @@ class Artifacts:
     def fetch(self, job: str, dest: str, name: str | None) -> None:
         log = self.call.log
         if self.call.skip_existing and os.path.isfile(dest):
-            log.info(f"skip existing {dest}")
+            log.per_file(f"skip existing {dest}")
             return
         try:
             ctx = self.call.ctx.child(job=job, name=name)
@@ -64,7 +64,7 @@ class Artifacts:
             if missing:
                 log.warn(f"no artifact for job={job}, wrote empty {dest} (artifact {missing})")
             else:
-                log.info(f"downloaded {dest}")
+                log.per_file(f"downloaded {dest}")
         finally:
             if self.bar:
                 self.bar.file_done()
@@ -89,7 +89,7 @@ class Artifacts:
             dest = self.dest(job, None)
             name = os.path.basename(dest)
             if not wanted(name, self.include, self.exclude):
-                self.call.log.info(f"skip filtered {name}")
+                self.call.log.per_file(f"skip filtered {name}")
                 return []
             self.fetch(job, dest, None)
             return []
@@ -106,7 +106,7 @@ class Artifacts:
                 except BenchloopError as exc:
                     self.fail(f"{job}:{name}", str(exc), exc.network)
             elif entry.get("error_code") == "no_artifact":
-                self.call.log.info(f"no artifact for job={job} (no_artifact)")
+                self.call.log.per_file(f"no artifact for job={job} (no_artifact)")
             else:
                 self.fail(f"{job}:{name}", str(entry.get("error_code") or "missing_url"))
         return entries
