@@ -42,7 +42,7 @@ KEY = "race-key-0123"
 CONCURRENCY = 8
 SECTIONS = ("report", "artifacts")  # the two sections that fan out over the jobs, side by side
 GROUPS = "G1,G2"
-TIMEOUT_S = 3  # a stalled request fails after this; a healthy run's slowest answer takes ~0.1 s
+TIMEOUT_S = 5  # a stalled request fails after this; a healthy run's slowest answer takes ~0.1 s
 
 
 class _Log:
@@ -121,12 +121,12 @@ def test_pull_under_faults_never_stalls_and_never_drops_a_connection(origins, re
     for sb in (backend, store):
         sb.configure_faults(0.0)
 
-    assert "timed out" not in result.err, "a request waited for its whole --timeout"
+    assert "timed out" not in result.err, f"a request waited for its whole --timeout: {result.err[-3000:]}"
     assert elapsed < 60, elapsed
     assert leftovers(tmp_path) == []
     if kind == "slow":
         # Slow answers are complete answers: the run is the fault-free run.
-        assert result.code == reference[0].code and result.err == reference[0].err
+        assert (result.code, result.err) == (reference[0].code, reference[0].err), (stats, result.err[-3000:])
         assert final_files(tmp_path) == reference[1]
         slots = CONCURRENCY * len(SECTIONS)
         for name, st in stats.items():
