@@ -27,6 +27,8 @@ def bind(action: Action, values: dict[str, Any], stdin_token: str = STDIN) -> tu
     values = dict(values)
     for name, default in action.defaults.items():
         values.setdefault(name, default)
+    if action.positional is not None:
+        return _bind_positional(action, values, stdin_token)
     from_stdin = [name for name in ("group", "job") if stdin_token in _listed(values.get(name))]
     given = _given_ids(values, stdin_token)
     _check_values(action, values, stdin_token)
@@ -45,6 +47,26 @@ def bind(action: Action, values: dict[str, Any], stdin_token: str = STDIN) -> tu
     if action.max_ids and len(given[dim]) > action.max_ids:
         raise UsageError(action.max_ids_message or f"at most {action.max_ids} id(s) allowed")
     return dim, given[dim], values
+
+
+def _bind_positional(action: Action, values: dict[str, Any], stdin_token: str
+                     ) -> tuple[str, list[str], dict[str, Any]]:
+    """A one-id command whose id is given by position (``ap-cmd GROUP_ID[@CLUSTER]``): taken
+    verbatim (no comma splitting, no stdin), then the minimums and choices."""
+    opt = action.positional
+    raw = values.pop(opt.name, None)
+    if isinstance(raw, (list, tuple)):
+        raw = raw[0] if raw else None
+    if raw is None or raw == "":
+        raise UsageError(opt.message("required", f"Missing argument '{opt.metavar}'."))
+    ident = "-" if raw == stdin_token else str(raw)
+    _check_values(action, values, stdin_token)
+    for other in action.options:
+        if other.type == "choice" and values.get(other.name) not in other.choices:
+            raise UsageError(f"{other.flag} must be one of {', '.join(other.choices)}")
+    values.setdefault("extra_args", [])
+    (dim,) = action.dimensions
+    return dim, [ident], values
 
 
 def _listed(values: Any) -> list[Any]:

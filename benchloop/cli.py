@@ -24,7 +24,7 @@ from .model import load_model
 from .version import __version__
 
 GLOBAL = "Global options"
-BUILTINS = ("config", "sandbox", "describe", "completion")
+BUILTINS = ("config", "sandbox", "describe", "completion", "mcp")
 
 
 class Invocation:
@@ -62,6 +62,7 @@ class Invocation:
             return code
         finally:
             rt.close()
+            self.other_service = bool(rt.failed_services) and "benchloop" not in rt.failed_services
             self.explain(rt.log, code)
             message = check.notice() if check else None
             if message and not self.options["quiet"]:
@@ -73,7 +74,7 @@ class Invocation:
         from .config import mask_url
         from .errors import EXIT_AUTH
 
-        settings = self.settings
+        settings = None if self.other_service else self.settings  # advice about Benchloop only
         if settings is not None and code == EXIT_AUTH and not settings.api_key:
             log.error("no API key is configured, so none was sent; set one with "
                       "'bl config set --api-key KEY' or the BENCHLOOP_API_KEY environment variable")
@@ -85,6 +86,7 @@ class Invocation:
             log.info(hidden)
 
     settings: Any = None
+    other_service = False  # the run failed on another service (AgentPlatform), not on Benchloop
 
 
 def _global_parameters() -> list:
@@ -135,7 +137,7 @@ def build_app(prog: str = "bl"):
     from .builtin_options import BUILTIN_COMMANDS
 
     targets = {"config": "config_app", "sandbox": "sandbox_app", "describe": "describe_command",
-               "completion": "completion_command"}  # in benchloop.builtins, built from BUILTIN_COMMANDS
+               "completion": "completion_command", "mcp": "mcp_app"}  # in benchloop.builtins, built from BUILTIN_COMMANDS
     for index, (name, command) in enumerate(BUILTIN_COMMANDS.items()):
         app.command(f"benchloop.builtins:{targets[name]}", name=name, help=command["help"], sort_key=100 + index)
 
@@ -143,6 +145,8 @@ def build_app(prog: str = "bl"):
         if not tokens:
             app.help_print([])
             return EXIT_USAGE
+        if len(tokens) > 1 and tokens[1] == "--" and _passes_through(tokens[0]):
+            tokens = (tokens[0], *tokens[2:])  # the "--" that _pass_through added
         command, bound, ignored = app.parse_args(list(tokens))
         path = [t for t in tokens if not t.startswith("-")][:2]
         resolved = {opt["name"]: opt["default"] for opt in GLOBAL_OPTIONS}
@@ -332,7 +336,7 @@ def _main(prog: str, tokens: list[str], exit_process: bool) -> int:
     from .commands import STDIN_TOKEN
     from .specload import SpecError
 
-    tokens = [STDIN_TOKEN if t == "-" else t for t in tokens]
+    tokens = _pass_through(STDIN_TOKEN, [STDIN_TOKEN if t == "-" else t for t in tokens])
     try:
         app = build_app(prog)
     except SpecError as exc:
@@ -359,6 +363,25 @@ def _main(prog: str, tokens: list[str], exit_process: bool) -> int:
         sys.stderr.write(f"[error] unexpected error: {type(exc).__name__}: {exc}\n")
         code = 1
     return _finish(code, exit_process)
+
+
+def _pass_through(stdin_token: str, tokens: list[str]) -> list[str]:
+    """A command that takes extra arguments (``ap-cmd``) owns every token after its name: the
+    global options are read only before it (its --concurrency and -q are its own), so a
+    ``--`` after the name keeps the meta app from taking them."""
+    index = 0
+    while index < len(tokens) and tokens[index].startswith("-") and tokens[index] != stdin_token:
+        index += 2 if tokens[index] in _VALUE_FLAGS else 1
+    if index >= len(tokens):
+        return tokens
+    if not _passes_through(tokens[index]):
+        return tokens
+    return [*tokens[:index + 1], "--", *tokens[index + 1:]]
+
+
+def _passes_through(name: str) -> bool:
+    resource = load_model().resources.get(name)
+    return resource is not None and resource.command and any(a.extra_args for a in resource.actions.values())
 
 
 def _finish(code: Any, exit_process: bool) -> int:

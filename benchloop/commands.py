@@ -38,18 +38,34 @@ def _hint(opt: Option) -> tuple[Any, dict[str, Any]]:
 
 def build_parameter(opt: Option) -> inspect.Parameter:
     hint, extra = _hint(opt)
+    if opt.positional:  # missing: bind() says so with the table's message
+        param = Parameter(name=[opt.metavar], help=opt.help, allow_leading_hyphen=False)
+        return inspect.Parameter(opt.name, inspect.Parameter.POSITIONAL_ONLY, default=None,
+                                 annotation=Annotated[str | None, param])
     param = Parameter(name=list(opt.flags), help=opt.help, **extra)
     return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=opt.default_value,
                              annotation=Annotated[hint, param])
 
 
 def make_handler(action: Action):
-    def handler(**kwargs):  # annotations come from __signature__
+    positional = action.positional
+
+    def handler(*args, **kwargs):  # annotations come from __signature__
         ctx = kwargs.pop("ctx")
+        if positional is not None:
+            kwargs[positional.name] = args[0] if args else None
+            args = args[1:]
+        if action.extra_args:  # everything the command does not know, in order
+            kwargs["extra_args"] = ["-" if a == STDIN_TOKEN else a for a in args]
         dim, ids, options = bind(action, kwargs, stdin_token=STDIN_TOKEN)
         return ctx.run(action, dim, ids, options)
 
-    params = [build_parameter(opt) for opt in action.options]
+    params = [build_parameter(opt) for opt in action.options if opt.positional]
+    if action.extra_args:
+        params.append(inspect.Parameter("extra_args", inspect.Parameter.VAR_POSITIONAL, annotation=Annotated[
+            str, Parameter(name=["ARGS"], help="Other arguments, merged into the command line.",
+                           allow_leading_hyphen=True)]))
+    params += [build_parameter(opt) for opt in action.options if not opt.positional]
     params.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY,
                                     annotation=Annotated[Any, Parameter(parse=False)]))
     handler.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]

@@ -97,6 +97,13 @@ _VALUE = {"str": "string", "choice": "string", "ids": "string", "list": "string"
 
 # ------------------------------------------------------------------ options
 def describe_option(opt: Option, dimension: str | None = None) -> dict[str, Any]:
+    out = _option(opt, dimension)
+    if opt.positional:
+        out.update(positional=True, metavar=opt.metavar)
+    return out
+
+
+def _option(opt: Option, dimension: str | None) -> dict[str, Any]:
     return {
         "name": opt.name,
         "flags": list(opt.flags),
@@ -133,7 +140,25 @@ def describe_request(endpoint: Endpoint) -> dict[str, Any]:
     if endpoint.body is not None:
         out["body"] = {p.name: p.template for p in endpoint.body}
     out["response"] = endpoint.response
+    out["service"] = endpoint.service
     out["help"] = endpoint.help
+    return out
+
+
+def describe_services(spec: Spec) -> dict[str, Any]:
+    """Each backend: where its base URL and key come from, its auth header and statuses, the
+    headers every request carries (templates) and the variables derived for them."""
+    out = {}
+    for name, service in spec.services.items():
+        out[name] = {
+            "title": service.title, "help": service.help, "default": service.default,
+            "base_url": service.base_url.describe(),
+            "auth": {"header": service.auth_header, **service.key.describe(),
+                     "statuses": list(service.auth_statuses)},
+            "headers": dict(service.headers),
+            "derived": {d.name: {"from": d.source, "map": dict(d.values), "default": d.default}
+                        for d in service.derived},
+        }
     return out
 
 
@@ -296,6 +321,8 @@ def describe_action(spec: Spec, action: Action) -> dict[str, Any]:
             "max_ids": action.max_ids,
         },
     }
+    if action.extra_args:
+        out["extra_args"] = True
     if action.stdout_when:
         out["stdout_when"] = {"option": action.stdout_when, "flag": action.option(action.stdout_when).flag}
     if action.compose:
@@ -326,6 +353,7 @@ def describe_spec(spec: Spec, resource: str | None = None, action: str | None = 
         "version": __version__,
         "global_options": global_options(),
         "exit_codes": [dict(code) for code in EXIT_CODES],
+        "services": describe_services(spec),
         "resources": out_resources,
     }
 

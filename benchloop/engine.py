@@ -23,7 +23,7 @@ from .errors import EXIT_AUTH, ApiError, AuthError, BenchloopError, StepError
 from .model import Action
 from .output import JsonlStream, print_all
 from .pipeline import Pipeline, Runtime
-from .pool import Failure, Outcome, summarize
+from .pool import Failure, Outcome, exit_code, summarize
 
 
 def process(pipeline: Pipeline, ident: str) -> Any:
@@ -78,6 +78,8 @@ def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[st
 
 def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any]) -> int:
     """Run one command over its ids; print data and the failure summary; return the exit code."""
+    if action.writer == "text":
+        return run_text(rt, action, dim, ids, opts)
     output = opts.get("output") or "json"
     query = formats.compile_query(opts.get("query")) if action.prints else None
     prints = action.prints and not action.writes_files(opts)
@@ -95,3 +97,31 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
         else:
             print_all(rt.stdout, rt.log, action, outcomes, output, rt.pretty, query)
     return summarize(rt.log, outcomes, noun="pull step(s)" if action.compose is not None else "id(s)")
+
+
+def run_text(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any]) -> int:
+    """A text command (``ap-cmd``): its one id's text on stdout, or each failure's own message
+    as one ``[error]`` line (no summary); exit 3 for a refused key, 4 when only the network failed."""
+    try:
+        outcomes = execute(rt, action, dim, ids, opts)
+    except AuthError as exc:
+        rt.log.error(f"authentication error: {exc}")
+        return EXIT_AUTH
+    for outcome in outcomes:
+        if outcome.value is not None:
+            rt.stdout.write(f"{outcome.value}\n")
+            rt.stdout.flush()
+        for failure in outcome.failures:
+            error_lines(rt, failure.message)
+    return exit_code(outcomes)
+
+
+def error_lines(rt: Runtime, message: str) -> None:
+    """An error of several lines (a hint under it): ``[error]`` on the first one only."""
+    first, *rest = message.split("\n")
+    if rt.log.json_errors or not rest:
+        rt.log.error(message)
+        return
+    rt.log.error(first)
+    for line in rest:
+        rt.log._emit(line)  # no public unprefixed error line in log.py yet; each line is still cleaned

@@ -57,17 +57,20 @@ class Option:
     min: int | None = None
     negative: str | None = None
     messages: Mapping[str, str] = field(default_factory=lambda: _frozen(None))
+    positional: bool = False  # given by position (``GROUP_ID[@CLUSTER]``), not by a flag
+    placeholder: str | None = None  # the table's ``metavar`` (a positional's name in usage lines)
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Option:
-        return cls(name=data["name"], flags=tuple(data["flags"]), type=data["type"], help=data["help"],
+        return cls(name=data["name"], flags=tuple(data.get("flags") or ()), type=data["type"], help=data["help"],
                    default=data.get("default"), choices=tuple(data.get("choices") or ()),
-                   min=data.get("min"), negative=data.get("negative"), messages=_frozen(data.get("messages")))
+                   min=data.get("min"), negative=data.get("negative"), messages=_frozen(data.get("messages")),
+                   positional=bool(data.get("positional")), placeholder=data.get("metavar"))
 
     @property
     def flag(self) -> str:
-        """The first (canonical) flag, as messages name the option."""
-        return self.flags[0]
+        """The first (canonical) flag, as messages name the option (a positional: its metavar)."""
+        return self.flags[0] if self.flags else self.metavar
 
     @property
     def long(self) -> tuple[str, ...]:
@@ -100,6 +103,8 @@ class Option:
 
     @property
     def metavar(self) -> str:
+        if self.placeholder:
+            return self.placeholder
         if self.is_flag:
             return ""
         if self.type == "choice":
@@ -114,6 +119,100 @@ class Option:
 
     def message(self, key: str, default: str) -> str:
         return self.messages.get(key) or default
+
+
+# ----------------------------------------------------------------- services
+DEFAULT_SERVICE = "benchloop"
+
+
+@dataclass(frozen=True)
+class Sources:
+    """Where one setting of a service comes from, first found wins: the option of the running
+    command (its flag), environment variables, a key of the configuration file, a default."""
+
+    option: str | None = None
+    flag: str | None = None
+    env: tuple[str, ...] = ()
+    config: str | None = None
+    default: str | None = None
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any] | None) -> Sources:
+        data = data or {}
+        env = data.get("env") or ()
+        return cls(option=data.get("option"), flag=data.get("flag"),
+                   env=(env,) if isinstance(env, str) else tuple(env), config=data.get("config"),
+                   default=data.get("default"))
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.flag:
+            out["flag"] = self.flag
+        if self.env:
+            out["env"] = list(self.env)
+        if self.config:
+            out["config"] = self.config
+        if self.default is not None:
+            out["default"] = self.default
+        return out
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A template variable computed from another one (``env`` from ``cluster``)."""
+
+    name: str
+    source: str
+    values: Mapping[str, str]
+    default: str
+
+
+@dataclass(frozen=True)
+class Service:
+    """One backend the table talks to: its base URL, its key and the headers of every request.
+
+    The default service (Benchloop) is configured by the global options and the
+    configuration file (``config.py``); another service's base URL and key come
+    from the sources its table entry lists.  Each service gets its own HTTP
+    client, so a key never reaches another service's origin.
+    """
+
+    name: str
+    title: str
+    help: str
+    base_url: Sources
+    auth_header: str
+    key: Sources
+    auth_statuses: tuple[int, ...] = (401,)
+    key_required: str | None = None  # the usage error when no key is found
+    headers: Mapping[str, str] = field(default_factory=lambda: _frozen(None))  # name -> template
+    derived: tuple[Derived, ...] = ()
+    default: bool = False
+
+    @classmethod
+    def from_data(cls, name: str, data: Mapping[str, Any]) -> Service:
+        auth = data.get("auth") or {}
+        derived = tuple(Derived(k, v["from"], _frozen(v.get("map")), v.get("default", ""))
+                        for k, v in (data.get("derived") or {}).items())
+        return cls(name=name, title=data.get("title", name), help=data.get("help", ""),
+                   base_url=Sources.from_data(data.get("base_url")), auth_header=auth.get("header", "X-API-Key"),
+                   key=Sources.from_data(auth), auth_statuses=tuple(auth.get("statuses") or (401,)),
+                   key_required=auth.get("required"), headers=_frozen(data.get("headers")), derived=derived,
+                   default=name == DEFAULT_SERVICE)
+
+    @property
+    def variables(self) -> list[str]:
+        """The variables its header templates need (derived ones replaced by their sources)."""
+        derived = {d.name: d.source for d in self.derived}
+        return list(dict.fromkeys(derived.get(v, v) for v in template_vars(*self.headers.values())))
+
+    def derive(self, values: Mapping[str, Any]) -> dict[str, str]:
+        """The derived variables' values, from the values of their sources (compared lower-case)."""
+        out = {}
+        for d in self.derived:
+            raw = values.get(d.source)
+            out[d.name] = d.values.get(str(raw).lower(), d.default) if raw is not None else d.default
+        return out
 
 
 # ---------------------------------------------------------------- endpoints
@@ -146,6 +245,7 @@ class Endpoint:
     body: tuple[Param, ...] | None = None  # None: no body (GET); () an empty JSON object
     response: str = "json"
     keep_empty: tuple[str, ...] = ()  # query parameters sent even when their value is ""
+    service: str = DEFAULT_SERVICE  # the backend that serves it (``services:``)
 
     @classmethod
     def from_data(cls, name: str, data: Mapping[str, Any]) -> Endpoint:
@@ -155,7 +255,8 @@ class Endpoint:
         return cls(name=name, method=data["method"], path=data["path"], help=data["help"],
                    query=tuple(Param(k, v) for k, v in (data.get("query") or {}).items()),
                    body=None if body is None else tuple(Param(k, v) for k, v in body.items()),
-                   response=data.get("response", "json"), keep_empty=tuple(data.get("keep_empty") or ()))
+                   response=data.get("response", "json"), keep_empty=tuple(data.get("keep_empty") or ()),
+                   service=data.get("service", DEFAULT_SERVICE))
 
     @property
     def path_vars(self) -> list[str]:
@@ -507,6 +608,11 @@ class Action:
     max_ids_message: str | None = None
     error_field: str | None = None
     progress: Progress | None = None
+    extra_args: bool = False  # unknown arguments are passed to the command (``ap-cmd``), not refused
+
+    @property
+    def positional(self) -> Option | None:
+        return next((o for o in self.options if o.positional), None)
 
     @property
     def words(self) -> list[str]:
@@ -516,6 +622,9 @@ class Action:
         return " ".join([prog, *self.words])
 
     def usage(self, prog: str = PROG) -> str:
+        if self.positional is not None:
+            extra = " [ARGS]..." if self.extra_args else ""
+            return f"{prog} [GLOBAL OPTIONS] {' '.join(self.words)} {self.positional.metavar} [OPTIONS]{extra}"
         dims = " | ".join(d.usage for d in self.dimensions.values())
         return f"{prog} [GLOBAL OPTIONS] {' '.join(self.words)} ({dims}) [OPTIONS]"
 
@@ -570,6 +679,10 @@ class Spec:
     enumerations: Mapping[str, Enumeration]
     options: Mapping[str, Option]
     resources: Mapping[str, Resource]
+    services: Mapping[str, Service] = field(default_factory=lambda: _frozen(None))
+
+    def service(self, name: str) -> Service:
+        return self.services[name]
 
     def action(self, resource: str, action: str) -> Action:
         return self.resources[resource].actions[action]
@@ -712,7 +825,8 @@ class _Builder:
                             _frozen({n: Section(n, s["resource"], s["action"], _frozen(s.get("options")))
                                      for n, s in compose["sections"].items()})) if compose else None,
             max_ids=data.get("max_ids"), max_ids_message=data.get("max_ids_message"),
-            error_field=data.get("error_field"), progress=Progress.from_data(data.get("progress")))
+            error_field=data.get("error_field"), progress=Progress.from_data(data.get("progress")),
+            extra_args=bool(data.get("extra_args")))
 
     def spec(self) -> Spec:
         resources = {}
@@ -721,7 +835,10 @@ class _Builder:
             actions = {a: self.action(rname, command, a, body) for a, body in res["actions"].items()}
             resources[rname] = Resource(rname, res["help"], _frozen(actions), command)
         options = {n: Option.from_data({"name": n, **o}) for n, o in self.data["options"].items()}
-        return Spec(_frozen(self.endpoints), _frozen(self.enumerations), _frozen(options), _frozen(resources))
+        services = {n: Service.from_data(n, s) for n, s in (self.data.get("services") or {}).items()}
+        services.setdefault(DEFAULT_SERVICE, Service.from_data(DEFAULT_SERVICE, {}))
+        return Spec(_frozen(self.endpoints), _frozen(self.enumerations), _frozen(options), _frozen(resources),
+                    _frozen(services))
 
 
 def global_options() -> list[Option]:

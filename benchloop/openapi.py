@@ -20,7 +20,11 @@ but true:
   part answers an object holding its collection array.  ``response: binary``
   endpoints answer bytes of any media type.  Errors (401, 404, 400 and the
   rest) carry ``{"error": string}``.
-* The API key travels in the ``X-API-Key`` header.
+* Services: the Benchloop operations use the document's server and the
+  ``X-API-Key`` header; an operation of another service (AgentPlatform, for
+  ``ap-cmd``) carries that service's server on its path item, its own key
+  scheme (``X-API-KEY``), its headers (``X-CLUSTER``, ``Env``) as required
+  header parameters, and every auth status it uses (401 and 403).
 """
 
 from __future__ import annotations
@@ -79,7 +83,8 @@ def endpoint_usage(spec: Spec) -> tuple[dict[str, list[str]], dict[str, list[str
     return resources, commands, collections
 
 
-def _responses(endpoint: Endpoint, collection: str | None, has_input: bool) -> dict[str, Any]:
+def _responses(endpoint: Endpoint, collection: str | None, has_input: bool,
+               auth_statuses: tuple[int, ...] = (401,)) -> dict[str, Any]:
     if endpoint.binary:
         ok = {"description": "The bytes (any media type: a media file keeps its own type).",
               "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
@@ -97,6 +102,8 @@ def _responses(endpoint: Endpoint, collection: str | None, has_input: bool) -> d
     if has_input:
         responses["400"] = {"$ref": "#/components/responses/BadRequest"}
     responses["401"] = {"$ref": "#/components/responses/Unauthorized"}
+    if 403 in auth_statuses:
+        responses["403"] = {"$ref": "#/components/responses/Forbidden"}
     responses["404"] = {"$ref": "#/components/responses/NotFound"}
     responses["default"] = {"$ref": "#/components/responses/Error"}
     return responses
@@ -116,10 +123,27 @@ def _operation(spec: Spec, endpoint: Endpoint, tags: list[str], commands: list[s
         schema = {"type": "object", "properties": {p.name: value_schema(spec, p.template) for p in endpoint.body}}
         op["requestBody"] = {"required": True, "content": {"application/json": {"schema": schema}},
                              "x-benchloop-template": {p.name: p.template for p in endpoint.body}}
-    op["responses"] = _responses(endpoint, collection, bool(params) or endpoint.body is not None)
+    service = spec.services[endpoint.service]
+    if not service.default:
+        derived = {d.name: d for d in service.derived}
+        for header, template in service.headers.items():
+            var = lone_var(template)
+            rule = derived.get(var or "")
+            schema = {"type": "string", "enum": sorted({*rule.values.values(), rule.default})} if rule else \
+                {"type": "string"}
+            params.append({"name": header, "in": "header", "required": True, "schema": schema,
+                           "x-benchloop-template": template})
+        op["security"] = [{_scheme(service.name): []}]
+    op["responses"] = _responses(endpoint, collection, bool(params) or endpoint.body is not None,
+                                 service.auth_statuses)
     op["x-benchloop-endpoints"] = [endpoint.name]
     op["x-benchloop-commands"] = list(commands)
     return op
+
+def _scheme(service: str) -> str:
+    return "apiKey" if service == "benchloop" else f"{service}ApiKey"
+
+
 def _merge(op: dict[str, Any], name: str, other: dict[str, Any]) -> None:
     """A second endpoint of the same path and method joins the first's operation."""
     op["x-benchloop-endpoints"].append(name)
@@ -143,6 +167,9 @@ def openapi_document(spec: Spec) -> dict[str, Any]:
         if endpoint.path_vars and "parameters" not in item:
             item["parameters"] = [{"name": var, "in": "path", "required": True, "schema": {"type": "string"}}
                                   for var in endpoint.path_vars]
+        service = spec.services[endpoint.service]
+        if not service.default:  # another service's server, on its path item
+            item["servers"] = [{"url": service.base_url.default or "", "description": service.title}]
         op = _operation(spec, endpoint, resources.get(name, []), commands.get(name, []), collections.get(name))
         method = endpoint.method.lower()
         if method in item:
@@ -160,12 +187,16 @@ def openapi_document(spec: Spec) -> dict[str, Any]:
                            "`bl describe --openapi`. Response schemas are deliberately permissive where the "
                            "table does not describe a payload.",
         },
-        "servers": [{"url": DEFAULT_HOST}],
+        "servers": [{"url": DEFAULT_HOST, "description": spec.services["benchloop"].title}],
         "security": [{"apiKey": []}],
+        "x-benchloop-services": {name: {"url": s.base_url.default or DEFAULT_HOST, "title": s.title,
+                                        "security": _scheme(name)} for name, s in spec.services.items()},
         "tags": tags,
         "paths": paths,
         "components": {
-            "securitySchemes": {"apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"}},
+            "securitySchemes": {_scheme(name): {"type": "apiKey", "in": "header", "name": s.auth_header,
+                                                "description": f"The {s.title} API key."}
+                                for name, s in spec.services.items()},
             "schemas": {
                 "Error": {"type": "object", "required": ["error"],
                           "properties": {"error": {"type": "string"}}},
@@ -173,6 +204,7 @@ def openapi_document(spec: Spec) -> dict[str, Any]:
             "responses": {
                 "BadRequest": {**error, "description": "Invalid request (bad skip/limit, missing or invalid body)."},
                 "Unauthorized": {**error, "description": "Missing or wrong API key."},
+                "Forbidden": {**error, "description": "Wrong API key (AgentPlatform answers 403 too)."},
                 "NotFound": {**error, "description": "Unknown id or path."},
                 "Error": {**error, "description": "Any other error."},
             },

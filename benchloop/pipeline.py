@@ -22,7 +22,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import shapes, writers
-from .errors import ApiError, AuthError, BenchloopError, Cancelled, StepError
+from .errors import (
+    ApiError,
+    AuthError,
+    BenchloopError,
+    Cancelled,
+    NetworkError,
+    StepError,
+    UsageError,
+)
 from .http import looks_like_login
 from .items import select
 from .log import Counter, Log
@@ -35,6 +43,7 @@ from .model import (
     Pagination,
     Part,
     Progress,
+    Service,
     Spec,
 )
 from .pagination import MODES, PaginationError, Scan
@@ -62,6 +71,13 @@ class Runtime:
     _lock: Any = field(default_factory=threading.Lock)
     # Connections to keep: at least one per thread that can be in a request at once.
     pool: int = 0
+    # The clients of the other services (``services:``), by name: ``service_factory(service,
+    # options)`` builds one at its first request, with that service's origin, key and auth
+    # header only, so a key can never reach another service.
+    service_factory: Callable[[Service, Mapping[str, Any]], Any] | None = None
+    _services: dict[str, Any] = field(default_factory=dict)
+    # Services that refused the key or could not be reached (which one a hint must name).
+    failed_services: set[str] = field(default_factory=set)
 
     @property
     def http(self) -> Any:
@@ -73,17 +89,34 @@ class Runtime:
                     self._http = self.http_factory(self.pool or self.concurrency)
         return self._http
 
+    def service_http(self, name: str, options: Mapping[str, Any]) -> Any:
+        """The client of service ``name`` (the default service: ``http``); ``options`` are the
+        running command's, where a service may find its base URL and key."""
+        service = self.spec.services[name]
+        if service.default:
+            return self.http
+        if name not in self._services:
+            with self._lock:
+                if name not in self._services:
+                    if self.service_factory is None:
+                        raise BenchloopError(f"no {service.title} client is configured here")
+                    self._services[name] = self.service_factory(service, options)
+        return self._services[name]
+
+    def _clients(self) -> list[Any]:
+        return [c for c in (self._http, *self._services.values()) if c is not None]
+
     def cancel(self) -> None:
         """Make every request still to come (or sleeping before a retry) stop."""
-        if self._http is not None:
-            self._http.cancelled.set()
+        for client in self._clients():
+            client.cancelled.set()
 
     def map(self, items: list[str], work: Callable[[str], Any], concurrency: int | None = None) -> list[Outcome]:
         return run_pool(items, work, self.concurrency if concurrency is None else concurrency, self.cancel)
 
     def close(self) -> None:
-        if self._http is not None:
-            self._http.close()
+        for client in self._clients():
+            client.close()
 
     def counter(self, progress: Progress, total: int, ctx: Context | None = None) -> Counter:
         label = render_label(progress.label, ctx) if ctx is not None else progress.label
@@ -114,6 +147,22 @@ def render_request(endpoint: Endpoint, ctx: Context) -> tuple[str, dict[str, Any
     return path, params or None, body
 
 
+def render_headers(service: Service, ctx: Context) -> dict[str, str] | None:
+    """The service's headers for one request, from its templates; derived variables (``env``
+    from ``cluster``) are computed from the context first.  A header whose value renders to
+    null or "" is left out."""
+    if not service.headers:
+        return None
+    sources = {d.source: ctx.lookup(d.source) for d in service.derived}
+    hctx = ctx.child(**service.derive(sources)) if service.derived else ctx
+    out = {}
+    for name, template in service.headers.items():
+        value = render_value(template, hctx)
+        if value is not None and value != "":
+            out[name] = str(value)
+    return out or None
+
+
 class Pipeline:
     """Runs one action of the table for one dimension."""
 
@@ -139,7 +188,20 @@ class Pipeline:
     # -- requests ---------------------------------------------------------
     def request(self, endpoint: Endpoint, ctx: Context) -> Any:
         path, params, body = render_request(endpoint, ctx)
-        return self.rt.http.request_json(endpoint.method, path, params, body)
+        service = self.rt.spec.services.get(endpoint.service)
+        try:
+            if service is None or service.default:
+                return self.rt.http.request_json(endpoint.method, path, params, body)
+            http = self.rt.service_http(service.name, self.opts)
+            return http.request_json(endpoint.method, path, params, body, headers=render_headers(service, ctx))
+        except AuthError as exc:
+            self.rt.failed_services.add(endpoint.service)
+            if service is None or service.default:
+                raise
+            raise AuthError(f"{service.title} {exc}") from None  # which service refused the key
+        except NetworkError:
+            self.rt.failed_services.add(endpoint.service)
+            raise
 
     def download(self, endpoint: Endpoint | str, ctx: Context, dest: str, **kwargs: Any) -> int:
         """Stream an endpoint's bytes (or an absolute URL) into ``dest``; see ``Http.download``."""
@@ -403,6 +465,18 @@ class StepCall:
         """The JSON answer of the endpoint named by ``with.<key>``."""
         ctx = (ctx or self.ctx).child(**variables) if variables else (ctx or self.ctx)
         return self._p.request(self.endpoint(key), ctx)
+
+    def has_key(self, key: str) -> bool:
+        """Whether the service of ``with.<key>``'s endpoint has an API key configured."""
+        endpoint = self.endpoint(key)
+        return bool(self._p.rt.service_http(endpoint.service, self.options).api_key)
+
+    def require_key(self, key: str) -> None:
+        """A usage error (the service's own message) when the service of ``with.<key>``'s
+        endpoint has no API key, before any request to it."""
+        if not self.has_key(key):
+            service = self._p.rt.spec.services[self.endpoint(key).service]
+            raise UsageError(service.key_required or f"no {service.title} API key is configured")
 
     def download(self, key: str | None, dest: str, ctx: Context | None = None, *, url: str | None = None,
                  **kwargs: Any) -> int:

@@ -13,13 +13,13 @@ command-line framework.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .config import Settings, key_problem, mask_url, resolve, url_problem
 from .errors import UsageError
 from .log import Log
-from .model import load_model
+from .model import Service, Sources, load_model
 from .pipeline import Runtime
 
 
@@ -73,4 +73,48 @@ def runtime(resolved: Settings, log: Log, *, timeout: float, retry: int, concurr
 
         return Http(resolved.host, resolved.api_key, timeout, retry, pool, log, ca_bundle=ca_bundle)
 
-    return Runtime(load_model(), log, pretty, concurrency, resolved.output_dir, http_factory, stdout)
+    def service_factory(service: Service, options: Mapping[str, Any]) -> Any:
+        return service_http(service, options, resolved.values, log, timeout=timeout, retry=retry,
+                            pool=concurrency, ca_bundle=ca_bundle)
+
+    return Runtime(load_model(), log, pretty, concurrency, resolved.output_dir, http_factory, stdout,
+                   service_factory=service_factory)
+
+
+def service_value(sources: Sources, options: Mapping[str, Any], file_values: Mapping[str, Any]
+                  ) -> tuple[str | None, str]:
+    """``(value, where it came from)`` of one setting of a service: the command's option, then the
+    environment, then the configuration file, then the default (first non-empty wins)."""
+    candidates = [(sources.flag or f"--{sources.option}", options.get(sources.option) if sources.option else None)]
+    candidates += [(name, os.environ.get(name)) for name in sources.env]
+    if sources.config:
+        candidates.append((f"{sources.config} in the config file", file_values.get(sources.config)))
+    candidates.append(("the default", sources.default))
+    return next(((str(v), where) for where, v in candidates if v), (None, "nowhere"))
+
+
+def service_http(service: Service, options: Mapping[str, Any], file_values: Mapping[str, Any], log: Log, *,
+                 timeout: float, retry: int, pool: int, ca_bundle: str | None = None) -> Any:
+    """The HTTP client of a service other than the default one: its base URL, its key and auth
+    header, its auth statuses (checked and warned about like the default service's)."""
+    from .http import Http
+
+    url, url_from = service_value(service.base_url, options, file_values)
+    if not url:
+        raise UsageError(f"no {service.title} base URL is configured")
+    problem = url_problem(url)
+    if problem:
+        where = f" (from {url_from})" if not url_from.startswith("--") else ""
+        raise UsageError(f"invalid {service.title} base URL {mask_url(url)!r}: {problem}{where}")
+    key, key_from = service_value(service.key, options, file_values)
+    if key and key_problem(key):
+        raise UsageError(f"the {service.title} API key has characters an HTTP header cannot carry "
+                         "(non-ASCII, control characters or surrounding spaces); check how it was copied")
+    if key and len(key) >= 4:
+        log.secrets = (*log.secrets, key)
+    if key and url.startswith("http://") and not is_loopback(url):
+        log.warn(f"{mask_url(url)} is plain HTTP: the {service.title} API key travels unencrypted")
+    log.debug(f"{service.title} {mask_url(url)} (from {url_from}); API key "
+              + (f"from {key_from}" if key else "not configured"))
+    return Http(url.rstrip("/"), key, timeout, retry, pool, log, ca_bundle=ca_bundle,
+                auth_header=service.auth_header, auth_statuses=service.auth_statuses)

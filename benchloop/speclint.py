@@ -116,6 +116,10 @@ def _check_endpoint_use(
     for var in template_vars(endpoint["path"]):
         if var not in bound:
             problems.append(f"{where}: path variable {{{var}}} of endpoint {name!r} is not bound")
+    service = endpoint.get("service", "benchloop")
+    for var in _service_vars(spec, service):
+        if var not in bound:
+            problems.append(f"{where}: header variable {{{var}}} of service {service!r} is not bound ({name!r})")
     values = list((endpoint.get("query") or {}).values()) + list((endpoint.get("body") or {}).values())
     for value in values:
         for var in template_vars(str(value)):
@@ -177,11 +181,43 @@ def _check_step(spec: dict[str, Any], where: str, part: dict[str, Any], problems
 
 def lint(spec: dict[str, Any]) -> list[str]:
     c = _Lint(spec, _all_option_names(spec))
+    _lint_services(c)
     _lint_enumerations(c)
     for rname, resource in spec["resources"].items():
         for aname, action in resource["actions"].items():
             _lint_action(c, rname, aname, action)
     return c.problems
+
+
+def _service_vars(spec: dict[str, Any], name: str) -> list[str]:
+    """Variables an endpoint of service ``name`` needs for its headers (derived ones by their source)."""
+    service = (spec.get("services") or {}).get(name) or {}
+    derived = {k: v["from"] for k, v in (service.get("derived") or {}).items()}
+    found = [derived.get(v, v) for value in (service.get("headers") or {}).values() for v in template_vars(value)]
+    return list(dict.fromkeys(found))
+
+
+def _lint_services(c: _Lint) -> None:
+    """Endpoints name a known service; a service's derived variables and key options make sense."""
+    services = c.spec.get("services") or {}
+    for name, endpoint in c.spec["endpoints"].items():
+        service, where = endpoint.get("service", "benchloop"), f"endpoints.{name}"
+        if service != "benchloop" and service not in services:
+            c.add(f"{where}: unknown service {service!r}")
+    for name, service in services.items():
+        where = f"services.{name}"
+        derived = service.get("derived") or {}
+        headers = " ".join((service.get("headers") or {}).values())
+        for var in derived:
+            if var not in template_vars(headers):
+                c.add(f"{where}: derived variable {{{var}}} is used by no header")
+        if name == "benchloop" and (headers or derived):
+            c.add(f"{where}: the default service has no header templates")
+        for part in ("base_url", "auth"):
+            option = (service.get(part) or {}).get("option")
+            source = f"{where}.{part}"
+            if option and option not in c.known:
+                c.add(f"{source}: option {option!r} is defined by no action")
 
 
 def _lint_enumerations(c: _Lint) -> None:
@@ -196,7 +232,8 @@ def _lint_enumerations(c: _Lint) -> None:
 def _lint_action(c: _Lint, rname: str, aname: str, action: dict[str, Any]) -> None:
     where = f"resources.{rname}.actions.{aname}"
     options = {opt["name"]: opt for opt in action["options"]}
-    _lint_options(c, where, action["options"])
+    _lint_options(c, where, action["options"], bool(action.get("extra_args")))
+    _lint_positional(c, where, action)
     if action.get("compose"):
         _lint_compose(c, where, action["compose"], options)
     listing = action.get("stdout_when")
@@ -209,7 +246,25 @@ def _lint_action(c: _Lint, rname: str, aname: str, action: dict[str, Any]) -> No
         _lint_outputs(c, rname, action, outputs)
 
 
-def _lint_options(c: _Lint, where: str, options: list[dict[str, Any]]) -> None:
+def _lint_positional(c: _Lint, where: str, action: dict[str, Any]) -> None:
+    """One positional at most, a string, for a one-id command; the text writer prints one id."""
+    positional = [opt for opt in action["options"] if opt.get("positional")]
+    if len(positional) > 1:
+        c.add(f"{where}: more than one positional option")
+    for opt in positional:
+        if opt.get("type") != "str" or opt.get("flags"):
+            c.add(f"{where}: positional option {opt['name']!r} must be a 'str' without flags")
+        if opt["name"] not in DIMENSION_OPTION_NAMES.values() or action.get("max_ids") != 1:
+            c.add(f"{where}: positional option {opt['name']!r} must be the id of a one-id action (max_ids: 1)")
+    if action["writer"] == "text" and action.get("max_ids") != 1:
+        c.add(f"{where}: the text writer prints one id's text (max_ids: 1)")
+    if action.get("extra_args") and not positional:
+        c.add(f"{where}: extra_args needs a positional option (where the extra arguments start)")
+
+
+def _lint_options(c: _Lint, where: str, options: list[dict[str, Any]], own_globals: bool = False) -> None:
+    """``own_globals``: global options are only read before the resource, so the action may
+    reuse their flags (ap-cmd's --concurrency and -q are its own)."""
     global_flags = {flag for opt in GLOBAL_OPTIONS for flag in opt["flags"]}
     flags: set[str] = set()
     for opt in options:
@@ -218,10 +273,10 @@ def _lint_options(c: _Lint, where: str, options: list[dict[str, Any]]) -> None:
         if "missing" in opt:
             c.add(f"{where}: option {opt['name']!r} refers to unknown option {opt['missing']!r}")
             continue
-        for flag in opt["flags"]:
+        for flag in opt.get("flags") or ():
             if flag in flags:
                 c.add(f"{where}: flag {flag} defined twice")
-            if flag in global_flags and flag not in SHADOWABLE_FLAGS:
+            if flag in global_flags and flag not in SHADOWABLE_FLAGS and not own_globals:
                 c.add(f"{where}: flag {flag} shadows a global option")
             flags.add(flag)
         if opt["type"] == "choice" and opt.get("default") not in opt.get("choices", []):

@@ -78,6 +78,9 @@ def test_action_help(bl, text_snapshot, resource, action):
     spec_action = SPEC["resources"][resource]["actions"][action]
     hidden = {"job": "job" not in spec_action["dimensions"], "group": "group" not in spec_action["dimensions"]}
     for opt in spec_action["options"]:
+        if opt.get("positional"):  # shown by its metavar (ap-cmd's GROUP_ID[@CLUSTER])
+            assert opt["metavar"] in result.out
+            continue
         if hidden.get(opt["name"]):
             # An id option of an unsupported dimension is parsed (for a precise usage
             # error) but not advertised.

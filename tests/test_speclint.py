@@ -70,8 +70,41 @@ ART = "resources.artifacts.actions.download.dimensions"
 JOBS_ALL = where("jobs", "download", "group", "all")
 PULL = where("pull", "pull")
 BRM_RUN = where("brm", "run", "group", "task")
+AP = ("ap-cmd", "ap-cmd")
+AP_CMD = where(*AP)
 
 CASES = {
+    # -- services (ap-cmd) ------------------------------------------------------------------
+    "endpoint of an unknown service": (
+        lambda d: d["endpoints"]["ap_group"].update(service="nowhere"),
+        ["endpoints.ap_group: unknown service 'nowhere'"]),
+    "derived variable no header uses": (
+        lambda d: d["services"]["agentplatform"]["headers"].pop("Env"),
+        ["services.agentplatform: derived variable {env} is used by no header"]),
+    "headers on the default service": (
+        lambda d: d["services"]["benchloop"].update(headers={"X-Y": "z"}),
+        ["services.benchloop: the default service has no header templates"]),
+    "service setting from an unknown option": (
+        lambda d: d["services"]["agentplatform"]["base_url"].update(option="nope"),
+        ["services.agentplatform.base_url: option 'nope' is defined by no action"]),
+    "service header variable not bound": (
+        lambda d: part(d, *AP, "group", "command")["with"].update(lookup="ap_group"),
+        [f"{AP_CMD}.dimensions.group.parts.command: header variable {{cluster}} of service 'agentplatform' "
+         "is not bound ('ap_group')"]),
+    "two positional options": (
+        lambda d: action(d, *AP)["options"].update(other={"positional": True, "type": "str", "help": "x"}),
+        [f"{AP_CMD}: more than one positional option",
+         f"{AP_CMD}: positional option 'other' must be the id of a one-id action (max_ids: 1)"]),
+    "positional option not a string": (
+        lambda d: action(d, *AP)["options"]["group"].update(type="int"),
+        [f"{AP_CMD}: positional option 'group' must be a 'str' without flags"]),
+    "text writer of several ids": (
+        lambda d: action(d, *AP).pop("max_ids"),
+        [f"{AP_CMD}: positional option 'group' must be the id of a one-id action (max_ids: 1)",
+         f"{AP_CMD}: the text writer prints one id's text (max_ids: 1)"]),
+    "extra arguments without a positional": (
+        lambda d: action(d, "brm", "run").update(extra_args=True),
+        ["resources.brm.actions.run: extra_args needs a positional option (where the extra arguments start)"]),
     # -- enumerations and endpoint use ------------------------------------------------
     "enumeration pagination mode": (
         lambda d: d["enumerations"]["group_jobs"]["pagination"].update(mode="sideways"),

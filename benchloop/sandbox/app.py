@@ -28,7 +28,7 @@ from urllib.parse import parse_qs, quote, unquote
 
 from benchloop.model import Endpoint
 
-from . import handlers, payloads
+from . import agentplatform, handlers, payloads  # noqa: F401 - agentplatform registers its handlers
 from .dataset import Dataset
 from .faults import RANGE_ENDPOINTS, FaultPlan, apply_range, fault_response
 from .handlers import ApiError, Request, Response, error_response, json_response
@@ -39,6 +39,8 @@ from .state import Fault, Headers, State
 @dataclass
 class Config:
     api_key: str = "sandbox-key"
+    # The key of the AgentPlatform endpoints (``service: agentplatform``; see agentplatform.py).
+    ap_api_key: str = "ap-sandbox-key"
     trajectory_steps: int = 3
     artifact_bytes: int = 4096
     range_support: bool = True
@@ -188,14 +190,16 @@ class App:
             self.state.count(name)
             return name, *self._with_fault(name, resp)
 
-        if headers.get("x-api-key") != self.config.api_key:
-            self.state.count("unauthorized")
-            return "unauthorized", error_response(401, "invalid api key"), False
-
         try:
             match = self.router.match(method, raw_path)
         except UnicodeDecodeError:
-            return "_bad_path", error_response(400, "path is not valid UTF-8 after percent-decoding"), False
+            match = None
+            if headers.get("x-api-key") == self.config.api_key:
+                return "_bad_path", error_response(400, "path is not valid UTF-8 after percent-decoding"), False
+        refused = self.refuse(match, headers)
+        if refused is not None:
+            self.state.count("unauthorized")
+            return "unauthorized", refused, False
         if match is None:
             self.state.count("not_found")
             return "not_found", error_response(404, "not found"), False
@@ -232,6 +236,22 @@ class App:
         if fault is not None:
             resp.fault = fault.kind
         return name, resp, fault is not None
+
+    def refuse(self, match: Any, headers: Headers) -> Response | None:
+        """The answer to a request whose key is wrong for the endpoint's service, else None.
+
+        Benchloop: 401 unless ``X-API-Key`` is its key (also for paths that match nothing).
+        AgentPlatform (``X-API-KEY``, the same header ignoring case): 401 without a key, 403
+        with a wrong one."""
+        route = match.route if match is not None else None
+        endpoint = self.router.endpoints.get(route.name) if route is not None else None
+        service = getattr(endpoint, "service", "benchloop")
+        given = headers.get("x-api-key")
+        if service == "agentplatform":
+            if not given:
+                return error_response(401, "missing api key")
+            return None if given == self.config.ap_api_key else error_response(403, "forbidden: invalid api key")
+        return None if given == self.config.api_key else error_response(401, "invalid api key")
 
     def _with_fault(self, name: str, resp: Response) -> tuple[Response, bool]:
         fault = self.state.take_fault(name)

@@ -198,7 +198,12 @@ def job_meta(app: App, req: Request) -> Response:
 # ----------------------------------------------------------------- groups
 @handler("group")
 def group(app: App, req: Request) -> Response:
-    return json_response(payloads.group_object(_group(app, req.params["group"])))
+    from .agentplatform import BENCHLOOP_CLUSTERS
+
+    gid = req.params["group"]
+    if gid in BENCHLOOP_CLUSTERS:  # an AgentPlatform group Benchloop knows the cluster of (ap-cmd)
+        return json_response({"group_id": gid, "cluster": BENCHLOOP_CLUSTERS[gid]})
+    return json_response(payloads.group_object(_group(app, gid)))
 
 
 @handler("group_eval_summary")

@@ -204,6 +204,11 @@ class Sandbox:
         return self.app.config.api_key
 
     @property
+    def ap_api_key(self) -> str:
+        """The key of the AgentPlatform endpoints (``ap-cmd``)."""
+        return self.app.config.ap_api_key
+
+    @property
     def dataset(self) -> Dataset:
         return self.app.dataset
 
@@ -336,6 +341,7 @@ def start_sandbox(
     host: str = "127.0.0.1",
     port: int = 0,
     *,
+    ap_api_key: str = "ap-sandbox-key",
     trajectory_steps: int = 3,
     artifact_bytes: int = 4096,
     export_waiting: int = 1,
@@ -371,7 +377,7 @@ def start_sandbox(
                       hostile=hostile)
     state = State(export_waiting=export_waiting, export_running=export_running,
                   behavior_running_polls=behavior_running_polls)
-    app = App(dataset, Config(api_key=api_key, trajectory_steps=trajectory_steps,
+    app = App(dataset, Config(api_key=api_key, ap_api_key=ap_api_key, trajectory_steps=trajectory_steps,
                               artifact_bytes=artifact_bytes, range_support=range_support,
                               object_store_url=object_store_url,
                               redirect_artifacts=redirect_artifacts), state)

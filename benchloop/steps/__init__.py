@@ -23,6 +23,7 @@ STEPS: dict[str, str] = {
     "trace_media": "benchloop.steps.trace_media:trace_media",
     "artifacts": "benchloop.steps.artifacts:artifacts",
     "behavior_run": "benchloop.steps.behavior_run:behavior_run",
+    "ap_command": "benchloop.steps.ap_command:ap_command",
 }
 
 ENDPOINT_PARAMS: dict[str, tuple[str, ...]] = {
@@ -30,6 +31,7 @@ ENDPOINT_PARAMS: dict[str, tuple[str, ...]] = {
     "trace_media": ("request",),
     "artifacts": ("listing", "download"),
     "behavior_run": ("steps", "create"),
+    "ap_command": ("group", "profile", "template", "jobs", "job", "dataset", "lookup"),
 }
 
 # ``with:`` keys that name an endpoint when they are given (artifacts: task mode only).
@@ -45,6 +47,10 @@ STEP_BINDS: dict[str, dict[str, tuple[str, ...]]] = {
     "trace_media": {"request": ("oss_uri", "mime")},          # each media reference's query
     "artifacts": {"listing": ("job",), "download": ("job", "name"),  # every job, each artifact's name
                   "layout": ("job", "name")},                 # ... and each artifact's name
+    # ap-cmd: every AgentPlatform request names its cluster; each endpoint its own values.
+    "ap_command": {"group": ("cluster",), "profile": ("cluster", "profile", "version"),
+                   "template": ("cluster", "template", "revision"), "jobs": ("cluster",),
+                   "job": ("cluster", "job"), "dataset": ("cluster", "dataset")},
 }
 
 

@@ -1,0 +1,427 @@
+"""``ap-cmd``'s command-line reconstruction, as pure functions (docs/contract.md 1.5, ap-cmd).
+
+Everything here works on plain values - the AgentPlatform group, profile,
+template and sample-job environment already fetched - and makes no request;
+``ap_command.py`` fetches them.  Each rule of the contract is one small
+function, tested one by one in ``tests/test_ap_rebuild.py``:
+
+* quoting: POSIX shell quoting, only where a value needs it (``shlex.quote``);
+* secrets: which ``-p`` values are masked, and how (``is_sensitive``, ``mask``);
+* diffs: what differs from the profile or from the template (``loosely_equal``,
+  ``overrides_vs_profile``, ``overrides_vs_template`` with its sidecar split);
+* params inferred from a sample job's environment (``infer_params``);
+* the user's changes applied to the group (``Changes``, ``apply_changes``);
+* segment order for profile and non-profile groups (``profile_segments``,
+  ``plain_segments``);
+* extra arguments replacing or merging into segments (``merge_extras``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+JOIN = " \\\n  "  # between segments: a backslash, a newline, two spaces
+SECRET_PREFIXES = ("ntn_", "sk-", "sk_", "AKIA", "ASIA", "AIza", "ghp_", "github_pat_", "GOCSPX-", "xoxb-")
+SECRET_NAMES = {"api_key", "apikey", "secret", "password", "auth", "authorization", "credential", "credentials",
+                "private_key", "client_secret"}
+SECRET_SUFFIXES = ("_api_key", "_apikey", "_secret", "_password", "_credential", "_credentials", "_private_key",
+                   "_client_secret")
+_ENV_REF = re.compile(r"^\$\w+$|^\$\{[^}]+\}$")
+
+
+class BuildError(ValueError):
+    """The group cannot be turned into a command (exit 1, ``failed to build command: ...``)."""
+
+
+# ------------------------------------------------------------------ target
+def split_target(raw: str) -> tuple[str, str | None]:
+    """``GROUP_ID[@CLUSTER]`` -> (group id, cluster or None); the last ``@`` splits, an empty
+    cluster counts as none."""
+    head, at, tail = raw.rpartition("@")
+    if not at:
+        return raw, None
+    return head, tail or None
+
+
+def quote(value: Any) -> str:
+    """POSIX shell quoting, applied only when the value needs it (``prof:v2`` stays bare)."""
+    return shlex.quote(str(value))
+
+
+# ----------------------------------------------------------------- secrets
+def is_env_ref(value: Any) -> bool:
+    """``$VAR`` or ``${VAR}``: expanded from the environment and never masked."""
+    return isinstance(value, str) and bool(_ENV_REF.match(value))
+
+
+def key_words(key: str) -> list[str]:
+    """The words of a key: ``modelApiKey`` and ``model-api-key`` -> model, api, key."""
+    snake = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", key)
+    return re.findall(r"[a-z0-9]+", snake.lower())
+
+
+def looks_plain(value: Any) -> bool:
+    """A number or a boolean (a ``*_token`` setting such as ``max_token`` is no secret)."""
+    if isinstance(value, (bool, int, float)):
+        return True
+    if not isinstance(value, str) or not value.strip():
+        return False
+    try:
+        float(value.strip())
+    except ValueError:
+        return False
+    return True
+
+
+def looks_secret(value: Any) -> bool:
+    """A known key prefix, or 20+ characters mixing letters, digits and one of ``_-/+=``."""
+    if not isinstance(value, str):
+        return False
+    text = value.strip()
+    if not text or is_env_ref(text):
+        return False
+    if text.startswith(SECRET_PREFIXES):
+        return True
+    return (len(text) >= 20 and bool(re.search(r"[A-Za-z]", text)) and bool(re.search(r"\d", text))
+            and bool(re.search(r"[_\-/+=]", text)))
+
+
+def is_sensitive(key: str, value: Any = None) -> bool:
+    """Whether the value of ``key`` is masked in ``-p``."""
+    lower = key.lower()
+    words = key_words(key)
+    if lower in SECRET_NAMES or lower.endswith(SECRET_SUFFIXES):
+        return True
+    if "credential" in words or "credentials" in words:
+        return True
+    if lower == "token" or lower.endswith("_token"):
+        return not looks_plain(value)
+    if "key" in words:
+        return looks_secret(value)
+    return False
+
+
+def mask(value: str) -> str:
+    """First 2 characters, ``***``, last 4; just ``***`` for 6 characters or fewer."""
+    return "***" if len(value) <= 6 else f"{value[:2]}***{value[-4:]}"
+
+
+def show_params(params: Mapping[str, Any], user_keys: set[str] | frozenset[str] = frozenset(),
+                expand_env: bool = True) -> str:
+    """The ``-p`` value: JSON (default separators, non-ASCII kept), secrets masked, shell-quoted.
+
+    ``$VAR`` values are expanded (when ``expand_env``) and never masked; keys the
+    user gave (``--params``, ``-p`` extras) are never masked."""
+    shown: dict[str, Any] = {}
+    for key, value in params.items():
+        ref = is_env_ref(value)
+        if expand_env and ref:
+            value = os.path.expandvars(value)
+        if not ref and key not in user_keys and is_sensitive(key, value):
+            value = mask(str(value))
+        shown[key] = value
+    return quote(json.dumps(shown, ensure_ascii=False))
+
+
+# ------------------------------------------------------------------- diffs
+def coerce(text: str) -> Any:
+    """An environment string as the value it spells: true/false, an int, a float, or itself."""
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def differs_from_default(value: str, default: Any) -> bool:
+    """Whether a sample job's value differs from the schema's default (no default: it does)."""
+    if default is None:
+        return True
+    if isinstance(default, bool):
+        return coerce(value) != default
+    if isinstance(default, (int, float)):
+        try:
+            return float(coerce(value)) != float(default)
+        except (TypeError, ValueError):
+            return True
+    return str(value) != str(default)
+
+
+def loosely_equal(a: Any, b: Any) -> bool:
+    """A group param against a profile param: equal, or equal once a string side is read as
+    the other side's type (``"0.5"`` == 0.5, ``'{"a": 1}'`` == {"a": 1})."""
+    if a == b:
+        return True
+    for text, other in ((a, b), (b, a)):
+        if isinstance(text, str) and not isinstance(other, str):
+            if coerce(text) == other:
+                return True
+            if isinstance(other, (dict, list)):
+                try:
+                    return json.loads(text) == other
+                except ValueError:
+                    pass
+    return False
+
+
+def params_vs_profile(params: Mapping[str, Any], profile_params: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in params.items() if k not in profile_params or not loosely_equal(v, profile_params[k])}
+
+
+def overrides_vs_profile(overrides: Mapping[str, Any] | None, profile: Mapping[str, Any] | None) -> dict | None:
+    """The override keys whose value differs from the profile's (None when none does)."""
+    profile = profile or {}
+    diff = {k: v for k, v in (overrides or {}).items() if v != profile.get(k)}
+    return diff or None
+
+
+def overrides_vs_template(overrides: Mapping[str, Any] | None, template: Mapping[str, Any]) -> dict | None:
+    """The overrides that differ from the template's defaults; ``sidecars`` is split into
+    ``sidecar_resources`` (each sidecar's changed resources) and ``sidecars`` (its other
+    changed settings)."""
+    if not overrides:
+        return None
+    diff = {k: v for k, v in overrides.items() if k != "sidecars" and v != template.get(k)}
+    defaults = template.get("sidecars") or {}
+    resources: dict[str, Any] = {}
+    others: dict[str, Any] = {}
+    for name, config in (overrides.get("sidecars") or {}).items():
+        default = defaults.get(name) or {}
+        wanted = {k: v for k, v in (config.get("resources") or {}).items()
+                  if v != (default.get("resources") or {}).get(k)}
+        if wanted:
+            resources[name] = wanted
+        rest = {k: v for k, v in config.items() if k != "resources" and v != default.get(k)}
+        if rest:
+            others[name] = rest
+    if resources:
+        diff["sidecar_resources"] = resources
+    if others:
+        diff["sidecars"] = others
+    return diff or None
+
+
+# ----------------------------------------------------- params of a sample job
+def infer_params(env: Mapping[str, Any], schema: Mapping[str, Any], per_instance: tuple[str, ...]) -> dict:
+    """``-p`` of a group without stored params, from its sample job's environment.
+
+    With a template schema: the schema's keys (their lower-case spelling matched against the
+    environment's names), kept when required or different from the default; keys with a
+    ``mapping`` and per-instance keys are left out.  Without one: every variable except the
+    per-instance ones, under its own name."""
+    params: dict[str, Any] = {}
+    if not schema:
+        return {k: v for k, v in env.items() if k.lower() not in per_instance}
+    names = {k.lower(): k for k in env}
+    for key, meta in schema.items():
+        meta = meta if isinstance(meta, dict) else {}
+        if key in per_instance or key not in names or "mapping" in meta:
+            continue
+        value = env[names[key]]
+        if meta.get("required") or differs_from_default(value, meta.get("default")):
+            params[key] = value
+    return params
+
+
+# ----------------------------------------------------------------- changes
+@dataclass(frozen=True)
+class Changes:
+    """What the user asked to change (the options of ``ap-cmd``); None: keep the group's."""
+
+    trials: int | None = None
+    concurrency: int | None = None
+    batch_size: int | None = None
+    agenthub_ref: str | None = None
+    dataset: str | None = None
+    suite_name: str | None = None
+    queue: str | None = None
+    params: Any = None  # parsed --params
+    overrides: Any = None  # parsed --overrides
+
+    @property
+    def user_keys(self) -> set[str]:
+        return set(self.params) if isinstance(self.params, dict) else set()
+
+
+def parse_json_option(raw: str | None) -> Any:
+    """``--params``/``--overrides``: parsed JSON; ``ValueError`` (a usage error) when invalid."""
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"invalid JSON: {exc}") from None
+
+
+def _object(value: Any, flag: str) -> dict | None:
+    """A --params/--overrides value: empty ones are no change; anything else must be an object."""
+    if not value:
+        return None
+    if not isinstance(value, dict):
+        raise BuildError(f"{flag} must be a JSON object, not {type(value).__name__}")
+    return value
+
+
+def _deep_merge(base: dict, extra: Mapping[str, Any]) -> dict:
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            base[key] = _deep_merge(dict(base[key]), value)
+        else:
+            base[key] = value
+    return base
+
+
+def apply_changes(group: Mapping[str, Any], changes: Changes, base_params: Mapping[str, Any] | None = None) -> dict:
+    """A copy of the group with the changes applied (params merged, overrides deep-merged)."""
+    out = dict(group)
+    ctx = out["submission_context"] = dict(out.get("submission_context") or {})
+    for value, key, target in ((changes.agenthub_ref, "agenthub_revision", out),
+                               (changes.concurrency, "max_concurrency", out), (changes.suite_name, "name", out),
+                               (changes.queue, "queue_id", out), (changes.dataset, "dataset", out),
+                               (changes.trials, "trials", ctx), (changes.batch_size, "batch_size", ctx)):
+        if value is not None:
+            target[key] = value
+    params = _object(changes.params, "--params")
+    if params:
+        ctx["params"] = {**(ctx.get("params") or base_params or {}), **params}
+    overrides = _object(changes.overrides, "--overrides")
+    if overrides:
+        ctx["overrides"] = _deep_merge(dict(ctx.get("overrides") or {}), overrides)
+    return out
+
+
+# ---------------------------------------------------------------- segments
+def profile_segments(group: Mapping[str, Any], profile: Mapping[str, Any], changes: Changes,
+                     default_batch: int) -> list[str]:
+    """The segments of a group submitted with a profile: what differs from the profile."""
+    group = apply_changes(group, changes)
+    spec = profile.get("spec") or {}
+    ctx = group.get("submission_context") or {}
+    name = profile.get("name") or profile.get("profile_id")
+    version = profile.get("version")
+    out = [f"ap job create {group.get('template') or spec.get('template')}", f"--profile {quote(f'{name}:v{version}')}"]
+    if group.get("agenthub_revision") and group["agenthub_revision"] != spec.get("agenthub_revision"):
+        out.append(f"--agenthub-ref {quote(group['agenthub_revision'])}")
+    if ctx.get("trials") is not None and ctx["trials"] != spec.get("trials"):
+        out.append(f"--trials {ctx['trials']}")
+    if group.get("name"):
+        out.append(f"--suite-name {quote(group['name'])}")
+    if group.get("max_concurrency") is not None and group["max_concurrency"] != spec.get("concurrency"):
+        out.append(f"--concurrency {group['max_concurrency']}")
+    if group.get("queue_id"):
+        out.append(f"-q {group['queue_id']}")  # never quoted (as the official client)
+    if ctx.get("batch_size") is not None and ctx["batch_size"] != default_batch:
+        out.append(f"--batch-size {ctx['batch_size']}")
+    profile_dataset = spec.get("dataset") or (spec.get("params") or {}).get("dataset")
+    if group.get("dataset") and group["dataset"] != profile_dataset:
+        out.append(f"--dataset {quote(group['dataset'])}")
+    params = params_vs_profile(ctx.get("params") or {}, spec.get("params") or {})
+    if params:
+        out.append(f"-p {show_params(params, changes.user_keys)}")
+    overrides = overrides_vs_profile(ctx.get("overrides"), spec.get("overrides"))
+    if overrides:
+        out.append(f"--overrides {quote(json.dumps(overrides, ensure_ascii=False))}")
+    return out
+
+
+def plain_segments(group: Mapping[str, Any], params: Mapping[str, Any], dataset: str, changes: Changes,
+                   default_batch: int, overrides: Mapping[str, Any] | None) -> list[str]:
+    """The segments of a group without a profile; ``group`` has the changes applied already,
+    ``params`` and ``dataset`` too, ``overrides`` is the diff against the template."""
+    ctx = group.get("submission_context") or {}
+    out = [f"ap job create {group['template']}"]
+    if dataset:
+        out.append(f"--dataset {quote(dataset)}")
+    if group.get("agenthub_revision"):
+        out.append(f"--agenthub-ref {quote(group['agenthub_revision'])}")
+    if group.get("max_concurrency") is not None:
+        out.append(f"--concurrency {group['max_concurrency']}")
+    if group.get("name"):
+        out.append(f"--suite-name {quote(group['name'])}")
+    if group.get("queue_id"):
+        out.append(f"-q {group['queue_id']}")
+    if ctx.get("batch_size") is not None and ctx["batch_size"] != default_batch:
+        out.append(f"--batch-size {ctx['batch_size']}")
+    if params:
+        out.append(f"-p {show_params(params, changes.user_keys)}")
+    if overrides:
+        out.append(f"--overrides {quote(json.dumps(overrides, ensure_ascii=False))}")
+    return out
+
+
+# ----------------------------------------------------------- extra arguments
+def option_key(token: str) -> str | None:
+    """The normalised name of an option token (dashes stripped, ``_`` -> ``-``); None otherwise."""
+    if not token.startswith("-") or token == "-":
+        return None
+    return token.lstrip("-").replace("_", "-")
+
+
+def group_extras(args: list[str]) -> list[list[str]]:
+    """Extra arguments as ``[option, value]`` pairs (a value is a token that is no option),
+    or single tokens."""
+    out: list[list[str]] = []
+    index = 0
+    while index < len(args):
+        item = [args[index]]
+        if option_key(args[index]) and index + 1 < len(args) and not option_key(args[index + 1]):
+            item.append(args[index + 1])
+            index += 1
+        out.append(item)
+        index += 1
+    return out
+
+
+def segment_key(segment: str) -> str | None:
+    try:
+        tokens = shlex.split(segment)
+    except ValueError:
+        return None
+    return option_key(tokens[0]) if tokens else None
+
+
+def merge_params(segment: str, extra: list[str]) -> str:
+    """``-p`` extra merged into the existing ``-p`` object (the extra's keys shown unmasked);
+    anything that is not two JSON objects replaces the segment instead."""
+    tokens = shlex.split(segment)
+    if len(tokens) < 2 or len(extra) < 2:
+        return shlex.join(extra)
+    try:
+        old, new = json.loads(tokens[1]), json.loads(extra[1])
+    except ValueError:
+        return shlex.join(extra)
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return shlex.join(extra)
+    return f"{tokens[0]} {show_params({**old, **new}, set(new), expand_env=False)}"
+
+
+def merge_extras(segments: list[str], args: list[str]) -> list[str]:
+    """Extra arguments: one naming a segment's option replaces it (spelt as the user typed it),
+    ``-p``/``--params`` merges into ``-p``, ``--show-secrets`` is ignored, others are appended."""
+    segments = list(segments)
+    for extra in group_extras(args):
+        key = option_key(extra[0])
+        if key == "show-secrets":
+            continue
+        index = next((i for i, s in enumerate(segments) if key is not None and segment_key(s) == key), None)
+        if index is None:
+            segments.append(shlex.join(extra))
+        elif key in ("p", "params"):
+            segments[index] = merge_params(segments[index], extra)
+        else:
+            segments[index] = shlex.join(extra)
+    return segments
+
+
+def render(cluster: str, segments: list[str]) -> str:
+    """The printed text (without the final newline): the two exports, an empty line, the command."""
+    return f"export AP_CLUSTER={quote(cluster)}\nexport AP_API_KEY=***\n\n" + JOIN.join(segments)
