@@ -1,4 +1,4 @@
-"""The built-in commands (config, sandbox, describe, completion) and their options, as data.
+"""The built-in commands (config, sandbox, describe, completion, mcp) and their options, as data.
 
 Like ``GLOBAL_OPTIONS`` for the global options, one definition here feeds
 everything that shows or parses a built-in command:
@@ -95,6 +95,31 @@ _SANDBOX_SERVE = {
     ],
 }
 
+MCP_MAX_CHARS = 60_000  # benchloop.mcp_server.results.DEFAULT_MAX_CHARS (a test keeps them equal)
+
+_MCP_SERVE = {
+    "help": "Serve the endpoint table as MCP tools for LLM agents (stdio, or --http PORT).",
+    "description": "Serve the endpoint table as Model Context Protocol tools for LLM agents: one read-only tool "
+                   "per printing action (metrics_get, jobs_get, ...), the artifacts listing and describe. It "
+                   "speaks MCP over stdin/stdout until the client closes it, or the streamable HTTP transport "
+                   "on 127.0.0.1 with --http. Settings (--host, --api-key, --profile, --timeout, --retry, "
+                   "--concurrency) are the global options, resolved as for every command.",
+    "notes": ["Needs the mcp extra: pip install 'benchloop-client[mcp]'. Writes and downloads are off unless "
+              "enabled; tools reach only the configured backend and never show the API key. See docs/mcp.md."],
+    "options": [
+        {"name": "http", "flags": ["--http"], "type": "int", "default": None, "metavar": "PORT",
+         "help": "Serve the streamable HTTP transport on 127.0.0.1:PORT (0 picks a free one) instead of stdio."},
+        {"name": "tools", "flags": ["--tools"], "type": "str", "default": None, "metavar": "NAME,...",
+         "help": "Only the tools of these resources (comma-separated, e.g. metrics,jobs); describe stays."},
+        {"name": "allow_writes", "flags": ["--allow-writes"], "type": "flag", "default": False,
+         "help": "Also serve the actions that change the backend (report trigger, rsi trigger, brm run)."},
+        {"name": "allow_downloads", "flags": ["--allow-downloads"], "type": "str", "default": None,
+         "metavar": "DIR", "help": "Also serve the download actions; they write only under DIR."},
+        {"name": "max_chars", "flags": ["--max-chars"], "type": "int", "default": MCP_MAX_CHARS, "metavar": "N",
+         "help": "Budget of a tool result in characters of JSON; a longer one is cut at an element boundary."},
+    ],
+}
+
 BUILTIN_COMMANDS: dict[str, dict[str, Any]] = {
     "config": {
         "help": "Show or edit the configuration file.",
@@ -137,6 +162,10 @@ BUILTIN_COMMANDS: dict[str, dict[str, Any]] = {
              "help": "The shell to complete in: bash, zsh or fish."},
         ],
         "options": [],
+    },
+    "mcp": {
+        "help": "Serve the endpoint table to LLM agents over the Model Context Protocol.",
+        "actions": {"serve": _MCP_SERVE},
     },
 }
 

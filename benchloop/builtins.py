@@ -1,11 +1,11 @@
-"""Built-in commands that are not backend resources: config, sandbox, describe, completion.
+"""Built-in commands that are not backend resources: config, sandbox, describe, completion, mcp.
 
 Their options are data (``builtin_options.BUILTIN_COMMANDS``, which also
 gives the help pages and shell completion); this module turns each entry into
 a Cyclopts command, a generic handler whose ``__signature__`` is built from
 that data, as ``commands.py`` does for the table's actions.  ``cli.py``
-registers ``config_app``, ``sandbox_app``, ``describe_command`` and
-``completion_command`` lazily.
+registers ``config_app``, ``sandbox_app``, ``describe_command``,
+``completion_command`` and ``mcp_app`` lazily.
 """
 
 from __future__ import annotations
@@ -138,7 +138,15 @@ def completion_body(values: dict[str, Any], ctx: Any) -> int:
     return 0
 
 
+# --------------------------------------------------------------------- mcp
+def mcp_serve(values: dict[str, Any], ctx: Any) -> int:
+    from .mcp_server.serve import serve
+
+    return serve(values, ctx.options if ctx else {})
+
+
 config_app = _group("config", {"set": config_set, "show": config_show, "path": config_path_cmd})
 sandbox_app = _group("sandbox", {"serve": sandbox_serve})
 describe_command = _command("describe", describe_body)
 completion_command = _command("completion", completion_body)
+mcp_app = _group("mcp", {"serve": mcp_serve})

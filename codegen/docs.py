@@ -86,9 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="fail when docs/reference is stale")
     args = parser.parse_args(argv)
-    from codegen import stubs
+    from codegen import mcp_docs, stubs
 
-    pages = {**render(), **stubs.render()}  # + the Python client's stubs and reference
+    # + the Python client's stubs and reference, and the tool list of docs/mcp.md
+    pages = {**render(), **stubs.render(), **mcp_docs.render()}
     stale = [p for p, text in pages.items() if not p.is_file() or p.read_text(encoding="utf-8") != text]
     extra = [p for p in OUT.glob("*.md") if p not in pages] if OUT.is_dir() else []
     if args.check:

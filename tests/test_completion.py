@@ -20,7 +20,7 @@ SPEC = load_spec()
 
 # (words typed so far, the word being completed) -> the expected candidates
 CASES = [
-    (["bl"], "", [*SPEC["resources"], "config", "sandbox", "describe", "completion"]),
+    (["bl"], "", [*SPEC["resources"], "config", "sandbox", "describe", "completion", "mcp"]),
     (["bl"], "me", ["metrics", "metadata"]),
     (["bl", "metrics"], "", ["get", "download"]),
     (["bl", "metrics", "get"], "--s", ["--scope"]),

@@ -90,10 +90,36 @@ def third_party(paths: list[Path]) -> dict[str, set[str]]:
     return found
 
 
+# Packages of benchloop/ that run only with an optional extra installed (and import it lazily: only
+# the command that needs it imports the package): package -> extra.
+OPTIONAL = {"benchloop/mcp_server": "mcp"}
+
+
+def optional_package(path: Path) -> str | None:
+    return next((package for package in OPTIONAL if rel(path).startswith(package + "/")), None)
+
+
 def test_runtime_dependencies_are_exactly_what_benchloop_imports():
     declared = {requirement_name(r) for r in PYPROJECT["project"]["dependencies"]}
-    imported = third_party(shipped_modules())
+    imported = third_party([p for p in shipped_modules() if optional_package(p) is None])
     assert sorted(imported) == sorted(declared), imported
+
+
+@pytest.mark.parametrize("package", sorted(OPTIONAL))
+def test_an_optional_extra_is_exactly_what_its_package_adds(package):
+    runtime = {requirement_name(r) for r in PYPROJECT["project"]["dependencies"]}
+    extra = {requirement_name(r) for r in PYPROJECT["project"]["optional-dependencies"][OPTIONAL[package]]}
+    imported = third_party([p for p in shipped_modules() if optional_package(p) == package])
+    assert sorted(set(imported) - runtime) == sorted(extra), imported
+    # The rest of benchloop never imports the package at module level (nor the extra at all).
+    for path in shipped_modules():
+        if optional_package(path) is not None:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+        names = {alias.name for node in top for alias in node.names} | {
+            node.module or "" for node in top if isinstance(node, ast.ImportFrom)}
+        assert not any(package.split("/")[-1] in name for name in names), rel(path)
 
 
 def test_tomli_is_only_for_python_before_3_11():

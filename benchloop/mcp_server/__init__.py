@@ -1,0 +1,17 @@
+"""`bl mcp serve`: the endpoint table as Model Context Protocol tools for LLM agents.
+
+The package is split so that most of it needs no MCP SDK:
+
+* ``tools``: the tools, generated from the typed model of the table (pure data:
+  names, descriptions, JSON Schemas, which tools are writes or downloads);
+* ``results``: what a tool returns (the CLI's JSON, cut at an element boundary
+  when it exceeds the budget, with a note on how to ask for the rest);
+* ``runner``: one tool call through the Python client (``benchloop.Client``),
+  the same argument checks and engine as the CLI, errors as tool errors;
+* ``server``: the glue to the ``mcp`` SDK (the low-level server, stdio and
+  streamable HTTP), the only module that imports it;
+* ``serve``: the ``bl mcp serve`` command.
+
+The SDK is an optional extra (``pip install 'benchloop-client[mcp]'``) and is
+imported only when the command runs.  See docs/mcp.md.
+"""

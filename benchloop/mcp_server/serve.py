@@ -1,0 +1,141 @@
+"""``bl mcp serve``: check the options, resolve the settings, serve until the client leaves.
+
+Settings (host, key, profile, config, timeout, retry, concurrency, CA bundle)
+are the global options, resolved exactly as for every other command; a bad one
+is a usage error (exit 2) before anything is served.  Without the ``mcp``
+extra the command says how to install it and exits 2.  Log lines go to
+stderr (never stdout: over stdio it carries protocol messages only), the API
+key masked.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Any
+
+from ..errors import EXIT_INTERRUPTED, UsageError
+from . import results
+
+INSTALL = "pip install 'benchloop-client[mcp]'"
+
+
+def require_sdk() -> None:
+    """Exit 2 with the install line when the ``mcp`` SDK (2.x) is missing."""
+    try:
+        import mcp.server.lowlevel  # noqa: F401
+    except ImportError:
+        raise UsageError(f"bl mcp serve needs the MCP SDK, an optional extra: {INSTALL}") from None
+
+
+class _MaskingFormatter(logging.Formatter):
+    def __init__(self, secrets: tuple[str, ...]):
+        super().__init__("[%(levelname)s] %(name)s: %(message)s")
+        self.secrets = secrets
+
+    def format(self, record: logging.LogRecord) -> str:
+        return results.mask(super().format(record), self.secrets)
+
+
+def configure_logging(options: dict[str, Any], secrets: tuple[str, ...]) -> logging.Handler:
+    """Every log record (ours, the client's, the SDK's) on stderr, masked; -q errors only, -v debug."""
+    level = logging.ERROR if options.get("quiet") else logging.DEBUG if options.get("verbose") else logging.WARNING
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_MaskingFormatter(secrets))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(level)
+    for name in ("benchloop", "mcp", "uvicorn", "uvicorn.error", "httpx"):
+        logging.getLogger(name).setLevel(level)
+    return handler
+
+
+def _options(values: dict[str, Any]) -> dict[str, Any]:
+    max_chars = values.get("max_chars")
+    if max_chars is None or max_chars < results.MIN_MAX_CHARS:
+        raise UsageError(f"--max-chars must be at least {results.MIN_MAX_CHARS}")
+    port = values.get("http")
+    if port is not None and not 0 <= port <= 65535:
+        raise UsageError("--http must be a TCP port (0 to 65535; 0 picks a free one)")
+    return values
+
+
+def download_root(given: str | None) -> str | None:
+    if given is None:
+        return None
+    if not given.strip():
+        raise UsageError("--allow-downloads needs a directory")
+    path = os.path.abspath(os.path.expanduser(given))
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"--allow-downloads: not a directory: {given}")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def build_runner(values: dict[str, Any], options: dict[str, Any]) -> Any:
+    """The runner of the served tools over a client with the global options' settings."""
+    import benchloop
+
+    from .. import session
+    from ..model import load_model
+    from .runner import Runner
+    from .tools import all_tools, parse_toolsets, select
+
+    values = _options(values)
+    spec = load_model()
+    try:
+        toolsets = parse_toolsets(spec, values.get("tools"))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    directory = download_root(values.get("allow_downloads"))
+    settings = session.settings(api_key=options.get("api_key"), host=options.get("host"),
+                                output_dir=options.get("output_dir"), config=options.get("config"),
+                                profile=options.get("profile"), ca_bundle=options.get("ca_bundle"),
+                                warn=lambda line: logging.getLogger("benchloop").warning("%s", line))
+    try:
+        client = benchloop.Client(host=options.get("host"), api_key=options.get("api_key"),
+                                  profile=options.get("profile"), config=options.get("config"),
+                                  concurrency=options.get("concurrency", 5), retry=options.get("retry", 4),
+                                  timeout=options.get("timeout", 300.0),
+                                  # Downloads go under DIR whatever the configured download root.
+                                  output_dir=directory or options.get("output_dir"),
+                                  ca_bundle=options.get("ca_bundle"), pretty=options.get("pretty", True))
+    except benchloop.UsageError as exc:
+        raise UsageError(str(exc)) from None
+    every = all_tools(spec)
+    served = select(every, allow_writes=bool(values.get("allow_writes")), allow_downloads=directory is not None,
+                    toolsets=toolsets)
+    secrets = (settings.api_key,) if settings.api_key and len(settings.api_key) >= 4 else ()
+    return Runner(client, spec, served, every, max_chars=values["max_chars"], download_dir=directory,
+                  secrets=secrets, toolsets=toolsets, allow_writes=bool(values.get("allow_writes")))
+
+
+def serve(values: dict[str, Any], options: dict[str, Any]) -> int:
+    """Run ``bl mcp serve`` with its own option ``values`` and the global ``options``."""
+    require_sdk()
+    import anyio
+
+    from .server import build_server, serve_http, serve_stdio
+
+    runner = build_runner(values, options)
+    handler = configure_logging(options, runner.secrets)
+    log = logging.getLogger("benchloop.mcp")
+    server = build_server(runner)
+    port = values.get("http")
+    log.info("serving %d tools: %s", len(runner.tools), ", ".join(runner.tools))
+    try:
+        if port is None:
+            anyio.run(serve_stdio, server)
+        else:
+            def announce(url: str) -> None:
+                sys.stderr.write(f"mcp serving {url} ({len(runner.tools)} tools)\n")
+                sys.stderr.flush()
+
+            anyio.run(serve_http, server, port, announce)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    finally:
+        runner.client.close()
+        logging.getLogger().removeHandler(handler)
+    return 0

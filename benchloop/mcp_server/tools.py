@@ -1,0 +1,308 @@
+"""The MCP tools of the endpoint table, generated from the typed model (no SDK needed).
+
+Which tools exist and what they may do comes from the table, never from a list
+of resource names, so a resource added to spec/benchloop.yaml is a tool at once:
+
+* a printing action (``writer: stdout``) whose requests are all GETs is a
+  read-only tool, ``<resource>_<action>`` (``metrics_get``, ``brm_list``);
+* a printing action that sends anything else (a POST: ``report trigger``,
+  ``brm run``) is a write, served only with ``--allow-writes``;
+* a download action (``writer: files``) is a download tool, served only with
+  ``--allow-downloads DIR`` (and ``--allow-writes`` too if it sends a POST);
+* a download action with a listing flag (``stdout_when``, ``--list-only``) is
+  also a read-only listing tool, ``<resource>_list``, with the flag set;
+* ``describe`` is the ``bl describe`` document (no request).
+
+Actions with another writer (plain text, ``ap-cmd``) are not tools.
+
+Each tool's input schema comes from the action's options: ids as arrays of
+strings, every other option with its type, choices, minimum, default and help,
+plus ``query`` (JMESPath, as ``--query``) on tools that return data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ..model import OPTION_DIMENSIONS, Action, Option, Spec
+
+READ, LISTING, WRITE, DOWNLOAD, DESCRIBE = "read", "listing", "write", "download", "describe"
+# The gates: a tool is served only when every one of its gates is open.
+WRITES, DOWNLOADS = "writes", "downloads"
+SAFE_METHODS = ("GET", "HEAD")
+# Options that only shape what the CLI prints: a tool returns JSON (``query`` is its own argument).
+STDOUT_ONLY = ("output", "query")
+# The table's download options: where files go and whether existing ones are kept. A listing
+# writes nothing, so its tool has neither; a download tool's output_dir is relative to its DIR.
+FILE_OPTIONS = ("output_dir", "skip_existing")
+QUERY_HELP = ("JMESPath expression applied to the whole result, as the CLI's --query does "
+              "(e.g. '[].job_id', '[0].jobs[?status==`failed`]'). Use it to select fields and to "
+              "ask for the rest of a cut result.")
+
+
+def attribute(name: str) -> str:
+    """A resource or action name as part of a tool name (``job-meta`` -> ``job_meta``)."""
+    return name.replace("-", "_")
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One MCP tool: its name, what it runs and the JSON Schema of its arguments."""
+
+    name: str
+    kind: str  # READ, LISTING, WRITE, DOWNLOAD or DESCRIBE
+    description: str
+    input_schema: Mapping[str, Any]
+    action: Action | None = None
+    gates: tuple[str, ...] = ()
+    fixed: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))  # values the tool sets
+    accepted: tuple[str, ...] = ()  # argument names (the schema's plus hidden id options)
+    query: bool = True
+
+    @property
+    def resource(self) -> str | None:
+        return self.action.resource if self.action else None
+
+    @property
+    def read_only(self) -> bool:
+        return self.kind in (READ, LISTING, DESCRIBE)
+
+    @property
+    def annotations(self) -> dict[str, Any]:
+        """MCP tool annotations (hints for clients)."""
+        out: dict[str, Any] = {"title": self.title, "read_only_hint": self.read_only}
+        if not self.read_only:
+            out["destructive_hint"] = False  # triggers start work, downloads add files: nothing is deleted
+            out["idempotent_hint"] = self.kind == DOWNLOAD
+        out["open_world_hint"] = False  # the configured backend only
+        return out
+
+    @property
+    def title(self) -> str:
+        if self.action is None:
+            return "bl describe"
+        words = self.action.command_line()
+        if self.kind == LISTING:
+            return f"{words} {self.action.option(self.action.stdout_when).flag}"
+        return words
+
+    @property
+    def output_schema(self) -> dict[str, Any]:
+        result = ("The CLI's JSON (after query), possibly cut to the size budget"
+                  if self.kind != DOWNLOAD else "The files written: directory, paths, skipped")
+        return {
+            "type": "object",
+            "properties": {
+                "result": {"description": result},
+                "truncated": {"type": "object", "description": "Present when the result was cut: what was "
+                              "left out and how to ask for it."},
+                "failures": {"type": "array", "description": "The ids that failed, with the CLI's messages.",
+                             "items": {"type": "object", "properties": {"id": {"type": "string"},
+                                                                       "message": {"type": "string"}}}},
+            },
+            "required": ["result"],
+        }
+
+
+# ----------------------------------------------------------- classification
+def sends_writes(spec: Spec, action: Action) -> bool:
+    """True when some request of the action is not a GET (a trigger, a run)."""
+    return any(e.method not in SAFE_METHODS for e in spec.action_endpoints(action))
+
+
+def tool_name(action: Action) -> str:
+    """``<resource>_<action>``; a resource that is one command (``pull``) is just its name."""
+    return attribute(action.resource) if action.command else f"{attribute(action.resource)}_{attribute(action.name)}"
+
+
+def _listing_name(spec: Spec, action: Action) -> str:
+    resource = spec.resources[action.resource]
+    if "list" in resource.actions:  # the resource has a `list` action of its own
+        return f"{attribute(action.resource)}_{attribute(action.name)}_list"
+    return f"{attribute(action.resource)}_list"
+
+
+def kinds(spec: Spec, action: Action) -> list[tuple[str, tuple[str, ...]]]:
+    """The tools an action gives: ``[(kind, gates), ...]``."""
+    if action.writer not in ("stdout", "files"):
+        return []  # another writer (ap-cmd's plain text) has no JSON result to return: not a tool yet
+    writes = sends_writes(spec, action)
+    if action.writer == "stdout":
+        return [(WRITE, (WRITES,))] if writes else [(READ, ())]
+    out = []
+    if action.stdout_when:
+        out.append((LISTING, (WRITES,) if writes else ()))
+    out.append((DOWNLOAD, (WRITES, DOWNLOADS) if writes else (DOWNLOADS,)))
+    return out
+
+
+# ------------------------------------------------------------------ schemas
+def _help(opt: Option) -> str:
+    text = opt.help.strip()
+    if opt.type == "ids":  # the first sentence ("Group id(s).") - repeating a flag or '-' is for shells
+        text = text.split(". ", 1)[0].rstrip(".") + "."
+    flags = ", ".join(opt.flags) if opt.flags else opt.metavar
+    return f"{text} [CLI: {flags}]"
+
+
+def setting_options(spec: Spec) -> set[str]:
+    """Options that set where a service is or its key (``--ap-base-url``, ``--ap-api-key``): never
+    tool arguments, so a tool reaches only the backends configured when the server started."""
+    names = set()
+    for service in (getattr(spec, "services", None) or {}).values():
+        for sources in (getattr(service, "base_url", None), getattr(service, "key", None)):
+            if getattr(sources, "option", None):
+                names.add(sources.option)
+    return names
+
+
+def option_schema(opt: Option) -> dict[str, Any]:
+    """The JSON Schema of one option's argument."""
+    kind = opt.type
+    schema: dict[str, Any]
+    if kind == "ids" or opt.name in OPTION_DIMENSIONS:
+        schema = {"type": "array", "items": {"type": "string"}}
+        if kind != "ids":  # one download-task id (--task-id of trajectory, metadata, artifacts)
+            schema["maxItems"] = 1
+        schema["description"] = _help(opt) + " Several ids in one string may be separated by commas."
+        return schema
+    if kind == "list":
+        schema = {"type": "array", "items": {"type": "string", **({"enum": list(opt.choices)} if opt.choices else {})}}
+    elif kind == "ints":
+        schema = {"type": "array", "items": {"type": "integer"}}
+    elif kind in ("flag", "bool"):
+        schema = {"type": "boolean", "default": bool(opt.default)}
+    elif kind == "int":
+        schema = {"type": "integer"}
+    elif kind == "float":
+        schema = {"type": "number"}
+    elif kind == "choice":
+        schema = {"type": "string", "enum": list(opt.choices)}
+    else:
+        schema = {"type": "string"}
+    if opt.min is not None and kind in ("int", "float"):
+        schema["minimum"] = opt.min
+    if opt.default is not None and "default" not in schema and kind not in ("list", "ints"):
+        schema["default"] = opt.default
+    schema["description"] = _help(opt)
+    return schema
+
+
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+def _dimensions_text(action: Action) -> str:
+    names = {"group": "group ids (group)", "job": "job ids (job)", "task": "download-task ids (task_id)"}
+    dims = [names[d] for d in action.dimensions if d in names]
+    return "Give exactly one kind of id: " + " or ".join(dims) + "." if dims else ""
+
+
+def action_tool(spec: Spec, action: Action, kind: str, gates: tuple[str, ...]) -> Tool:
+    """The tool of one action of the table (READ, WRITE, LISTING or DOWNLOAD)."""
+    settings = setting_options(spec)
+    options = [o for o in action.options if o.name not in STDOUT_ONLY and o.name not in settings]
+    fixed: dict[str, Any] = {}
+    if action.stdout_when:  # the listing tool sets the flag; the download tool leaves it off
+        fixed[action.stdout_when] = kind == LISTING
+        options = [o for o in options if o.name != action.stdout_when]
+    if kind == LISTING:
+        options = [o for o in options if o.name not in FILE_OPTIONS]
+    hidden = [o.name for o in options if o.name in OPTION_DIMENSIONS and not action.dimension_of(o.name)]
+    properties = {o.name: option_schema(o) for o in options if o.name not in hidden}
+    if kind == DOWNLOAD and "output_dir" in properties:
+        properties["output_dir"] = {
+            "type": "string",
+            "description": "Where to write, relative to the server's download directory (--allow-downloads "
+                           "DIR); default: DIR itself. Absolute paths and '..' are refused.",
+        }
+    query = kind != DOWNLOAD
+    if query:
+        properties["query"] = {"type": "string", "description": QUERY_HELP}
+    command = action.command_line()
+    if kind == LISTING:
+        flag = action.option(action.stdout_when).flag
+        lead = (f"The listing of `{command} {flag}`: what a download would fetch, as JSON; nothing is "
+                "downloaded.")
+    elif kind == DOWNLOAD:
+        lead = (f"Runs `{command}`: writes files under the server's download directory and returns their "
+                "paths.")
+    else:
+        lead = f"Returns what `{command}` prints (JSON)."
+        if kind == WRITE:
+            lead += " This changes the backend's state (it starts work there)."
+    description = " ".join(p for p in (action.help, lead, _dimensions_text(action)) if p)
+    name = _listing_name(spec, action) if kind == LISTING else tool_name(action)
+    return Tool(name=name, kind=kind, description=description, input_schema=_object(properties), action=action,
+                gates=gates, fixed=MappingProxyType(fixed), accepted=tuple([*properties, *hidden]), query=query)
+
+
+def describe_tool(spec: Spec) -> Tool:
+    properties = {
+        "resource": {"type": "string", "enum": list(spec.resources),
+                     "description": "Only this resource (the document of `bl describe RESOURCE`)."},
+        "action": {"type": "string", "description": "Only this action of the resource."},
+        "query": {"type": "string", "description": QUERY_HELP.replace("the whole result", "the document")},
+    }
+    return Tool(name="describe", kind=DESCRIBE,
+                description="The machine-readable schema of the command line (`bl describe`): every command, its "
+                            "options, ids, the HTTP requests it makes and its output. No request is made.",
+                input_schema=_object(properties), accepted=tuple(properties))
+
+
+def all_tools(spec: Spec) -> list[Tool]:
+    """Every tool the table gives, gated ones included, in the table's order; ``describe`` last."""
+    tools = [action_tool(spec, action, kind, gates) for action in spec.actions
+             for kind, gates in kinds(spec, action)]
+    tools.append(describe_tool(spec))
+    names = [t.name for t in tools]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"two tools of the endpoint table have the same name: {', '.join(duplicates)}")
+    return tools
+
+
+def toolset_names(spec: Spec) -> list[str]:
+    """The names --tools accepts: the resources of the table, and describe."""
+    return [*spec.resources, "describe"]
+
+
+def parse_toolsets(spec: Spec, text: str | None) -> set[str] | None:
+    """``--tools metrics,jobs`` -> the resource names; None for every resource. ValueError names the unknown."""
+    if text is None:
+        return None
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    known = toolset_names(spec)
+    unknown = [n for n in names if n not in known and n.replace("_", "-") not in known]
+    if unknown or not names:
+        what = f"unknown resource(s) {', '.join(unknown)}" if unknown else "no resource named"
+        raise ValueError(f"--tools: {what}; choose from {', '.join(known)}")
+    return {n if n in known else n.replace("_", "-") for n in names}
+
+
+def select(tools: list[Tool], *, allow_writes: bool, allow_downloads: bool,
+           toolsets: set[str] | None) -> list[Tool]:
+    """The tools served: gates open, and (with --tools) the named resources only (describe always)."""
+    open_gates = {g for g, on in ((WRITES, allow_writes), (DOWNLOADS, allow_downloads)) if on}
+    served = []
+    for tool in tools:
+        if not set(tool.gates) <= open_gates:
+            continue
+        if toolsets is not None and tool.kind != DESCRIBE and tool.resource not in toolsets:
+            continue
+        served.append(tool)
+    return served
+
+
+def gate_message(tool: Tool, toolsets: set[str] | None, allow_writes: bool, allow_downloads: bool) -> str:
+    """Why a tool of the table is not served (for a call of it)."""
+    missing = [flag for gate, flag, on in ((WRITES, "--allow-writes", allow_writes),
+                                           (DOWNLOADS, "--allow-downloads DIR", allow_downloads))
+               if gate in tool.gates and not on]
+    if missing:
+        return (f"tool {tool.name} is not enabled: this server was started without {' and '.join(missing)} "
+                f"(`bl mcp serve {' '.join(missing)}`)")
+    return f"tool {tool.name} is not enabled: this server serves only the tools of --tools {','.join(sorted(toolsets or ()))}"

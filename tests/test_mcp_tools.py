@@ -1,0 +1,177 @@
+"""The MCP tools as data: generated from the typed model, no MCP SDK involved.
+
+* which actions become which tools comes from the table (writer, request
+  methods, listing flag), so a YAML-added action is a tool (and a POST is a
+  write) with no Python;
+* names and input schemas are pinned by a snapshot (tests/__snapshots__);
+* the truncation keeps whole elements, notes what was left out and gives a
+  query that returns exactly the rest.
+"""
+
+from __future__ import annotations
+
+import json
+from types import MappingProxyType
+
+import jmespath
+import pytest
+
+from benchloop.builtin_options import MCP_MAX_CHARS
+from benchloop.mcp_server import results
+from benchloop.mcp_server.tools import (
+    DESCRIBE,
+    DOWNLOAD,
+    DOWNLOADS,
+    LISTING,
+    READ,
+    WRITE,
+    WRITES,
+    all_tools,
+    parse_toolsets,
+    select,
+)
+from benchloop.model import build_model, load_model
+from benchloop.specload import load_spec
+
+SPEC = load_model()
+READ_TOOLS = ["metrics_get", "overview_get", "jobs_get", "tasks_get", "report_get", "trajectory_get",
+              "artifacts_list", "rsi_get", "brm_get", "brm_status", "brm_list", "describe"]
+
+
+def names(tools) -> list[str]:
+    return [t.name for t in tools]
+
+
+def served(**kwargs):
+    kwargs = {"allow_writes": False, "allow_downloads": False, "toolsets": None, **kwargs}
+    return select(all_tools(SPEC), **kwargs)
+
+
+def test_default_tools_are_the_read_only_ones():
+    tools = served()
+    assert set(READ_TOOLS) <= set(names(tools))
+    assert all(t.read_only for t in tools)
+    assert {t.kind for t in tools} <= {READ, LISTING, DESCRIBE}
+
+
+def test_writes_and_downloads_are_opt_in():
+    writes = [t for t in served(allow_writes=True) if t.kind == WRITE]
+    assert {"report_trigger", "rsi_trigger", "brm_run"} <= set(names(writes))
+    downloads = [t for t in served(allow_downloads=True) if t.kind == DOWNLOAD]
+    assert {"metrics_download", "trajectory_download", "artifacts_download", "pull"} <= set(names(downloads))
+    assert not any(t.kind == WRITE for t in served(allow_downloads=True))
+
+
+def test_kinds_come_from_the_table():
+    for tool in all_tools(SPEC):
+        if tool.action is None:
+            continue
+        methods = {e.method for e in SPEC.action_endpoints(tool.action)}
+        assert (WRITES in tool.gates) == bool(methods - {"GET", "HEAD"}), tool.name
+        assert (DOWNLOADS in tool.gates) == (tool.kind == DOWNLOAD), tool.name
+        if tool.kind in (READ, WRITE):
+            assert tool.action.writer == "stdout"
+        if tool.kind == LISTING:
+            assert tool.fixed == {tool.action.stdout_when: True}
+            assert "output_dir" not in tool.input_schema["properties"]
+
+
+def test_input_schema_comes_from_the_options():
+    tools = {t.name: t for t in all_tools(SPEC)}
+    metrics = tools["metrics_get"].input_schema
+    assert metrics["additionalProperties"] is False
+    assert metrics["properties"]["job"]["type"] == "array"
+    assert metrics["properties"]["job"]["items"] == {"type": "string"}
+    scope = SPEC.action("metrics", "get").option("scope")
+    assert metrics["properties"]["scope"]["enum"] == list(scope.choices)
+    assert metrics["properties"]["scope"]["default"] == scope.default
+    assert scope.help in metrics["properties"]["scope"]["description"]
+    assert "query" in metrics["properties"]
+    jobs = tools["jobs_get"].input_schema["properties"]
+    assert jobs["page"]["minimum"] == 1 and jobs["all"]["type"] == "boolean"
+    assert "job" not in jobs  # an id option of a dimension the action lacks stays hidden, as in help
+    assert tools["brm_run"].input_schema["properties"]["steps"]["items"] == {"type": "integer"}
+    assert tools["trajectory_download"].input_schema["properties"]["task_id"]["maxItems"] == 1
+    assert "output" not in metrics["properties"]  # a tool returns JSON
+
+
+def test_no_tool_takes_a_host_or_a_key():
+    for tool in all_tools(SPEC):
+        for name in tool.input_schema["properties"]:
+            assert "host" not in name and "api_key" not in name and "base_url" not in name, (tool.name, name)
+
+
+def test_tools_snapshot(snapshot):
+    # Names, kinds, gates and schemas of every tool: review a change here like an API change.
+    listed = [{"name": t.name, "kind": t.kind, "gates": list(t.gates), "annotations": t.annotations,
+               "input_schema": t.input_schema} for t in all_tools(SPEC)]
+    assert json.loads(json.dumps(listed, default=dict)) == snapshot
+
+
+def test_toolsets():
+    assert parse_toolsets(SPEC, None) is None
+    assert parse_toolsets(SPEC, "metrics, jobs") == {"metrics", "jobs"}
+    tools = served(toolsets={"metrics", "jobs"})
+    assert names(tools) == ["metrics_get", "jobs_get", "describe"]
+    with pytest.raises(ValueError, match="unknown resource"):
+        parse_toolsets(SPEC, "metrics,nope")
+
+
+def test_a_yaml_added_action_is_a_tool_with_no_python():
+    data = json.loads(json.dumps(load_spec()))
+    data["endpoints"]["job_notes"] = {"method": "GET", "path": "/openapi/jobs/{job}/notes", "help": "Notes."}
+    data["endpoints"]["job_notes_add"] = {"method": "POST", "path": "/openapi/jobs/{job}/notes", "help": "Add."}
+    job = data["resources"]["report"]["actions"]["get"]["options"][1]
+    data["resources"]["notes"] = {"help": "Notes of jobs.", "actions": {
+        "get": {"help": "Print the notes of jobs.", "writer": "stdout", "options": [job],
+                "dimensions": {"job": {"parts": {"notes": {"request": "job_notes"}}}}},
+        "add": {"help": "Add a note to jobs.", "writer": "stdout", "options": [job],
+                "dimensions": {"job": {"parts": {"notes": {"request": "job_notes_add"}}}}},
+    }}
+    tools = {t.name: t for t in all_tools(build_model(MappingProxyType(data)))}
+    assert tools["notes_get"].kind == READ and tools["notes_get"].gates == ()
+    assert tools["notes_add"].kind == WRITE and tools["notes_add"].gates == (WRITES,)
+    assert tools["notes_get"].description.startswith("Print the notes of jobs.")
+
+
+# -------------------------------------------------------------- truncation
+def test_default_budget_is_the_documented_one():
+    assert results.DEFAULT_MAX_CHARS == MCP_MAX_CHARS == 60_000
+
+
+def test_a_small_result_is_not_cut():
+    assert results.cut([1, 2, 3], 100) == ([1, 2, 3], [])
+
+
+def test_an_array_is_cut_at_an_element_boundary_and_the_rest_query_returns_the_rest():
+    value = [{"job_id": f"J{i}", "text": "x" * 50} for i in range(100)]
+    kept, cuts = results.cut(value, 1_000)
+    assert len(results.dumps(kept)) <= 1_000
+    assert kept == value[:len(kept)] and 0 < len(kept) < 100
+    (only,) = cuts
+    assert (only.shown, only.total, only.left_out) == (len(kept), 100, 100 - len(kept))
+    assert jmespath.search(only.rest_query(None), value) == value[len(kept):]
+
+
+def test_a_cut_inside_the_first_element_when_none_fits():
+    value = [{"group_id": "G1", "jobs": [{"job_id": f"J{i}", "pad": "y" * 40} for i in range(200)]}]
+    kept, cuts = results.cut(value, 2_000)
+    assert len(results.dumps(kept)) <= 2_000
+    assert kept[0]["group_id"] == "G1" and 0 < len(kept[0]["jobs"]) < 200
+    assert cuts[-1].path == "[0].jobs"
+    rest = cuts[-1].rest_query("[?group_id=='G1']")
+    assert rest == f"[?group_id=='G1'] | [0].jobs[{len(kept[0]['jobs'])}:]"
+    assert jmespath.search(rest, value) == value[0]["jobs"][len(kept[0]["jobs"]):]
+
+
+def test_a_long_string_is_cut_last():
+    kept, cuts = results.cut([{"report": "é" * 5_000}], 1_000)
+    assert len(results.dumps(kept)) <= 1_000
+    assert cuts[-1].kind == "characters" and cuts[-1].total == 5_000
+
+
+def test_truncation_note_says_what_was_left_out():
+    _, cuts = results.cut(list(range(1_000)), 1_000)
+    note, text = results.truncation(cuts, 3_890, 1_000, None, pages=True)
+    assert note["cuts"][0]["left_out"] == cuts[0].left_out
+    assert f"{cuts[0].left_out} left out" in text and "'[" in text and "page" in text
