@@ -39,10 +39,19 @@ EMPTY_GROUP = ["report", "download", "-g", "GEMPTY"]  # no jobs: the group exist
 MEDIA_TASK = ["trajectory", "download", "--task-id", "TMEDIA"]  # trajectories that reference media
 
 
+def ap_lines(url: str) -> list[list[str]]:
+    """ap-cmd runs that reach every AgentPlatform endpoint (and the Benchloop group lookup)."""
+    ap = ["--ap-base-url", url, "--ap-api-key", "ap-sandbox-key"]
+    return [["ap-cmd", "APG-PROFILE", *ap], ["ap-cmd", "APG-SAMPLE@hk-prod-2", *ap],
+            ["ap-cmd", "APG-PARAMS", *ap, "--ap-cluster", "hk-test"]]
+
+
 def command_lines(tmp: str) -> list[list[str]]:
     spec = load_model()
     lines = []
     for action in spec.actions:
+        if action.positional is not None:  # ap-cmd: see ap_lines
+            continue
         for dim in action.dimensions:
             ids = BRM_IDS if action.resource == "brm" and dim == "task" else IDS[dim]
             for extra in EXTRA.get((action.resource, action.name), [[]]):
@@ -95,7 +104,8 @@ def wire(make_sandbox, module_env, tmp_path_factory):
     sandbox = make_sandbox(groups=3, jobs_per_group=26, api_key="wire-key")  # TMEDIA: G1 jobs 10, 25
     tmp = str(tmp_path_factory.mktemp("wire"))
     codes = {}
-    for line in [*command_lines(tmp), ALL_JOBS_RUN, [*EMPTY_GROUP, "-o", tmp], [*MEDIA_TASK, "-o", tmp]]:
+    for line in [*command_lines(tmp), ALL_JOBS_RUN, [*EMPTY_GROUP, "-o", tmp], [*MEDIA_TASK, "-o", tmp],
+                 *ap_lines(sandbox.url)]:
         result = run_inprocess("--host", sandbox.url, "--api-key", "wire-key", "--retry", "0", *line)
         codes[" ".join(line)] = (result.code, result.err)
     return sandbox.requests_log, codes

@@ -7,7 +7,7 @@ request must carry ``X-CLUSTER`` (the cluster it asks) and an ``Env`` header
 that matches it (``debug``/``test`` for those clusters, else ``product``),
 else 400.  The key is ``X-API-KEY`` (the same header as Benchloop's
 ``X-API-Key`` when case is ignored, so ``app.py`` checks the key of the
-endpoint's service): missing -> 401, wrong -> 403.
+endpoint's service): missing or ``expired-...`` -> 401, wrong -> 403.
 
 The data is fixed, chosen so that every branch of ``ap-cmd`` has a group:
 

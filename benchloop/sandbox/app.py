@@ -248,8 +248,8 @@ class App:
         service = getattr(endpoint, "service", "benchloop")
         given = headers.get("x-api-key")
         if service == "agentplatform":
-            if not given:
-                return error_response(401, "missing api key")
+            if not given or given.startswith("expired-"):  # an expired key: 401, as a missing one
+                return error_response(401, "missing or expired api key")
             return None if given == self.config.ap_api_key else error_response(403, "forbidden: invalid api key")
         return None if given == self.config.api_key else error_response(401, "invalid api key")
 

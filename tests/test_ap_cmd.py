@@ -1,0 +1,290 @@
+"""``bl ap-cmd`` against the sandbox's AgentPlatform data (docs/contract.md 1.5, ap-cmd).
+
+Every data branch has a snapshot of its rebuilt command line; the rules around
+it (cluster resolution, keys, JSON options, extra arguments, errors and their
+exit codes, where each key goes) are checked one by one.  The sandbox groups
+are listed in ``benchloop/sandbox/agentplatform.py``.
+"""
+
+from __future__ import annotations
+
+import io
+from urllib.parse import urlsplit
+
+import pytest
+
+AP_KEY = "ap-sandbox-key"
+
+
+@pytest.fixture(autouse=True)
+def ap_env(monkeypatch):
+    for name in ("AP_BASE_URL", "AP_API_KEY", "AP_CLUSTER"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AP_SANDBOX_HOME", "/home/sandbox")  # a "${AP_SANDBOX_HOME}" param is expanded
+
+
+@pytest.fixture
+def ap(sandbox, bl):
+    """``bl ap-cmd ARGS`` with the sandbox as Benchloop (with its key) and AgentPlatform."""
+
+    def run(*args: str, key: str | None = AP_KEY, benchloop_key: bool = True, before: tuple = ()) -> object:
+        head = ["--host", sandbox.url, "--retry", "0", *before]
+        if benchloop_key:
+            head += ["--api-key", sandbox.api_key]
+        ap_opts = ["--ap-base-url", sandbox.url] + (["--ap-api-key", key] if key else [])
+        return bl(*head, "ap-cmd", *args, *ap_opts)
+
+    return run
+
+
+# ------------------------------------------------------------------ branches
+BRANCHES = {
+    # the cluster from the Benchloop group lookup (EVAL-HK-PROD-1, lower-cased); profile diffs
+    "profile": (["APG-PROFILE"], []),
+    # stored params (secrets, $VAR, quoting), overrides vs template with sidecars; found by
+    # discovery after a 404 on the given cluster
+    "stored-params": (["APG-PARAMS", "--ap-cluster", "HK-TEST"], []),
+    # no stored params: the sample job's env filtered by the template schema; DATASET/SPLIT exists
+    "sample-job": (["APG-SAMPLE@hk-prod-2"], []),
+    # the template only on another cluster (warned at each use); DATASET/SPLIT does not exist
+    "template-elsewhere": (["APG-REMOTE@wlcb-prod-1"],
+                           ["[warn] template 'remote-agent' found on cluster 'bj-prod-1'"] * 2),
+    # no template anywhere: the environment's own names, unfiltered
+    "no-template": (["APG-NOTEMPLATE@hz-prod-1"],
+                    ["[warn] template 'gone-agent' not found on any known cluster; falling back to unfiltered params"]),
+    # no stored params and no job: no -p at all
+    "no-jobs": (["APG-EMPTY@pre-release-1"], ["[warn] template 'swe-agent' found on cluster 'sg-prod-2'"]),
+    # a cluster outside the list (Env: debug)
+    "debug-cluster": (["APG-DEBUG@DEBUG"], []),
+}
+
+
+@pytest.mark.parametrize("name", list(BRANCHES))
+def test_each_branch(ap, name, text_snapshot):
+    args, warnings = BRANCHES[name]
+    result = ap(*args)
+    assert (result.code, result.err.splitlines()) == (0, warnings)
+    assert result.out == text_snapshot
+
+
+def test_output_shape(ap):
+    out = ap("APG-SAMPLE@hk-prod-2").out
+    assert out.startswith("export AP_CLUSTER=hk-prod-2\nexport AP_API_KEY=***\n\nap job create swe-agent \\\n  ")
+    assert out.endswith("\n") and AP_KEY not in out
+
+
+def test_profile_changes_equal_to_the_profile_hide_their_segment(ap, text_snapshot):
+    # --trials 1 and --concurrency 2 are the profile's; --batch-size 200 is the default (the group had 100).
+    result = ap("APG-PROFILE", "--trials", "1", "--concurrency", "2", "--batch-size", "200",
+                "--params", '{"temperature": 0.5, "new": "sk-abcdef123456"}')
+    assert result.code == 0
+    for gone in ("--trials", "--concurrency", "--batch-size", "temperature"):
+        assert gone not in result.out
+    assert '"new": "sk-abcdef123456"' in result.out  # keys given by --params are never masked
+    assert result.out == text_snapshot
+
+
+def test_changes_of_a_plain_group(ap, text_snapshot):
+    result = ap("APG-SAMPLE@hk-prod-2", "--trials", "9", "--dataset", "d x", "--suite-name", "new name",
+                "--agenthub-ref", "rev9", "--concurrency", "16", "-q", "my queue", "--batch-size", "10",
+                "--params", '{"model_api_key": "sk-visible-key"}', "--overrides", '{"timeout": 5}')
+    assert result.code == 0
+    assert "--trials" not in result.out  # never for a group without profile
+    assert "-q my queue" in result.out  # never quoted (as the official client)
+    assert result.out == text_snapshot
+
+
+# ------------------------------------------------------------------- cluster
+def test_at_cluster_wins_over_ap_cluster_with_a_warning(ap):
+    result = ap("APG-PARAMS@SG-PROD-2", "--ap-cluster", "hk-test")
+    assert result.code == 0
+    assert result.err == "[warn] cluster 'sg-prod-2' from group_id@cluster overrides --ap-cluster 'hk-test'\n"
+    assert result.out.startswith("export AP_CLUSTER=sg-prod-2\n")
+
+
+def test_same_cluster_twice_is_no_warning(ap):
+    assert ap("APG-PARAMS@sg-prod-2", "--ap-cluster", "SG-PROD-2").err == ""
+
+
+def test_environment_variables(sandbox, bl, monkeypatch):
+    monkeypatch.setenv("AP_BASE_URL", sandbox.url)
+    monkeypatch.setenv("AP_API_KEY", AP_KEY)
+    monkeypatch.setenv("AP_CLUSTER", "sg-prod-2")
+    result = bl("--retry", "0", "ap-cmd", "APG-PARAMS")
+    assert (result.code, result.err) == (0, "")
+    assert result.out.startswith("export AP_CLUSTER=sg-prod-2\n")
+
+
+def test_flags_win_over_environment_variables(ap, monkeypatch, closed_port):
+    monkeypatch.setenv("AP_BASE_URL", f"http://127.0.0.1:{closed_port}")
+    monkeypatch.setenv("AP_API_KEY", "wrong")
+    monkeypatch.setenv("AP_CLUSTER", "hk-test")
+    result = ap("APG-PARAMS", "--ap-cluster", "sg-prod-2")
+    assert result.code == 0 and result.out.startswith("export AP_CLUSTER=sg-prod-2\n")
+
+
+def test_benchloop_lookup_failure_only_warns(ap):
+    """No cluster given and Benchloop does not know the group: a warning, then the usage error."""
+    result = ap("APG-SAMPLE")
+    assert result.code == 2
+    assert result.err.splitlines()[0] == ('[warn] failed to resolve cluster from Benchloop group APG-SAMPLE: '
+                                          'API error 404: {"error": "group not found: APG-SAMPLE"}')
+    assert result.err.endswith("Error: AP_CLUSTER is required (use --ap-cluster or environment variable)\n")
+
+
+def test_benchloop_lookup_runs_before_the_key_check(ap):
+    result = ap("APG-PROFILE", key=None)
+    assert result.code == 2 and result.err.endswith(
+        "Error: AP_API_KEY is required (use --ap-api-key or environment variable)\n")
+
+
+# --------------------------------------------------------------- usage errors
+@pytest.mark.parametrize(("args", "key", "message"), [
+    (["APG-PARAMS@sg-prod-2"], None, "AP_API_KEY is required (use --ap-api-key or environment variable)"),
+    (["APG-PARAMS"], AP_KEY, "AP_CLUSTER is required (use --ap-cluster or environment variable)"),
+    (["APG-PARAMS"], None, "AP_API_KEY is required (use --ap-api-key or environment variable)"),
+    (["APG-PARAMS@sg-prod-2", "--params", "{bad"], AP_KEY,
+     "invalid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
+    (["APG-PARAMS@sg-prod-2", "--overrides", "nope"], AP_KEY, "invalid JSON: Expecting value: line 1 column 1 (char 0)"),
+    ([], AP_KEY, "Missing argument 'GROUP_ID'."),
+])
+def test_usage_errors(ap, args, key, message):
+    result = ap(*args, key=key, benchloop_key=False)
+    assert (result.code, result.out) == (2, "")
+    assert result.err.endswith(f"Error: {message}\n")
+
+
+def test_not_found_wins_over_invalid_json(ap):
+    result = ap("APG-NONE@hk-test", "--params", "{bad")
+    assert (result.code, result.err) == (1, "[error] group 'APG-NONE' not found on cluster 'hk-test'.\n")
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--params", "[1]", "--params must be a JSON object, not list"),
+    ("--overrides", '"x"', "--overrides must be a JSON object, not str"),
+])
+def test_json_that_is_not_an_object(ap, option, value, message):
+    result = ap("APG-PROFILE@eval-hk-prod-1", option, value)
+    assert (result.code, result.out, result.err) == (1, "", f"[error] failed to build command: {message}\n")
+
+
+def test_empty_json_changes_nothing(ap):
+    assert ap("APG-SAMPLE@hk-prod-2", "--params", "{}").out == ap("APG-SAMPLE@hk-prod-2").out
+
+
+# ----------------------------------------------------------- extra arguments
+def test_extra_arguments(ap, text_snapshot):
+    result = ap("APG-SAMPLE@hk-prod-2", "-concurrency", "16", "-p", '{"x": "y", "token": "sk-1234567"}',
+                "--extra", "v 1", "--show-secrets", "--flag", "positional")
+    assert result.code == 0
+    lines = result.out.splitlines()
+    assert "  -concurrency 16 \\" in lines  # replaces --concurrency 2, spelt as typed
+    assert "  --show-secrets" not in result.out
+    assert lines[-2:] == ["  --extra 'v 1' \\", "  --flag positional"]
+    assert result.out == text_snapshot
+
+
+def test_extra_arguments_after_the_id_are_ap_cmds_not_global(ap):
+    """After ap-cmd, -q and --concurrency are ap-cmd's own; before it they are the global ones."""
+    result = ap("APG-PARAMS@sg-prod-2", "-q", "qq", "--concurrency", "3", before=("-q", "--concurrency", "2"))
+    assert result.code == 0
+    assert "  -q qq \\\n" in result.out and "  --concurrency 3 \\\n" in result.out
+
+
+def test_extra_p_without_a_p_segment_is_appended(ap):
+    out = ap("APG-EMPTY@pre-release-1", "-p", '{"a": "b"}').out
+    assert out.endswith("  -p '{\"a\": \"b\"}'\n")
+
+
+# -------------------------------------------------------------------- errors
+def test_not_found_on_any_cluster(ap):
+    result = ap("APG-NONE", "--ap-cluster", "somewhere")
+    assert (result.code, result.out) == (1, "")
+    assert result.err == ("[error] group 'APG-NONE' not found on any known cluster.\n"
+                          "Hint: if the group is on an unlisted cluster, specify it with: bl ap-cmd APG-NONE@<cluster_name>\n")
+
+
+def test_discovery_tries_the_clusters_in_order(ap, sandbox):
+    before = len(sandbox.requests_log)
+    assert ap("APG-NONE", "--ap-cluster", "sg-prod-2").code == 1
+    clusters = [r.headers.get("x-cluster") for r in sandbox.requests_log[before:] if r.path.startswith("/api/groups/")]
+    assert clusters == ["sg-prod-2", "hk-test", "hk-benchmark-dev", "pre-release-1", "pre-release-2",
+                        "pre-release-gpu", "rl-sg-prod-1", "eval-hk-prod-1", "hk-prod-2", "wlcb-prod-1", "sh-prod-1",
+                        "hz-prod-1", "bj-prod-1"]
+
+
+def test_group_without_template_or_profile(ap):
+    result = ap("APG-BARE@hk-test")
+    assert (result.code, result.err) == (
+        1, "[error] failed to build command: Group has no template and no profile; cannot reconstruct command\n")
+
+
+@pytest.mark.parametrize(("key", "status"), [("wrong", 403), ("expired-key", 401)])
+def test_wrong_key(ap, key, status):
+    result = ap("APG-PARAMS", "--ap-cluster", "hk-test", key=key)
+    assert (result.code, result.out) == (3, "")
+    assert result.err == f"[error] authentication error: AgentPlatform authentication failed (HTTP {status})\n"
+
+
+def test_network_failure(sandbox, bl, closed_port):
+    result = bl("--retry", "0", "ap-cmd", "APG-PARAMS@sg-prod-2", "--ap-base-url", f"http://127.0.0.1:{closed_port}",
+                "--ap-api-key", AP_KEY)
+    assert (result.code, result.out) == (4, "")
+    assert result.err.startswith("[error] failed to fetch group APG-PARAMS: ")
+    assert "Connection refused" in result.err and "benchmark-analysis" not in result.err
+
+
+# ------------------------------------------------------------------ security
+def test_each_key_goes_to_its_own_service_only(ap, sandbox):
+    before = len(sandbox.requests_log)
+    assert ap("APG-PROFILE").code == 0
+    seen = {(urlsplit(r.path).path.split("/")[1], r.headers.get("x-api-key")) for r in sandbox.requests_log[before:]}
+    assert seen == {("openapi", sandbox.api_key), ("api", AP_KEY), ("apis", AP_KEY)}
+
+
+def test_headers_of_every_agentplatform_request(ap, sandbox):
+    before = len(sandbox.requests_log)
+    assert ap("APG-DEBUG@debug").code == 0
+    requests = sandbox.requests_log[before:]
+    assert requests and {(r.headers.get("x-cluster"), r.headers.get("env")) for r in requests} == {("debug", "debug")}
+
+
+def test_the_keys_never_show(ap, sandbox):
+    result = ap("APG-PARAMS", "--ap-cluster", "hk-test", before=("-v",))
+    assert AP_KEY not in result.out + result.err and sandbox.api_key not in result.out + result.err
+
+
+def test_plain_http_to_another_host_warns():
+    from benchloop.log import Log
+    from benchloop.model import load_model
+    from benchloop.session import service_http
+
+    stream = io.StringIO()
+    service = load_model().services["agentplatform"]
+    http = service_http(service, {"ap_api_key": "k" * 8}, {}, Log(stream=stream), timeout=1, retry=0, pool=1)
+    assert http.host == "http://agentplatform.aliyun-inc.com" and http.auth_header == "X-API-KEY"
+    assert http.auth_statuses == (401, 403)
+    assert stream.getvalue() == ("[warn] http://agentplatform.aliyun-inc.com is plain HTTP: the AgentPlatform API "
+                                 "key travels unencrypted\n")
+    quiet = io.StringIO()
+    service_http(service, {"ap_api_key": "k" * 8, "ap_base_url": "http://127.0.0.1:1"}, {}, Log(stream=quiet),
+                 timeout=1, retry=0, pool=1)
+    assert quiet.getvalue() == ""
+
+
+def test_base_url_and_key_from_the_config_file(sandbox, bl, tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text(f'[profile]\nap_base_url = "{sandbox.url}"\nap_api_key = "{AP_KEY}"\n')
+    result = bl("--config", str(config), "--retry", "0", "ap-cmd", "APG-PARAMS@sg-prod-2")
+    assert result.code == 0, result.err
+
+
+def test_no_redirect_carries_the_key(bl, origins):
+    """A redirect to another origin is not followed, so the key cannot travel there."""
+    elsewhere = origins(lambda path, query: (200, {"Content-Type": "application/json"}, b"{}"))
+    ap_origin = origins(lambda path, query: (302, {"Location": elsewhere.url + path}, b""))
+    result = bl("--retry", "0", "ap-cmd", "G@hk-test", "--ap-base-url", ap_origin.url, "--ap-api-key", AP_KEY)
+    assert result.code == 1 and result.err.startswith("[error] failed to fetch group G: API error 302")
+    assert ap_origin.seen[0].headers["x-api-key"] == AP_KEY
+    assert not elsewhere.seen
+
