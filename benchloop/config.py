@@ -129,9 +129,8 @@ def resolve(api_key: str | None, host: str | None, output_dir: str | None, confi
             profile_name: str | None = None, warn: Callable[[str], None] | None = None) -> Settings:
     path = config_path(config)
     env = os.environ
-    if (config or env.get("BENCHLOOP_CONFIG")) and not path.exists():
-        origin = "--config" if config else "BENCHLOOP_CONFIG"
-        _warning(f"config file {path} (from {origin}) does not exist; using the environment and defaults", warn)
+    if config and not path.exists():  # a file named on the command line is meant to exist
+        _warning(f"config file {path} (from --config) does not exist; using the environment and defaults", warn)
     chosen = profile_name or env.get("BENCHLOOP_PROFILE") or None
     tables: dict[str, str] = {}
     profile = read_profile(path, chosen, warn, tables)

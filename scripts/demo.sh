@@ -20,14 +20,38 @@ url=$(grep -o 'http://[0-9.:]*' "$log" | head -n1)
 echo "sandbox: $url"
 export BENCHLOOP_HOST="$url" BENCHLOOP_API_KEY=demo-key BENCHLOOP_CONFIG="$OUT/.config.toml"
 
+# Print the command quoted so that it can be pasted into any POSIX shell, run it, show its exit code.
+show() {
+  local quoted="" arg
+  for arg in "$@"; do
+    case $arg in
+      *[!A-Za-z0-9_./:=,@%+-]*|"") quoted+=" '${arg//\'/\'\\\'\'}'" ;;
+      *) quoted+=" $arg" ;;
+    esac
+  done
+  printf '%s' "${quoted# }"
+}
 run() {
   echo
-  echo "\$ bl $*"
+  echo "\$ bl $(show "$@")"
   set +e
   "$BL" "$@"
   code=$?
   set -e
   echo "(exit $code)"
+}
+# A failure that is meant to happen: say so before it runs.
+fails() {
+  local why=$1
+  shift
+  echo
+  echo "# this one fails on purpose: $why"
+  echo "\$ bl $(show "$@")"
+  set +e
+  "$BL" "$@"
+  code=$?
+  set -e
+  echo "(exit $code, as intended)"
 }
 run --no-pretty metrics get -j G1-J0001,G1-J0002
 run metrics get -g G1 --scope overall
@@ -42,12 +66,12 @@ run trajectory download --task-id T1 -o "$OUT"
 run --no-pretty artifacts download -j G1-J0001,G1-J0006 --list-only
 run pull -j G1-J0002 --with metrics,trajectory,report,artifacts -o "$OUT"
 run jobs get -g G1 --page-size 4 --query '[0].jobs' --output table
-echo "G1-J0001 NOPE-404" > "$OUT/.ids"
 echo
+echo "# this one fails on purpose: NOPE-404 is an unknown id (exit 1; G1-J0001 is still printed)"
 echo "\$ echo G1-J0001 NOPE-404 | bl --no-pretty report get -j -"
-set +e; "$BL" --no-pretty report get -j - < "$OUT/.ids"; echo "(exit $?)"; set -e
-run --host http://127.0.0.1:9 --retry 0 metrics get -j G1-J0001
-run metrics get -g G1 -j G1-J0001
+set +e; echo G1-J0001 NOPE-404 | "$BL" --no-pretty report get -j -; echo "(exit $?, as intended)"; set -e
+fails "nothing listens on port 9 (network error, exit 4)" --host http://127.0.0.1:9 --retry 0 metrics get -j G1-J0001
+fails "-g and -j together (usage error, exit 2)" metrics get -g G1 -j G1-J0001
 echo
 echo "Files written under $OUT/:"
 find "$OUT" -type f ! -name '.*' | sort | while read -r f; do printf '  %-40s %6d bytes\n' "$f" "$(wc -c <"$f")"; done
