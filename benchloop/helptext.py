@@ -93,7 +93,11 @@ def action_page(prog: str, name: str, action_name: str, spec: Spec) -> str:
     action = spec.action(name, action_name)
     lines = [f"Usage: {action.usage(prog)}"]
     lines += _paragraph(action.help)
-    lines += _paragraph("Ids: repeat the option, separate with commas, or pass '-' to read them from stdin.")
+    if action.positional is None:
+        lines += _paragraph("Ids: repeat the option, separate with commas, or pass '-' to read them from stdin.")
+    else:  # ap-cmd: one id by position, and everything after the command is its own
+        lines += _paragraph("Global options go before the command" + (
+            "; other arguments are merged into the output." if action.extra_args else "."))
     lines += _rows("Options", option_rows(action.visible_options))
     lines += _paragraph(f"Global options: see '{prog} --help'.")
     return "\n".join(lines) + "\n"

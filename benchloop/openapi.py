@@ -195,7 +195,7 @@ def openapi_document(spec: Spec) -> dict[str, Any]:
         "paths": paths,
         "components": {
             "securitySchemes": {_scheme(name): {"type": "apiKey", "in": "header", "name": s.auth_header,
-                                                "description": f"The {s.title} API key."}
+                                                **({} if s.default else {"description": f"The {s.title} API key."})}
                                 for name, s in spec.services.items()},
             "schemas": {
                 "Error": {"type": "object", "required": ["error"],

@@ -78,3 +78,8 @@ find "$OUT" -type f ! -name '.*' | sort | while read -r f; do printf '  %-40s %6
 echo
 echo "$OUT/G2_report.md:"
 sed 's/^/  | /' "$OUT/G2_report.md"
+echo
+echo "# ap-cmd: the AgentPlatform command line of a group (the sandbox serves AgentPlatform too;"
+echo "# its cluster comes from Benchloop's record of the group, the key from AP_API_KEY)"
+echo "\$ AP_API_KEY=ap-sandbox-key bl ap-cmd APG-PROFILE --ap-base-url <sandbox> --trials 5 --my-flag on"
+AP_API_KEY=ap-sandbox-key "$BL" ap-cmd APG-PROFILE --ap-base-url "$BENCHLOOP_HOST" --trials 5 --my-flag on
