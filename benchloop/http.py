@@ -14,7 +14,13 @@ each security rule holds in exactly one place:
   a plain-HTTP backend never pays for it);
 - ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and ``NO_PROXY`` apply to
   every request alike (httpx reads them once, per URL);
-- ``--timeout`` bounds connect, each read and each write.
+- ``--timeout`` bounds each request as a whole (an attempt: connect, redirects, headers and
+  body): every read and write of the connection gets only the time left, so a server that
+  drips one byte at a time cannot keep a request alive;
+- a cancel (Ctrl-C, a 401 elsewhere) shuts the client's connections down, so reads blocked
+  in other threads end at once;
+- a redirect to a login page is recognised by the login hosts the table names for the
+  service (``login_hosts``), never by words in a URL.
 
 The client is built at the first request (``bl --help`` and friends never
 import httpx).  Retries follow :mod:`benchloop.retry`, one policy for every
@@ -31,13 +37,17 @@ the number of requests in flight.
 Bodies: JSON answers may be gzip/deflate-encoded (decoded here, capped at
 ``MAX_JSON_BYTES`` decoded); downloads ask for ``Accept-Encoding: identity``
 and are decoded anyway if the server compresses, so a saved file holds the
-object's bytes.
+object's bytes.  Decoding is done in pieces of at most ``PIECE`` bytes and a
+body that expands more than ``BOMB_RATIO``-fold past ``BOMB_FLOOR`` bytes is
+refused (a decompression bomb).  An error body is cut to ``MAX_ERROR_TEXT``
+characters before it becomes a message.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 import zlib
 from contextlib import nullcontext
 from typing import Any
@@ -61,7 +71,13 @@ _retry_after = retry_after  # the old private name, still used by tests
 
 # A decoded (gzip/deflate) JSON answer larger than this is refused: a small
 # compressed body must not be able to exhaust memory.
-MAX_JSON_BYTES = 1 << 30
+MAX_JSON_BYTES = 256 << 20
+# Decoding stops as a bomb once the output passes BOMB_FLOOR bytes and BOMB_RATIO times the input.
+BOMB_FLOOR = 16 << 20
+BOMB_RATIO = 200
+PIECE = 1 << 20  # at most this much decoded output at a time
+# An error answer's body is cut to this many characters in a message (stderr is for people).
+MAX_ERROR_TEXT = 2000
 # Idle keep-alive connections are closed after this many seconds (httpx's default).
 KEEPALIVE_EXPIRY = 5.0
 CHUNK = 65536
@@ -103,34 +119,57 @@ def same_origin(a: str, b: str) -> bool:
     from urllib.parse import urlsplit
 
     x, y = urlsplit(a), urlsplit(b)
-    return (x.scheme, x.hostname, x.port or _default_port(x.scheme)) == (
-        y.scheme, y.hostname, y.port or _default_port(y.scheme))
+    return (x.scheme.lower(), x.hostname, x.port or _default_port(x.scheme)) == (
+        y.scheme.lower(), y.hostname, y.port or _default_port(y.scheme))
 
 
 def _default_port(scheme: str) -> int:
-    return 443 if scheme == "https" else 80
+    return 443 if scheme.lower() == "https" else 80
 
 
-# TO BE MOVED to the artifacts step (its table rule), with ``looks_like_login``:
-# the transport keeps them only for ``download(missing_ok=True)`` callers.
 class ArtifactMissing(Exception):
     """The download endpoint says there is nothing to download (404 or an HTML page)."""
 
 
-def looks_like_login(url: str) -> bool:  # TO BE MOVED (see ArtifactMissing); ``_open`` uses it too
-    lowered = url.lower()
-    return "login." in lowered or "ssologin" in lowered or "/login" in lowered
-
-
 def _missing_check(status: int, headers: Any, url: str) -> None:
-    """The check behind ``download(missing_ok=True)`` (TO BE MOVED with ArtifactMissing):
-    404 or an HTML page means "no artifact", an HTML login page an authentication failure."""
+    """The check behind ``download(missing_ok=True)``: 404 or an HTML page means "no artifact".
+    (A redirect to a login page is an authentication failure before any check runs.)"""
     if status == 404:
         raise ArtifactMissing("artifact not found (HTTP 404)")
     if status < 400 and "text/html" in headers.get("content-type", ""):
-        if looks_like_login(url):
-            raise AuthError("redirected to a login page; the API key was not accepted")
         raise ArtifactMissing("download returned an html error page (artifact missing?)")
+
+
+def is_login_url(url: str, login_hosts: tuple[str, ...], origin: str | None = None) -> bool:
+    """Whether ``url`` is a login page: its host is one of ``login_hosts`` (case-insensitive),
+    or, on ``origin`` itself, its path starts with ``/_sso/<login host>/`` (the form in which a
+    backend, and the sandbox, serves the SSO page under its own origin).  Words such as
+    "login" in a path, a file name or a query mean nothing."""
+    from urllib.parse import urlsplit
+
+    if not login_hosts:
+        return False
+    try:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+    except ValueError:
+        return False
+    hosts = {h.lower() for h in login_hosts}
+    if host in hosts:
+        return True
+    if origin is not None and same_origin(url, origin):
+        segments = parts.path.split("/")
+        return len(segments) > 3 and segments[1] == "_sso" and segments[2].lower() in hosts
+    return False
+
+
+def _scheme(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url).scheme.lower()
+    except ValueError:
+        return ""
 
 
 def import_httpx():
@@ -181,34 +220,47 @@ class _Decoder:
         self._z = zlib.decompressobj(_WBITS[coding])
         self._head = b""  # deflate: the first bytes, until the wrapper is recognised
         self._sniffed = coding != "deflate"
+        self.taken = 0  # encoded bytes fed
+        self.given = 0  # decoded bytes produced
 
     def feed(self, data: bytes, limit: int | None = None) -> bytes:
         """Decoded bytes of ``data``; with ``limit``, more than ``limit`` of them is an error."""
+        return b"".join(self.pieces(data, limit))
+
+    def pieces(self, data: bytes, limit: int | None = None):
+        """The decoded bytes of ``data`` in pieces of at most ``PIECE`` bytes (memory stays
+        bounded whatever the ratio); a decompression bomb or more than ``limit`` is an error."""
         try:
             if not self._sniffed:
                 data, self._head = self._head + data, b""
                 if len(data) < 2:
                     self._head = data
-                    return b""
+                    return
                 if (data[0] & 0x0F) != 8 or ((data[0] << 8) | data[1]) % 31:
                     self._z = zlib.decompressobj(-zlib.MAX_WBITS)  # raw deflate, as some servers send
                 self._sniffed = True
-            out = self._inflate(data, limit)
-            while self._z.eof and self._z.unused_data and self.coding != "deflate":
-                rest = self._z.unused_data  # another gzip member follows
-                self._z = zlib.decompressobj(_WBITS[self.coding])
-                out += self._inflate(rest, None if limit is None else limit - len(out))
+            self.taken += len(data)
+            produced = 0
+            while data:
+                piece = self._z.decompress(data, PIECE)
+                data = self._z.unconsumed_tail
+                if self._z.eof and self._z.unused_data and self.coding != "deflate":
+                    data = self._z.unused_data + data  # another gzip member follows
+                    self._z = zlib.decompressobj(_WBITS[self.coding])
+                elif self._z.eof:
+                    data = b""
+                produced += len(piece)
+                self.given += len(piece)
+                if limit is not None and produced > limit:
+                    raise _Undecodable(f"{self.coding} body decodes to more than {MAX_JSON_BYTES} bytes")
+                if self.given > BOMB_FLOOR and self.given > BOMB_RATIO * self.taken:
+                    raise _Undecodable(f"{self.coding} body expands more than {BOMB_RATIO}-fold "
+                                       f"(over {self.given} bytes from {self.taken}); refused as a "
+                                       "decompression bomb")
+                if piece:
+                    yield piece
         except zlib.error as exc:
             raise _Undecodable(f"corrupt {self.coding} body: {exc}") from None
-        return out
-
-    def _inflate(self, data: bytes, limit: int | None) -> bytes:
-        if limit is None:
-            return self._z.decompress(data)
-        out = self._z.decompress(data, max(limit, 0) + 1)  # one byte more than allowed shows the excess
-        if len(out) > limit:
-            raise _Undecodable(f"{self.coding} body decodes to more than {MAX_JSON_BYTES} bytes")
-        return out
 
     def finish(self) -> bytes:
         if not self._sniffed:
@@ -233,6 +285,33 @@ def _decoder(headers: Any) -> _Decoder | None:
     if len(codings) > 1 or codings[0] not in _WBITS:
         raise _Undecodable(f"unsupported Content-Encoding: {value.strip()}")
     return _Decoder(codings[0])
+
+
+def _query(params: dict[str, Any]) -> str:
+    """The query string exactly as httpx's ``params=`` encodes it: booleans lower-case,
+    None empty, lists repeated, ``urlencode`` quoting."""
+    from urllib.parse import urlencode
+
+    def text(value: Any) -> str:
+        return "true" if value is True else "false" if value is False else "" if value is None else str(value)
+
+    return urlencode([(key, text(item)) for key, value in params.items()
+                      for item in (value if isinstance(value, (list, tuple)) else [value])])
+
+
+def _cut(text: str, size: int | None = None) -> str:
+    """An error body as a message: at most ``MAX_ERROR_TEXT`` characters, saying what was cut."""
+    if len(text) <= MAX_ERROR_TEXT:
+        return text
+    total = f"{size} bytes" if size is not None else f"{len(text)} characters"
+    return f"{text[:MAX_ERROR_TEXT]}... (cut: the answer has {total})"
+
+
+def _error_body(content: bytes) -> Any:
+    """An error answer's body for ``ApiError``: its JSON when small, else the start of its text."""
+    if len(content) <= MAX_ERROR_TEXT:
+        return _parsed_or_text(content)
+    return _cut(content[:MAX_ERROR_TEXT * 4].decode("utf-8", "replace"), len(content))
 
 
 def _json_body(body: Any) -> bytes:
@@ -350,8 +429,9 @@ class Http:
         merged = dict(self._defaults)  # lower-case names, as httpx keeps them: ours replace its defaults
         for name, value in headers.items():
             merged[name.lower()] = value
-        return self._request_class(method, url, params=params, headers=merged, content=content,
-                                   extensions=self._extensions)
+        if params:  # encoded here, so that httpx parses the URL once instead of twice
+            url += ("&" if "?" in url else "?") + _query(params)
+        return self._request_class(method, url, headers=merged, content=content, extensions=self._extensions)
 
     def _send(self, request: Any):
         """Send on the client's own transport for the URL - the proxy or the direct pool, as the
@@ -390,31 +470,34 @@ class Http:
         """
         if not path.startswith("/"):
             raise ValueError(f"not a path on the backend: {path!r}")
-        client = self.client
-        headers = {**(headers or {}), **self._key}
+        self.client  # noqa: B018 - built at the first request
+        headers = {**headers, **self._key} if headers else self._key
         content = None
         if method == "POST":
             content = _json_body(body)
-            headers = {**headers, "Content-Type": "application/json"}
-        request = client.build_request(method, self.host + path, params=params, headers=headers, content=content)
+            headers = {**headers, "content-type": "application/json"}
+        request = self._request(method, self.host + path, params, headers, content)
 
         def attempt() -> Any:
             with _slot():  # on the wire: one of the --concurrency request slots
                 self.policy.check()  # once the slot is ours
-                status, response_headers, content, problem = self._exchange(request)
+                with self._deadline():
+                    status, response_headers, content, problem = self._exchange(request)
             kind = classify_status(status, self.auth_statuses)
             if kind is not None:  # the status decides, even over a body we could not decode
                 error = (AuthError(f"authentication failed (HTTP {status})") if kind == AUTH
-                         else ApiError(status, _parsed_or_text(content)))
+                         else ApiError(status, _error_body(content)))
                 raise Failed(kind, error, retry_after(response_headers.get("retry-after")))
             if problem:
                 raise ApiError(status, problem)  # the server's answer, not the network
+            if status >= 300:
+                raise ApiError(status, _error_body(content))
             try:
                 value = json.loads(content)
             except ValueError:
-                raise ApiError(status, content.decode("utf-8", "replace")) from None
-            if status >= 300:
-                raise ApiError(status, value)
+                raise ApiError(status, _error_body(content)) from None
+            except RecursionError:
+                raise ApiError(status, "the JSON answer is nested too deeply to parse") from None
             return value
 
         return self.policy.run(method, path, attempt)
@@ -424,7 +507,7 @@ class Http:
         try:
             response = self._send(request)
         except self._transport_error as exc:
-            raise Failed(classify_transport(exc), NetworkError(_describe(exc))) from None
+            raise self._failed(classify_transport(exc), exc) from None
         problem = None
         try:
             decoder = _decoder(response.headers)
@@ -441,7 +524,7 @@ class Http:
         except _Undecodable as exc:
             content, problem = b"", str(exc)
         except self._transport_error as exc:
-            raise Failed(SENT, NetworkError(_describe(exc))) from None
+            raise self._failed(SENT, exc) from None
         finally:
             response.close()
         return response.status_code, response.headers, content, problem
@@ -467,13 +550,18 @@ class Http:
         body byte is saved; any exception it raises propagates unchanged and the
         temp file is removed.
         ``missing_ok=True`` adds the built-in check: 404 or an HTML page raises
-        ``ArtifactMissing`` (an HTML login page ``AuthError``).
+        ``ArtifactMissing``.
+
+        A resumed attempt continues the same object only: it sends ``If-Range`` with the
+        first answer's validator (``ETag``, else ``Last-Modified``), and appends only when
+        the ``Content-Range`` starts where the file stops and its total is the length the
+        first answer announced; otherwise it starts over.
         """
         from .writers import replacing
 
         if missing_ok:
             check = _missing_check if check is None else _both(_missing_check, check)
-        url = target if target.startswith(("http://", "https://")) else self.host + target
+        url = target if _scheme(target) in ("http", "https") and "://" in target[:8] else self.host + target
         # The body is written through its own handle (attempts may append); the
         # descriptor of ``replacing`` holds the writer's lock until the rename.
         with replacing(dest, ".part") as (_fd, tmp):
@@ -496,11 +584,11 @@ class Http:
             location = response.headers.get("location", "")
             _release(response)
             nxt = urljoin(str(request.url), location)
-            if looks_like_login(nxt):
+            if is_login_url(nxt, self.login_hosts, self.host):
                 raise Failed(AUTH, AuthError(f"redirected to a login page ({nxt.split('?')[0]}); "
                                              "the API key was not accepted"))
-            if hop_url.startswith("https://") and nxt.startswith("http://"):
-                raise ApiError(response.status_code, f"refusing redirect from https to http: {nxt}")
+            if _scheme(hop_url) == "https" and _scheme(nxt) != "https":
+                raise ApiError(response.status_code, f"refusing redirect from https to {_scheme(nxt) or 'an unknown scheme'}: {nxt}")
             hop_url, hop_params = nxt, None
         raise ApiError(310, "too many redirects")
 
