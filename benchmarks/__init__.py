@@ -8,10 +8,12 @@ What it measures, side by side in one run on one machine (issues 3 and 6):
 2. ``fanout-trajectory`` / ``fanout-report`` - ``trajectory download -j -``
    over 2,000 ids and ``report download -g`` over a 2,000-job group, with
    20 ms injected latency, against the latency bound N x 20 ms / concurrency,
-   at the default concurrency and at 8, 16 and 32.
+   at the default concurrency and at 8, 16 and 32 (targets: within 1.2x of
+   the bound at the default, within 1.3x at 16).
 3. ``cpu`` - user+sys CPU of ``bl trajectory get -j -`` over 1,000 ids at zero
    latency, against :mod:`benchmarks.baseline_client` (a fresh
-   ``httpx.Client`` per request, as the official client does).
+   ``httpx.Client`` per request, as the official client does; target: at
+   least 20x less CPU per 1,000 requests).
 4. ``mem-export`` / ``mem-jobs`` (the *big* scenarios, skipped by ``--quick``)
    - peak RSS of ``trajectory download -g`` on a >= 1 GB (uncompressed) trace
    export and of ``jobs download -g`` on a 100,000-job group.

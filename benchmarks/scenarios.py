@@ -32,8 +32,10 @@ from .sandbox_proc import REPO, SandboxProcess
 LATENCY_MS = 20
 HELP_TARGET_S = 0.120
 VERSION_TARGET_X = 3.0
-FANOUT_TARGET_X = 1.2
-CPU_TARGET_X = 2.0
+FANOUT_TARGET_X = 1.2  # at the default concurrency
+FANOUT_TARGET_HIGH_X = 1.3  # at FANOUT_HIGH_CONCURRENCY
+FANOUT_HIGH_CONCURRENCY = 16
+CPU_TARGET_X = 20.0
 RSS_TARGET_MB = 150  # issue 6 (issue 3 asks < 200 MB for the export)
 RSS_TARGET_EXPORT_ISSUE3_MB = 200
 
@@ -278,12 +280,13 @@ def _fanout(b: Bench, *, name: str, title: str, argv_tail: list[str], stdin: str
             bound = n * LATENCY_MS / 1000 / level
             walls.setdefault(level, {})[label] = m["wall"]
             target, ok = "", None
-            if level == b.default_concurrency and label != "reference":
-                target = f"<= {FANOUT_TARGET_X:g}x bound (default)"
-                ok = _ok(m["wall"], lambda w, bound=bound: w <= FANOUT_TARGET_X * bound)
+            goal = {b.default_concurrency: FANOUT_TARGET_X, FANOUT_HIGH_CONCURRENCY: FANOUT_TARGET_HIGH_X}.get(level)
+            if goal is not None and label != "reference":
+                where = "the default concurrency" if level == b.default_concurrency else "--concurrency"
+                target = f"<= {goal:g}x bound" + (" (default)" if level == b.default_concurrency else "")
+                ok = _ok(m["wall"], lambda w, bound=bound, goal=goal: w <= goal * bound)
                 if label == "bl":
-                    b.verdict(f"{title.split(' over ')[0]}: <= {FANOUT_TARGET_X:g}x the latency bound at the "
-                              f"default concurrency {level}",
+                    b.verdict(f"{title.split(' over ')[0]}: <= {goal:g}x the latency bound at {where} {level}",
                               f"{secs(m['wall'])} s vs {secs(bound)} s ({ratio(m['wall'] / bound)})", ok)
             conns = sorted({st.get("connections", 0) for st in stats[key]})
             shown = {"bl": "bl", "peer": "$BENCH_PEER", "reference": REFERENCE}[label]
