@@ -28,8 +28,10 @@ The rules (``retry`` = ``--retry``; at most ``retry + 1`` attempts):
    (a trigger) that may have reached the server is never repeated, so it is
    never duplicated.
 4. The wait before attempt ``n + 1`` is ``Retry-After`` when the server sent
-   one (capped at 60 s), else exponential backoff with full jitter:
-   ``0.5 s * 2**n * uniform(0.5, 1.0)``.  ``RESTART`` waits nothing.
+   one (capped at 60 s), else exponential backoff with jitter (a random
+   factor between 0.5 and 1, so that workers that failed together do not
+   come back together): ``0.5 s * 2**n * uniform(0.5, 1.0)``.  ``RESTART``
+   waits nothing.
 5. Waits are slept outside the concurrency slot (an attempt holds its slot
    only while its request is on the wire) and a cancel interrupts them.
 6. When no attempt is left, the failure's own error is raised: ``network:
@@ -122,7 +124,7 @@ class RetryPolicy:
             raise Cancelled("cancelled")
 
     def backoff(self, attempt: int) -> float:
-        """Exponential backoff with full jitter before attempt ``attempt + 1`` (0-based ``attempt``)."""
+        """Exponential backoff with jitter before attempt ``attempt + 1`` (0-based ``attempt``)."""
         if self._uniform is None:
             import random
 
