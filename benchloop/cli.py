@@ -79,8 +79,8 @@ class Invocation:
             log.error("no API key is configured, so none was sent; set one with "
                       "'bl config set --api-key KEY' or the BENCHLOOP_API_KEY environment variable")
         elif settings is not None and (log.network_failed or code == 4):
-            log.error(f"could not reach {mask_url(settings.host)} (from {settings.source('host')}); check the "
-                      "URL and the network" + ("" if log.verbose else " (-v shows each retry)"))
+            log.error(f"network errors talking to {mask_url(settings.host)} (host from {settings.source('host')}); "
+                      "check the URL and the network" + ("" if log.verbose else " (-v shows each retry)"))
         hidden = log.hidden_summary()
         if hidden and code is not None:
             log.info(hidden)
