@@ -23,7 +23,7 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
 def option_row(opt: Option) -> dict[str, str]:
-    flags = ", ".join(f"`{f}`" for f in opt.flags)
+    flags = f"`{opt.metavar}` (positional)" if opt.positional else ", ".join(f"`{f}`" for f in opt.flags)
     if opt.negative:
         flags += f", `{opt.negative}`"
     kind = " \\| ".join(opt.choices) if opt.type == "choice" else opt.type
