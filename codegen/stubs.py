@@ -20,7 +20,13 @@ import sys
 from pathlib import Path
 
 from benchloop.model import Action, Option, Resource, load_model
-from benchloop.sdk.client import attribute, iter_options, iter_target, sdk_options
+from benchloop.sdk.client import (
+    attribute,
+    iter_options,
+    iter_target,
+    library_resources,
+    sdk_options,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 STUB = ROOT / "benchloop" / "sdk" / "client.pyi"
@@ -149,8 +155,8 @@ class Client:
 
 def stub() -> str:
     spec = load_model()
-    classes = "\n\n".join(resource_stub(r) for r in spec.resources.values())
-    attributes = "\n".join(f"    {attribute(r.name)}: {class_name(r)}" for r in spec.resources.values())
+    classes = "\n\n".join(resource_stub(r) for r in library_resources(spec))
+    attributes = "\n".join(f"    {attribute(r.name)}: {class_name(r)}" for r in library_resources(spec))
     return HEADER + "\n" + CLIENT.format(attributes=attributes) + "\n\n" + classes
 
 
@@ -191,7 +197,7 @@ def reference() -> str:
         "| method | CLI command | returns |",
         "| --- | --- | --- |",
     ]
-    for resource in spec.resources.values():
+    for resource in library_resources(spec):
         for action in resource.actions.values():
             call = f"bl.{attribute(resource.name)}.{attribute(action.name)}()"
             lines.append(f"| [`{call}`](#{attribute(resource.name)}-{attribute(action.name)}) | "
@@ -199,7 +205,7 @@ def reference() -> str:
         if iter_target(resource):
             lines.append(f"| [`bl.{attribute(resource.name)}.iter()`](#{attribute(resource.name)}-iter) | "
                          f"`{iter_target(resource)[0].command_line()}`, every page | iterator |")
-    for resource in spec.resources.values():
+    for resource in library_resources(spec):
         lines += ["", f"## `bl.{attribute(resource.name)}`", "", resource.help]
         if resource.command:
             lines += ["", f"The resource is callable: `bl.{attribute(resource.name)}(...)` is "

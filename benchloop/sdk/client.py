@@ -252,6 +252,12 @@ _CLASSES: dict[int, tuple[Spec, dict[str, type[ResourceClient]]]] = {}
 _CLASSES_LOCK = threading.Lock()
 
 
+def library_resources(spec: Spec) -> list[Resource]:
+    """The resources a library offers: every one but those whose actions print text for a shell
+    (``bl ap-cmd`` rebuilds a command line to paste; a script has no use for it)."""
+    return [r for r in spec.resources.values() if any(a.writer != "text" for a in r.actions.values())]
+
+
 def resource_classes(spec: Spec) -> dict[str, type[ResourceClient]]:
     """One class per resource of the model, built once per model."""
     with _CLASSES_LOCK:
@@ -259,7 +265,8 @@ def resource_classes(spec: Spec) -> dict[str, type[ResourceClient]]:
         if cached is not None and cached[0] is spec:
             return cached[1]
         classes: dict[str, type[ResourceClient]] = {}
-        for name, resource in spec.resources.items():
+        for resource in library_resources(spec):
+            name = resource.name
             body: dict[str, Any] = {"resource": resource, "__doc__": resource.help}
             for action in resource.actions.values():
                 body[attribute(action.name)] = make_method(action)
@@ -346,7 +353,7 @@ class Client:
     @property
     def resources(self) -> list[str]:
         """The attribute names of the resources."""
-        return [attribute(n) for n in self._rt.spec.resources]
+        return [attribute(r.name) for r in library_resources(self._rt.spec)]
 
     # -- calls ----------------------------------------------------------------
     def _call_runtime(self) -> Any:

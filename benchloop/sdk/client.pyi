@@ -30,7 +30,6 @@ class Client:
     pull: PullResource
     rsi: RsiResource
     brm: BrmResource
-    ap_cmd: ApCmdResource
     host: str
     profile: str | None
     output_dir: str
@@ -171,14 +170,4 @@ class BrmResource(ResourceClient):
         ...
     def list(self, *, group: str | Sequence[str] | None = None) -> list[Any]:
         """Print the behaviour analyses of groups."""
-        ...
-
-
-class ApCmdResource(ResourceClient):
-    """Rebuild the AgentPlatform 'ap job create' command line of a benchmark group."""
-    def ap_cmd(self, *, group: str | None = None, ap_base_url: str | None = None, ap_api_key: str | None = None, ap_cluster: str | None = None, trials: int | None = None, concurrency: int | None = None, batch_size: int | None = None, agenthub_ref: str | None = None, dataset: str | None = None, suite_name: str | None = None, queue: str | None = None, params: str | None = None, overrides: str | None = None) -> DownloadResult:
-        """Print the 'ap job create' command that produced GROUP_ID (plain text), with the changes given; unknown arguments are merged into it."""
-        ...
-    def __call__(self, *, group: str | None = None, ap_base_url: str | None = None, ap_api_key: str | None = None, ap_cluster: str | None = None, trials: int | None = None, concurrency: int | None = None, batch_size: int | None = None, agenthub_ref: str | None = None, dataset: str | None = None, suite_name: str | None = None, queue: str | None = None, params: str | None = None, overrides: str | None = None) -> DownloadResult:
-        """Print the 'ap job create' command that produced GROUP_ID (plain text), with the changes given; unknown arguments are merged into it."""
         ...
