@@ -18,13 +18,13 @@ import zipfile
 from typing import Any
 from urllib.parse import quote
 
-from .errors import AuthError, BenchloopError, Cancelled
+from .errors import AuthError, Cancelled
 from .model import Part
 from .pipeline import Pipeline
-from .pool import Failure, MultiFailure, Outcome
+from .pool import Failure, MultiFailure, Outcome, as_error
 from .shapes import task_job_ids
 from .template import Context, render_file, render_label
-from .writers import dumps, join_under, remove_stale_dirs, replacing, safe_component
+from .writers import NoRoomError, dumps, join_under, remove_stale_dirs, replacing, safe_component
 
 
 def entry_component(job: str) -> str:
@@ -77,21 +77,24 @@ class ArchiveRun:
             dest = os.path.join(staging, self.entry(part, job))
             try:
                 raw = self.p.fetch(part, ctx, job, dest if part.step else None)
+                if not part.step:
+                    os.makedirs(os.path.dirname(dest), exist_ok=True)
+                    with open(dest, "w", encoding="utf-8") as handle:
+                        handle.write(dumps(raw, self.p.rt.pretty))
+            except NoRoomError:
+                raise
             except (AuthError, Cancelled):
                 if part.required:
                     raise
                 soft[name] = "authentication failed (HTTP 401)"
                 continue
-            except BenchloopError as exc:
-                if part.required:
-                    raise
-                soft[name] = str(exc)
+            except Exception as exc:  # noqa: BLE001 - one bad entry never takes the archive down
+                error = as_error(exc)
+                if part.required or isinstance(error, NoRoomError):
+                    raise error from None
+                soft[name] = str(error)
                 continue
             ctx.parts[name] = raw
-            if not part.step:
-                os.makedirs(os.path.dirname(dest), exist_ok=True)
-                with open(dest, "w", encoding="utf-8") as handle:
-                    handle.write(dumps(raw, self.p.rt.pretty))
         return soft
 
     def finish(self, path: str, task: dict[str, Any], jobs: list[str], outcomes: list[Outcome],

@@ -18,7 +18,7 @@ import os
 import sys
 from typing import Annotated, Any
 
-from .errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+from .errors import EXIT_INTERRUPTED, EXIT_USAGE, BenchloopError, UsageError
 from .globals import GLOBAL_OPTIONS
 from .model import load_model
 from .version import __version__
@@ -69,8 +69,8 @@ class Invocation:
                 sys.stderr.write(message + "\n")
 
     def explain(self, log: Any, code: int | None) -> None:
-        """After a run: what a person needs to act on an auth or network failure, and the
-        per-file lines a terminal did not show."""
+        """After a run: what a person needs to act on a missing key or a network failure (the
+        host and where it came from), and the per-file lines a terminal did not show."""
         from .config import mask_url
         from .errors import EXIT_AUTH
 
@@ -352,17 +352,67 @@ def _main(prog: str, tokens: list[str], exit_process: bool) -> int:
     except UsageError as exc:
         code = usage_error(prog, _command_path(app, tokens), str(exc), _json_errors(tokens))
     except KeyboardInterrupt:
-        sys.stderr.write("[error] interrupted: unfinished work was abandoned; completed files are intact "
-                         "(rerun with --skip-existing to continue)\n")
-        code = EXIT_INTERRUPTED
+        return _interrupted(exit_process)
+    except BenchloopError as exc:  # one that stops the command (a full disk): its own message
+        sys.stderr.write(f"[error] {_clean(str(exc))}\n")
+        code = 1
+    except OSError as exc:  # a local file: its path and what went wrong, not "unexpected"
+        from .writers import local_error
+
+        sys.stderr.write(f"[error] {_clean(str(local_error(exc)))}\n")
+        code = 1
     except Exception as exc:  # never a bare traceback; -v shows it
         if "-v" in tokens or "--verbose" in tokens:
             import traceback
 
             traceback.print_exc()
-        sys.stderr.write(f"[error] unexpected error: {type(exc).__name__}: {exc}\n")
+        sys.stderr.write(f"[error] unexpected error: {type(exc).__name__}: {_clean(str(exc))}\n")
         code = 1
     return _finish(code, exit_process)
+
+
+def _clean(text: str) -> str:
+    from .log import Log
+
+    return Log().clean(text)
+
+
+def _interrupted(exit_process: bool) -> int:
+    """Ctrl-C: the workers were cancelled and their connections shut down (``run_pool``); a
+    second Ctrl-C exits at once.  Temp files of workers that did not stop in time are removed
+    and the process exits without waiting for them."""
+    import signal
+    import threading
+
+    from .writers import remove_live_temps
+
+    def again(signum: int, frame: Any) -> None:
+        remove_live_temps()
+        os._exit(EXIT_INTERRUPTED)
+
+    previous = None
+    try:
+        previous = signal.signal(signal.SIGINT, again)
+    except ValueError:  # not the main thread
+        pass
+    try:
+        sys.stderr.write("[error] interrupted: unfinished work was abandoned; completed files are intact "
+                         "(rerun with --skip-existing to continue)\n")
+        sys.stderr.flush()
+        if not exit_process:
+            return EXIT_INTERRUPTED
+        busy = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+        if busy:
+            remove_live_temps()
+            try:
+                sys.stdout.flush()
+            except (OSError, ValueError):
+                pass
+            os._exit(EXIT_INTERRUPTED)
+        sys.exit(EXIT_INTERRUPTED)
+    finally:
+        if previous is not None and not exit_process:
+            signal.signal(signal.SIGINT, previous)
 
 
 def _pass_through(stdin_token: str, tokens: list[str]) -> list[str]:

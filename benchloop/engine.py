@@ -23,7 +23,7 @@ from .errors import EXIT_AUTH, ApiError, AuthError, BenchloopError, StepError
 from .model import Action
 from .output import JsonlStream, print_all
 from .pipeline import Pipeline, Runtime
-from .pool import Failure, Outcome, exit_code, summarize
+from .pool import Failure, Outcome, as_error, exit_code, summarize
 
 
 def process(pipeline: Pipeline, ident: str) -> Any:
@@ -58,15 +58,13 @@ def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[st
     def work(ident: str) -> Any:
         try:
             result = process(pipeline, ident)
-        except BenchloopError as exc:
+        except Exception as exc:  # noqa: BLE001 - one bad id never takes the others down
+            exc = as_error(exc, rt.log)
             if counter:
                 counter.step(ident, ok=False)
             if on_done is not None:
                 on_done(Outcome(ident, failures=[Failure(ident, str(exc), exc.network)]))
-            error = backend_message(action, exc)
-            if error is exc:
-                raise
-            raise error from None
+            raise backend_message(action, exc) from None
         if counter:
             counter.step(result if progress.detail == "path" else ident)
         if on_done is not None:

@@ -142,8 +142,8 @@ def _missing_check(status: int, headers: Any, url: str) -> None:
 
 def is_login_url(url: str, login_hosts: tuple[str, ...], origin: str | None = None) -> bool:
     """Whether ``url`` is a login page: its host is one of ``login_hosts`` (case-insensitive),
-    or, on ``origin`` itself, its path starts with ``/_sso/<login host>/`` (the form in which a
-    backend, and the sandbox, serves the SSO page under its own origin).  Words such as
+    or, on ``origin`` itself, its path starts with ``/_sso/<login host>/`` or ``/<login host>/``
+    (the forms in which the sandbox and test backends serve a stand-in SSO page).  Words such as
     "login" in a path, a file name or a query mean nothing."""
     from urllib.parse import urlsplit
 
@@ -157,9 +157,15 @@ def is_login_url(url: str, login_hosts: tuple[str, ...], origin: str | None = No
     hosts = {h.lower() for h in login_hosts}
     if host in hosts:
         return True
-    if origin is not None and same_origin(url, origin):
-        segments = parts.path.split("/")
-        return len(segments) > 3 and segments[1] == "_sso" and segments[2].lower() in hosts
+    try:
+        here = origin is not None and same_origin(url, origin)
+    except ValueError:
+        here = False
+    if here:
+        segments = parts.path.split("/")[1:3]
+        if segments[:1] == ["_sso"]:
+            segments = segments[1:]
+        return bool(segments) and segments[0].lower() in hosts
     return False
 
 
@@ -307,8 +313,17 @@ def _cut(text: str, size: int | None = None) -> str:
     return f"{text[:MAX_ERROR_TEXT]}... (cut: the answer has {total})"
 
 
-def _error_body(content: bytes) -> Any:
+def _redact(content: bytes, secret: str | None) -> bytes:
+    """``content`` without ``secret``, raw or JSON-escaped: redacted before anything escapes it."""
+    if secret:
+        for form in {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}:
+            content = content.replace(form.encode("utf-8", "surrogatepass"), b"***")
+    return content
+
+
+def _error_body(content: bytes, secret: str | None = None) -> Any:
     """An error answer's body for ``ApiError``: its JSON when small, else the start of its text."""
+    content = _redact(content, secret)
     if len(content) <= MAX_ERROR_TEXT:
         return _parsed_or_text(content)
     return _cut(content[:MAX_ERROR_TEXT * 4].decode("utf-8", "replace"), len(content))
@@ -364,20 +379,119 @@ def _make_trust(cafile: str | None, capath: str | None):
     return LazyTrust(ssl.PROTOCOL_TLS_CLIENT)  # CERT_REQUIRED and check_hostname: always verified
 
 
+_when = threading.local()  # .deadline: the monotonic time the calling thread's request must end by
+
+
+def _time_left(timeout: float | None) -> float | None:
+    """``timeout`` cut to what is left of the calling thread's request deadline."""
+    deadline = getattr(_when, "deadline", None)
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _overdue()
+    return left if timeout is None else min(timeout, left)
+
+
+def _overdue() -> BaseException:
+    import httpx
+
+    return httpx.ReadTimeout(f"timed out: the request took longer than --timeout {_when.budget:g}s")
+
+
+class _Stream:
+    """One connection of the pool: every read and write gets only the time left to the
+    request's deadline; registered with its client, which can shut it down (cancel)."""
+
+    def __init__(self, inner: Any, owner: Http):
+        self._inner, self._owner = inner, owner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        if self._owner.cancelled.is_set():
+            raise self._owner._cancelled_error()
+        try:
+            return self._inner.read(max_bytes, _time_left(timeout))
+        except Exception:
+            if getattr(_when, "deadline", None) is not None and time.monotonic() >= _when.deadline:
+                raise _overdue() from None
+            raise
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if self._owner.cancelled.is_set():
+            raise self._owner._cancelled_error()
+        self._inner.write(buffer, _time_left(timeout))
+
+    def close(self) -> None:
+        self._owner._untrack(self)
+        self._inner.close()
+
+    def start_tls(self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None):
+        self._inner = self._inner.start_tls(ssl_context, server_hostname, _time_left(timeout))
+        return self
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+    def abort(self) -> None:
+        """Shut the socket down: a read blocked on it in another thread returns at once."""
+        try:
+            sock = self._inner.get_extra_info("socket")
+            if sock is not None:
+                sock.shutdown(2)  # SHUT_RDWR
+        except (OSError, AttributeError, ValueError):
+            pass
+
+
+class _Backend:
+    """httpcore's network backend of a connection pool, wrapped: connections are ``_Stream``s."""
+
+    def __init__(self, inner: Any, owner: Http):
+        self._inner, self._owner = inner, owner
+
+    def connect_tcp(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["timeout"] = _time_left(kwargs.get("timeout"))
+        return self._owner._track(_Stream(self._inner.connect_tcp(*args, **kwargs), self._owner))
+
+    def connect_unix_socket(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["timeout"] = _time_left(kwargs.get("timeout"))
+        return self._owner._track(_Stream(self._inner.connect_unix_socket(*args, **kwargs), self._owner))
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+class _CancelSwitch(threading.Event):
+    """The shared cancel switch; setting it also shuts every connection of the client down."""
+
+    def __init__(self, on_set: Any):
+        super().__init__()
+        self._on_set = on_set
+
+    def set(self) -> None:
+        first = not self.is_set()
+        super().set()
+        if first:
+            self._on_set()
+
+
 class Http:
     """The process's HTTP client; thread-safe, shared by every worker."""
 
     def __init__(self, host: str, api_key: str | None, timeout: float, retry: int, pool: int, log,
                  ca_bundle: str | None = None, *, auth_header: str = "X-API-Key",
-                 auth_statuses: tuple[int, ...] = (401,)):
+                 auth_statuses: tuple[int, ...] = (401,), login_hosts: tuple[str, ...] = ()):
         """``auth_header`` carries ``api_key`` (to this origin only); ``auth_statuses`` are the
-        answers that mean "authentication failed" (a second service may count 403 too)."""
+        answers that mean "authentication failed" (a second service may count 403 too);
+        a redirect to one of ``login_hosts`` (the service's SSO, from the table) is one too."""
         self.host = host.rstrip("/")
         self.auth_statuses = auth_statuses
         self.api_key = api_key
         self.retry = max(0, retry)
         self.log = log
-        self.cancelled = threading.Event()
+        self.login_hosts = tuple(login_hosts)
+        self._streams: set[_Stream] = set()
+        self._streams_lock = threading.Lock()
+        self.cancelled = _CancelSwitch(self.abort)
         self.policy = RetryPolicy(self.retry, self.cancelled, log)
         self.timeout = timeout
         # The pool is not sized from this any more (see ``pool_limits``); kept for the callers.
@@ -419,6 +533,11 @@ class Http:
                     self._request_class = httpx.Request
                     self._extensions = {"timeout": client.timeout.as_dict()}
                     self._defaults = dict(client.headers)  # httpx's defaults with ours on top
+                    for transport in (client._transport, *getattr(client, "_mounts", {}).values()):
+                        pool = getattr(transport, "_pool", None)  # httpcore's pool (private: guarded)
+                        backend = getattr(pool, "_network_backend", None)
+                        if backend is not None:
+                            pool._network_backend = _Backend(backend, self)
                     self._client = client
         return self._client
 
@@ -451,6 +570,40 @@ class Http:
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
+
+    # -- deadlines and cancel ------------------------------------------------
+    def _track(self, stream: _Stream) -> _Stream:
+        with self._streams_lock:
+            self._streams.add(stream)
+        if self.cancelled.is_set():
+            stream.abort()
+        return stream
+
+    def _untrack(self, stream: _Stream) -> None:
+        with self._streams_lock:
+            self._streams.discard(stream)
+
+    def abort(self) -> None:
+        """Shut down every open connection: reads blocked in other threads end now (a cancel)."""
+        with self._streams_lock:
+            streams = list(self._streams)
+        for stream in streams:
+            stream.abort()
+
+    def _cancelled_error(self) -> BaseException:
+        import httpx
+
+        return httpx.ReadError("cancelled")
+
+    def _deadline(self) -> Any:
+        """The calling thread's current attempt must end within ``timeout`` seconds."""
+        return _Deadline(self.timeout)
+
+    def _failed(self, kind: str, exc: BaseException) -> BaseException:
+        """A transport error as the policy's ``Failed``; ``Cancelled`` once the work was cancelled."""
+        if self.cancelled.is_set():
+            return Cancelled("cancelled")
+        return Failed(kind, NetworkError(_describe(exc)))
 
     def sleep(self, seconds: float) -> None:
         """Wait ``seconds``; a cancel (a 401 elsewhere, Ctrl-C) ends it with ``Cancelled``."""
@@ -486,16 +639,16 @@ class Http:
             kind = classify_status(status, self.auth_statuses)
             if kind is not None:  # the status decides, even over a body we could not decode
                 error = (AuthError(f"authentication failed (HTTP {status})") if kind == AUTH
-                         else ApiError(status, _error_body(content)))
+                         else ApiError(status, _error_body(content, self.api_key)))
                 raise Failed(kind, error, retry_after(response_headers.get("retry-after")))
             if problem:
                 raise ApiError(status, problem)  # the server's answer, not the network
             if status >= 300:
-                raise ApiError(status, _error_body(content))
+                raise ApiError(status, _error_body(content, self.api_key))
             try:
                 value = json.loads(content)
             except ValueError:
-                raise ApiError(status, _error_body(content)) from None
+                raise ApiError(status, _error_body(content, self.api_key)) from None
             except RecursionError:
                 raise ApiError(status, "the JSON answer is nested too deeply to parse") from None
             return value
@@ -553,7 +706,7 @@ class Http:
         ``ArtifactMissing``.
 
         A resumed attempt continues the same object only: it sends ``If-Range`` with the
-        first answer's validator (``ETag``, else ``Last-Modified``), and appends only when
+        first answer's validator (``ETag``, else ``Last-Modified``) when it had one, and appends only when
         the ``Content-Range`` starts where the file stops and its total is the length the
         first answer announced; otherwise it starts over.
         """
@@ -593,6 +746,18 @@ class Http:
         raise ApiError(310, "too many redirects")
 
 
+class _Deadline:
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    def __enter__(self) -> None:
+        _when.budget = self.seconds
+        _when.deadline = time.monotonic() + self.seconds
+
+    def __exit__(self, *exc: object) -> None:
+        _when.deadline = None
+
+
 def _both(first, second):
     def check(status: int, headers: Any, url: str) -> None:
         first(status, headers, url)
@@ -623,8 +788,9 @@ def _release(response: Any) -> None:
         response.close()
 
 
-def _error_text(response: Any, transport_error: type[BaseException], limit: int = CHUNK) -> str:
-    """The start of an error answer's body, as text (decoded if compressed)."""
+def _error_text(response: Any, transport_error: type[BaseException], limit: int = MAX_ERROR_TEXT * 4,
+                secret: str | None = None) -> str:
+    """The start of an error answer's body, as text (decoded if compressed), cut for a message."""
     data = b""
     try:
         for chunk in response.iter_raw():
@@ -639,7 +805,9 @@ def _error_text(response: Any, transport_error: type[BaseException], limit: int 
             data = decoder.feed(data, limit)
     except _Undecodable:
         pass
-    return data[:limit].decode("utf-8", "replace")
+    declared = response.headers.get("content-length", "")
+    return _cut(_redact(data[:limit], secret).decode("utf-8", "replace"),
+                int(declared) if declared.isdigit() else None)
 
 
 class _Download:
@@ -649,6 +817,8 @@ class _Download:
         self.http, self.url, self.params, self.tmp = http, url, params, tmp
         self.on_bytes, self.check = on_bytes, check
         self.have = 0
+        self.validator: str | None = None  # the first answer's ETag or Last-Modified
+        self.length: int | None = None  # the whole object's length the first answer announced
 
     def run(self) -> int:
         import os
@@ -660,17 +830,22 @@ class _Download:
         http = self.http
         headers = {"Accept": "*/*", "Accept-Encoding": "identity"}
         if self.have:
-            headers["Range"] = f"bytes={self.have}-"
-        with _slot():  # on the wire: one of the --concurrency request slots
+            if self.length is None:
+                self.have = 0  # the first answer announced no length: nothing to check a rest against
+            else:
+                headers["Range"] = f"bytes={self.have}-"
+                if self.validator is not None:  # a changed object answers 200 (the whole new one)
+                    headers["If-Range"] = self.validator
+        with _slot(), http._deadline():  # on the wire: one slot; the attempt within --timeout
             http.policy.check()  # once the slot is ours
             try:
                 response = http._open(self.url, self.params, headers)
             except http._transport_error as exc:
-                raise Failed(classify_transport(exc), NetworkError(_describe(exc))) from None
+                raise http._failed(classify_transport(exc), exc) from None
             try:
                 self.save(response)
             except http._transport_error as exc:
-                raise Failed(SENT, NetworkError(_describe(exc))) from None
+                raise http._failed(SENT, exc) from None
             finally:
                 _release(response)
 
@@ -685,43 +860,51 @@ class _Download:
             self.check(status, response.headers, str(response.url))
         if status == 416 and self.have:
             self.have = 0  # our partial file is useless: start over
-            raise Failed(RESTART, ApiError(status, _error_text(response, http._transport_error)))
+            raise Failed(RESTART, ApiError(status, _error_text(response, http._transport_error, secret=http.api_key)))
         kind = classify_status(status)
         if kind is not None:
-            raise Failed(kind, ApiError(status, _error_text(response, http._transport_error)),
+            raise Failed(kind, ApiError(status, _error_text(response, http._transport_error, secret=http.api_key)),
                          retry_after(response.headers.get("retry-after")))
         if status >= 400:
-            raise ApiError(status, _error_text(response, http._transport_error))
+            raise ApiError(status, _error_text(response, http._transport_error, secret=http.api_key))
         try:
             decoder = _decoder(response.headers)
         except _Undecodable as exc:
             raise ApiError(status, str(exc)) from None
         total = None  # the whole object's length, when known from Content-Range
         length = None  # this answer's raw (encoded) body length, from Content-Length
-        if status == 206:
-            match = re.match(r"bytes (\d+)-(\d+)/(\d+|\*)", response.headers.get("content-range", ""))
-            if decoder is not None or not match or int(match.group(1)) != self.have:
-                # Partial content that does not continue our file: never save it as
-                # the whole; drop what we have and ask again without Range.
-                self.have = 0
-                raise Failed(RESTART, NetworkError("unexpected partial content (HTTP 206) for a full download"))
-            total = int(match.group(3)) if match.group(3) != "*" else None
-            mode = "ab"
-        else:
-            if self.have:
-                http.log.debug(f"{self.url.split('?')[0]}: no resume support; starting over")
-            self.have = 0
-            mode = "wb"
         declared = response.headers.get("content-length", "")
         if declared.isdigit():
             length = int(declared)
+        if status == 206:
+            match = re.match(r"bytes (\d+)-(\d+)/(\d+|\*)", response.headers.get("content-range", ""))
+            if (decoder is not None or not match or int(match.group(1)) != self.have or not self.have
+                    or match.group(3) == "*" or int(match.group(3)) != self.length):
+                # Partial content that does not continue our file - another start, another
+                # object (its total is not the length announced first): never glue it to
+                # what we have; drop that and ask again without Range.
+                self.have = 0
+                raise Failed(RESTART, NetworkError("partial content (HTTP 206) that does not continue "
+                                                   "the same object; starting over"))
+            total = int(match.group(3))
+            mode = "ab"
+        else:
+            if self.have:
+                http.log.debug(f"{self.url.split('?')[0]}: the object changed or no resume support; "
+                               "starting over")
+            self.have = 0
+            mode = "wb"
+            headers = response.headers
+            self.validator = headers.get("etag") or headers.get("last-modified") or None
+            if self.validator is not None and self.validator.startswith("W/"):
+                self.validator = None  # a weak ETag cannot validate a byte range (RFC 9110 13.1.5)
+            self.length = length if decoder is None else None
         raw = 0
         try:
             with open(self.tmp, mode) as handle:
                 for chunk in response.iter_raw():  # as received: a cut keeps every byte that came
                     raw += len(chunk)
-                    data = decoder.feed(chunk) if decoder is not None else chunk
-                    if data:
+                    for data in (decoder.pieces(chunk) if decoder is not None else (chunk,)):
                         handle.write(data)
                         self.have += len(data)
                         if self.on_bytes:

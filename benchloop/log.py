@@ -22,7 +22,8 @@ import time
 from . import textwidth
 
 _lock = threading.Lock()
-_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F] if c != 0x09}
+# C0, DEL and C1 (U+0080-U+009F: 8-bit CSI and friends drive some terminals too), tab kept.
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)] if c != 0x09}
 
 
 class Log:
@@ -51,10 +52,19 @@ class Log:
     secrets: tuple[str, ...] = ()
 
     def clean(self, line: str) -> str:
-        """Server-supplied text never drives the terminal, and never shows the key."""
-        line = line.translate(_CONTROL)
+        """Server-supplied text never drives the terminal, and never shows the key.
+
+        The key is redacted before control characters are escaped, and in the forms an
+        earlier encoding may have given it (JSON-escaped for ``--error-format json``, its
+        control characters escaped): a key with a quote, a backslash or a control character
+        is still never printed.
+        """
         for secret in self.secrets:
             line = line.replace(secret, "***")
+        line = line.translate(_CONTROL)
+        for secret in self.secrets:
+            for form in _forms(secret):
+                line = line.replace(form, "***")
         return line
 
     def _emit(self, line: str) -> None:
@@ -146,6 +156,14 @@ class Log:
         self._emit(f"[error] {len(failures)} {noun} failed:")
         for failure in failures:
             self._emit(f"[error]   - {failure.ident}: {failure.message}")
+
+
+def _forms(secret: str) -> tuple[str, ...]:
+    """The ways ``secret`` can appear in a line once escaped (JSON, then control characters)."""
+    escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
+    forms = {escaped, escaped.translate(_CONTROL), json.dumps(secret)[1:-1], secret.translate(_CONTROL)}
+    forms.discard(secret)
+    return tuple(f for f in forms if f)
 
 
 def _clock(seconds: float) -> str:

@@ -188,6 +188,9 @@ class Service:
     headers: Mapping[str, str] = field(default_factory=lambda: _frozen(None))  # name -> template
     derived: tuple[Derived, ...] = ()
     default: bool = False
+    # Hosts of the service's SSO login page: a download redirected there is an authentication
+    # failure (exit 3), whatever the words in any other URL (``http.is_login_url``).
+    login_hosts: tuple[str, ...] = ()
 
     @classmethod
     def from_data(cls, name: str, data: Mapping[str, Any]) -> Service:
@@ -198,7 +201,7 @@ class Service:
                    base_url=Sources.from_data(data.get("base_url")), auth_header=auth.get("header", "X-API-Key"),
                    key=Sources.from_data(auth), auth_statuses=tuple(auth.get("statuses") or (401,)),
                    key_required=auth.get("required"), headers=_frozen(data.get("headers")), derived=derived,
-                   default=name == DEFAULT_SERVICE)
+                   default=name == DEFAULT_SERVICE, login_hosts=tuple(data.get("login_hosts") or ()))
 
     @property
     def variables(self) -> list[str]:

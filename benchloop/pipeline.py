@@ -31,7 +31,6 @@ from .errors import (
     StepError,
     UsageError,
 )
-from .http import looks_like_login
 from .items import select
 from .log import Counter, Log
 from .model import (
@@ -234,8 +233,6 @@ class Pipeline:
         if missing is not None:
             def check(status: int, headers: Any, url: str) -> None:
                 kind = str(headers.get("content-type", "")).split(";")[0].strip().lower()
-                if kind == "text/html" and looks_like_login(url):
-                    raise AuthError("redirected to a login page; the API key was not accepted")
                 if status in missing.status:
                     raise NothingThere(f"not found (HTTP {status})")
                 if status < 300 and kind in missing.content_types:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import EXIT_FAILURE, EXIT_NETWORK, EXIT_OK, AuthError, BenchloopError
+from .errors import EXIT_FAILURE, EXIT_NETWORK, EXIT_OK, AuthError, BenchloopError, StepError
 from .http import current_slots, use_slots
+from .writers import NoRoomError, local_error
 
 
 @dataclass
@@ -57,13 +58,41 @@ def aggregate(failures: list[Failure], noun: str) -> BenchloopError:
     return StepError(f"network: {message}" if network else message, network=network)
 
 
+def as_error(exc: Exception, log: Any = None) -> BenchloopError:
+    """Any exception raised while one id was processed, as that id's failure.
+
+    One bad id never takes the others down: a local file error names its path (and is a
+    ``NoRoomError``, which stops the command, when no further write can succeed), an answer
+    nested too deeply or a name that cannot be encoded is a clear message; anything else is
+    ``<Type>: <text>``.  ``KeyboardInterrupt`` and ``SystemExit`` are not ``Exception``s and
+    never come here.
+    """
+    if isinstance(exc, BenchloopError):
+        return exc
+    if isinstance(exc, OSError):
+        return local_error(exc)
+    if log is not None and getattr(log, "verbose", False):  # -v: where it came from
+        import traceback
+
+        for line in "".join(traceback.format_exception(exc)).splitlines():
+            log.debug(line)
+    if isinstance(exc, RecursionError):
+        return StepError("the answer is nested too deeply to process (RecursionError)")
+    if isinstance(exc, UnicodeError):
+        return StepError(f"not valid UTF-8 text, cannot be used in a request or a file name "
+                         f"({type(exc).__name__}: {exc})")
+    return StepError(f"{type(exc).__name__}: {exc}")
+
+
 # Threads beyond --concurrency: while one decodes and writes its last answer, its
 # request slot already serves the next id (see ``http.use_slots``).
 SPARE_THREADS = 2
+# Seconds a Ctrl-C waits for running workers to stop and clean up.
+INTERRUPT_GRACE = 0.8
 
 
 def run_pool(idents: list[str], work: Callable[[str], Any], concurrency: int,
-             cancel: Callable[[], None]) -> list[Outcome]:
+             cancel: Callable[[], None], log: Any = None) -> list[Outcome]:
     """Run ``work`` per id, in parallel, keeping input order; a 401 cancels the rest.
 
     At most ``concurrency`` requests are on the wire at once: the workers share
@@ -80,13 +109,17 @@ def run_pool(idents: list[str], work: Callable[[str], Any], concurrency: int,
             use_slots(gate)
         try:
             return Outcome(ident, value=work(ident))
-        except AuthError:
+        except (AuthError, NoRoomError):
             cancel()
             raise
         except MultiFailure as exc:
             return Outcome(ident, value=exc.value, failures=exc.failures)
-        except BenchloopError as exc:
-            return Outcome(ident, failures=[Failure(ident, str(exc), exc.network)])
+        except Exception as exc:  # noqa: BLE001 - one bad id never takes the others down
+            error = as_error(exc, log)
+            if isinstance(error, NoRoomError):
+                cancel()
+                raise error from None
+            return Outcome(ident, failures=[Failure(ident, str(error), error.network)])
 
     if concurrency <= 1 or len(idents) <= 1:
         return [guarded(ident) for ident in idents]
@@ -94,26 +127,35 @@ def run_pool(idents: list[str], work: Callable[[str], Any], concurrency: int,
     if outer is not None:
         outer.acquire()
     pool = ThreadPoolExecutor(max_workers=min(concurrency + SPARE_THREADS, len(idents)))
+    futures: list[Any] = []
     try:
         futures = [pool.submit(guarded, ident) for ident in idents]
         outcomes: list[Outcome] = []
-        auth: AuthError | None = None
+        fatal: BenchloopError | None = None
         for future in futures:
             try:
                 outcomes.append(future.result())
-            except AuthError as exc:
-                auth = auth or exc
-        if auth is not None:
-            raise auth
+            except (AuthError, NoRoomError) as exc:
+                fatal = fatal or exc
+        if fatal is not None:
+            raise fatal
         return outcomes
+    except KeyboardInterrupt:
+        # Ctrl-C: never wait for workers blocked in a read.  The cancel aborts the client's
+        # connections, so they end at once and remove their temp files; whatever is not done
+        # after a short grace is abandoned (the CLI removes its temp files and exits).
+        cancel()
+        pool.shutdown(wait=False, cancel_futures=True)
+        wait(futures, timeout=INTERRUPT_GRACE)
+        raise
     except BaseException:
-        # 401 or Ctrl-C: stop queued work now and make running workers stop at their
+        # 401, a full disk: stop queued work now and make running workers stop at their
         # next request or chunk; their own cleanup removes temp files.
         cancel()
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     finally:
-        pool.shutdown(wait=True)
+        pool.shutdown(wait=False)
         if outer is not None:
             outer.release()
 

@@ -19,7 +19,7 @@ from typing import Any
 from .config import Settings, key_problem, mask_url, resolve, url_problem
 from .errors import UsageError
 from .log import Log
-from .model import Service, Sources, load_model
+from .model import DEFAULT_SERVICE, Service, Sources, load_model
 from .pipeline import Runtime
 
 
@@ -29,6 +29,29 @@ def check_host(host: str, source: str | None = None) -> None:
         # A flag is the value just typed; a variable or a file needs naming.
         where = f" (from {source})" if source and not source.startswith("--") else ""
         raise UsageError(f"invalid backend URL {mask_url(host)!r}: {problem}{where}")
+
+
+def check_ca_bundle(path: str, source: str) -> None:
+    """A CA bundle must be a readable file of PEM certificates: anything else is a usage error
+    now, not a TLS failure of every request later."""
+    if not os.path.isfile(path):
+        raise UsageError(f"CA bundle not found: {path} (from {source})")
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(1 << 20)
+    except OSError as exc:
+        raise UsageError(f"CA bundle {path} (from {source}) cannot be read: {exc.strerror or exc}") from None
+    if b"-----BEGIN CERTIFICATE-----" not in head and b"-----BEGIN TRUSTED CERTIFICATE-----" not in head:
+        raise UsageError(f"CA bundle {path} (from {source}) is not a PEM file of certificates "
+                         "(no '-----BEGIN CERTIFICATE-----' line)")
+
+
+def check_timeout(timeout: float) -> None:
+    """--timeout: a finite number of seconds above 0 (0, negative, nan and inf are usage errors)."""
+    import math
+
+    if not isinstance(timeout, (int, float)) or not math.isfinite(timeout) or timeout <= 0:
+        raise UsageError(f"--timeout must be a number of seconds above 0, got {timeout!r}")
 
 
 def is_loopback(url: str) -> bool:
@@ -44,8 +67,8 @@ def settings(*, api_key: str | None = None, host: str | None = None, output_dir:
     """The resolved settings, checked; every problem is a ``UsageError`` (exit 2), before any request."""
     resolved = resolve(api_key, host, output_dir, config, profile, warn=warn)
     bundle = ca_bundle or os.environ.get("SSL_CERT_FILE")
-    if bundle and not os.path.isfile(bundle):
-        raise UsageError(f"CA bundle not found: {bundle} (from {'--ca-bundle' if ca_bundle else 'SSL_CERT_FILE'})")
+    if bundle:
+        check_ca_bundle(bundle, "--ca-bundle" if ca_bundle else "SSL_CERT_FILE")
     check_host(resolved.host, resolved.source("host"))
     key = resolved.api_key
     if key and key_problem(key):
@@ -63,6 +86,7 @@ def _from(resolved: Settings, key: str) -> str:
 def runtime(resolved: Settings, log: Log, *, timeout: float, retry: int, concurrency: int, pretty: bool = True,
             ca_bundle: str | None = None, stdout: Any = None) -> Runtime:
     """A Runtime over ``resolved``; its HTTP client is built at the first request."""
+    check_timeout(timeout)
     if resolved.api_key and len(resolved.api_key) >= 4:
         log.secrets = (resolved.api_key,)
     if resolved.host.startswith("http://") and not is_loopback(resolved.host) and resolved.api_key:
@@ -71,7 +95,8 @@ def runtime(resolved: Settings, log: Log, *, timeout: float, retry: int, concurr
     def http_factory(pool: int) -> Any:
         from .http import Http
 
-        return Http(resolved.host, resolved.api_key, timeout, retry, pool, log, ca_bundle=ca_bundle)
+        return Http(resolved.host, resolved.api_key, timeout, retry, pool, log, ca_bundle=ca_bundle,
+                    login_hosts=load_model().services[DEFAULT_SERVICE].login_hosts)
 
     def service_factory(service: Service, options: Mapping[str, Any]) -> Any:
         return service_http(service, options, resolved.values, log, timeout=timeout, retry=retry,
@@ -117,4 +142,5 @@ def service_http(service: Service, options: Mapping[str, Any], file_values: Mapp
     log.debug(f"{service.title} {mask_url(url)} (from {url_from}); API key "
               + (f"from {key_from}" if key else "not configured"))
     return Http(url.rstrip("/"), key, timeout, retry, pool, log, ca_bundle=ca_bundle,
-                auth_header=service.auth_header, auth_statuses=service.auth_statuses)
+                auth_header=service.auth_header, auth_statuses=service.auth_statuses,
+                login_hosts=service.login_hosts)

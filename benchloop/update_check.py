@@ -11,6 +11,11 @@ or the HTML simple page, 3 s timeout) while the command runs; the notice is
 printed on stderr only if the answer is already there when the command ends,
 so nothing is ever printed after ``bl`` exits.  The cache records failures
 too, so an unreachable index is not asked again for 24 hours.
+
+The index is hostile until proven otherwise: a version that is not a plain
+version string (letters, digits, ``.+!_-``) gives no notice at all, so no
+escape sequence reaches the terminal; the index URL is printed without its
+credentials, and the cache (0600) keeps only a digest of it.
 """
 
 from __future__ import annotations
@@ -117,11 +122,39 @@ def fetch_latest(index: str) -> str | None:
     return max(stable or versions, key=lambda v: version_key(v) or ((),), default=None)
 
 
+_PLAIN_VERSION = re.compile(r"[0-9A-Za-z.+!_-]{1,64}")
+
+
+def index_digest(index: str) -> str:
+    """What the cache keeps of the index URL: a digest (the URL may carry credentials)."""
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(index.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def shown_index(index: str) -> str:
+    """The index URL for a notice: any ``user:password@`` replaced by ``***@``, control
+    characters escaped."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(index)
+        if "@" in parts.netloc:
+            index = urlunsplit(parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]))
+    except ValueError:
+        index = "the configured index"
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in index)
+
+
 def _write_cache(path: Path, latest: str | None, index: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"checked_at": time.time(), "latest_version": latest, "index": index}))
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            os.fchmod(handle.fileno(), 0o600)
+            handle.write(json.dumps({"checked_at": time.time(), "latest_version": latest,
+                                     "index": index_digest(index)}))
         os.replace(tmp, path)
     except OSError:
         pass
@@ -140,7 +173,7 @@ class UpdateCheck:
         try:
             data = json.loads(self.cache.read_text())
             age = time.time() - float(data["checked_at"])
-            if 0 <= age < INTERVAL and data.get("index") == self.index:
+            if 0 <= age < INTERVAL and data.get("index") == index_digest(self.index):
                 self.latest = data.get("latest_version")
                 return
         except (OSError, ValueError, KeyError, TypeError):
@@ -160,9 +193,10 @@ class UpdateCheck:
     def notice(self) -> str | None:
         if self.thread is not None and self.thread.is_alive():
             return None
-        if newer(self.latest, self.current):
-            return (f"[update] benchloop-client {self.latest} is available (installed {self.current}); "
-                    f"upgrade: pip install --upgrade {PACKAGE} --index-url {self.index}")
+        latest = self.latest
+        if isinstance(latest, str) and _PLAIN_VERSION.fullmatch(latest) and newer(latest, self.current):
+            return (f"[update] benchloop-client {latest} is available (installed {self.current}); "
+                    f"upgrade: pip install --upgrade {PACKAGE} --index-url {shown_index(self.index)}")
         return None
 
 

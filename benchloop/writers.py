@@ -17,15 +17,18 @@ root.  ``join_under`` checks the final path once more.
 
 from __future__ import annotations
 
+import errno
 import hashlib
-import itertools
 import json
 import os
 import re
+import stat
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
+
+from .errors import BenchloopError, Cancelled
 
 _UNSAFE = re.compile(r"[/\\\x00-\x1f\x7f%]")
 MAX_COMPONENT_BYTES = 200
@@ -126,28 +129,118 @@ def _umask_mode() -> int:
     return 0o666 & ~mask
 
 
-_SEQ = itertools.count()
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW  # O_EXCL never follows a symlink either
+# Temp names: ``.<name>.%tmp-<16 hex>.<tmp|part>``.  The token is random, so no server-chosen
+# name can predict it, and ``%t`` never occurs in a name ``safe_component`` or ``quote`` made
+# (a ``%`` there is always followed by two upper-case hex digits): an artifact named like a temp
+# file is never taken for one.
+TEMP_NAME = re.compile(r"^\..*\.%tmp-[0-9a-f]{16}\.(tmp|part)$")
+_random = __import__("random").Random(os.urandom(16))
+_random_lock = threading.Lock()
+_swept: set[str] = set()
+_swept_lock = threading.Lock()
+_live: set[str] = set()  # temp files open right now (removed by ``remove_live_temps`` on a forced exit)
+_live_lock = threading.Lock()
+FATAL_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, getattr(errno, "EDQUOT", errno.ENOSPC)})
+_REASONS = {
+    errno.ENOSPC: "no space left on device",
+    errno.EROFS: "read-only file system",
+    getattr(errno, "EDQUOT", -1): "disk quota exceeded",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.ENOTDIR: "a component of the path is a file, not a directory",
+    errno.EISDIR: "it is a directory",
+    errno.ENAMETOOLONG: "file name too long",
+    errno.EEXIST: "it exists and is not a regular file",
+}
 
 
-def _open_temp(tmp: str, mode: int) -> tuple[int, bool]:
-    """``(fd, created)``: create ``tmp`` exclusively, or open the one already there (a
-    leftover, or a file another writer is filling); retried while a concurrent writer
-    renames it away or creates it between our two attempts."""
-    for _ in range(100):
+class LocalFileError(BenchloopError):
+    """A local file could not be written: a failure of the id (or entry) that wanted it."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"cannot write {path}: {reason}")
+        self.path = path
+
+
+class NoRoomError(Cancelled):
+    """A write failed in a way every further write will too (disk full, read-only file
+    system): the command stops (a ``Cancelled``, so every handler lets it through)."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"cannot write {path}: {reason}; stopped, every further write would fail too")
+        self.path = path
+
+
+def local_error(exc: OSError, path: str | None = None) -> BenchloopError:
+    """The error of one local file operation, naming the path; ``NoRoomError`` when no write can
+    succeed any more."""
+    if isinstance(exc, BenchloopError):
+        return exc
+    where = path or exc.filename or "a local file"
+    if isinstance(exc, NotRegular):
+        reason = exc.strerror
+    else:
+        reason = _REASONS.get(exc.errno or 0) or exc.strerror or str(exc) or type(exc).__name__
+    if exc.errno in FATAL_ERRNOS:
+        return NoRoomError(str(where), reason)
+    return LocalFileError(str(where), reason)
+
+
+class NotRegular(OSError):
+    """A FIFO, socket or device where a file is to be written: refused, never opened."""
+
+
+def _refuse_special(path: str) -> None:
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode) or stat.S_ISDIR(mode)):
+        raise NotRegular(errno.EEXIST, "it exists and is not a regular file (a FIFO, socket or device); "
+                         "refusing to write there", path)
+
+
+def _token() -> str:
+    with _random_lock:
+        return f"{_random.getrandbits(64):016x}"
+
+
+def _sweep(directory: str) -> None:
+    """Remove the temp files of killed runs in ``directory`` (once per directory and process):
+    names of the temp pattern, regular files, whose lock is free (their writer is gone)."""
+    import fcntl
+
+    key = os.path.abspath(directory)
+    with _swept_lock:
+        if key in _swept:
+            return
+        _swept.add(key)
+    try:
+        names = [n for n in os.listdir(directory) if n.startswith(".") and TEMP_NAME.match(n)]
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(directory, name)
         try:
-            return os.open(tmp, _CREATE, mode), True
-        except FileNotFoundError:
-            os.makedirs(os.path.dirname(tmp) or ".", exist_ok=True)
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW)
+        except OSError:
             continue
-        except FileExistsError:
-            pass
         try:
-            return os.open(tmp, os.O_WRONLY | _NOFOLLOW), False
-        except FileNotFoundError:
-            continue  # renamed away by its writer just now: try to create it again
-    raise OSError(f"cannot open a temp file beside {tmp!r}: it keeps appearing and disappearing")
+            here = os.fstat(fd)
+            if not stat.S_ISREG(here.st_mode):
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # a live writer's file
+            if _still_at(fd, path):
+                os.unlink(path)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
 
 def _still_at(fd: int, path: str) -> bool:
@@ -160,46 +253,60 @@ def _still_at(fd: int, path: str) -> bool:
 
 
 def temp_beside(path: str, suffix: str = ".tmp", mode: int | None = None) -> tuple[int, str]:
-    """Open a hidden temp file next to ``path``: ``.<name><suffix>``, locked, with
-    its final permissions (``mode``, default 0666 minus the umask).
+    """Create a hidden temp file next to ``path``: ``.<name>.%tmp-<random>.<suffix>``, created
+    with ``O_EXCL`` (never an existing file, FIFO or symlink), locked, with its final
+    permissions (``mode``, default 0666 minus the umask).
 
-    The name is fixed per destination so that the leftover of a killed run
-    (SIGKILL leaves no chance to clean up) is simply reused by the next run
-    instead of piling up.  An exclusive ``flock`` tells a leftover (lock free:
-    its writer is dead) from a file another live writer is filling (locked);
-    in that case a unique name is used instead.  The common case - no
-    leftover - costs one ``open`` and one ``flock``.
+    The name is unpredictable, so no file the server names and no file of the user is ever
+    opened, truncated or taken over.  Leftovers of a killed run (SIGKILL leaves no chance to
+    clean up) are found by their pattern plus a free lock, the first time a process writes
+    into their directory.  A FIFO, socket or device at ``path`` itself is refused.
     """
     import fcntl
 
     directory = os.path.dirname(path) or "."
-    tmp = os.path.join(directory, f".{os.path.basename(path)[:60]}{suffix}")
+    _refuse_special(path)
+    _sweep(directory)
     # A new file gets 0666 minus the umask from the kernel itself; an explicit mode is
     # applied exactly with fchmod (the umask would otherwise narrow it).
     final = 0o666 if mode is None else mode
+    base = os.path.basename(path)[:60]
     for _ in range(100):
-        fd, fresh = _open_temp(tmp, final)
+        tmp = os.path.join(directory, f".{base}.%tmp-{_token()}{suffix}")
+        try:
+            fd = os.open(tmp, _CREATE, final)
+        except FileNotFoundError:
+            os.makedirs(directory, exist_ok=True)
+            continue
+        except FileExistsError:
+            continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:  # a live writer fills that one: take a name of our own
-            os.close(fd)
-            tmp = f"{tmp}.{os.getpid()}-{threading.get_ident() % 100000}-{next(_SEQ)}"
-            fd, fresh = os.open(tmp, _CREATE, final), True
-            break
-        if fresh or _still_at(fd, tmp):
-            break
-        # We opened another writer's temp file just before it was renamed to its
-        # destination: that inode is now a finished file, never truncate it.
-        os.close(fd)
+            if _still_at(fd, tmp):
+                break
+        except OSError:
+            pass
+        os.close(fd)  # another process swept it between our create and our lock: a new name
     else:
-        raise OSError(f"cannot lock a temp file beside {path!r}")
-    if not fresh:
-        os.ftruncate(fd, 0)  # a dead run's leftover: reuse it
+        raise OSError(errno.EAGAIN, "cannot create a temp file", path)
     if mode is not None:
         os.fchmod(fd, mode)
-    elif not fresh:
-        os.fchmod(fd, _umask_mode())
+    with _live_lock:
+        _live.add(tmp)
     return fd, tmp
+
+
+def remove_live_temps() -> None:
+    """Remove every temp file still open in this process (a forced exit after Ctrl-C, when
+    workers blocked in a read could not clean up after themselves)."""
+    with _live_lock:
+        paths = list(_live)
+        _live.clear()
+    for path in paths:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 def remove_stale_dirs(parent: str, prefix: str) -> None:
@@ -238,18 +345,26 @@ def replacing(path: str, suffix: str = ".tmp", mode: int | None = None):
     life of the temp name and no other writer can take the file over between
     the last write and the rename.
     """
-    fd, tmp = temp_beside(path, suffix, mode)
+    try:
+        fd, tmp = temp_beside(path, suffix, mode)
+    except OSError as exc:
+        raise local_error(exc, path) from None
     try:
         yield fd, tmp
+        _refuse_special(path)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):
+            raise local_error(exc, path) from None
         raise
     finally:
         os.close(fd)
+        with _live_lock:
+            _live.discard(tmp)
 
 
 def atomic_write(path: str, data: bytes | str, mode: int | None = None) -> None:

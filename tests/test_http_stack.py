@@ -433,16 +433,19 @@ def test_missing_ok_is_the_built_in_check(tmp_path, reply, error):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_missing_ok_treats_an_html_login_page_as_an_auth_failure(tmp_path):
+def test_missing_ok_takes_an_html_page_named_login_for_a_missing_artifact(tmp_path):
+    # Words in a URL mean nothing: only a redirect to a configured login host is a login page.
     with start_scripted({"/sso/login.htm": Reply(200, b"<html>login</html>", "text/html")}) as srv:
-        with pytest.raises(AuthError):
+        with pytest.raises(ArtifactMissing):
             _download(srv.url, "/sso/login.htm", tmp_path / "obj", missing_ok=True)
 
 
 def test_a_redirect_to_a_login_page_is_an_auth_failure(tmp_path):
-    with start_scripted({"/obj": Reply(302, b"", headers={"Location": "/login.example/sso?back=x"})}) as srv:
+    location = "/_sso/login.example/ssoLogin.htm?back=x"  # the SSO page, served by the origin itself
+    with start_scripted({"/obj": Reply(302, b"", headers={"Location": location})}) as srv:
+        http = Http(srv.url, KEY, 10, 2, 4, _Log(), login_hosts=("login.example",))
         with pytest.raises(AuthError):
-            _download(srv.url, "/obj", tmp_path / "obj")
+            http.download("/obj", str(tmp_path / "obj"))
         paths = [s.path for s in srv.seen]
     assert paths == ["/obj"]
 

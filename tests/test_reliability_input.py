@@ -512,7 +512,7 @@ def test_fuzz_origin_checks_never_raise(a, b):
             bl_http.same_origin(url, "http://127.0.0.1:8080")
         except ValueError:
             pass  # urlsplit refuses some hosts/ports; the caller treats that as foreign
-        bl_http.looks_like_login(url)
+        bl_http.is_login_url(url, ("login.example",), "http://127.0.0.1:8080")
 
 
 FILE_TEMPLATES = sorted({

@@ -284,12 +284,12 @@ def test_the_key_is_not_printed_for_a_wrong_key_or_a_dead_host(plain_sb, monkeyp
 
 
 def test_the_key_is_not_printed_in_an_unexpected_error_traceback(plain_sb, tmp_path):
-    blocker = tmp_path / "not-a-dir"
-    blocker.write_text("x")
-    result = run_inprocess("--host", plain_sb.url, "--api-key", KEY, "-v", "report", "download",
-                           "-j", "G1-J0001", "-o", str(blocker / "out"))
+    # An id that is not valid UTF-8 fails on its own (UnicodeEncodeError); -v shows the traceback.
+    result = run_inprocess("--host", plain_sb.url, "--api-key", KEY, "-v", "report", "get", "-j", "-",
+                           stdin="G1-J0001 bad\udcff-id")
     assert result.code == 1, result.err
-    assert "unexpected error" in result.err and "Traceback" in result.err  # -v shows it
+    assert "UnicodeEncodeError" in result.err and "Traceback" in result.err  # -v shows it
+    assert '"job_id": "G1-J0001"' in result.out
     assert not key_leaks(result.out + result.err)
 
 

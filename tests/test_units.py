@@ -93,36 +93,30 @@ def test_join_under_refuses_dot_segments_and_absolute_paths(tmp_path):
 
 
 def test_a_symlink_planted_at_the_temp_name_is_never_followed(tmp_path):
-
+    # Temp names are unpredictable (O_EXCL): a file planted at the old fixed name is never used.
     victim = tmp_path / "victim"
     victim.write_text("keep me")
     (tmp_path / ".out.json.tmp").symlink_to(victim)
-    with pytest.raises(OSError):
-        atomic_write(str(tmp_path / "out.json"), "new")
+    atomic_write(str(tmp_path / "out.json"), "new")
     assert victim.read_text() == "keep me"
-    assert not (tmp_path / "out.json").exists()
+    assert (tmp_path / "out.json").read_text() == "new"
+    assert (tmp_path / ".out.json.tmp").is_symlink()
 
 
-def test_a_leftover_renamed_away_while_we_open_it_is_not_taken_over(tmp_path, monkeypatch):
-    # Another writer renames its finished temp file to the destination between our
-    # open() and our flock(): that inode is now its final file, never ours to truncate.
+def test_a_leftover_of_a_live_writer_is_not_taken_over(tmp_path):
+    # A temp file whose lock is held (a live writer) is never swept, truncated or reused.
     import fcntl
 
+    from benchloop import writers
 
-    dest, tmp = tmp_path / "out.json", tmp_path / ".out.json.tmp"
-    tmp.write_text("theirs, finished")
-    real_flock, calls = fcntl.flock, []
-
-    def flock_after_their_rename(fd, op):
-        if not calls:
-            os.replace(tmp, dest)
-        calls.append(fd)
-        return real_flock(fd, op)
-
-    monkeypatch.setattr(fcntl, "flock", flock_after_their_rename)
-    atomic_write(str(dest), "ours")
-    assert dest.read_text() == "ours" and len(calls) == 2
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+    theirs = tmp_path / ".out.json.%tmp-0123456789abcdef.tmp"
+    theirs.write_text("theirs, being written")
+    with open(theirs) as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        writers._swept.discard(str(tmp_path))
+        atomic_write(str(tmp_path / "out.json"), "ours")
+    assert theirs.read_text() == "theirs, being written"
+    assert (tmp_path / "out.json").read_text() == "ours"
 
 
 def _current_umask() -> int:
