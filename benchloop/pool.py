@@ -15,7 +15,15 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import EXIT_FAILURE, EXIT_NETWORK, EXIT_OK, AuthError, BenchloopError, StepError
+from .errors import (
+    EXIT_FAILURE,
+    EXIT_NETWORK,
+    EXIT_OK,
+    AuthError,
+    BenchloopError,
+    StepError,
+    UsageError,
+)
 from .http import current_slots, use_slots
 from .writers import NoRoomError, local_error
 
@@ -64,11 +72,13 @@ def as_error(exc: Exception, log: Any = None) -> BenchloopError:
     One bad id never takes the others down: a local file error names its path (and is a
     ``NoRoomError``, which stops the command, when no further write can succeed), an answer
     nested too deeply or a name that cannot be encoded is a clear message; anything else is
-    ``<Type>: <text>``.  ``KeyboardInterrupt`` and ``SystemExit`` are not ``Exception``s and
-    never come here.
+    ``<Type>: <text>``.  A ``UsageError`` is raised again (exit 2); ``KeyboardInterrupt`` and
+    ``SystemExit`` are not ``Exception``s and never come here.
     """
     if isinstance(exc, BenchloopError):
         return exc
+    if isinstance(exc, UsageError):  # the command line is wrong: exit 2, whichever id found it
+        raise exc
     if isinstance(exc, OSError):
         return local_error(exc)
     if log is not None and getattr(log, "verbose", False):  # -v: where it came from
@@ -109,7 +119,7 @@ def run_pool(idents: list[str], work: Callable[[str], Any], concurrency: int,
             use_slots(gate)
         try:
             return Outcome(ident, value=work(ident))
-        except (AuthError, NoRoomError):
+        except (AuthError, NoRoomError, UsageError):
             cancel()
             raise
         except MultiFailure as exc:
