@@ -32,7 +32,9 @@ def _hint(opt: Option) -> tuple[Any, dict[str, Any]]:
     if kind == "choice":  # validated by the handler, after the ids (docs/contract.md 1.4 order)
         return str, {}
     if kind == "int":  # minimums are checked by the handler, with the table's message
-        return int, {}
+        # An option without a default may stay unset: None must be a valid value (Cyclopts
+        # validates defaults through pydantic whenever pydantic is imported).
+        return (int if opt.default is not None else int | None), {}
     return str | None, {}
 
 

@@ -856,15 +856,15 @@ def build_model(data: Mapping[str, Any]) -> Spec:
     return _Builder(data).spec()
 
 
-_MODELS: dict[int, Spec] = {}
+_MODELS: dict[int, tuple[Any, Spec]] = {}
 
 
 def load_model() -> Spec:
-    """The model of the installed table, built once per process."""
+    """The model of the installed table, built once per compiled table."""
     from .specload import load_spec
 
     data = load_spec()
-    model = _MODELS.get(id(data))
-    if model is None:
-        model = _MODELS[id(data)] = build_model(data)
-    return model
+    cached = _MODELS.get(id(data))
+    if cached is None or cached[0] is not data:  # an id can be reused once its table is gone
+        cached = _MODELS[id(data)] = (data, build_model(data))
+    return cached[1]
