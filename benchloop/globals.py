@@ -19,7 +19,7 @@ GLOBAL_OPTIONS: list[dict[str, Any]] = [
     {"name": "pretty", "flags": ["--pretty"], "negative": "--no-pretty", "type": "bool", "default": True,
      "help": "Indent JSON output (stdout, JSON files); --no-pretty prints compact JSON."},
     {"name": "timeout", "flags": ["--timeout"], "type": "float", "default": 300.0,
-     "help": "HTTP timeout in seconds for each connect, read and write."},
+     "help": "Seconds each HTTP request may take as a whole (a cut download resumes at its next attempt)."},
     {"name": "retry", "flags": ["--retry"], "type": "int", "default": 4,
      "help": "Retries after the first attempt for network errors, 5xx and 429 (negative counts as 0)."},
     {"name": "concurrency", "flags": ["--concurrency"], "type": "int", "default": 5, "min": 1,

@@ -653,7 +653,7 @@ class Http:
                 raise ApiError(status, "the JSON answer is nested too deeply to parse") from None
             return value
 
-        return self.policy.run(method, path, attempt)
+        return self.policy.run(method, shown_url(self.host + path, params), attempt)
 
     def _exchange(self, request: Any) -> tuple[int, Any, bytes, str | None]:
         """One request: ``(status, headers, body, problem)``; ``problem`` says why the body is unusable."""
@@ -758,6 +758,19 @@ class _Deadline:
         _when.deadline = None
 
 
+def shown_url(url: str, params: dict[str, Any] | None = None) -> str:
+    """A URL as ``-v`` shows it: whole, with the query of an API call (never a presigned
+    download's, whose query is a credential) and any ``user:password@`` masked."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is not None:
+        netloc = parts.netloc.rsplit("@", 1)
+        parts = parts._replace(netloc=f"{parts.username}:***@{netloc[-1]}")
+    shown = urlunsplit(parts)
+    return shown + ("?" + _query(params) if params else "")
+
+
 def _both(first, second):
     def check(status: int, headers: Any, url: str) -> None:
         first(status, headers, url)
@@ -823,7 +836,7 @@ class _Download:
     def run(self) -> int:
         import os
 
-        self.http.policy.run("GET", self.url.split("?")[0], self.attempt)
+        self.http.policy.run("GET", shown_url(self.url.split("?")[0]), self.attempt)
         return os.path.getsize(self.tmp)
 
     def attempt(self) -> None:

@@ -1,0 +1,20 @@
+"""``-v`` shows every retry with the whole URL that was tried, never a secret.
+
+A newcomer who points ``--host`` at the wrong place should see, with ``-v``,
+exactly which URL each attempt went to; the API key (a header) and a password
+in the host URL must not appear.
+"""
+
+from __future__ import annotations
+
+
+def test_retries_name_the_whole_url_and_hide_the_secrets(bl, closed_port):
+    key = "verbose-secret-key-1234"
+    result = bl("--host", f"http://user:hunter2@127.0.0.1:{closed_port}", "--api-key", key, "-v",
+                "--retry", "1", "metrics", "get", "-j", "G1-J0001")
+    assert result.code == 4
+    retries = [line for line in result.err.splitlines() if line.startswith("[debug] GET ")]
+    assert retries, result.err
+    assert retries[0].startswith(
+        f"[debug] GET http://user:***@127.0.0.1:{closed_port}/openapi/metrics/G1-J0001?source=trace: ")
+    assert "hunter2" not in result.err and key not in result.err
