@@ -16,20 +16,14 @@ import shutil
 import tempfile
 import zipfile
 from typing import Any
-from urllib.parse import quote
 
 from .errors import AuthError, Cancelled
 from .model import Part
 from .pipeline import Pipeline
 from .pool import Failure, MultiFailure, Outcome, as_error
 from .shapes import task_job_ids
-from .template import Context, render_file, render_label
+from .template import Context, entry_component, render_file, render_label
 from .writers import NoRoomError, dumps, join_under, remove_stale_dirs, replacing, safe_component
-
-
-def entry_component(job: str) -> str:
-    """A job id as one archive/file name component: quoted (docs/contract.md 2.8), length-capped."""
-    return safe_component(quote(job, safe="-_."), encode=False)
 
 
 class ArchiveRun:

@@ -863,8 +863,26 @@ class _Download:
                 _release(response)
 
     def save(self, response: Any) -> None:
-        import re
+        """Write one answer's body to the temp file, or raise what the answer means."""
+        self.refuse(response)
+        status = response.status_code
+        try:
+            decoder = _decoder(response.headers)
+        except _Undecodable as exc:
+            raise ApiError(status, str(exc)) from None
+        declared = response.headers.get("content-length", "")
+        length = int(declared) if declared.isdigit() else None  # this answer's raw (encoded) length
+        mode, total = self.placement(response, decoder, length)
+        raw = self.stream(response, decoder, mode)
+        if length is not None and raw != length:
+            if decoder is not None:
+                self.have = 0
+            raise Failed(SENT, NetworkError(f"body cut short: {raw} of {length} bytes"))
+        if total is not None and self.have != total:
+            raise Failed(SENT, NetworkError(f"body cut short: {self.have} of {total} bytes"))
 
+    def refuse(self, response: Any) -> None:
+        """Raise for an answer that carries no body to save (auth, the caller's check, errors)."""
         http = self.http
         status = response.status_code
         if status in http.auth_statuses:
@@ -880,16 +898,12 @@ class _Download:
                          retry_after(response.headers.get("retry-after")))
         if status >= 400:
             raise ApiError(status, _error_text(response, http._transport_error, secret=http.api_key))
-        try:
-            decoder = _decoder(response.headers)
-        except _Undecodable as exc:
-            raise ApiError(status, str(exc)) from None
-        total = None  # the whole object's length, when known from Content-Range
-        length = None  # this answer's raw (encoded) body length, from Content-Length
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit():
-            length = int(declared)
-        if status == 206:
+
+    def placement(self, response: Any, decoder: Any, length: int | None) -> tuple[str, int | None]:
+        """``(file mode, whole length)``: append a 206 that continues the same object, else start over."""
+        import re
+
+        if response.status_code == 206:
             match = re.match(r"bytes (\d+)-(\d+)/(\d+|\*)", response.headers.get("content-range", ""))
             if (decoder is not None or not match or int(match.group(1)) != self.have or not self.have
                     or match.group(3) == "*" or int(match.group(3)) != self.length):
@@ -899,48 +913,43 @@ class _Download:
                 self.have = 0
                 raise Failed(RESTART, NetworkError("partial content (HTTP 206) that does not continue "
                                                    "the same object; starting over"))
-            total = int(match.group(3))
-            mode = "ab"
-        else:
-            if self.have:
-                http.log.debug(f"{self.url.split('?')[0]}: the object changed or no resume support; "
-                               "starting over")
-            self.have = 0
-            mode = "wb"
-            headers = response.headers
-            self.validator = headers.get("etag") or headers.get("last-modified") or None
-            if self.validator is not None and self.validator.startswith("W/"):
-                self.validator = None  # a weak ETag cannot validate a byte range (RFC 9110 13.1.5)
-            self.length = length if decoder is None else None
+            return "ab", int(match.group(3))
+        if self.have:
+            self.http.log.debug(f"{self.url.split('?')[0]}: the object changed or no resume support; "
+                                "starting over")
+        self.have = 0
+        headers = response.headers
+        self.validator = headers.get("etag") or headers.get("last-modified") or None
+        if self.validator is not None and self.validator.startswith("W/"):
+            self.validator = None  # a weak ETag cannot validate a byte range (RFC 9110 13.1.5)
+        self.length = length if decoder is None else None
+        return "wb", None
+
+    def stream(self, response: Any, decoder: Any, mode: str) -> int:
+        """Copy the body (decoded when it came compressed) into the temp file; the raw bytes read."""
         raw = 0
         try:
             with open(self.tmp, mode) as handle:
                 for chunk in response.iter_raw():  # as received: a cut keeps every byte that came
                     raw += len(chunk)
                     for data in (decoder.pieces(chunk) if decoder is not None else (chunk,)):
-                        handle.write(data)
-                        self.have += len(data)
-                        if self.on_bytes:
-                            self.on_bytes(len(data))
-                    if http.cancelled.is_set():
+                        self.keep(handle, data)
+                    if self.http.cancelled.is_set():
                         raise Cancelled("cancelled")
                 if decoder is not None:
-                    data = decoder.finish()
-                    if data:
-                        handle.write(data)
-                        self.have += len(data)
-                        if self.on_bytes:
-                            self.on_bytes(len(data))
+                    self.keep(handle, decoder.finish())
         except _Undecodable as exc:
             self.have = 0
-            raise ApiError(status, str(exc)) from None
+            raise ApiError(response.status_code, str(exc)) from None
         except BaseException:
             if decoder is not None:
                 self.have = 0  # decoded bytes cannot be resumed with a Range of encoded ones
             raise
-        if length is not None and raw != length:
-            if decoder is not None:
-                self.have = 0
-            raise Failed(SENT, NetworkError(f"body cut short: {raw} of {length} bytes"))
-        if total is not None and self.have != total:
-            raise Failed(SENT, NetworkError(f"body cut short: {self.have} of {total} bytes"))
+        return raw
+
+    def keep(self, handle: Any, data: bytes) -> None:
+        if data:
+            handle.write(data)
+            self.have += len(data)
+            if self.on_bytes:
+                self.on_bytes(len(data))

@@ -778,7 +778,7 @@ class _Builder:
         params = dict(data.get("with") or {})
         step_endpoints, step_enums = {}, {}
         if data.get("step"):
-            from .steps import ENDPOINT_PARAMS, OPTIONAL_ENDPOINT_PARAMS
+            from .stepdefs import ENDPOINT_PARAMS, OPTIONAL_ENDPOINT_PARAMS
 
             keys = (*ENDPOINT_PARAMS.get(data["step"], ()), *OPTIONAL_ENDPOINT_PARAMS.get(data["step"], ()))
             for key in keys:

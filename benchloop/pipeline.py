@@ -314,7 +314,7 @@ class Pipeline:
         return False
 
     def write(self, part: Part, path: str, value: Any) -> None:
-        from .steps import WRITTEN
+        from .stepdefs import WRITTEN
 
         if value is None or value is WRITTEN:
             return

@@ -101,18 +101,10 @@ SPARE_THREADS = 2
 INTERRUPT_GRACE = 0.8
 
 
-def run_pool(idents: list[str], work: Callable[[str], Any], concurrency: int,
-             cancel: Callable[[], None], log: Any = None) -> list[Outcome]:
-    """Run ``work`` per id, in parallel, keeping input order; a 401 cancels the rest.
-
-    At most ``concurrency`` requests are on the wire at once: the workers share
-    one gate of that many slots, held only while a request is in flight.  A
-    pool started by a worker of another pool (a fan-out per id, a section of
-    ``pull``) counts as one request of that outer pool while it runs, so the
-    spare threads never multiply: nested pools stay within outer x inner
-    ``concurrency``.  ``cancel`` stops the HTTP client's remaining requests.
-    """
-    gate = threading.BoundedSemaphore(concurrency) if concurrency > 1 and len(idents) > 1 else None
+def _guarded(work: Callable[[str], Any], gate: threading.Semaphore | None, cancel: Callable[[], None],
+             log: Any) -> Callable[[str], Outcome]:
+    """``work`` for one id, turned into its Outcome: a failure of that id stays that id's
+    (whatever its exception); a 401, a usage error or a full disk cancels the rest."""
 
     def guarded(ident: str) -> Outcome:
         if gate is not None:
@@ -131,6 +123,36 @@ def run_pool(idents: list[str], work: Callable[[str], Any], concurrency: int,
                 raise error from None
             return Outcome(ident, failures=[Failure(ident, str(error), error.network)])
 
+    return guarded
+
+
+def _results(futures: list[Any]) -> list[Outcome]:
+    """Every id's outcome in input order; the first 401 or full disk is raised after all ended."""
+    outcomes: list[Outcome] = []
+    fatal: BenchloopError | None = None
+    for future in futures:
+        try:
+            outcomes.append(future.result())
+        except (AuthError, NoRoomError) as exc:
+            fatal = fatal or exc
+    if fatal is not None:
+        raise fatal
+    return outcomes
+
+
+def run_pool(idents: list[str], work: Callable[[str], Any], concurrency: int,
+             cancel: Callable[[], None], log: Any = None) -> list[Outcome]:
+    """Run ``work`` per id, in parallel, keeping input order; a 401 cancels the rest.
+
+    At most ``concurrency`` requests are on the wire at once: the workers share
+    one gate of that many slots, held only while a request is in flight.  A
+    pool started by a worker of another pool (a fan-out per id, a section of
+    ``pull``) counts as one request of that outer pool while it runs, so the
+    spare threads never multiply: nested pools stay within outer x inner
+    ``concurrency``.  ``cancel`` stops the HTTP client's remaining requests.
+    """
+    gate = threading.BoundedSemaphore(concurrency) if concurrency > 1 and len(idents) > 1 else None
+    guarded = _guarded(work, gate, cancel, log)
     if concurrency <= 1 or len(idents) <= 1:
         return [guarded(ident) for ident in idents]
     outer = current_slots()
@@ -140,16 +162,7 @@ def run_pool(idents: list[str], work: Callable[[str], Any], concurrency: int,
     futures: list[Any] = []
     try:
         futures = [pool.submit(guarded, ident) for ident in idents]
-        outcomes: list[Outcome] = []
-        fatal: BenchloopError | None = None
-        for future in futures:
-            try:
-                outcomes.append(future.result())
-            except (AuthError, NoRoomError) as exc:
-                fatal = fatal or exc
-        if fatal is not None:
-            raise fatal
-        return outcomes
+        return _results(futures)
     except KeyboardInterrupt:
         # Ctrl-C: never wait for workers blocked in a read.  The cancel aborts the client's
         # connections, so they end at once and remove their temp files; whatever is not done

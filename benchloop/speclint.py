@@ -151,7 +151,7 @@ def _check_step(spec: dict[str, Any], where: str, part: dict[str, Any], problems
     ``bound``: what the part has bound (dimension id, archive job, each, earlier parts);
     the step's own ``STEP_BINDS`` are added per ``with:`` key.
     """
-    from .steps import ENDPOINT_PARAMS, OPTIONAL_ENDPOINT_PARAMS, STEP_BINDS, STEPS
+    from .stepdefs import ENDPOINT_PARAMS, OPTIONAL_ENDPOINT_PARAMS, STEP_BINDS, STEPS
 
     bound, known = set(bound or ()), set(known or ())
 

@@ -38,7 +38,7 @@ def cache_dir() -> Path:
 
 
 _COMPILER_FILES = (
-    "speccompile.py", "speclint.py", "specfiles.py", "shapes.py", "pagination.py", "globals.py", "steps/__init__.py",
+    "speccompile.py", "speclint.py", "specfiles.py", "shapes.py", "pagination.py", "globals.py", "stepdefs.py",
 )
 
 

@@ -93,5 +93,13 @@ def render_file(template: str, ctx: Context) -> str:
     return VAR.sub(lambda m: safe_component(str(ctx.lookup(m.group(1)))), template)
 
 
+def entry_component(job: str) -> str:
+    """A job id as one archive or file name component: percent-quoted (docs/contract.md 2.8),
+    length-capped; task archives and task-mode artifacts name their files this way."""
+    from .writers import safe_component
+
+    return safe_component(quote(job, safe="-_."), encode=False)
+
+
 def render_label(template: str, ctx: Context) -> str:
     return VAR.sub(lambda m: str(ctx.lookup(m.group(1))), template)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from benchloop import steps
+from benchloop import stepdefs as steps
 from benchloop.speccompile import _plain, compile_spec, parse
 from benchloop.speclint import expand, lint
 from benchloop.specload import SpecError, spec_dir

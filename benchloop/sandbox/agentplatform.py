@@ -36,9 +36,6 @@ from typing import Any
 
 from .handlers import ApiError, Request, Response, handler, json_response
 
-# The Benchloop side records the cluster of some groups (the ``group`` endpoint's ``cluster``).
-BENCHLOOP_CLUSTERS = {"APG-PROFILE": "EVAL-HK-PROD-1"}
-
 _TEMPLATE = {
     "name": "swe-agent",
     "params_schema": {

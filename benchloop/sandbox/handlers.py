@@ -198,11 +198,9 @@ def job_meta(app: App, req: Request) -> Response:
 # ----------------------------------------------------------------- groups
 @handler("group")
 def group(app: App, req: Request) -> Response:
-    from .agentplatform import BENCHLOOP_CLUSTERS
-
     gid = req.params["group"]
-    if gid in BENCHLOOP_CLUSTERS:  # an AgentPlatform group Benchloop knows the cluster of (ap-cmd)
-        return json_response({"group_id": gid, "cluster": BENCHLOOP_CLUSTERS[gid]})
+    if gid in payloads.BENCHLOOP_CLUSTERS:  # an AgentPlatform group Benchloop knows the cluster of (ap-cmd)
+        return json_response({"group_id": gid, "cluster": payloads.BENCHLOOP_CLUSTERS[gid]})
     return json_response(payloads.group_object(_group(app, gid)))
 
 

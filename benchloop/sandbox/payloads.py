@@ -528,3 +528,7 @@ def behavior_analysis(task: dict[str, Any]) -> dict[str, Any]:
         },
         "samplingMode": task["samplingMode"],
     }
+
+
+# The Benchloop side records the cluster of some groups (the ``group`` endpoint's ``cluster``).
+BENCHLOOP_CLUSTERS = {"APG-PROFILE": "EVAL-HK-PROD-1"}

@@ -6,9 +6,9 @@ pipeline's request, download, sleep and pool functions (never the pipeline
 itself).  ``call.dest`` is the final file path when the action writes files
 (the step then writes it itself and returns ``WRITTEN``), or ``None`` when the
 value is to be printed.  Steps are imported lazily by name so the CLI never loads code it
-does not run.  ``ENDPOINT_PARAMS`` lists which ``with:`` keys name endpoints,
-``OPTIONAL_ENDPOINT_PARAMS`` those that name one when given, and ``STEP_BINDS``
-the variables a step binds itself, so the table lints can check them.
+does not run.  Their registry (names, the ``with:`` keys that name endpoints,
+the variables each binds) is data in ``benchloop/stepdefs.py``, which the
+model and the lints read without importing any step.
 """
 
 from __future__ import annotations
@@ -16,42 +16,13 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-WRITTEN = object()
-
-STEPS: dict[str, str] = {
-    "trace_export": "benchloop.steps.trace_export:trace_export",
-    "trace_media": "benchloop.steps.trace_media:trace_media",
-    "artifacts": "benchloop.steps.artifacts:artifacts",
-    "behavior_run": "benchloop.steps.behavior_run:behavior_run",
-    "ap_command": "benchloop.steps.ap_command:ap_command",
-}
-
-ENDPOINT_PARAMS: dict[str, tuple[str, ...]] = {
-    "trace_export": ("job_ids",),
-    "trace_media": ("request",),
-    "artifacts": ("listing", "download"),
-    "behavior_run": ("steps", "create"),
-    "ap_command": ("group", "profile", "template", "jobs", "job", "dataset", "lookup"),
-}
-
-# ``with:`` keys that name an endpoint when they are given (artifacts: task mode only).
-OPTIONAL_ENDPOINT_PARAMS: dict[str, tuple[str, ...]] = {
-    "artifacts": ("task",),
-}
-
-# Variables a step binds itself, by ``with:`` key, on top of what the part has bound
-# (the dimension id, an archive's job, earlier parts): the endpoint named under that
-# key may use them in its path or query, the template under that key in its braces.
-# Keys not listed bind nothing more.
-STEP_BINDS: dict[str, dict[str, tuple[str, ...]]] = {
-    "trace_media": {"request": ("oss_uri", "mime")},          # each media reference's query
-    "artifacts": {"listing": ("job",), "download": ("job", "name"),  # every job, each artifact's name
-                  "layout": ("job", "name")},                 # ... and each artifact's name
-    # ap-cmd: every AgentPlatform request names its cluster; each endpoint its own values.
-    "ap_command": {"group": ("cluster",), "profile": ("cluster", "profile", "version"),
-                   "template": ("cluster", "template", "revision"), "jobs": ("cluster",),
-                   "job": ("cluster", "job"), "dataset": ("cluster", "dataset")},
-}
+from ..stepdefs import (  # noqa: F401 - the registry, re-exported for the steps and tests
+    ENDPOINT_PARAMS,
+    OPTIONAL_ENDPOINT_PARAMS,
+    STEP_BINDS,
+    STEPS,
+    WRITTEN,
+)
 
 
 def run(name: str, *args: Any, **kwargs: Any) -> Any:

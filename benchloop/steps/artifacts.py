@@ -23,13 +23,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..archive import entry_component
 from ..errors import AuthError, BenchloopError, Cancelled, StepError
 from ..items import wanted
 from ..log import ByteProgress, Counter
 from ..pool import Failure, MultiFailure, Outcome, aggregate
 from ..shapes import task_job_ids
-from ..template import VAR
+from ..template import VAR, entry_component
 from ..writers import safe_component
 from . import WRITTEN
 
