@@ -38,7 +38,7 @@ class ArchiveRun:
         ctx = Context({**p.opts, "task": self.task})
         path = join_under(p.root, render_file(self.spec.file, Context({"task": self.task})))
         if p.skip_existing and os.path.isfile(path):
-            p.rt.log.per_file(f"skip existing {path}")
+            p.rt.log.file("skip existing", path)
             return path, []
         task = p.request(self.spec.task_request, ctx)
         jobs = task_job_ids(task, self.task)
@@ -118,7 +118,7 @@ class ArchiveRun:
         }
         p.rt.log.progress(f"creating archive {path}")
         self.write_zip(path, staging, [o.ident for o in ok], manifest)
-        p.rt.log.per_file(f"wrote {path}")
+        p.rt.log.file("wrote", path)
         return path, failures
 
     def write_zip(self, path: str, staging: str, jobs: list[str], manifest: dict[str, Any]) -> None:

@@ -101,6 +101,17 @@ class Log:
         if not self.quiet:
             self._emit(f"[info] {message}")
 
+    FILE_VERBS = {"wrote": "written", "downloaded": "written", "skip existing": "skipped"}
+
+    def file(self, verb: str, path: str, note: str = "") -> None:
+        """A file written, downloaded or left alone: its line (``per_file``), and ``touched``."""
+        self.touched(self.FILE_VERBS[verb], path)
+        self.per_file(f"{verb} {path}{note}")
+
+    def touched(self, kind: str, path: str) -> None:
+        """A file was ``written`` or ``skipped``; a front end that reports files (the Python
+        client's ``DownloadResult``) overrides this instead of reading the lines."""
+
     def per_file(self, message: str) -> None:
         """A line about one file (``wrote``, ``downloaded``, ``skip existing``, ...).
 

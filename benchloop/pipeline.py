@@ -309,7 +309,7 @@ class Pipeline:
 
     def skip(self, path: str) -> bool:
         if self.skip_existing and writers.exists(path):
-            self.rt.log.per_file(f"skip existing {path}")
+            self.rt.log.file("skip existing", path)
             return True
         return False
 
@@ -325,7 +325,7 @@ class Pipeline:
         note = ""
         if part.count and isinstance(value, dict):
             note = f" ({len(value.get(part.count) or [])} {part.count})"
-        self.rt.log.per_file(f"wrote {path}{note}")
+        self.rt.log.file("wrote", path, note)
 
     # -- one id -------------------------------------------------------------
     def process(self, ident: str) -> Any:

@@ -7,15 +7,14 @@ line becomes a record of ``logging.getLogger("benchloop")`` (info -> INFO,
 ``[progress]`` -> DEBUG, ``[warn]`` -> WARNING, ``[error]`` -> ERROR,
 ``[debug]`` -> DEBUG), the API key masked and control characters escaped as
 on stderr.  Progress lines also go to the optional callback, and a call's log
-records the files it wrote (contract 3.7: ``wrote <path>``,
-``downloaded <path>``, ``skip existing <path>``) for its ``DownloadResult``.
+records the files it wrote or left alone (the engine reports each through
+``Log.touched``, next to its ``wrote``/``downloaded``/``skip existing`` line)
+for its ``DownloadResult``.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -25,7 +24,6 @@ from ..log import Log
 LOGGER = logging.getLogger("benchloop")
 _PREFIXES = (("[progress] ", "progress"), ("[warn] ", logging.WARNING), ("[error] ", logging.ERROR),
              ("[debug] ", logging.DEBUG))
-_COUNT_NOTE = re.compile(r" \(\d+ [A-Za-z_]+\)$")
 
 
 class _Null:
@@ -73,34 +71,10 @@ class LoggingLog(Log):
                 self.on_progress(line)
             LOGGER.debug("[progress] %s", line)
             return
-        if self.collect and level in (logging.INFO, logging.WARNING):
-            self._record(line)
         LOGGER.log(level, "%s", line)
 
-    def _record(self, line: str) -> None:
-        """Note the file a ``wrote``/``downloaded``/``skip existing`` line names (a missing artifact's
-        placeholder: ``[warn] no artifact for job=..., wrote empty PATH (why)``)."""
-        found = next(((verb, into) for verb, into in (("wrote ", self.paths), ("downloaded ", self.paths),
-                                                      ("skip existing ", self.skipped)) if line.startswith(verb)),
-                     None)
-        if found is None:
-            marker = line.find(", wrote empty ")
-            if marker < 0:
-                return
-            found, line = ("", self.paths), line[marker + len(", wrote empty "):]
-        verb, target = found
-        path = _existing(line[len(verb):])
-        with self._paths_lock:
-            target.append(path)
-
-
-def _existing(text: str) -> str:
-    """The path at the start of ``text``: the longest prefix ending before a " (note)" that exists."""
-    if os.path.exists(text):
-        return text
-    cut = text.rfind(" (")
-    while cut > 0:
-        if os.path.exists(text[:cut]):
-            return text[:cut]
-        cut = text.rfind(" (", 0, cut)
-    return _COUNT_NOTE.sub("", text)
+    def touched(self, kind: str, path: str) -> None:
+        """Note a file written or left alone, for the call's ``DownloadResult``."""
+        if self.collect:
+            with self._paths_lock:
+                (self.paths if kind == "written" else self.skipped).append(path)

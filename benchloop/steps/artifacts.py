@@ -55,15 +55,16 @@ class Artifacts:
     def fetch(self, job: str, dest: str, name: str | None) -> None:
         log = self.call.log
         if self.call.skip_existing and os.path.isfile(dest):
-            log.per_file(f"skip existing {dest}")
+            log.file("skip existing", dest)
             return
         try:
             ctx = self.call.ctx.child(job=job, name=name)
             missing = self.call.fetch_file("download", dest, ctx, on_bytes=self.bar.add if self.bar else None)
             if missing:
                 log.warn(f"no artifact for job={job}, wrote empty {dest} (artifact {missing})")
+                log.touched("written", dest)
             else:
-                log.per_file(f"downloaded {dest}")
+                log.file("downloaded", dest)
         finally:
             if self.bar:
                 self.bar.file_done()

@@ -175,7 +175,7 @@ def trace_export(call) -> Any:
             os.unlink(export)
             if dest:
                 atomic_write_stream(dest, lambda out: write_document(out, call.ident, index, call.pretty))
-                call.log.per_file(f"wrote {dest}")
+                call.log.file("wrote", dest)
                 return WRITTEN
             return {
                 "group_id": call.ident,
