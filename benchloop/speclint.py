@@ -16,23 +16,18 @@ parts, outputs); each check is a small function that appends messages to the
 from __future__ import annotations
 
 import copy
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .globals import GLOBAL_OPTIONS, SHADOWABLE_FLAGS
 from .pagination import MODES
 from .shapes import SHAPES
+from .template import VAR, template_vars
 
-VAR = re.compile(r"\{([^{}]+)\}")
 DIMENSION_OPTIONS = ("group", "job", "task")
 DIMENSION_OPTION_NAMES = {"group": "group", "job": "job", "task": "task_id"}
 PAGE_VARS = {"skip", "limit"}
 RESERVED = {"ctx"} | set(__import__("keyword").kwlist)
-
-
-def template_vars(text: str) -> list[str]:
-    return VAR.findall(text)
 
 
 def expand(spec: dict[str, Any]) -> dict[str, Any]:

@@ -14,13 +14,11 @@ endpoint, not job ``stats``).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
 from benchloop.model import Endpoint
-
-_VAR = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_]*)\}$")
+from benchloop.template import FULL
 
 
 def load_endpoints() -> dict[str, Endpoint]:
@@ -56,7 +54,7 @@ def compile_routes(endpoints: dict[str, Endpoint]) -> list[Route]:
     for name, ep in endpoints.items():
         segs = []
         for part in _split(ep.path):
-            m = _VAR.match(part)
+            m = FULL.match(part)
             segs.append((True, m.group(1)) if m else (False, part))
         routes.append(Route(name, ep.method.upper(), tuple(segs)))
     # Literal-before-variable: lexicographic on the per-segment rank.
