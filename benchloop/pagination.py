@@ -64,6 +64,23 @@ def single_page(fetch: Fetch, *, page: int = 1, page_size: int = 50, **_: Any) -
     return fetch(skip, page_size)
 
 
+def _read_page(state: Any, body: Any, collection: str, label: str) -> list[Any]:
+    """One page's items; notes the first ``total`` and the ``keep_first`` keys in ``state``."""
+    if not isinstance(body, dict):
+        raise PaginationError(f"{label} page response must be a JSON object")
+    page = body.get(collection)
+    if page is None:
+        page = []
+    if not isinstance(page, list):
+        raise PaginationError(f"{label} page field {collection!r} must be a list")
+    for key in state.keep_first:
+        if key not in state.first and body.get(key) is not None:
+            state.first[key] = body[key]
+    if state.total is None:
+        state.total = _int_total(body.get("total"))
+    return page
+
+
 class _Walk:
     """State of a unique scan: the items seen so far, across every pass."""
 
@@ -82,18 +99,7 @@ class _Walk:
 
     def page(self, body: Any) -> tuple[list[Any], int]:
         """Take one page: ``(its items, how many were new)``; the new ones are in ``fresh``."""
-        if not isinstance(body, dict):
-            raise PaginationError(f"{self.label} page response must be a JSON object")
-        page = body.get(self.collection)
-        if page is None:
-            page = []
-        if not isinstance(page, list):
-            raise PaginationError(f"{self.label} page field {self.collection!r} must be a list")
-        for key in self.keep_first:
-            if key not in self.first and body.get(key) is not None:
-                self.first[key] = body[key]
-        if self.total is None:
-            self.total = _int_total(body.get("total"))
+        page = _read_page(self, body, self.collection, self.label)
         self.fresh = []
         for item in page:
             iid = _item_id(item, self.id_keys)
@@ -266,19 +272,7 @@ def _task_items(fetch: Fetch, state: _TaskWalk, page_size: int, collection: str,
     count = 0
     seen: set[Any] = set()
     while True:
-        body = fetch(skip, page_size)
-        if not isinstance(body, dict):
-            raise PaginationError(f"{label} page response must be a JSON object")
-        page = body.get(collection)
-        if page is None:
-            page = []
-        if not isinstance(page, list):
-            raise PaginationError(f"{label} page field {collection!r} must be a list")
-        for key in state.keep_first:
-            if key not in state.first and body.get(key) is not None:
-                state.first[key] = body[key]
-        if state.total is None:
-            state.total = _int_total(body.get("total"))
+        page = _read_page(state, fetch(skip, page_size), collection, label)
         total = state.total
         added: list[Any] = []
         for item in page:
