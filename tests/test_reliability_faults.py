@@ -39,9 +39,9 @@ def big(module_env, make_sandbox):
 
 
 def pull(sb, root: Path, *extra: str):
-    # --timeout 10: httpcore 1.0.9 can leave a request waiting for the whole read timeout
-    # when its pooled connection is closed under it (encode/httpcore#1110, see
-    # docs/reliability.md); the default 300 s would stall the suite.
+    # --timeout 10: a guard, so that a request that ever hangs (the pool is sized so that
+    # none waits in httpcore's queue, encode/httpcore#1110, docs/reliability.md) fails the
+    # test in seconds instead of stalling the suite for the default 300 s.
     return run_inprocess("--host", sb.url, "--api-key", KEY, "--concurrency", "8", "-q", "--timeout", "10",
                          *extra,
                          "pull", "-g", GROUP, "--with", SECTIONS, "-o", str(root))
