@@ -18,7 +18,14 @@ import os
 import sys
 from typing import Annotated, Any
 
-from .errors import EXIT_INTERRUPTED, EXIT_USAGE, BenchloopError, UsageError
+from .errors import (
+    EXIT_INTERRUPTED,
+    EXIT_STDOUT_CLOSED,
+    EXIT_USAGE,
+    BenchloopError,
+    StdoutClosed,
+    UsageError,
+)
 from .globals import GLOBAL_OPTIONS
 from .model import load_model
 from .version import __version__
@@ -353,6 +360,8 @@ def _main(prog: str, tokens: list[str], exit_process: bool) -> int:
         code = usage_error(prog, _command_path(app, tokens), str(exc), _json_errors(tokens))
     except KeyboardInterrupt:
         return _interrupted(exit_process)
+    except StdoutClosed:
+        return _finish(_stdout_closed(), exit_process)
     except BenchloopError as exc:  # one that stops the command (a full disk): its own message
         sys.stderr.write(f"[error] {_clean(str(exc))}\n")
         code = 1
@@ -432,6 +441,19 @@ def _pass_through(stdin_token: str, tokens: list[str]) -> list[str]:
 def _passes_through(name: str) -> bool:
     resource = load_model().resources.get(name)
     return resource is not None and resource.command and any(a.extra_args for a in resource.actions.values())
+
+
+def _stdout_closed() -> int:
+    """The reader of stdout went away: stop without a word, as ``head`` expects; exit 141
+    (128 + SIGPIPE, what a shell reports for a command killed by the broken pipe).  Whatever
+    is still buffered for stdout goes to /dev/null, so no error follows at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout without a file descriptor (tests)
+        pass
+    return EXIT_STDOUT_CLOSED
 
 
 def _finish(code: Any, exit_process: bool) -> int:

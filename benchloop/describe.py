@@ -37,6 +37,7 @@ from .errors import (
     EXIT_INTERRUPTED,
     EXIT_NETWORK,
     EXIT_OK,
+    EXIT_STDOUT_CLOSED,
     EXIT_USAGE,
     UsageError,
 )
@@ -72,6 +73,8 @@ EXIT_CODES = [
     {"code": EXIT_NETWORK, "name": "network",
      "meaning": "No id succeeded and every failure was a transport error."},
     {"code": EXIT_INTERRUPTED, "name": "interrupted", "meaning": "Interrupted (Ctrl-C)."},
+    {"code": EXIT_STDOUT_CLOSED, "name": "stdout_closed",
+     "meaning": "stdout was closed by its reader (`| head`); stopped without a message."},
 ]
 
 # What each pagination mode of pagination.py does, for readers of the document.

@@ -2,7 +2,7 @@
 
 0 success, 1 partial or generic failure, 2 usage, 3 authentication,
 4 network (no id succeeded and every failure was a transport error),
-130 interrupted.
+130 interrupted, 141 stdout closed by its reader.
 """
 
 from __future__ import annotations
@@ -11,10 +11,15 @@ import json
 from typing import Any
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_AUTH, EXIT_NETWORK, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+EXIT_STDOUT_CLOSED = 141  # 128 + SIGPIPE: the reader of stdout went away
 
 
 class UsageError(Exception):
     """Bad command line: exit 2, before any request is made."""
+
+
+class StdoutClosed(Exception):
+    """Whoever reads stdout went away (``bl ... | head``): the command stops quietly."""
 
 
 class ConfigError(UsageError):

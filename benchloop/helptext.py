@@ -74,7 +74,7 @@ def root_page(prog: str, spec: Spec) -> str:
     lines += _rows("Global options (before the resource)", option_rows(global_options()) +
                    [("--version", "Print the version and exit."), ("--help, -h", "Show this help and exit.")])
     lines += _paragraph(f"Run '{prog} RESOURCE --help' for its actions. Exit codes: 0 ok, 1 some id failed, "
-                        "2 usage, 3 authentication, 4 network, 130 interrupted.")
+                        "2 usage, 3 authentication, 4 network, 130 interrupted, 141 stdout closed.")
     return "\n".join(lines) + "\n"
 
 

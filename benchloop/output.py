@@ -10,9 +10,12 @@ through ``formats.emit``.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from . import formats
+from .errors import StdoutClosed
 from .log import Log
 from .model import Action
 from .pool import Outcome
@@ -48,9 +51,10 @@ class JsonlStream:
 
     def _flush(self) -> None:
         while self.next in self.ready:
-            for element in contributed(self.action, self.ready.pop(self.next), self.log):
-                self.stdout.write(formats.jsonl_line(element))
-            self.stdout.flush()
+            with closed_stdout():
+                for element in contributed(self.action, self.ready.pop(self.next), self.log):
+                    self.stdout.write(formats.jsonl_line(element))
+                self.stdout.flush()
             self.next += 1
 
     def finish(self) -> None:
@@ -61,4 +65,14 @@ class JsonlStream:
 def print_all(stdout: Any, log: Log, action: Action, outcomes: list[Outcome], fmt: str, pretty: bool,
               query: Any) -> None:
     elements = [e for outcome in outcomes for e in contributed(action, outcome, log)]
-    formats.emit(stdout, elements, fmt, pretty, query, note=log.note)
+    with closed_stdout():
+        formats.emit(stdout, elements, fmt, pretty, query, note=log.note)
+
+
+@contextmanager
+def closed_stdout() -> Iterator[None]:
+    """A reader that closed stdout is ``StdoutClosed`` (no failure of an id, no local-file error)."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise StdoutClosed() from None

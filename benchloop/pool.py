@@ -21,6 +21,7 @@ from .errors import (
     EXIT_OK,
     AuthError,
     BenchloopError,
+    StdoutClosed,
     StepError,
     UsageError,
 )
@@ -111,7 +112,7 @@ def _guarded(work: Callable[[str], Any], gate: threading.Semaphore | None, cance
             use_slots(gate)
         try:
             return Outcome(ident, value=work(ident))
-        except (AuthError, NoRoomError, UsageError):
+        except (AuthError, NoRoomError, UsageError, StdoutClosed):
             cancel()
             raise
         except MultiFailure as exc:

@@ -95,8 +95,10 @@ def runtime(resolved: Settings, log: Log, *, timeout: float, retry: int, concurr
     def http_factory(pool: int) -> Any:
         from .http import Http
 
+        service = load_model().services[DEFAULT_SERVICE]  # the table's auth rules, as for any service
         return Http(resolved.host, resolved.api_key, timeout, retry, pool, log, ca_bundle=ca_bundle,
-                    login_hosts=load_model().services[DEFAULT_SERVICE].login_hosts)
+                    auth_header=service.auth_header, auth_statuses=service.auth_statuses,
+                    login_hosts=service.login_hosts)
 
     def service_factory(service: Service, options: Mapping[str, Any]) -> Any:
         return service_http(service, options, resolved.values, log, timeout=timeout, retry=retry,
