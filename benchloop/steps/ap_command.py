@@ -173,9 +173,13 @@ def from_sample_job(call, group_id: str, group: dict, cluster: str, clusters: li
     try:
         jobs = call.request("jobs", group=group.get("group_id") or group_id, cluster=cluster)
         listed = jobs.get("jobs") if isinstance(jobs, dict) else None
-        if listed:
-            job = call.request("job", job=str(listed[0]["job_id"]), cluster=cluster)
-            env = ((job.get("job_spec_data") or {}).get("spec") or {}).get("env") or {}
+        first = listed[0] if isinstance(listed, list) and listed and isinstance(listed[0], dict) else {}
+        if first.get("job_id"):
+            job = call.request("job", job=str(first["job_id"]), cluster=cluster)
+            spec = ((job.get("job_spec_data") or {}).get("spec") or {}) if isinstance(job, dict) else {}
+            env = spec.get("env") or {} if isinstance(spec, dict) else {}
+        elif listed:
+            call.log.warn("could not fetch sample job spec: the job list names no job_id")
     except Cancelled:
         raise
     except BenchloopError as exc:
