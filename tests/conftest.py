@@ -159,6 +159,25 @@ def closed_port() -> int:
     return port  # nothing listens there any more
 
 
+@pytest.fixture(scope="module")
+def cert(tmp_path_factory):
+    """A self-signed certificate for 127.0.0.1: ``(certfile, keyfile)`` (skips without openssl)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not available to make a self-signed certificate")
+    where = tmp_path_factory.mktemp("tls")
+    certfile, keyfile = where / "cert.pem", where / "key.pem"
+    made = subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(keyfile),
+         "-out", str(certfile), "-days", "2", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"], capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"openssl could not make a certificate: {made.stderr[-300:]}")
+    return str(certfile), str(keyfile)
+
+
 # ---------------------------------------------------------------- snapshots
 class TextSnapshotExtension(SingleFileSnapshotExtension):
     _write_mode = WriteMode.TEXT

@@ -96,6 +96,21 @@ def final_files(root: str | os.PathLike[str]) -> dict[str, bytes]:
     return out
 
 
+def comparable_files(root: str | os.PathLike[str]) -> dict[str, object]:
+    """``final_files`` with each zip archive given by its entries (zip headers carry times)."""
+    import zipfile
+
+    root = Path(root)
+    out: dict[str, object] = {}
+    for rel, data in final_files(root).items():
+        if rel.endswith(".zip"):
+            with zipfile.ZipFile(root / rel) as archive:
+                out[rel] = {n: archive.read(n) for n in sorted(archive.namelist())}
+        else:
+            out[rel] = data
+    return out
+
+
 def leftovers(root: str | os.PathLike[str]) -> list[str]:
     """Hidden entries (``.x.tmp``, ``.x.part``, staging dirs) under ``root``."""
     root = Path(root)

@@ -18,14 +18,13 @@ import os
 import re
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
-from support import argv, final_files
+from support import argv, comparable_files, final_files
 
 from benchloop.mcp_server.serve import build_runner
 from benchloop.mcp_server.server import build_server
@@ -133,17 +132,6 @@ def _normalized(text: str) -> str:
     return re.sub(r"uid-\d+", "uid-N", text)  # every brm run creates a new behaviour task
 
 
-def _files(root: Path) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for rel, data in final_files(root).items():
-        if rel.endswith(".zip"):
-            with zipfile.ZipFile(root / rel) as archive:
-                out[rel] = {n: archive.read(n) for n in sorted(archive.namelist())}
-        else:
-            out[rel] = data
-    return out
-
-
 @pytest.mark.parametrize(("name", "args"), _cases())
 def test_each_tool_agrees_with_the_cli(name, args, sandbox, api, tmp_path):
     runner = make_runner(sandbox, allow_writes=True, allow_downloads=str(tmp_path / "mcp"))
@@ -163,7 +151,7 @@ def test_each_tool_agrees_with_the_cli(name, args, sandbox, api, tmp_path):
         assert text[-1].splitlines() == summary
         assert [f["id"] for f in result.structured_content["failures"]] == cli.failed
     if tool.kind == DOWNLOAD:
-        assert _files(tmp_path / "mcp") == _files(tmp_path / "cli")
+        assert comparable_files(tmp_path / "mcp") == comparable_files(tmp_path / "cli")
         paths = result.structured_content["result"]["paths"]
         assert {str(Path(p).relative_to(tmp_path / "mcp")) for p in paths} == set(final_files(tmp_path / "mcp"))
         return

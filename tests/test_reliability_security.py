@@ -19,10 +19,8 @@
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import stat
-import subprocess
 import unicodedata
 import zipfile
 from pathlib import Path
@@ -128,19 +126,6 @@ def test_download_redirect_back_to_the_backend_carries_the_key_only_there(tmp_pa
 
 
 # ------------------------------------------------------------------- TLS
-@pytest.fixture(scope="module")
-def cert(tmp_path_factory):
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is not available to make a self-signed certificate")
-    where = tmp_path_factory.mktemp("tls")
-    certfile, keyfile = where / "cert.pem", where / "key.pem"
-    made = subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(keyfile),
-         "-out", str(certfile), "-days", "2", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1"], capture_output=True, text=True)
-    if made.returncode != 0:
-        pytest.skip(f"openssl could not make a certificate: {made.stderr[-300:]}")
-    return str(certfile), str(keyfile)
 
 
 @pytest.fixture(scope="module")

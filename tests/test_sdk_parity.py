@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import json
 import re
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import argv, final_files
+from support import argv, comparable_files, final_files
 
 import benchloop
 from benchloop.model import Action, load_model
@@ -120,18 +119,6 @@ def _normalized(value: Any, action: Action) -> Any:
     return value
 
 
-def _files(root: Path) -> dict[str, Any]:
-    """The files under ``root``; archives by their entries (their zip headers carry times)."""
-    out: dict[str, Any] = {}
-    for rel, data in final_files(root).items():
-        if rel.endswith(".zip"):
-            with zipfile.ZipFile(root / rel) as archive:
-                out[rel] = {n: archive.read(n) for n in sorted(archive.namelist())}
-        else:
-            out[rel] = data
-    return out
-
-
 def _summary(err: str) -> list[tuple[str, str]]:
     return re.findall(r"^\[error\]   - (.+?): (.*)$", err, re.M)
 
@@ -164,7 +151,7 @@ def test_client_agrees_with_the_cli(action, kwargs, api, client, tmp_path):
     if files:
         assert isinstance(result, benchloop.DownloadResult)
         assert result.failures == failures
-        assert _files(sdk_root) == _files(cli_root)
+        assert comparable_files(sdk_root) == comparable_files(cli_root)
         written = {str(Path(p).relative_to(sdk_root)) for p in result.paths}
         assert written == set(final_files(sdk_root)), "paths lists every file written"
     else:
