@@ -52,7 +52,7 @@ def __getattr__(name: str) -> object:
         from . import sdk
 
         value = getattr(sdk, name)
-        # Not ``globals()``: the submodule benchloop.globals shadows that name in this namespace.
+        # Not ``globals()``: the submodule benchloop.table.globals shadows that name in this namespace.
         setattr(sys.modules[__name__], name, value)
         return value
     raise AttributeError(f"module 'benchloop' has no attribute {name!r}")

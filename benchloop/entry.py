@@ -1,6 +1,6 @@
 """Console-script entry point: answers ``--version`` before importing anything else.
 
-Everything else is delegated to ``benchloop.cli``.  Keeping this module tiny
+Everything else is delegated to ``benchloop.cli.app``.  Keeping this module tiny
 keeps ``bl --version`` close to the interpreter's own start-up time.
 """
 
@@ -13,6 +13,6 @@ def main() -> None:
 
         sys.stdout.write(f"bmcli {__version__}\n")
         sys.exit(0)
-    from .cli import main as run
+    from .cli.app import main as run
 
     run()

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from benchloop.sandbox import payloads, start_sandbox
-from benchloop.specload import user_cache_dir
+from benchloop.table.load import user_cache_dir
 
 _SANDBOX_DIR = Path(payloads.__file__).resolve().parent
 

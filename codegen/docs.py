@@ -14,8 +14,8 @@ from typing import Any
 
 import jinja2
 
-from benchloop.builtin_options import BUILTIN_COMMANDS
-from benchloop.model import Dimension, Option, Part, global_options, load_model
+from benchloop.cli.builtin_options import BUILTIN_COMMANDS
+from benchloop.table.model import Dimension, Option, Part, global_options, load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "reference"

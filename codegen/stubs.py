@@ -19,7 +19,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from benchloop.model import Action, Option, Resource, load_model
 from benchloop.sdk.client import (
     attribute,
     iter_options,
@@ -27,6 +26,7 @@ from benchloop.sdk.client import (
     library_resources,
     sdk_options,
 )
+from benchloop.table.model import Action, Option, Resource, load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 STUB = ROOT / "benchloop" / "sdk" / "client.pyi"

@@ -1,6 +1,6 @@
 """Shared fixtures, one per concept; shared plain helpers are in support.py.
 
-Every test runs the real CLI entry point (``benchloop.cli.main``) against the
+Every test runs the real CLI entry point (``benchloop.cli.app.main``) against the
 real sandbox over HTTP; nothing in httpx is mocked.  The environment is
 isolated per test: no user config, no user cache, no update checks.
 
@@ -33,7 +33,7 @@ import pytest
 from support import API_KEY, Origin, Result
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from benchloop.cli import main
+from benchloop.cli.app import main
 from benchloop.sandbox import start_sandbox
 
 

@@ -56,7 +56,7 @@ class Result:
 
 def run_inprocess(*args: str, stdin: str = "") -> Result:
     """``bl ARGS`` in this process, stdin/stdout/stderr replaced by strings."""
-    from benchloop.cli import main
+    from benchloop.cli.app import main
 
     saved = sys.stdin, sys.stdout, sys.stderr
     out, err = io.StringIO(), io.StringIO()
@@ -146,7 +146,7 @@ def compact(value) -> str:
 # ------------------------------------------------------------ the table
 @cache
 def _table_resources() -> dict:
-    from benchloop.specload import load_spec
+    from benchloop.table.load import load_spec
 
     return load_spec()["resources"]
 

@@ -255,9 +255,9 @@ def test_the_keys_never_show(ap, sandbox):
 
 
 def test_plain_http_to_another_host_warns():
-    from benchloop.log import Log
-    from benchloop.model import load_model
-    from benchloop.session import service_http
+    from benchloop.base.log import Log
+    from benchloop.settings.session import service_http
+    from benchloop.table.model import load_model
 
     stream = io.StringIO()
     service = load_model().services["agentplatform"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchloop.steps import ap_rebuild as r
+from benchloop.engine.steps import ap_rebuild as r
 
 
 @pytest.mark.parametrize(("raw", "expected"), [

@@ -14,7 +14,7 @@ import sys
 import pytest
 from support import API_KEY, argv
 
-from benchloop.specload import load_spec
+from benchloop.table.load import load_spec
 
 SPEC = load_spec()
 

@@ -16,8 +16,8 @@ import sys
 import pytest
 
 from benchloop import __version__
-from benchloop.builtin_options import BUILTIN_COMMANDS, builtin_leaves
-from benchloop.specload import load_spec
+from benchloop.cli.builtin_options import BUILTIN_COMMANDS, builtin_leaves
+from benchloop.table.load import load_spec
 
 SPEC = load_spec()
 # A resource marked `command: true` is a single command (`bl pull ...`), not a group of actions.
@@ -148,7 +148,7 @@ def test_config_set_and_sandbox_serve_show_api_key_once(bl):
 
 _NO_FRAMEWORK = r"""
 import json, sys
-from benchloop.cli import main
+from benchloop.cli.app import main
 pages = json.loads(sys.argv[1])
 codes = [main(words) for words in pages]
 print("RESULT=" + json.dumps({"codes": codes, "loaded": sorted({m.split(".")[0] for m in sys.modules}
@@ -204,7 +204,7 @@ def test_sandbox_module_parser_comes_from_the_same_options():
 
 
 def test_sandbox_fault_kinds_are_the_sandbox_ones():
-    from benchloop.builtin_options import SANDBOX_FAULT_KINDS
+    from benchloop.cli.builtin_options import SANDBOX_FAULT_KINDS
     from benchloop.sandbox.faults import RATE_KINDS
 
     assert SANDBOX_FAULT_KINDS == RATE_KINDS

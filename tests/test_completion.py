@@ -13,8 +13,8 @@ import subprocess
 
 import pytest
 
-from benchloop.completion import SHELLS, completion_script
-from benchloop.specload import load_spec
+from benchloop.cli.completion import SHELLS, completion_script
+from benchloop.table.load import load_spec
 
 SPEC = load_spec()
 

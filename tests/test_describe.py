@@ -18,8 +18,8 @@ import jsonschema
 import pytest
 
 from benchloop import __version__
-from benchloop.globals import GLOBAL_OPTIONS
-from benchloop.specload import load_spec
+from benchloop.table.globals import GLOBAL_OPTIONS
+from benchloop.table.load import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "spec" / "describe.schema.json").read_text(encoding="utf-8"))
@@ -37,8 +37,8 @@ def describe(bl, *args: str) -> dict:
 
 @pytest.fixture(scope="module")
 def document():
-    from benchloop.describe import describe_spec
-    from benchloop.model import build_model
+    from benchloop.surface.describe import describe_spec
+    from benchloop.table.model import build_model
 
     return describe_spec(build_model(load_spec()))
 
@@ -215,7 +215,7 @@ def test_describe_imports_no_heavy_modules():
     # the second, warm one must not import the HTTP stack, the YAML parser or the validator.
     code = (
         "import json, sys\n"
-        "from benchloop.cli import main\n"
+        "from benchloop.cli.app import main\n"
         "assert main(['describe']) == 0\n"
         "assert main(['describe', '--openapi']) == 0\n"
         "heavy = ('httpx', 'yaml', 'jsonschema', 'jinja2')\n"

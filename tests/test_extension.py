@@ -18,8 +18,9 @@ import pytest
 import yaml
 from support import tree
 
-from benchloop import commands, specload
-from benchloop.specload import SpecError, load_spec
+from benchloop.cli import commands
+from benchloop.table import load as specload
+from benchloop.table.load import SpecError, load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "adding-an-endpoint.md"

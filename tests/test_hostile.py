@@ -291,7 +291,7 @@ def test_a_users_file_named_like_a_temp_file_is_never_truncated_or_taken_over(tm
 
 
 def test_a_killed_runs_leftovers_are_found_by_pattern_and_lock(tmp_path):
-    from benchloop import writers
+    from benchloop.base import files as writers
 
     dead = tmp_path / ".J1_report.md.%tmp-0123456789abcdef.tmp"
     dead.write_text("half")
@@ -533,7 +533,7 @@ def checks_enabled(monkeypatch):
 
 
 def wait_for_cache():
-    from benchloop import update_check
+    from benchloop.cli import update_check
 
     for _ in range(100):
         if update_check.cache_file().exists():

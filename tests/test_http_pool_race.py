@@ -4,7 +4,7 @@ httpcore 1.0.9 can close a connection it has already handed to a waiting
 request - to make room when the pool is at ``max_connections``, or as surplus
 keep-alive - and a request that started on it meanwhile hangs until its read
 timeout although the server answered.  Both closes need a full pool, so
-``benchloop.http.pool_limits`` sets no limit: the request slots
+``benchloop.transport.client.pool_limits`` sets no limit: the request slots
 (``--concurrency`` per worker pool, nested pools included) are what bound the
 connections.  docs/reliability.md described the stall this caused under
 ``pull`` with faults.
@@ -34,9 +34,9 @@ import time
 import pytest
 from support import final_files, leftovers, run_inprocess
 
-from benchloop.http import Http
 from benchloop.sandbox import start_sandbox
 from benchloop.sandbox.scripted import Reply, json_reply, start_scripted
+from benchloop.transport.client import Http
 
 KEY = "race-key-0123"
 CONCURRENCY = 8

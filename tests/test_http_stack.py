@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 from support import leftovers, run_inprocess
 
-from benchloop import http as bl_http
-from benchloop import retry
-from benchloop.errors import ApiError, AuthError, Cancelled, NetworkError
-from benchloop.http import ArtifactMissing, Http
+from benchloop.base.errors import ApiError, AuthError, Cancelled, NetworkError
 from benchloop.sandbox.scripted import Reply, json_reply, start_scripted
+from benchloop.transport import client as bl_http
+from benchloop.transport import retry
+from benchloop.transport.client import ArtifactMissing, Http
 
 KEY = "stack-key-0123"
 REPORT = {"job_id": "J1", "summary": "ok", "words": ["ünïcode", "b"]}

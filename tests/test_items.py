@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from benchloop import commands, specload
-from benchloop.errors import StepError
-from benchloop.items import select
-from benchloop.model import Items
-from benchloop.template import Context
+from benchloop.base.errors import StepError
+from benchloop.cli import commands
+from benchloop.engine.items import select
+from benchloop.table import load as specload
+from benchloop.table.model import Items
+from benchloop.table.templates import Context
 
 ROOT = Path(__file__).resolve().parent.parent
 LISTING = {"artifacts": [{"name": "a.tgz", "url": "u1"}, {"name": "b.log"}, "odd", {"name": "c.tgz"}]}

@@ -29,7 +29,7 @@ from support import argv, comparable_files, final_files
 from benchloop.mcp_server.serve import build_runner
 from benchloop.mcp_server.server import build_server
 from benchloop.mcp_server.tools import DESCRIBE, DOWNLOAD, LISTING, Tool
-from benchloop.model import load_model
+from benchloop.table.model import load_model
 
 SPEC = load_model()
 ROOT = Path(__file__).resolve().parent.parent
@@ -357,7 +357,7 @@ def test_stdout_carries_only_protocol_messages(sandbox):
 
 
 def test_without_the_sdk_it_says_how_to_install_and_exits_2():
-    guard = ("import sys; sys.modules['mcp'] = None; from benchloop.cli import main; "
+    guard = ("import sys; sys.modules['mcp'] = None; from benchloop.cli.app import main; "
              "sys.exit(main(['mcp', 'serve']))")
     done = subprocess.run([sys.executable, "-c", guard], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2

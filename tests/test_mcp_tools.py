@@ -16,7 +16,7 @@ from types import MappingProxyType
 import jmespath
 import pytest
 
-from benchloop.builtin_options import MCP_MAX_CHARS
+from benchloop.cli.builtin_options import MCP_MAX_CHARS
 from benchloop.mcp_server import results
 from benchloop.mcp_server.tools import (
     DESCRIBE,
@@ -30,8 +30,8 @@ from benchloop.mcp_server.tools import (
     parse_toolsets,
     select,
 )
-from benchloop.model import build_model, load_model
-from benchloop.specload import load_spec
+from benchloop.table.load import load_spec
+from benchloop.table.model import build_model, load_model
 
 SPEC = load_model()
 READ_TOOLS = ["metrics_get", "overview_get", "jobs_get", "tasks_get", "report_get", "trajectory_get",

@@ -17,9 +17,9 @@ import re
 
 import pytest
 
-from benchloop.model import build_model
-from benchloop.openapi import openapi_document
-from benchloop.specload import load_spec
+from benchloop.surface.openapi import openapi_document
+from benchloop.table.load import load_spec
+from benchloop.table.model import build_model
 
 SPEC = load_spec()
 DOC = openapi_document(build_model(SPEC))

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchloop.pagination import PaginationError, single_page, task_scan, unique_scan
+from benchloop.engine.pagination import PaginationError, single_page, task_scan, unique_scan
 
 
 def backend(items, *, total="exact", collection="jobs", shift=None):

@@ -33,7 +33,7 @@ _CHECK = r"""
 import contextlib, io, json, sys
 argv, watched = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 sys.argv = ["bl", *argv]
-from benchloop.cli import main
+from benchloop.cli.app import main
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     try:
         main()

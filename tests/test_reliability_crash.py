@@ -223,7 +223,7 @@ def test_leftover_detection_recognises_the_writers_temp_names(tmp_path):
     """The checks above are only as good as ``leftovers``: it must see bl's real temp names."""
     import tempfile
 
-    from benchloop import writers
+    from benchloop.base import files as writers
 
     dest = tmp_path / "G1" / "..%2Fodd-job_report.md"
     for suffix in (".tmp", ".part"):

@@ -26,19 +26,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import leftovers, run_inprocess
 
-from benchloop import http as bl_http
-from benchloop.errors import BenchloopError, StepError
-from benchloop.ids import expand_ids
-from benchloop.model import load_model
-from benchloop.pagination import PaginationError, single_page, task_scan, unique_scan
+from benchloop.base.errors import BenchloopError, StepError
+from benchloop.base.files import join_under, safe_component
+from benchloop.base.ids import expand_ids
+from benchloop.engine.pagination import PaginationError, single_page, task_scan, unique_scan
+from benchloop.engine.steps import trace_export
+from benchloop.engine.transforms import task_job_ids
+from benchloop.engine.waiter import Wait
 from benchloop.sandbox import start_sandbox
 from benchloop.sandbox.scripted import Reply, json_reply, start_scripted
-from benchloop.shapes import task_job_ids
-from benchloop.specload import load_spec
-from benchloop.steps import trace_export
-from benchloop.template import Context, render_file
-from benchloop.waiter import Wait
-from benchloop.writers import join_under, safe_component
+from benchloop.table.load import load_spec
+from benchloop.table.model import load_model
+from benchloop.table.templates import Context, render_file
+from benchloop.transport import client as bl_http
 
 KEY = "input-key"
 REPO = Path(__file__).resolve().parents[1]
@@ -128,7 +128,7 @@ def test_malformed_table_gives_a_clear_message(monkeypatch, tmp_path, case):
 
 def test_malformed_table_is_refused_not_used(monkeypatch, tmp_path):
     """Whatever the message, a broken table never runs a command (no request, no output)."""
-    from benchloop.specload import SpecError
+    from benchloop.table.load import SpecError
 
     for case, (edit, needle) in TABLE_BREAKS.items():
         where = _broken_spec(tmp_path / case, edit)
@@ -140,7 +140,7 @@ def test_malformed_table_is_refused_not_used(monkeypatch, tmp_path):
 
 
 def test_a_corrupt_compile_cache_is_recompiled(monkeypatch, tmp_path):
-    from benchloop import specload
+    from benchloop.table import load as specload
 
     monkeypatch.setenv("BENCHLOOP_CACHE_DIR", str(tmp_path / "cache"))
     key = specload.cache_key((specload.spec_dir() / specload.SPEC_NAME).read_bytes())
@@ -484,7 +484,7 @@ def test_fuzz_export_flow_raises_only_step_errors(bodies):
 @FUZZ
 @given(json_value, st.sampled_from(["job", "group"]))
 def test_fuzz_artifact_listings_raise_only_step_errors(body, mode):
-    from benchloop.items import select
+    from benchloop.engine.items import select
 
     part = load_model().action("artifacts", "download").dimensions[mode].parts["artifacts"]
     ctx = Context({"job": "J1", "group": "G1" if mode == "group" else None})

@@ -20,10 +20,10 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from benchloop.model import Endpoint
 from benchloop.sandbox import handlers as sandbox_handlers
 from benchloop.sandbox import start_sandbox
 from benchloop.sandbox.routing import Router, load_endpoints
+from benchloop.table.model import Endpoint
 
 KEY = "test-key"
 SIZES = [120, 40, 7]  # G1 spans more than one default page (50)

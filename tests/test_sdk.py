@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from support import API_KEY, final_files, js
 
 import benchloop
-from benchloop.pagination import (
+from benchloop.engine.pagination import (
     PaginationError,
     iter_task_scan,
     iter_unique_scan,

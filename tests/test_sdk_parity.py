@@ -27,8 +27,8 @@ import pytest
 from support import argv, comparable_files, final_files
 
 import benchloop
-from benchloop.model import Action, load_model
 from benchloop.sdk.client import attribute, sdk_options
+from benchloop.table.model import Action, load_model
 
 SPEC = load_model()
 IDS = {"group": "G1", "job": ["G1-J0001", "G1-J0002", "NOPE"], "task": "T1"}

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from benchloop.model import load_model
 from benchloop.sdk.client import Client, attribute, resource_classes
+from benchloop.table.model import load_model
 from codegen import stubs
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchloop import specload
-from benchloop.speclint import lint
-from benchloop.specload import SpecError, load_spec, spec_dir
+from benchloop.table import load as specload
+from benchloop.table.lint import lint
+from benchloop.table.load import SpecError, load_spec, spec_dir
 
 SPEC = spec_dir() / "benchloop.yaml"
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from benchloop import stepdefs as steps
-from benchloop.speccompile import _plain, compile_spec, parse
-from benchloop.speclint import expand, lint
-from benchloop.specload import SpecError, spec_dir
+from benchloop.table import stepdefs as steps
+from benchloop.table.compile import _plain, compile_spec, parse
+from benchloop.table.lint import expand, lint
+from benchloop.table.load import SpecError, spec_dir
 
 SPEC = spec_dir() / "benchloop.yaml"
 TABLE = _plain(parse(SPEC.read_bytes(), SPEC))
@@ -331,7 +331,7 @@ def test_each_lint_message(mutate, expected):
 
 def test_every_message_of_speclint_has_a_case():
     """Each message template of speclint.py is produced by at least one case above."""
-    source = (Path(__file__).resolve().parent.parent / "benchloop" / "speclint.py").read_text(encoding="utf-8")
+    source = (Path(__file__).resolve().parent.parent / "benchloop" / "table" / "lint.py").read_text(encoding="utf-8")
     templates = re.findall(r'(?:append|add)\(f"\{[^{}]*\}: (.*)"\)$', source, re.M)
     # Every message is one f-string on one line, so that this test sees them all.
     assert len(templates) == len(re.findall(r"(?:\bc\.add|problems\.append)\(f", source)) > 30

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler
 import pytest
 import yaml
 
-from benchloop import update_check
+from benchloop.cli import update_check
 from benchloop.sandbox.server import QuietHTTPServer
 
 

@@ -24,9 +24,9 @@ import time
 import pytest
 from support import API_KEY
 
-from benchloop import textwidth
-from benchloop.formats import render_table
-from benchloop.log import Counter, Log
+from benchloop.base import textwidth
+from benchloop.base.log import Counter, Log
+from benchloop.engine.formats import render_table
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
 

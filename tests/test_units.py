@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchloop.ids import expand_ids
-from benchloop.writers import atomic_write, dumps, join_under, safe_component, write_json_array
+from benchloop.base.files import atomic_write, dumps, join_under, safe_component, write_json_array
+from benchloop.base.ids import expand_ids
 
 
 def test_expand_ids_splits_trims_dedups_in_order():
@@ -107,7 +107,7 @@ def test_a_leftover_of_a_live_writer_is_not_taken_over(tmp_path):
     # A temp file whose lock is held (a live writer) is never swept, truncated or reused.
     import fcntl
 
-    from benchloop import writers
+    from benchloop.base import files as writers
 
     theirs = tmp_path / ".out.json.%tmp-0123456789abcdef.tmp"
     theirs.write_text("theirs, being written")
@@ -127,7 +127,7 @@ def _current_umask() -> int:
 
 @pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
 def test_umask_is_read_without_changing_it(mask):
-    from benchloop import writers
+    from benchloop.base import files as writers
 
     saved = os.umask(mask)
     try:

@@ -19,8 +19,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from benchloop.model import load_model
-from benchloop.openapi import openapi_document
+from benchloop.surface.openapi import openapi_document
+from benchloop.table.model import load_model
 
 PSEUDO = ("/_export/", "/_oss/", "/_sso/")
 IDS = {"group": ["-g", "G1"], "job": ["-j", "G1-J0001,G2-J0002"], "task": ["--task-id", "T1"]}

@@ -20,9 +20,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import formats
-from ..errors import UsageError as InternalUsageError
-from ..model import Spec
+from ..base.errors import UsageError as InternalUsageError
+from ..engine import formats
+from ..table.model import Spec
 from . import results
 from .tools import DESCRIBE, DOWNLOAD, Tool, attribute, gate_message
 
@@ -136,7 +136,7 @@ class Runner:
         return self.run(tool, values, query, query_text)
 
     def describe(self, tool: Tool, values: dict[str, Any], query: Any, query_text: str | None) -> Reply:
-        from ..describe import describe_spec
+        from ..surface.describe import describe_spec
 
         resource, action = values.get("resource"), values.get("action")
         if action is not None and resource is None:

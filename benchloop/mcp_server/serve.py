@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Any
 
-from ..errors import EXIT_INTERRUPTED, UsageError
+from ..base.errors import EXIT_INTERRUPTED, UsageError
 from . import results
 
 INSTALL = "pip install 'benchloop-client[mcp]'"
@@ -77,8 +77,8 @@ def build_runner(values: dict[str, Any], options: dict[str, Any]) -> Any:
     """The runner of the served tools over a client with the global options' settings."""
     import benchloop
 
-    from .. import session
-    from ..model import load_model
+    from ..settings import session
+    from ..table.model import load_model
     from .runner import Runner
     from .tools import all_tools, parse_toolsets, select
 

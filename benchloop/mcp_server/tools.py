@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ..model import OPTION_DIMENSIONS, Action, Option, Spec
+from ..table.model import OPTION_DIMENSIONS, Action, Option, Spec
 
 READ, LISTING, WRITE, DOWNLOAD, DESCRIBE = "read", "listing", "write", "download", "describe"
 # The gates: a tool is served only when every one of its gates is open.

@@ -1,7 +1,7 @@
 """``python -m benchloop.sandbox``: ``bl sandbox serve`` under another name.
 
 One command, one set of options: the parser below is built from the same
-definition as ``bl sandbox serve`` (``benchloop.builtin_options``), ``--help``
+definition as ``bl sandbox serve`` (``benchloop.cli.builtin_options``), ``--help``
 prints the same page, and both hand the values to
 :func:`serve.serve_options`.  argparse rather than the CLI keeps this entry
 point free of Cyclopts; ``--host`` is still accepted as the older name of
@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import NoReturn
 
-from benchloop.builtin_options import SANDBOX_MODULE, builtin_leaf
+from benchloop.cli.builtin_options import SANDBOX_MODULE, builtin_leaf
 
 from .serve import serve_options
 
@@ -44,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def help_page() -> str:
-    from benchloop.helptext import command_page
+    from benchloop.cli.help import command_page
 
     return command_page(f"Usage: {SANDBOX_MODULE} [OPTIONS]", LEAF, [
         "The same command as 'bl sandbox serve'; --host is accepted as an older name of --listen."])

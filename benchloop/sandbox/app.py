@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote
 
-from benchloop.model import Endpoint
+from benchloop.table.model import Endpoint
 
 from . import agentplatform, handlers, payloads  # noqa: F401 - agentplatform registers its handlers
 from .dataset import Dataset

@@ -1,7 +1,7 @@
 """Route requests to endpoint names using the compiled endpoint table.
 
 Why from the table: the sandbox must serve exactly the operations the client
-is generated from, so the routes are not written twice: the model's endpoints (``benchloop.model``) give each
+is generated from, so the routes are not written twice: the model's endpoints (``benchloop.table.model``) give each
 name's method and path template, and each path template becomes a list of
 literal and ``{variable}`` segments.
 
@@ -17,13 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from benchloop.model import Endpoint
-from benchloop.template import FULL
+from benchloop.table.model import Endpoint
+from benchloop.table.templates import FULL
 
 
 def load_endpoints() -> dict[str, Endpoint]:
     """The table's endpoints, from the model of the compiled (cached) table."""
-    from benchloop.model import load_model
+    from benchloop.table.model import load_model
 
     return dict(load_model().endpoints)
 

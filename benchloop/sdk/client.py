@@ -28,8 +28,8 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .. import errors as internal
-from ..model import Action, Dimension, Option, Part, Resource, Spec
+from ..base import errors as internal
+from ..table.model import Action, Dimension, Option, Part, Resource, Spec
 from .errors import (
     AuthError,
     BenchloopError,
@@ -78,13 +78,13 @@ def iter_target(resource: Resource) -> tuple[Action, dict[str, Part]] | None:
 
 def iter_options(action: Action, parts: dict[str, Part]) -> list[Option]:
     """``iter``'s keywords: the ids of the walking dimensions and the options its requests use."""
-    from ..model import DIMENSION_OPTIONS
+    from ..table.model import DIMENSION_OPTIONS
 
     used: set[str] = set()
     for part in parts.values():
         used.update(part.request.variables)
         if isinstance(part.pagination.page_size, str):
-            from ..template import template_vars
+            from ..table.templates import template_vars
 
             used.update(template_vars(part.pagination.page_size))
     ids = {DIMENSION_OPTIONS[d] for d in parts}
@@ -153,7 +153,7 @@ def values_for(where: str, options: list[Option], kwargs: dict[str, Any]) -> dic
 
 
 def bind_call(action: Action, values: dict[str, Any]) -> tuple[str, list[str], dict[str, Any]]:
-    from ..arguments import bind
+    from ..engine.arguments import bind
 
     try:
         return bind(action, values)
@@ -305,7 +305,7 @@ class Client:
                  timeout: float = 300.0, *, output_dir: str | os.PathLike[str] | None = None,
                  ca_bundle: str | os.PathLike[str] | None = None, pretty: bool = True,
                  progress: Callable[[str], Any] | None = None):
-        from .. import session
+        from ..settings import session
 
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise UsageError(f'Invalid value "{concurrency}" for --concurrency. Must be >= 1.')
@@ -358,7 +358,7 @@ class Client:
     # -- calls ----------------------------------------------------------------
     def _call_runtime(self) -> Any:
         """A Runtime for one call: its own log and pool, the client's one HTTP client."""
-        from ..pipeline import Runtime
+        from ..engine.pipeline import Runtime
 
         if self._closed:
             raise BenchloopError("the client is closed")
@@ -377,9 +377,9 @@ class Client:
                 http.cancelled.clear()
 
     def _call(self, action: Action, values: dict[str, Any]) -> Any:
-        from ..engine import execute
-        from ..output import contributed
-        from ..pool import exit_code
+        from ..engine.command import execute
+        from ..engine.outcomes import exit_code
+        from ..engine.printing import contributed
 
         dim, ids, opts = bind_call(action, values)
         rt = self._call_runtime()
@@ -416,7 +416,7 @@ class Client:
                 values[part.when.option] = part.when.equals
         dim, ids, opts = bind_call(action, values)
         if dim not in parts:
-            from ..arguments import DIMENSION_FLAGS
+            from ..engine.arguments import DIMENSION_FLAGS
 
             raise UsageError(f"{action.resource} iter does not support {DIMENSION_FLAGS[dim]} ({dim} dimension)")
         rt = self._call_runtime()
@@ -424,7 +424,7 @@ class Client:
 
     def _walk(self, rt: Any, action: Action, dim: str, part: Part, ids: list[str],
               opts: dict[str, Any]) -> Iterator[Any]:
-        from ..pipeline import Pipeline
+        from ..engine.pipeline import Pipeline
 
         pipeline = Pipeline(rt, action, dim, opts, id_count=len(ids))
         for ident in ids:

@@ -4,7 +4,7 @@ They mirror the CLI's exit codes: ``UsageError`` is exit 2 (raised before any
 request), ``AuthError`` exit 3, ``NetworkError`` exit 4 (no id succeeded and
 every failure was a transport error), ``PartialFailure`` exit 1 (some ids
 failed; what succeeded is on ``.results``).  They are the public face of the
-runtime's internal errors (``benchloop.errors``), translated at the client's
+runtime's internal errors (``benchloop.base.errors``), translated at the client's
 boundary.
 """
 

@@ -1,6 +1,6 @@
 """The runtime's log lines, for a library: ``logging`` records instead of stderr.
 
-The CLI's :class:`benchloop.log.Log` writes ``[progress]``/``[warn]``/...
+The CLI's :class:`benchloop.base.log.Log` writes ``[progress]``/``[warn]``/...
 lines on stderr.  :class:`LoggingLog` keeps its interface (the engine, the
 steps and the HTTP client call the same methods) but prints nothing: every
 line becomes a record of ``logging.getLogger("benchloop")`` (info -> INFO,
@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..log import Log
+from ..base.log import Log
 
 LOGGER = logging.getLogger("benchloop")
 _PREFIXES = (("[progress] ", "progress"), ("[warn] ", logging.WARNING), ("[error] ", logging.ERROR),

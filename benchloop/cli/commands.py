@@ -1,0 +1,103 @@
+"""Turn the table's resources into Cyclopts commands.
+
+Every action gets the same generic handler; only its signature differs.  The
+signature is built from the table's option definitions (``__signature__`` of
+keyword-only parameters annotated with ``cyclopts.Parameter``), so help text,
+choices, defaults and validation all come from the YAML.
+
+Resources are built lazily: ``cli.py`` registers ``benchloop.cli.commands:res__NAME``
+for each resource and this module's ``__getattr__`` builds the sub-App on first
+use, so ``bl metrics get`` never builds the other resources' commands.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Annotated, Any
+
+from cyclopts import App, Parameter
+
+from ..engine.arguments import bind
+from ..table.model import Action, Option, load_model
+
+STDIN_TOKEN = "\x00stdin"
+
+
+def _hint(opt: Option) -> tuple[Any, dict[str, Any]]:
+    kind = opt.type
+    if opt.repeatable:
+        return list[str] | None, {"negative": ""}
+    if kind == "flag":
+        return bool, {"negative": "", "show_default": False}
+    if kind == "choice":  # validated by the handler, after the ids (docs/contract.md 1.4 order)
+        return str, {}
+    if kind == "int":  # minimums are checked by the handler, with the table's message
+        # An option without a default may stay unset: None must be a valid value (Cyclopts
+        # validates defaults through pydantic whenever pydantic is imported).
+        return (int if opt.default is not None else int | None), {}
+    return str | None, {}
+
+
+def build_parameter(opt: Option) -> inspect.Parameter:
+    hint, extra = _hint(opt)
+    if opt.positional:  # missing: bind() says so with the table's message
+        param = Parameter(name=[opt.metavar], help=opt.help, allow_leading_hyphen=False)
+        return inspect.Parameter(opt.name, inspect.Parameter.POSITIONAL_ONLY, default=None,
+                                 annotation=Annotated[str | None, param])
+    param = Parameter(name=list(opt.flags), help=opt.help, **extra)
+    return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=opt.default_value,
+                             annotation=Annotated[hint, param])
+
+
+def make_handler(action: Action):
+    positional = action.positional
+
+    def handler(*args, **kwargs):  # annotations come from __signature__
+        ctx = kwargs.pop("ctx")
+        if positional is not None:
+            kwargs[positional.name] = args[0] if args else None
+            args = args[1:]
+        if action.extra_args:  # everything the command does not know, in order
+            kwargs["extra_args"] = ["-" if a == STDIN_TOKEN else a for a in args]
+        dim, ids, options = bind(action, kwargs, stdin_token=STDIN_TOKEN)
+        return ctx.run(action, dim, ids, options)
+
+    params = [build_parameter(opt) for opt in action.options if opt.positional]
+    if action.extra_args:
+        params.append(inspect.Parameter("extra_args", inspect.Parameter.VAR_POSITIONAL, annotation=Annotated[
+            str, Parameter(name=["ARGS"], help="Other arguments, merged into the command line.",
+                           allow_leading_hyphen=True)]))
+    params += [build_parameter(opt) for opt in action.options if not opt.positional]
+    params.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY,
+                                    annotation=Annotated[Any, Parameter(parse=False)]))
+    handler.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    handler.__name__ = "_".join(action.words).replace("-", "_")
+    return handler
+
+
+def build_resource(name: str) -> Any:
+    resource = load_model().resources[name]
+    if resource.command:
+        # A one-action resource is a command of its own (`bl pull ...`).
+        (action,) = resource.actions.values()
+        return make_handler(action)
+    sub = App(name=name, help=resource.help, help_format="plaintext")
+    for index, action in enumerate(resource.actions.values()):
+        sub.command(make_handler(action), name=action.name, help=action.help, sort_key=index)
+
+    @sub.default
+    def _no_action() -> int:
+        sub.help_print([name])
+        return 2
+
+    return sub
+
+
+def __getattr__(attr: str) -> App:
+    if attr.startswith("res__"):
+        name = attr[5:].replace("_", "-")
+        if name in load_model().resources:
+            built = build_resource(name)
+            globals()[attr] = built
+            return built
+    raise AttributeError(attr)

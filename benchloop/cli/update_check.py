@@ -1,0 +1,211 @@
+"""Background update notice, at most one index request per 24 hours.
+
+The package index comes from configuration only: ``BENCHLOOP_INDEX_URL``,
+``index_url`` in the config file's ``[profile]``, or pip's own configured
+index (``PIP_INDEX_URL`` or ``index-url`` in a pip.conf).  With none, nothing
+runs.  It is off with ``BENCHLOOP_NO_UPDATE_CHECK=1`` and whenever ``CI`` is
+set.
+
+The check never slows a command: a daemon thread asks the index (PEP 691 JSON
+or the HTML simple page, 3 s timeout) while the command runs; the notice is
+printed on stderr only if the answer is already there when the command ends,
+so nothing is ever printed after ``bl`` exits.  The cache records failures
+too, so an unreachable index is not asked again for 24 hours.
+
+The index is hostile until proven otherwise: a version that is not a plain
+version string (letters, digits, ``.+!_-``) gives no notice at all, so no
+escape sequence reaches the terminal; the index URL is printed without its
+credentials, and the cache (0600) keeps only a digest of it.
+"""
+
+from __future__ import annotations
+
+import configparser
+import json
+import os
+import re
+import threading
+import time
+from pathlib import Path
+
+from ..version import __version__
+
+PACKAGE = "benchloop-client"
+INTERVAL = 24 * 3600
+TIMEOUT = 3.0
+
+
+def cache_file() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "benchloop" / "version-check.json"
+
+
+def _pip_index() -> str | None:
+    if os.environ.get("PIP_INDEX_URL"):
+        return os.environ["PIP_INDEX_URL"]
+    candidates = [os.path.join(os.environ.get("VIRTUAL_ENV", ""), "pip.conf"),
+                  os.path.expanduser("~/.config/pip/pip.conf"), os.path.expanduser("~/.pip/pip.conf"),
+                  "/etc/pip.conf"]
+    for candidate in candidates:
+        parser = configparser.ConfigParser()
+        try:
+            parser.read(candidate)
+        except configparser.Error:
+            continue
+        if parser.has_option("global", "index-url"):
+            return parser.get("global", "index-url")
+    return None
+
+
+def index_url(profile: dict) -> str | None:
+    url = os.environ.get("BENCHLOOP_INDEX_URL") or profile.get("index_url") or _pip_index()
+    return url.rstrip("/") if url else None
+
+
+def enabled() -> bool:
+    return not (os.environ.get("BENCHLOOP_NO_UPDATE_CHECK") or os.environ.get("CI"))
+
+
+_PRE = {"dev": -3, "a": -2, "alpha": -2, "b": -1, "beta": -1, "rc": 0, "c": 0}
+
+
+def version_key(text: str) -> tuple | None:
+    """Sortable key of a PEP 440-ish version; None for what we do not compare."""
+    text = text.strip().lower().split("+")[0]
+    match = re.fullmatch(r"v?(\d+(?:\.\d+)*)(?:[.-]?(a|alpha|b|beta|rc|c)(\d*))?(?:[.-]?post(\d*))?(?:[.-]?dev(\d*))?", text)
+    if not match:
+        return None
+    release = [int(x) for x in match.group(1).split(".")]
+    while len(release) > 1 and release[-1] == 0:
+        release.pop()
+    if match.group(2):
+        pre = (_PRE[match.group(2)], int(match.group(3) or 0))
+    elif match.group(5) is not None and not match.group(4):
+        pre = (-3, 0)
+    else:
+        pre = (1, 0)
+    post = int(match.group(4) or 0) if match.group(4) is not None else -1
+    dev = int(match.group(5) or 0) if match.group(5) is not None else 1 << 30
+    return (tuple(release), pre, post, dev)
+
+
+def newer(latest: str | None, current: str) -> bool:
+    a, b = version_key(latest or ""), version_key(current)
+    return a is not None and b is not None and a > b
+
+
+def _versions(body: bytes, content_type: str) -> list[str]:
+    if "json" in content_type:
+        data = json.loads(body)
+        if isinstance(data.get("versions"), list):
+            return [str(v) for v in data["versions"]]
+        names = [f.get("filename", "") for f in data.get("files", []) if isinstance(f, dict)]
+    else:
+        names = re.findall(r">([^<>]+)</a>", body.decode("utf-8", "replace"))
+    stem = PACKAGE.replace("-", "_")
+    found = []
+    for name in names:
+        match = re.match(rf"(?i){re.escape(stem)}-([^-]+?)(?:\.tar\.gz|\.zip|-)", name.replace("-client", "_client", 1))
+        if match:
+            found.append(match.group(1))
+    return found
+
+
+def fetch_latest(index: str) -> str | None:
+    from ..transport.client import import_httpx  # the one HTTP library of the client
+
+    response = import_httpx().get(f"{index}/{PACKAGE}/", timeout=TIMEOUT, follow_redirects=True, headers={
+        "Accept": "application/vnd.pypi.simple.v1+json, text/html;q=0.1", "User-Agent": PACKAGE})
+    response.raise_for_status()
+    versions = _versions(response.content, response.headers.get("content-type", ""))
+    stable = [v for v in versions if version_key(v) and version_key(v)[1] == (1, 0)]
+    return max(stable or versions, key=lambda v: version_key(v) or ((),), default=None)
+
+
+_PLAIN_VERSION = re.compile(r"[0-9A-Za-z.+!_-]{1,64}")
+
+
+def index_digest(index: str) -> str:
+    """What the cache keeps of the index URL: a digest (the URL may carry credentials)."""
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(index.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def shown_index(index: str) -> str:
+    """The index URL for a notice: any ``user:password@`` replaced by ``***@``, control
+    characters escaped."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(index)
+        if "@" in parts.netloc:
+            index = urlunsplit(parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]))
+    except ValueError:
+        index = "the configured index"
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in index)
+
+
+def _write_cache(path: Path, latest: str | None, index: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            os.fchmod(handle.fileno(), 0o600)
+            handle.write(json.dumps({"checked_at": time.time(), "latest_version": latest,
+                                     "index": index_digest(index)}))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+class UpdateCheck:
+    """Started before a command runs; ``notice()`` after it, without waiting."""
+
+    def __init__(self, index: str, current: str = __version__, cache: Path | None = None):
+        self.index, self.current = index, current
+        self.cache = cache or cache_file()
+        self.latest: str | None = None
+        self.thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        try:
+            data = json.loads(self.cache.read_text())
+            age = time.time() - float(data["checked_at"])
+            if 0 <= age < INTERVAL and data.get("index") == index_digest(self.index):
+                self.latest = data.get("latest_version")
+                return
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        self.thread = threading.Thread(target=self._run, name="bl-update-check", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        latest = None
+        try:
+            latest = fetch_latest(self.index)
+        except Exception:  # any failure: no notice, try again in 24 h
+            latest = None
+        _write_cache(self.cache, latest, self.index)
+        self.latest = latest
+
+    def notice(self) -> str | None:
+        if self.thread is not None and self.thread.is_alive():
+            return None
+        latest = self.latest
+        if isinstance(latest, str) and _PLAIN_VERSION.fullmatch(latest) and newer(latest, self.current):
+            return (f"[update] benchloop-client {latest} is available (installed {self.current}); "
+                    f"upgrade: pip install --upgrade {PACKAGE} --index-url {shown_index(self.index)}")
+        return None
+
+
+def start(profile: dict) -> UpdateCheck | None:
+    if not enabled():
+        return None
+    index = index_url(profile)
+    if not index:
+        return None
+    check = UpdateCheck(index)
+    check.start()
+    return check

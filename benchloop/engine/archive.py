@@ -1,0 +1,156 @@
+"""Task archives: one ZIP per download task (docs/contract.md 2.8, 3.4).
+
+A dimension with ``archive:`` runs on a download-task id.  The task lists job
+ids; every job runs the dimension's parts (each part writes one archive entry
+or a folder of entries), concurrently, into a hidden staging directory on the
+output volume.  A part marked ``required`` decides whether the job succeeded;
+the others record their failures under their own manifest key.  The archive
+is built as a temp file beside the final path and renamed when complete; no
+archive is created when every job failed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import zipfile
+from typing import Any
+
+from ..base.errors import AuthError, Cancelled
+from ..base.files import (
+    NoRoomError,
+    dumps,
+    join_under,
+    remove_stale_dirs,
+    replacing,
+    safe_component,
+)
+from ..table.model import Part
+from ..table.templates import Context, entry_component, render_file, render_label
+from .outcomes import Failure, MultiFailure, Outcome, as_error
+from .pipeline import Pipeline
+from .transforms import task_job_ids
+
+
+class ArchiveRun:
+    def __init__(self, pipeline: Pipeline, task: str):
+        self.p = pipeline
+        self.task = task
+        self.spec = pipeline.dim.archive
+        self.parts = pipeline.dim.parts
+
+    def run(self) -> tuple[Any, list[Failure]]:
+        p = self.p
+        ctx = Context({**p.opts, "task": self.task})
+        path = join_under(p.root, render_file(self.spec.file, Context({"task": self.task})))
+        if p.skip_existing and os.path.isfile(path):
+            p.rt.log.file("skip existing", path)
+            return path, []
+        task = p.request(self.spec.task_request, ctx)
+        jobs = task_job_ids(task, self.task)
+        counter = p.rt.counter(self.spec.progress, len(jobs)) if self.spec.progress else None
+        os.makedirs(p.root, exist_ok=True)
+        prefix = f".{safe_component(self.task)[:40]}-{self.spec.kind or 'archive'}-"
+        remove_stale_dirs(p.root, prefix)  # left by a killed run
+        staging = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=p.root)
+        try:
+            def one(job: str) -> dict[str, str]:
+                try:
+                    return self.job(ctx.child(job=job), job, staging)
+                finally:
+                    if counter:
+                        counter.step(job)
+
+            outcomes = p.rt.map(jobs, one)
+            return self.finish(path, task, jobs, outcomes, staging)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    @staticmethod
+    def entry(part: Part, job: str) -> str:
+        return render_label(part.entry, Context({"job": entry_component(job)}))
+
+    def job(self, ctx: Context, job: str, staging: str) -> dict[str, str]:
+        """Run every part for one job; return {part: error} of optional parts that failed."""
+        soft: dict[str, str] = {}
+        for name, part in self.parts.items():
+            dest = os.path.join(staging, self.entry(part, job))
+            try:
+                raw = self.p.fetch(part, ctx, job, dest if part.step else None)
+                if not part.step:
+                    os.makedirs(os.path.dirname(dest), exist_ok=True)
+                    with open(dest, "w", encoding="utf-8") as handle:
+                        handle.write(dumps(raw, self.p.rt.pretty))
+            except NoRoomError:
+                raise
+            except (AuthError, Cancelled):
+                if part.required:
+                    raise
+                soft[name] = "authentication failed (HTTP 401)"
+                continue
+            except Exception as exc:  # noqa: BLE001 - one bad entry never takes the archive down
+                error = as_error(exc)
+                if part.required or isinstance(error, NoRoomError):
+                    raise error from None
+                soft[name] = str(error)
+                continue
+            ctx.parts[name] = raw
+        return soft
+
+    def finish(self, path: str, task: dict[str, Any], jobs: list[str], outcomes: list[Outcome],
+               staging: str) -> tuple[Any, list[Failure]]:
+        p = self.p
+        ok = [o for o in outcomes if not o.failures]
+        failures = [Failure(o.ident, o.failure.message, o.failure.network) for o in outcomes if o.failures]
+        job_failures = [{"job_id": f.ident, "error": f.message} for f in failures]
+        soft_keys = {name: part.failures for name, part in self.parts.items() if not part.required}
+        soft: dict[str, list[dict[str, str]]] = {key: [] for key in soft_keys.values() if key}
+        for outcome in ok:
+            for name, message in (outcome.value or {}).items():
+                soft[soft_keys[name]].append({"job_id": outcome.ident, "error": message})
+                failures.append(Failure(outcome.ident, f"{self.parts[name].label or name}: {message}", False))
+        if not ok:
+            return None, failures
+        manifest = {
+            "task_id": self.task,
+            "group_id": task.get("group_id"),
+            "created_at": task.get("created_at"),
+            "total_jobs": len(jobs),
+            "successful_jobs": len(ok),
+            "failed_jobs": len(jobs) - len(ok),
+            "success_job_ids": [o.ident for o in ok],
+            "failures": job_failures,
+            **soft,
+        }
+        p.rt.log.progress(f"creating archive {path}")
+        self.write_zip(path, staging, [o.ident for o in ok], manifest)
+        p.rt.log.file("wrote", path)
+        return path, failures
+
+    def write_zip(self, path: str, staging: str, jobs: list[str], manifest: dict[str, Any]) -> None:
+        with replacing(path) as (fd, tmp):
+            with os.fdopen(fd, "wb", closefd=False) as raw, zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True) as archive:
+                # Entries part by part (the table's order), jobs in task order.
+                for name in self.spec.order:
+                    for job in jobs:
+                        for full in _files(os.path.join(staging, self.entry(self.parts[name], job))):
+                            archive.write(full, os.path.relpath(full, staging).replace(os.sep, "/"))
+                archive.writestr("manifest.json", dumps(manifest, self.p.rt.pretty))
+
+
+def _files(path: str) -> list[str]:
+    if os.path.isfile(path):
+        return [path]
+    found = []
+    for dirpath, dirnames, filenames in os.walk(path):
+        dirnames.sort()
+        found += [os.path.join(dirpath, f) for f in sorted(filenames)]
+    return found
+
+
+def run_archive(pipeline: Pipeline, task: str) -> Any:
+    value, failures = ArchiveRun(pipeline, task).run()
+    if failures:
+        raise MultiFailure(failures, value)
+    return value

@@ -1,0 +1,125 @@
+"""Run one command of the table over its ids: the top of the runtime.
+
+``run`` picks how each id is processed - the generic pipeline
+(``pipeline.py``), a task archive (``archive.py``) or a composite command
+(``compose.py``) - runs the ids on the worker pool (``--concurrency`` at once,
+or one at a time where the table says ``serial``), prints what a printing
+command prints (``output.py``) and returns the exit code.  A 401 anywhere
+cancels the remaining work and exits 3.
+
+The layers point one way: engine -> compose, archive -> pipeline -> pool,
+template, model; nothing below imports this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..base.errors import EXIT_AUTH, ApiError, AuthError, BenchloopError, StepError
+from ..table.model import Action
+from . import formats
+from .archive import run_archive
+from .compose import run_compose
+from .outcomes import Failure, Outcome, as_error, exit_code, summarize
+from .pipeline import Pipeline, Runtime
+from .printing import JsonlStream, print_all
+
+
+def process(pipeline: Pipeline, ident: str) -> Any:
+    """One id of one dimension: a task archive, or the pipeline's parts."""
+    if pipeline.dim.archive is not None:
+        return run_archive(pipeline, ident)
+    return pipeline.process(ident)
+
+
+def backend_message(action: Action, exc: BenchloopError) -> BenchloopError:
+    """Actions with ``error_field`` report the backend's own message (brm)."""
+    body = exc.body if isinstance(exc, ApiError) else None
+    message = body.get(action.error_field) if action.error_field and isinstance(body, dict) else None
+    if isinstance(message, str) and message:
+        return StepError(message)
+    return exc
+
+
+def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any],
+            on_done: Callable[[Outcome], None] | None = None) -> list[Outcome]:
+    """Process every id (or every id x section of a composite); the outcomes in input order.
+
+    ``on_done`` sees each id's outcome as soon as it is known (jsonl streams
+    it).  A 401 raises ``AuthError`` after cancelling the remaining work.
+    """
+    if action.compose is not None:
+        return run_compose(rt, action, dim, ids, opts, process)
+    pipeline = Pipeline(rt, action, dim, opts, id_count=len(ids))
+    progress = pipeline.dim.progress or action.progress
+    counter = rt.counter(progress, len(ids)) if progress else None
+
+    def work(ident: str) -> Any:
+        try:
+            result = process(pipeline, ident)
+        except Exception as exc:  # noqa: BLE001 - one bad id never takes the others down
+            exc = as_error(exc, rt.log)
+            if counter:
+                counter.step(ident, ok=False)
+            if on_done is not None:
+                on_done(Outcome(ident, failures=[Failure(ident, str(exc), exc.network)]))
+            raise backend_message(action, exc) from None
+        if counter:
+            counter.step(result if progress.detail == "path" else ident)
+        if on_done is not None:
+            on_done(Outcome(ident, value=result))
+        return result
+
+    return rt.map(ids, work, 1 if pipeline.dim.serial else None)
+
+
+def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any]) -> int:
+    """Run one command over its ids; print data and the failure summary; return the exit code."""
+    if action.writer == "text":
+        return run_text(rt, action, dim, ids, opts)
+    output = opts.get("output") or "json"
+    query = formats.compile_query(opts.get("query")) if action.prints else None
+    prints = action.prints and not action.writes_files(opts)
+    stream = None
+    if prints and output == "jsonl" and query is None:
+        stream = JsonlStream(rt.stdout, rt.log, action, ids)
+    try:
+        outcomes = execute(rt, action, dim, ids, opts, stream.done if stream is not None else None)
+    except AuthError as exc:
+        rt.log.error(f"authentication error: {exc}")
+        return EXIT_AUTH
+    if prints:
+        if stream is not None:
+            stream.finish()
+        else:
+            print_all(rt.stdout, rt.log, action, outcomes, output, rt.pretty, query)
+    return summarize(rt.log, outcomes, noun="pull step(s)" if action.compose is not None else "id(s)")
+
+
+def run_text(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any]) -> int:
+    """A text command (``ap-cmd``): its one id's text on stdout, or each failure's own message
+    as one ``[error]`` line (no summary); exit 3 for a refused key, 4 when only the network failed."""
+    try:
+        outcomes = execute(rt, action, dim, ids, opts)
+    except AuthError as exc:
+        rt.log.error(f"authentication error: {exc}")
+        return EXIT_AUTH
+    for outcome in outcomes:
+        if outcome.value is not None:
+            rt.stdout.write(f"{outcome.value}\n")
+            rt.stdout.flush()
+        for failure in outcome.failures:
+            error_lines(rt, failure.message)
+    return exit_code(outcomes)
+
+
+def error_lines(rt: Runtime, message: str) -> None:
+    """An error of several lines (a hint under it): ``[error]`` on the first one only."""
+    first, *rest = message.split("\n")
+    if rt.log.json_errors or not rest:
+        rt.log.error(message)
+        return
+    rt.log.error(first)
+    for line in rest:
+        rt.log._emit(line)  # no public unprefixed error line in log.py yet; each line is still cleaned

@@ -1,0 +1,187 @@
+"""The group trace-trajectory export, reassembled and streamed (docs/contract.md 2.7).
+
+1. The part's waiter (``wait:`` in the table, see ``waiter.py``) asks the
+   backend for the group's export until it has a download URL, bounded by
+   ``--download-timeout``; that URL is this step's input.
+2. Download the export (gzip or plain JSON lines) to a temp file on the
+   output volume; the API key is not sent to its host unless it is the
+   backend's own origin.
+3. Read the group's ordered job ids.
+4. Spool rows into an on-disk SQLite index keyed by (job order, row order),
+   then write ``{"group_id", "trajectories": [{"job_id", "trajectory"}]}``
+   job by job.  Memory stays constant whatever the export size: one row at a
+   time is decoded, and the output is byte-identical to ``json.dumps(indent=2)``.
+
+Rows of jobs that the job-id list does not know are kept after the known
+jobs, in first-appearance order, as the reference client does.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import shutil
+import sqlite3
+import tempfile
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+from ...base.errors import StepError
+from ...base.files import atomic_write_stream, remove_stale_dirs
+from . import WRITTEN
+
+ROW_INDENT = " " * 8  # a row's depth in {"trajectories": [{"trajectory": [row]}]}
+
+
+def job_ids(call) -> list[str]:
+    body = call.request("job_ids")
+    ids = body.get("job_ids", []) if isinstance(body, dict) else None
+    if not isinstance(ids, list) or not all(isinstance(i, str) and i for i in ids):
+        raise StepError("group job-ids response must carry job_ids as a list of non-empty strings")
+    return list(dict.fromkeys(ids))
+
+
+def _lines(path: str) -> Iterator[tuple[int, str]]:
+    with open(path, "rb") as raw:
+        magic = raw.read(2)
+    opener = gzip.open if magic == b"\x1f\x8b" else open
+    with opener(path, "rb") as binary:
+        text = io.TextIOWrapper(binary, encoding="utf-8-sig")
+        for number, line in enumerate(text, 1):
+            if line.strip():
+                yield number, line
+
+
+def _row_job(row: Any, number: int) -> str:
+    if not isinstance(row, dict):
+        raise StepError(f"trace trajectory row at line {number} is not an object")
+    for key in ("job_id", "jobId", "JobId"):
+        if key in row:
+            value = row[key]
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+            break
+    raise StepError("trace trajectory row is missing job_id")
+
+
+class RowIndex:
+    """Rows on disk, grouped by job in the export's job order.
+
+    Each row is decoded once (to find its job) and stored already rendered as
+    it will be written: pretty rows indented for their place in the document,
+    so writing needs no second decode and encode.
+    """
+
+    def __init__(self, directory: str, ids: list[str], pretty: bool = False):
+        self.pretty = pretty
+        self.path = os.path.join(directory, "rows.sqlite")
+        self.db = sqlite3.connect(self.path)
+        self.db.execute("PRAGMA journal_mode=OFF")
+        self.db.execute("PRAGMA synchronous=OFF")
+        self.db.execute("CREATE TABLE rows (job INTEGER, seq INTEGER, row TEXT)")
+        self.order = {job: index for index, job in enumerate(ids)}
+        self.jobs = list(ids)
+
+    def load(self, export: str) -> None:
+        try:
+            self._load(export)
+        except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:
+            raise StepError(f"trace trajectory export is corrupt: {type(exc).__name__}: {exc}") from None
+
+    def _load(self, export: str) -> None:
+        batch = []
+        for seq, (number, line) in enumerate(_lines(export)):
+            try:
+                row = json.loads(line)
+            except ValueError:
+                raise StepError(f"invalid trace trajectory JSON at line {number}") from None
+            job = _row_job(row, number)
+            if job not in self.order:
+                self.order[job] = len(self.jobs)
+                self.jobs.append(job)
+            batch.append((self.order[job], seq, self.render(row)))
+            if len(batch) >= 5000:
+                self.db.executemany("INSERT INTO rows VALUES (?, ?, ?)", batch)
+                batch.clear()
+        if batch:
+            self.db.executemany("INSERT INTO rows VALUES (?, ?, ?)", batch)
+        self.db.execute("CREATE INDEX rows_job ON rows (job, seq)")
+        self.db.commit()
+
+    def render(self, row: Any) -> str:
+        if self.pretty:
+            return json.dumps(row, indent=2, ensure_ascii=False).replace("\n", "\n" + ROW_INDENT)
+        return json.dumps(row, ensure_ascii=False, separators=(",", ":"))
+
+    def texts(self, job: str) -> Iterator[str]:
+        cursor = self.db.execute("SELECT row FROM rows WHERE job = ? ORDER BY seq", (self.order[job],))
+        for (text,) in cursor:
+            yield text
+
+    def rows(self, job: str) -> Iterator[Any]:
+        for text in self.texts(job):
+            yield json.loads(text)
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def write_document(out, group_id: str, index: RowIndex, pretty: bool) -> None:
+    """Write the export document job by job; equal to json.dumps(doc, indent=2).
+
+    ``index`` must have been built with the same ``pretty`` setting."""
+    if not pretty:
+        out.write('{"group_id":' + json.dumps(group_id, ensure_ascii=False) + ',"trajectories":[')
+        for n, job in enumerate(index.jobs):
+            out.write(("," if n else "") + '{"job_id":' + json.dumps(job, ensure_ascii=False) + ',"trajectory":[')
+            for m, text in enumerate(index.texts(job)):
+                out.write(("," if m else "") + text)
+            out.write("]}")
+        out.write("]}\n")
+        return
+    out.write('{\n  "group_id": ' + json.dumps(group_id, ensure_ascii=False) + ",\n  \"trajectories\": ")
+    if not index.jobs:
+        out.write("[]\n}\n")
+        return
+    out.write("[\n")
+    for n, job in enumerate(index.jobs):
+        out.write('    {\n      "job_id": ' + json.dumps(job, ensure_ascii=False) + ',\n      "trajectory": ')
+        first = True
+        for text in index.texts(job):
+            out.write("[\n" if first else ",\n")
+            first = False
+            out.write(ROW_INDENT + text)
+        out.write("[]\n" if first else "\n      ]\n")
+        out.write("    }" + (",\n" if n + 1 < len(index.jobs) else "\n"))
+    out.write("  ]\n}\n")
+
+
+def trace_export(call) -> Any:
+    """Reassemble the export file whose URL the part's waiter produced (``call.input``)."""
+    dest = call.dest
+    root = os.path.dirname(dest) if dest else call.root
+    os.makedirs(root or ".", exist_ok=True)
+    remove_stale_dirs(root or ".", ".trace-trajectory-")  # left by a killed run
+    work = tempfile.mkdtemp(prefix=f".trace-trajectory-{os.getpid()}-", dir=root or ".")
+    try:
+        export = os.path.join(work, "export.bin")
+        call.download(None, export, url=call.input)
+        index = RowIndex(work, job_ids(call), pretty=bool(dest) and call.pretty)
+        try:
+            index.load(export)
+            os.unlink(export)
+            if dest:
+                atomic_write_stream(dest, lambda out: write_document(out, call.ident, index, call.pretty))
+                call.log.file("wrote", dest)
+                return WRITTEN
+            return {
+                "group_id": call.ident,
+                "trajectories": [{"job_id": job, "trajectory": list(index.rows(job))} for job in index.jobs],
+            }
+        finally:
+            index.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

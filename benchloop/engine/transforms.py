@@ -1,0 +1,171 @@
+"""Named response transforms, referenced from the endpoint table by ``shape:``.
+
+A shape turns what a part fetched (a response body, or a pagination ``Scan``)
+into what the command emits or writes.  Parameters come from the table's
+``with:`` mapping, so allow-lists and key names stay data.  Shapes must be
+pure: the same input always gives the same output.
+
+Returning ``None`` from a shape means "nothing to write" (for example a job
+without reports): not a failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+def raw(value: Any, ident: str) -> Any:
+    return value
+
+
+def _allow(section: Any, allowed: list[str]) -> Any:
+    if isinstance(section, dict):
+        return {key: section[key] for key in allowed if key in section}
+    if isinstance(section, list):
+        return [_allow(item, allowed) if isinstance(item, dict) else item for item in section]
+    return section
+
+
+def job_metrics(body: Any, ident: str) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        return {"job_id": ident, "metrics": body, "run_metrics": None, "tokenized_metrics": None}
+    return {
+        "job_id": body["job_id"] if "job_id" in body else ident,
+        "metrics": body.get("metrics"),
+        "run_metrics": body.get("run_metrics"),
+        "tokenized_metrics": body.get("tokenized_metrics"),
+    }
+
+
+def filter_sections(body: Any, ident: str, *, id_key: str, sections: dict[str, list[str]]) -> Any:
+    if not isinstance(body, dict):
+        return body
+    out: dict[str, Any] = {id_key: body[id_key] if id_key in body else ident}
+    for name, allowed in sections.items():
+        out[name] = _allow(body.get(name), allowed)
+    return out
+
+
+def metrics_detail(scan: Any, ident: str, *, tokenized_metrics: list[str]) -> dict[str, Any]:
+    return {
+        "group_id": ident,
+        "total": scan.total,
+        "metrics": scan.items,
+        "tokenized_metrics": _allow(scan.first.get("tokenized_metrics"), tokenized_metrics),
+    }
+
+
+def with_id(body: Any, ident: str, *, id_key: str) -> dict[str, Any]:
+    out: dict[str, Any] = {id_key: ident}
+    if isinstance(body, dict):
+        out.update(body)
+    else:
+        out["data"] = body
+    return out
+
+
+def collection(scan: Any, ident: str, *, id_key: str, collection: str) -> dict[str, Any]:
+    return {id_key: ident, "total": scan.total, collection: scan.items}
+
+
+def first_report_content(body: Any, ident: str) -> str | None:
+    reports = body.get("reports") if isinstance(body, dict) else None
+    if not isinstance(reports, list) or not reports:
+        return None
+    first = reports[0]
+    content = first.get("content") if isinstance(first, dict) else None
+    return "" if content is None else str(content)
+
+
+def text_field(body: Any, ident: str, *, path: list[str]) -> str | None:
+    """A non-empty string at ``path`` of the body (the markdown of a report), else nothing."""
+    value = body
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
+def task_job_ids(body: Any, ident: str) -> list[str]:
+    """The job ids of a download task: strings, stripped, de-duplicated, at least one."""
+    from ..base.errors import StepError
+
+    if body is None:
+        raise StepError("download task response is empty")
+    if not isinstance(body, dict):
+        raise StepError("download task response must be a JSON object")
+    ids = body.get("job_ids")
+    if not isinstance(ids, list):
+        raise StepError("download task response is missing job_ids")
+    if not all(isinstance(i, str) for i in ids):
+        raise StepError("download task contains a non-string job id")
+    jobs = list(dict.fromkeys(i.strip() for i in ids if i.strip()))
+    if not jobs:
+        raise StepError("download task contains no job ids")
+    return jobs
+
+
+def behavior_status(body: Any, ident: str) -> dict[str, Any]:
+    out = dict(body) if isinstance(body, dict) else {"result": body}
+    out.setdefault("uid", ident)
+    out["task_id"] = ident
+    return out
+
+
+def behavior_element(values: dict[str, Any], ident: str, *, scope: str) -> dict[str, Any]:
+    """The brm get element of one scope, from the analysis and/or status responses."""
+    analysis = values.get("analysis")
+    analysis = analysis if isinstance(analysis, dict) else {}
+    uid = analysis.get("uid") or ident
+    overall = {"task_id": ident, "uid": uid, "summary": analysis.get("summary"),
+               "categoryScores": analysis.get("categoryScores")}
+    detail = {"task_id": ident, "uid": uid, "behaviorPatterns": analysis.get("behaviorPatterns")}
+    if scope == "status":
+        return values["status"]
+    if scope == "overall":
+        return overall
+    if scope == "detail":
+        return detail
+    out = {"task_id": ident, "uid": ident, "status": values.get("status"), "overall": overall, "detail": detail}
+    mode = analysis.get("samplingMode", analysis.get("sampling_mode"))
+    if mode is not None:
+        out["samplingMode"] = mode
+    return out
+
+
+def behavior_list(body: Any, ident: str) -> dict[str, Any]:
+    if isinstance(body, list):
+        tasks = body
+    elif isinstance(body, dict):
+        tasks = body["tasks"] if isinstance(body.get("tasks"), list) else [body]
+    else:
+        tasks = []
+    out = []
+    for task in tasks:
+        if isinstance(task, dict) and "uid" in task:
+            task = {**task, "task_id": task["uid"]}
+        out.append(task)
+    return {"group_id": ident, "total": len(out), "tasks": out}
+
+
+SHAPES: dict[str, Callable[..., Any]] = {
+    "raw": raw,
+    "job_metrics": job_metrics,
+    "filter_sections": filter_sections,
+    "metrics_detail": metrics_detail,
+    "with_id": with_id,
+    "collection": collection,
+    "first_report_content": first_report_content,
+    "text_field": text_field,
+    "task_job_ids": task_job_ids,
+    "behavior_status": behavior_status,
+    "behavior_element": behavior_element,
+    "behavior_list": behavior_list,
+}
+
+
+def apply(shape: Any, value: Any, ident: str) -> Any:
+    """Apply a model ``Shape`` (``None``: the value as it is)."""
+    if shape is None:
+        return value
+    return SHAPES[shape.name](value, ident, **shape.params)

@@ -1,0 +1,302 @@
+"""Configuration: file, environment and flags (docs/contract.md 4).
+
+Precedence is flag > environment > file > default.  The file is TOML with a
+``[profile]`` table (``host``, ``api_key``, ``output_dir``).  Unlike the
+reference client, an invalid file is an error (exit 2) instead of being
+silently ignored, and ``config set`` edits only the keys it owns: other
+tables, keys and comments survive, the file is replaced atomically with mode
+0600 and its directory is created 0700.  ``config set`` refuses values that
+can never work (a host that is not ``http(s)://HOST[:PORT]``, an empty key),
+writes through a symlinked file (the link stays), and holds a lock beside the
+file so that concurrent calls never lose each other's values.
+
+Every resolved value remembers where it came from (``Settings.sources``), so
+that errors can name the flag, the variable, or the file and key.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..base.errors import ConfigError
+
+DEFAULT_HOST = "https://benchmark-analysis.alibaba-inc.com"
+DEFAULT_CONFIG = "~/.benchloop/config.toml"
+KEYS = ("host", "api_key", "output_dir")
+
+
+def config_path(flag: str | None = None) -> Path:
+    raw = flag or os.environ.get("BENCHLOOP_CONFIG") or DEFAULT_CONFIG
+    return Path(os.path.expanduser(raw))
+
+
+def _toml_loads(text: str) -> dict[str, Any]:
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    return tomllib.loads(text)
+
+
+def read_config(path: Path, warn: Callable[[str], None] | None = None) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"invalid config file {path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    _warn_if_readable(path, warn)
+    try:
+        return _toml_loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"invalid config file {path}: {exc}") from None
+
+
+def _warn_if_readable(path: Path, warn: Callable[[str], None] | None = None) -> None:
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return
+    if mode & 0o077:
+        _warning(f"config file {path} is readable by other users (mode {mode & 0o777:o}); run: chmod 600 {path}",
+                 warn)
+
+
+def _table(table: Any, name: str, where: str) -> dict[str, Any]:
+    if not isinstance(table, dict):
+        raise ConfigError(f"invalid config file {where}: [{name}] must be a table")
+    for key in KEYS:
+        if key in table and not isinstance(table[key], str):
+            raise ConfigError(f"invalid config file {where}: {name}.{key} must be a string")
+    return table
+
+
+def read_profile(path: Path, profile: str | None = None, warn: Callable[[str], None] | None = None,
+                 tables: dict[str, str] | None = None) -> dict[str, Any]:
+    """The [profile] table, overlaid with [profiles.NAME] when a profile is chosen.
+
+    ``tables``, when given, receives the table each key was read from."""
+    data = read_config(path, warn)
+    values = dict(_table(data.get("profile", {}), "profile", str(path)))
+    found = dict.fromkeys(values, "profile")
+    if profile:
+        named = data.get("profiles", {})
+        if not isinstance(named, dict) or profile not in named:
+            known = ", ".join(sorted(named)) if isinstance(named, dict) and named else "none"
+            raise ConfigError(f"unknown profile {profile!r} in {path} (defined: {known})")
+        overlay = _table(named[profile], f"profiles.{profile}", str(path))
+        values.update(overlay)
+        found.update(dict.fromkeys(overlay, f"profiles.{profile}"))
+    if tables is not None:
+        tables.update(found)
+    return values
+
+
+@dataclass
+class Settings:
+    host: str
+    api_key: str | None
+    output_dir: str
+    config_file: Path
+    profile: str | None = None
+    values: dict[str, Any] = field(default_factory=dict)
+    # Where each of host, api_key, output_dir came from: a flag ("--host"), a variable
+    # ("BENCHLOOP_HOST"), a table of the file ("file:profile", "file:profiles.pre") or "default".
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def source(self, key: str) -> str:
+        """Where ``key`` came from, in words: ``--host``, ``BENCHLOOP_HOST``,
+        ``host in /path/config.toml [profiles.pre]`` or ``the default``."""
+        origin = self.sources.get(key, "default")
+        if origin.startswith("file:"):
+            return f"{key} in {self.config_file} [{origin[5:]}]"
+        return "the default" if origin == "default" else origin
+
+
+_FLAGS = {"host": "--host", "api_key": "--api-key", "output_dir": "--output-dir"}
+_ENV = {"host": ("BENCHLOOP_HOST",), "api_key": ("BENCHLOOP_API_KEY", "BENCHMARK_API_KEY"),
+        "output_dir": ("BENCHLOOP_OUTPUT_DIR",)}
+_DEFAULTS = {"host": DEFAULT_HOST, "api_key": None, "output_dir": "."}
+
+
+def resolve(api_key: str | None, host: str | None, output_dir: str | None, config: str | None,
+            profile_name: str | None = None, warn: Callable[[str], None] | None = None) -> Settings:
+    path = config_path(config)
+    env = os.environ
+    if config and not path.exists():  # a file named on the command line is meant to exist
+        _warning(f"config file {path} (from --config) does not exist; using the environment and defaults", warn)
+    chosen = profile_name or env.get("BENCHLOOP_PROFILE") or None
+    tables: dict[str, str] = {}
+    profile = read_profile(path, chosen, warn, tables)
+    flags = {"host": host, "api_key": api_key, "output_dir": output_dir}
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for key in KEYS:
+        candidates = [(_FLAGS[key], flags[key])] + [(name, env.get(name)) for name in _ENV[key]]
+        candidates += [(f"file:{tables.get(key)}", profile.get(key)), ("default", _DEFAULTS[key])]
+        sources[key], values[key] = next(((o, v) for o, v in candidates if v), ("default", _DEFAULTS[key]))
+    return Settings(values["host"].rstrip("/"), values["api_key"] or None, values["output_dir"], path, chosen,
+                    profile, sources)
+
+
+def _warning(message: str, warn: Callable[[str], None] | None) -> None:
+    if warn is not None:  # the Python client logs it instead of printing
+        warn(message)
+        return
+    import sys
+
+    sys.stderr.write(f"[warn] {message}\n")
+
+
+def url_problem(host: str) -> str | None:
+    """Why ``host`` cannot be a backend base URL, or None when it can."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(host)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname) and (parts.port or 1) > 0
+    except ValueError:  # a port that is not a number
+        ok = False
+    return None if ok else "expected http://HOST[:PORT] or https://HOST[:PORT]"
+
+
+def key_problem(key: str) -> str | None:
+    """Why ``key`` cannot travel in an ``X-API-Key`` header, or None when it can."""
+    if key.isascii() and key.isprintable() and key == key.strip():
+        return None
+    return ("it has characters an HTTP header cannot carry (non-ASCII, control characters or surrounding "
+            "spaces); check how it was copied")
+
+
+def check_set_values(values: dict[str, str]) -> None:
+    """``config set`` refuses what no later command could use (exit 2)."""
+    host = values.get("host")
+    if host is not None:
+        problem = "it is empty" if not host.strip() else url_problem(host.strip())
+        if problem:
+            example = f"http://{host}" if host.strip() and "://" not in host else "https://HOST"
+            raise ConfigError(f"invalid --host {host!r}: {problem} (for example: {example})")
+    key = values.get("api_key")
+    if key is not None:
+        if not key:
+            raise ConfigError("--api-key is empty (is the variable you passed unset?); nothing was written")
+        problem = key_problem(key)
+        if problem:
+            raise ConfigError(f"invalid --api-key: {problem}")
+    if values.get("output_dir") == "":
+        raise ConfigError("--output-dir is empty; nothing was written")
+
+
+def merge_profile(text: str, values: dict[str, str], profile: str | None = None) -> str:
+    """Set ``values`` in [profile] (or [profiles.NAME]) of ``text``, keeping everything else.
+
+    tomlkit edits the document in place, so comments, other tables, key order
+    and any valid spelling of the table (quoted header, inline table, dotted
+    keys) survive, and values are escaped correctly.
+    """
+    import tomlkit
+
+    document = tomlkit.parse(text)
+    if profile:
+        tables = document.setdefault("profiles", tomlkit.table(is_super_table=True))
+        target = tables.setdefault(profile, tomlkit.table())
+    else:
+        target = document.setdefault("profile", tomlkit.table())
+    for key in KEYS:
+        if key in values:
+            target[key] = values[key]
+    return document.as_string()
+
+
+def write_config(path: Path, values: dict[str, str], profile: str | None = None) -> None:
+    """Merge ``values`` into the file at ``path`` (through a symlink: the link is kept), under a lock."""
+    target = _link_target(path)
+    if not target.parent.exists():
+        target.parent.mkdir(parents=True, mode=0o700)
+    with _locked(target):
+        _write_config(target, path, values, profile)
+
+
+def _link_target(path: Path) -> Path:
+    """The file a config path names: a symlink is written through, never replaced."""
+    if not path.is_symlink():
+        return path
+    target = Path(os.path.realpath(path))
+    if target.exists() and not target.is_file():
+        raise ConfigError(f"cannot write config file {path}: it links to {target}, which is not a file")
+    return target
+
+
+class _locked:
+    """An exclusive lock on ``<file>.lock`` while a ``config set`` reads, merges and replaces the file."""
+
+    def __init__(self, path: Path):
+        self.path = path.with_name(path.name + ".lock")
+        self.fd: int | None = None
+
+    def __enter__(self) -> None:
+        try:
+            import fcntl
+        except ImportError:  # Windows: no advisory locks; the write stays atomic
+            return
+        try:
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise ConfigError(f"cannot lock config file {self.path}: {exc.strerror}") from None
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing releases the lock
+
+
+def _write_config(path: Path, shown: Path, values: dict[str, str], profile: str | None) -> None:
+    from ..base.files import atomic_write
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"invalid config file {path}: not UTF-8") from None
+    try:
+        _toml_loads(text)
+        merged = merge_profile(text, values, profile)
+    except ValueError as exc:  # tomllib and tomlkit parse errors are ValueErrors
+        raise ConfigError(f"invalid config file {path}: {exc}") from None
+    written = _toml_loads(merged)  # never write a file we could not read back
+    table = written["profiles"][profile] if profile else written["profile"]
+    if any(table.get(k) != v for k, v in values.items()):
+        raise ConfigError(f"cannot update {shown} safely; edit it by hand")
+    atomic_write(str(path), merged, mode=0o600)  # never readable by others, not even briefly
+
+
+def mask(secret: str | None) -> str | None:
+    """A key as shown: its first 2 and last 4 characters when it has 16 or more (so at
+    most 6 of them, never most of a key), else only ``***``."""
+    if not secret:
+        return secret
+    return secret[:2] + "***" + secret[-4:] if len(secret) >= 16 else "***"
+
+
+def mask_url(url: str) -> str:
+    """``url`` with the password of a ``user:password@`` part replaced by ``***``."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if "@" not in parts.netloc:
+        return url
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user, colon, _password = userinfo.partition(":")
+    return urlunsplit(parts._replace(netloc=f"{user}{':***' if colon else ''}@{hostport}"))

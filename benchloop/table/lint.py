@@ -1,0 +1,468 @@
+"""Expansion and cross-reference lints of the endpoint table.
+
+The JSON Schema checks the shape of each entry; these checks cover what a
+schema cannot: references between entries (requests, enumerations, shapes,
+pagination modes), that every path-template variable is bound where the
+endpoint is used (by parts, enumerations, archives and named steps), that
+every variable of a file, archive entry or step template is bound, and that no
+two outputs share a path template.  They run when the table is compiled and
+again as tests (``tests/test_speclint.py`` holds one broken table per message).
+
+``lint`` walks the table one concern at a time (options, compose, dimensions,
+parts, outputs); each check is a small function that appends messages to the
+``_Lint`` it is given, so a new key gets a new function.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine.pagination import MODES
+from ..engine.transforms import SHAPES
+from .globals import GLOBAL_OPTIONS, SHADOWABLE_FLAGS
+from .templates import VAR, template_vars
+
+DIMENSION_OPTIONS = ("group", "job", "task")
+DIMENSION_OPTION_NAMES = {"group": "group", "job": "job", "task": "task_id"}
+PAGE_VARS = {"skip", "limit"}
+RESERVED = {"ctx"} | set(__import__("keyword").kwlist)
+
+
+def expand(spec: dict[str, Any]) -> dict[str, Any]:
+    """Resolve option references into full, named option definitions."""
+    spec = copy.deepcopy(spec)
+    shared = spec["options"]
+    for resource in spec["resources"].values():
+        for action in resource["actions"].values():
+            if action.get("compose"):
+                dims = action["compose"]["dimensions"]
+                action["dimensions"] = {d: {"parts": {}, "composite": True} for d in DIMENSION_OPTIONS if d in dims}
+    for resource in spec["resources"].values():
+        for action in resource["actions"].values():
+            expanded = []
+            dims = set(action["dimensions"])
+            if dims & {"group", "job"}:
+                # Both id options exist wherever either does, so that an unsupported one
+                # gets a precise usage error instead of "unknown option".
+                dims |= {"group", "job"}
+            if action.get("id_options"):
+                dims = set(action["id_options"])
+            own = action.get("options") or {}
+            for dim in DIMENSION_OPTIONS:
+                option = DIMENSION_OPTION_NAMES[dim]
+                if dim in dims and option in shared and option not in own:
+                    expanded.append({"name": option, **shared[option]})
+            for name, ref in (action.get("options") or {}).items():
+                body = shared.get(ref) if isinstance(ref, str) else ref
+                expanded.append({"name": name, **(body or {"missing": ref})})
+            if action["writer"] == "stdout" or action.get("stdout_when"):
+                for name in spec.get("stdout_options") or ():
+                    expanded.append({"name": name, **(shared.get(name) or {"missing": name})})
+            action["options"] = expanded
+    return spec
+
+
+def _all_option_names(spec: dict[str, Any]) -> set[str]:
+    names = set(spec["options"]) | {opt["name"] for opt in GLOBAL_OPTIONS}
+    for resource in spec["resources"].values():
+        for action in resource["actions"].values():
+            names |= {opt["name"] for opt in action["options"]}
+    return names
+
+
+@dataclass
+class _Lint:
+    """What every check needs: the table, every option name, the problems found."""
+
+    spec: dict[str, Any]
+    known: set[str]
+    problems: list[str] = field(default_factory=list)
+    # Normalized output template -> the first place that writes it, over all resources.
+    files: dict[str, str] = field(default_factory=dict)
+
+    def add(self, message: str) -> None:
+        self.problems.append(message)
+
+
+@dataclass
+class _Output:
+    """A path template a files action writes under the output root."""
+
+    where: str
+    dim: str
+    part: str | None  # None: the dimension's archive file
+    template: str
+
+
+def _check_pagination(where: str, pagination: dict[str, Any] | None, problems: list[str]) -> None:
+    if pagination and pagination["mode"] not in MODES:
+        problems.append(f"{where}: unknown pagination mode {pagination['mode']!r}")
+
+
+def _check_endpoint_use(
+    spec: dict[str, Any], where: str, name: str, bound: set[str], known: set[str], problems: list[str]
+) -> None:
+    endpoint = spec["endpoints"].get(name)
+    if endpoint is None:
+        problems.append(f"{where}: unknown endpoint {name!r}")
+        return
+    for var in template_vars(endpoint["path"]):
+        if var not in bound:
+            problems.append(f"{where}: path variable {{{var}}} of endpoint {name!r} is not bound")
+    service = endpoint.get("service", "benchloop")
+    for var in _service_vars(spec, service):
+        if var not in bound:
+            problems.append(f"{where}: header variable {{{var}}} of service {service!r} is not bound ({name!r})")
+    values = list((endpoint.get("query") or {}).values()) + list((endpoint.get("body") or {}).values())
+    for value in values:
+        for var in template_vars(str(value)):
+            root = var.split(".")[0]
+            if var.startswith("parts."):
+                part = var.split(".")[1]
+                if f"parts.{part}" not in bound:
+                    problems.append(f"{where}: {{{var}}} of endpoint {name!r} names no earlier part")
+            elif root not in known | PAGE_VARS | set(DIMENSION_OPTIONS) | bound:
+                problems.append(f"{where}: {{{var}}} of endpoint {name!r} names no option")
+
+
+def _check_bound(c: _Lint, where: str, label: str, template: str, bound: set[str]) -> None:
+    for var in template_vars(template):
+        if var not in bound:
+            c.add(f"{where}: {label} variable {{{var}}} is not bound")
+
+
+def _check_uses(c: _Lint, where: str, label: str, template: str, var: str) -> None:
+    """A template written once per ``var`` value must tell the values apart."""
+    if var not in template_vars(template):
+        c.add(f"{where}: {label} {template!r} does not use {{{var}}}: every {var} would write the same path")
+
+
+def _check_step(spec: dict[str, Any], where: str, part: dict[str, Any], problems: list[str],
+                bound: set[str] | None = None, known: set[str] | None = None) -> None:
+    """The step exists, every endpoint it names exists and is usable, its templates are bound.
+
+    ``bound``: what the part has bound (dimension id, archive job, each, earlier parts);
+    the step's own ``STEP_BINDS`` are added per ``with:`` key.
+    """
+    from .stepdefs import ENDPOINT_PARAMS, OPTIONAL_ENDPOINT_PARAMS, STEP_BINDS, STEPS
+
+    bound, known = set(bound or ()), set(known or ())
+
+    name = part["step"]
+    if name not in STEPS:
+        problems.append(f"{where}: unknown step {name!r}")
+        return
+    params = part.get("with") or {}
+    binds = STEP_BINDS.get(name, {})
+    required = ENDPOINT_PARAMS.get(name, ())
+    endpoint_keys = (*required, *OPTIONAL_ENDPOINT_PARAMS.get(name, ()))
+    for key in endpoint_keys:
+        value = params.get(key)
+        if key not in required and value is None:
+            continue
+        if not isinstance(value, str) or value not in spec["endpoints"]:
+            problems.append(f"{where}: step {name!r} needs 'with.{key}' naming an endpoint")
+            continue
+        _check_endpoint_use(spec, where, value, bound | set(binds.get(key, ())), known, problems)
+    for key, value in params.items():
+        if key in endpoint_keys or not isinstance(value, str):
+            continue
+        for var in template_vars(value):
+            if var not in bound | set(binds.get(key, ())):
+                problems.append(f"{where}: with.{key} variable {{{var}}} is not bound")
+
+
+def lint(spec: dict[str, Any]) -> list[str]:
+    c = _Lint(spec, _all_option_names(spec))
+    _lint_services(c)
+    _lint_enumerations(c)
+    for rname, resource in spec["resources"].items():
+        for aname, action in resource["actions"].items():
+            _lint_action(c, rname, aname, action)
+    return c.problems
+
+
+def _service_vars(spec: dict[str, Any], name: str) -> list[str]:
+    """Variables an endpoint of service ``name`` needs for its headers (derived ones by their source)."""
+    service = (spec.get("services") or {}).get(name) or {}
+    derived = {k: v["from"] for k, v in (service.get("derived") or {}).items()}
+    found = [derived.get(v, v) for value in (service.get("headers") or {}).values() for v in template_vars(value)]
+    return list(dict.fromkeys(found))
+
+
+def _lint_services(c: _Lint) -> None:
+    """Endpoints name a known service; a service's derived variables and key options make sense."""
+    services = c.spec.get("services") or {}
+    for name, endpoint in c.spec["endpoints"].items():
+        service, where = endpoint.get("service", "benchloop"), f"endpoints.{name}"
+        if service != "benchloop" and service not in services:
+            c.add(f"{where}: unknown service {service!r}")
+    for name, service in services.items():
+        where = f"services.{name}"
+        derived = service.get("derived") or {}
+        headers = " ".join((service.get("headers") or {}).values())
+        for var in derived:
+            if var not in template_vars(headers):
+                c.add(f"{where}: derived variable {{{var}}} is used by no header")
+        if name == "benchloop" and (headers or derived):
+            c.add(f"{where}: the default service has no header templates")
+        for part in ("base_url", "auth"):
+            option = (service.get(part) or {}).get("option")
+            source = f"{where}.{part}"
+            if option and option not in c.known:
+                c.add(f"{source}: option {option!r} is defined by no action")
+
+
+def _lint_enumerations(c: _Lint) -> None:
+    for name, enum in (c.spec.get("enumerations") or {}).items():
+        where = f"enumerations.{name}"
+        _check_pagination(where, enum["pagination"], c.problems)
+        _check_endpoint_use(c.spec, where, enum["request"], {"group"}, c.known, c.problems)
+        if enum.get("empty_probe"):
+            _check_endpoint_use(c.spec, where, enum["empty_probe"], {"group"}, c.known, c.problems)
+
+
+def _lint_action(c: _Lint, rname: str, aname: str, action: dict[str, Any]) -> None:
+    where = f"resources.{rname}.actions.{aname}"
+    options = {opt["name"]: opt for opt in action["options"]}
+    _lint_options(c, where, action["options"], bool(action.get("extra_args")))
+    _lint_positional(c, where, action)
+    if action.get("compose"):
+        _lint_compose(c, where, action["compose"], options)
+    listing = action.get("stdout_when")
+    if listing and options.get(listing, {}).get("type") != "flag":
+        c.add(f"{where}: stdout_when names no flag option {listing!r}")
+    outputs: list[_Output] = []
+    for dname, dim in action["dimensions"].items():
+        outputs += _lint_dimension(c, f"{where}.dimensions.{dname}", dname, dim, action, options)
+    if action["writer"] == "files":
+        _lint_outputs(c, rname, action, outputs)
+
+
+def _lint_positional(c: _Lint, where: str, action: dict[str, Any]) -> None:
+    """One positional at most, a string, for a one-id command; the text writer prints one id."""
+    positional = [opt for opt in action["options"] if opt.get("positional")]
+    if len(positional) > 1:
+        c.add(f"{where}: more than one positional option")
+    for opt in positional:
+        if opt.get("type") != "str" or opt.get("flags"):
+            c.add(f"{where}: positional option {opt['name']!r} must be a 'str' without flags")
+        if opt["name"] not in DIMENSION_OPTION_NAMES.values() or action.get("max_ids") != 1:
+            c.add(f"{where}: positional option {opt['name']!r} must be the id of a one-id action (max_ids: 1)")
+    if action["writer"] == "text" and action.get("max_ids") != 1:
+        c.add(f"{where}: the text writer prints one id's text (max_ids: 1)")
+    if action.get("extra_args") and not positional:
+        c.add(f"{where}: extra_args needs a positional option (where the extra arguments start)")
+
+
+def _lint_options(c: _Lint, where: str, options: list[dict[str, Any]], own_globals: bool = False) -> None:
+    """``own_globals``: global options are only read before the resource, so the action may
+    reuse their flags (ap-cmd's --concurrency and -q are its own)."""
+    global_flags = {flag for opt in GLOBAL_OPTIONS for flag in opt["flags"]}
+    flags: set[str] = set()
+    for opt in options:
+        if opt["name"] in RESERVED:
+            c.add(f"{where}: option name {opt['name']!r} is reserved (Python keyword or ctx)")
+        if "missing" in opt:
+            c.add(f"{where}: option {opt['name']!r} refers to unknown option {opt['missing']!r}")
+            continue
+        for flag in opt.get("flags") or ():
+            if flag in flags:
+                c.add(f"{where}: flag {flag} defined twice")
+            if flag in global_flags and flag not in SHADOWABLE_FLAGS and not own_globals:
+                c.add(f"{where}: flag {flag} shadows a global option")
+            flags.add(flag)
+        if opt["type"] == "choice" and opt.get("default") not in opt.get("choices", []):
+            c.add(f"{where}: option {opt['name']!r} default is not one of its choices")
+
+
+def _target(spec: dict[str, Any], section: dict[str, Any]) -> dict[str, Any] | None:
+    return spec["resources"].get(section["resource"], {}).get("actions", {}).get(section["action"])
+
+
+def _lint_compose(c: _Lint, where: str, compose: dict[str, Any], options: dict[str, Any]) -> None:
+    if compose["option"] not in options:
+        c.add(f"{where}: compose option {compose['option']!r} is not an option of the action")
+    for sname, section in compose["sections"].items():
+        target = _target(c.spec, section)
+        if target is None:
+            c.add(f"{where}: section {sname!r} names unknown action {section['resource']} {section['action']}")
+        elif target.get("compose"):
+            c.add(f"{where}: section {sname!r} is itself composite")
+    for dname in compose["dimensions"]:
+        if not any(dname in (_target(c.spec, sec) or {}).get("dimensions", {}) for sec in compose["sections"].values()):
+            c.add(f"{where}: no section supports dimension {dname!r}")
+    for name in compose["default"]:
+        if name not in compose["sections"]:
+            c.add(f"{where}: default names unknown section {name!r}")
+
+
+def _lint_dimension(c: _Lint, where: str, dname: str, dim: dict[str, Any], action: dict[str, Any],
+                    options: dict[str, Any]) -> list[_Output]:
+    """Select, element and archive of one dimension, then its parts in order; returns its outputs."""
+    _lint_select(c, where, dim, options)
+    if action["writer"] == "stdout":
+        _lint_element(c, where, dim)
+    bound = {dname}
+    outputs: list[_Output] = []
+    if dim.get("archive"):
+        bound.add("job")
+        outputs.append(_lint_archive(c, where, dname, dim))
+    for pname, part in dim["parts"].items():
+        part_where = f"{where}.parts.{pname}"
+        part_bound = _lint_part(c, part_where, part, bound, action, options)
+        outputs += _part_outputs(c, part_where, dname, pname, part, part_bound, dim, action)
+        bound.add(f"parts.{pname}")
+    return outputs
+
+
+def _lint_select(c: _Lint, where: str, dim: dict[str, Any], options: dict[str, Any]) -> None:
+    select = dim.get("select")
+    if not select:
+        return
+    opt = options.get(select["option"])
+    if opt is None or opt.get("type") != "choice":
+        c.add(f"{where}: select option {select['option']!r} is not a choice option of the action")
+    elif sorted(select["choices"]) != sorted(opt["choices"]):
+        c.add(f"{where}: select choices differ from the option's choices")
+    for parts in select["choices"].values():
+        for part in parts:
+            if part not in dim["parts"]:
+                c.add(f"{where}: select names unknown part {part!r}")
+
+
+def _lint_element(c: _Lint, where: str, dim: dict[str, Any]) -> None:
+    element = dim.get("element")
+    unconditional = [p for p in dim["parts"].values() if "when" not in p]
+    if element in (None, "part") and not dim.get("select") and len(unconditional) > 1:
+        c.add(f"{where}: element 'part' needs exactly one selected part")
+    if isinstance(element, str) and element not in ("part", *dim["parts"]):
+        c.add(f"{where}: element names unknown part {element!r}")
+
+
+def _lint_archive(c: _Lint, where: str, dname: str, dim: dict[str, Any]) -> _Output:
+    """The archive's request, order and file; its entries, unique within the archive."""
+    archive = dim["archive"]
+    _check_endpoint_use(c.spec, where, archive["task_request"], {"task"}, c.known, c.problems)
+    for name in archive.get("order", []):
+        if name not in dim["parts"]:
+            c.add(f"{where}: archive order names unknown part {name!r}")
+    # The archive file is rendered with the task id only, each entry with the job only.
+    _check_bound(c, f"{where}.archive", "file", archive["file"], {dname})
+    _check_uses(c, f"{where}.archive", "file", archive["file"], dname)
+    entries: dict[str, str] = {}
+    for pname, part in dim["parts"].items():
+        if not part.get("entry"):
+            continue
+        part_where = f"{where}.parts.{pname}"
+        _check_bound(c, part_where, "entry", part["entry"], {"job"})
+        _check_uses(c, part_where, "entry", part["entry"], "job")
+        norm = VAR.sub("{}", part["entry"])
+        if norm in entries:
+            c.add(f"{part_where}: archive entry {part['entry']!r} also used by {entries[norm]}")
+        entries.setdefault(norm, part_where)
+    return _Output(f"{where}.archive", dname, None, archive["file"])
+
+
+def _lint_part(c: _Lint, where: str, part: dict[str, Any], bound: set[str], action: dict[str, Any],
+               options: dict[str, Any]) -> set[str]:
+    """References of one part (enumeration, when, pagination, endpoints, step, shape); returns its bound variables."""
+    part_bound = set(bound)
+    if part.get("each"):
+        enum = (c.spec.get("enumerations") or {}).get(part["each"])
+        if enum is None:
+            c.add(f"{where}: unknown enumeration {part['each']!r}")
+        else:
+            part_bound.add(enum["binds"])
+        if action["writer"] != "files":
+            c.add(f"{where}: 'each' parts need the files writer")
+    if part.get("when"):
+        flag = part["when"].removeprefix("not ")
+        if options.get(flag, {}).get("type") != "flag":
+            c.add(f"{where}: when names no flag option {flag!r}")
+    _check_pagination(where, part.get("pagination"), c.problems)
+    if part.get("wait"):
+        _lint_waiter(c, where, part["wait"], part_bound, options)
+    if part.get("step"):
+        _check_step(c.spec, where, part, c.problems, part_bound, c.known)
+    elif part.get("request"):
+        _check_endpoint_use(c.spec, where, part["request"], part_bound, c.known, c.problems)
+    if part.get("empty_probe"):
+        _check_endpoint_use(c.spec, where, part["empty_probe"], part_bound, c.known, c.problems)
+    elif part.get("empty_probe_mode"):
+        c.add(f"{where}: empty_probe_mode without empty_probe")
+    if part.get("empty_probe") and (part.get("pagination") or {}).get("mode") == "single_page":
+        c.add(f"{where}: empty_probe needs a scanning pagination (a single page may be empty past the end)")
+    shape = part.get("shape")
+    shape_name = shape if isinstance(shape, str) else (shape or {}).get("name")
+    if shape_name and shape_name not in SHAPES:
+        c.add(f"{where}: unknown shape {shape_name!r}")
+    return part_bound
+
+
+def _lint_waiter(c: _Lint, where: str, wait: dict[str, Any], bound: set[str], options: dict[str, Any]) -> None:
+    """A waiter's endpoints (the poll endpoint also sees the variable it binds) and its timeout option."""
+    _check_endpoint_use(c.spec, where, wait["request"], bound, c.known, c.problems)
+    poll = wait.get("poll")
+    if poll:
+        _check_endpoint_use(c.spec, where, poll["request"], bound | {poll["binds"]}, c.known, c.problems)
+    if options.get(wait["timeout"], {}).get("type") not in ("int", "float"):
+        c.add(f"{where}: wait timeout names no number option {wait['timeout']!r}")
+
+
+def _part_outputs(c: _Lint, where: str, dname: str, pname: str, part: dict[str, Any], part_bound: set[str],
+                  dim: dict[str, Any], action: dict[str, Any]) -> list[_Output]:
+    """What one part writes: its ``file``, or a step's ``with.layout`` (archive parts: see _lint_archive)."""
+    if dim.get("archive"):
+        if not part.get("entry"):
+            c.add(f"{where}: an archive part needs 'entry'")
+        return []
+    if action["writer"] != "files":
+        return []
+    outputs = []
+    layout = (part.get("with") or {}).get("layout") if part.get("step") else None
+    if isinstance(layout, str):
+        outputs.append(_Output(where, dname, pname, layout))
+    if not part.get("file"):
+        if not part.get("step"):
+            c.add(f"{where}: a files action needs 'file'")
+        return outputs
+    _check_bound(c, where, "file", part["file"], part_bound)
+    if action.get("max_ids") != 1:
+        each = (c.spec.get("enumerations") or {}).get(part.get("each") or "")
+        _check_uses(c, where, "file", part["file"], each["binds"] if each else dname)
+    return [*outputs, _Output(where, dname, pname, part["file"])]
+
+
+def _exclusive(dim: dict[str, Any], a: str | None, b: str | None) -> bool:
+    """Two parts of one dimension that never run in the same command (when/not when, select)."""
+    if a is None or b is None or a == b:
+        return False
+    when_a, when_b = dim["parts"][a].get("when"), dim["parts"][b].get("when")
+    if when_a and when_b and when_a != when_b and when_a.removeprefix("not ") == when_b.removeprefix("not "):
+        return True
+    select = dim.get("select")
+    return bool(select) and not any(a in names and b in names for names in select["choices"].values())
+
+
+def _same_path(action: dict[str, Any], a: _Output, b: _Output) -> bool:
+    """Within a dimension any variable may take any value; across dimensions they differ."""
+    if a.dim != b.dim:
+        return a.template == b.template
+    same = VAR.sub("{}", a.template) == VAR.sub("{}", b.template)
+    return same and not _exclusive(action["dimensions"][a.dim], a.part, b.part)
+
+
+def _lint_outputs(c: _Lint, rname: str, action: dict[str, Any], outputs: list[_Output]) -> None:
+    """No two outputs of one action, and no two resources, write the same path template."""
+    for i, out in enumerate(outputs):
+        norm = VAR.sub("{}", out.template)
+        clash = next((prev.where for prev in outputs[:i] if _same_path(action, prev, out)), None)
+        other = c.files.get(norm)
+        if clash is None and other and not other.startswith(f"resources.{rname}."):
+            clash = other
+        if clash:
+            c.add(f"{out.where}: output path {out.template!r} also used by {clash}")
+        c.files.setdefault(norm, out.where)

@@ -1,0 +1,101 @@
+"""Find, validate, compile and cache the endpoint table.
+
+The YAML table is the source of truth, but parsing it (and importing jsonschema
+to validate it) costs far more than a CLI start can afford.  So the table is
+compiled once into plain JSON, keyed by the SHA-256 of the YAML bytes and the
+package version, and stored in the user cache directory.  Every later start
+reads ~a few KB of JSON instead.  A changed table or a new package version
+changes the key, so a stale compile can never be used.
+
+If the cache directory is not writable the compile simply stays in memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..version import __version__
+from .locate import _PKG_DIR, SCHEMA_NAME, SPEC_NAME, SpecError, spec_dir
+
+__all__ = ["SCHEMA_NAME", "SPEC_NAME", "SpecError", "cache_key", "load_spec", "spec_dir"]
+
+
+def user_cache_dir(name: str, override_env: str) -> Path:
+    """``$<override_env>``, else ``$XDG_CACHE_HOME/<name>``, else ``~/.cache/<name>``."""
+    override = os.environ.get(override_env)
+    if override:
+        return Path(override)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / name
+
+
+def cache_dir() -> Path:
+    return user_cache_dir("benchloop", "BENCHLOOP_CACHE_DIR")
+
+
+_COMPILER_FILES = (
+    "table/compile.py", "table/lint.py", "table/locate.py", "engine/transforms.py", "engine/pagination.py", "table/globals.py", "table/stepdefs.py",
+)
+
+
+def cache_key(raw: bytes) -> str:
+    """Content hash of the table, plus the package version and the compiler's files.
+
+    The compiler files are identified by size and mtime (a stat, not a read), so a
+    development checkout never runs a compile made by older compiler code.
+    """
+    stamp = [__version__]
+    for name in _COMPILER_FILES:
+        try:
+            st = (_PKG_DIR / name).stat()
+            stamp.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            stamp.append(name)
+    schema = spec_dir() / SCHEMA_NAME
+    try:
+        stamp.append(hashlib.sha256(schema.read_bytes()).hexdigest())
+    except OSError:
+        pass
+    digest = hashlib.sha256(raw + b"\0" + "|".join(stamp).encode()).hexdigest()
+    return digest[:24]
+
+
+_MEMO: dict[str, dict[str, Any]] = {}
+
+
+def load_spec(path: Path | None = None, *, use_cache: bool = True) -> dict[str, Any]:
+    """Return the compiled table (a plain dict), compiling it when needed."""
+    path = path or spec_dir() / SPEC_NAME
+    raw = path.read_bytes()
+    key = cache_key(raw)
+    if key in _MEMO:
+        return _MEMO[key]
+    cached = cache_dir() / f"spec-{key}.json"
+    if use_cache:
+        try:
+            spec = json.loads(cached.read_bytes())
+            _MEMO[key] = spec
+            return spec
+        except (OSError, ValueError):
+            pass
+    from .compile import compile_spec  # heavy: yaml + jsonschema
+
+    spec = compile_spec(raw, path)
+    _MEMO[key] = spec
+    if use_cache:
+        _store(cached, spec)
+    return spec
+
+
+def _store(target: Path, spec: dict[str, Any]) -> None:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(spec, separators=(",", ":")), encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError:
+        pass
