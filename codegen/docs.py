@@ -14,8 +14,17 @@ from typing import Any
 
 import jinja2
 
-from benchloop.cli.builtin_options import BUILTIN_COMMANDS
-from benchloop.table.model import Dimension, Option, Part, global_options, load_model
+from benchloop.table.load import load_model
+from benchloop.table.model import (
+    ArchiveEntry,
+    Dimension,
+    FanOutPart,
+    Option,
+    PagedPart,
+    Part,
+    Spec,
+    StepPart,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "reference"
@@ -33,12 +42,12 @@ def option_row(opt: Option) -> dict[str, str]:
 
 def _request(part: Part) -> str:
     """The requests of a part, as the reader sees them on the wire."""
-    if part.step or part.wait:
-        used = ([part.wait.request] + ([part.wait.poll.request] if part.wait.poll else [])) if part.wait else []
-        used += list(part.endpoints.values())
-        kind = f"step `{part.step}`" if part.step else "wait"
-        if part.step and part.wait:
-            kind = f"wait, then step `{part.step}`"
+    if isinstance(part, ArchiveEntry):
+        part = part.part
+    if isinstance(part, StepPart):
+        used = part.wait.endpoints if part.wait else []
+        used += list(part.params.endpoints.values())
+        kind = f"wait, then step `{part.step.name}`" if part.wait else f"step `{part.step.name}`"
         return f"{kind}: " + ", ".join(f"`{e.method} {e.path}`" for e in used)
     endpoint = part.request
     query = "&".join(f"{p.name}={p.template}" for p in endpoint.query)
@@ -48,24 +57,25 @@ def _request(part: Part) -> str:
 def requests_of(dim: Dimension) -> list[dict[str, Any]]:
     rows = []
     for name, part in dim.parts.items():
-        output = part.file or part.entry or ""
+        inner = part.part if isinstance(part, ArchiveEntry) else part
+        entry = part.entry if isinstance(part, ArchiveEntry) else ""
+        output = inner.file or entry or ""
         rows.append({
             "part": name,
             "request": _request(part),
-            "pagination": part.pagination.mode if part.pagination else "-",
-            "each": part.each.name if part.each else "",
-            "when": ("" if part.when.equals else "not ") + part.when.option if part.when else "",
+            "pagination": inner.pagination.mode if isinstance(inner, PagedPart) else "-",
+            "each": inner.each.name if isinstance(inner, FanOutPart) else "",
+            "when": ("" if inner.when.equals else "not ") + inner.when.option if inner.when else "",
             "file": output,
-            "format": ("zip entry" if part.entry else part.format or "json") if output else "",
+            "format": ("zip entry" if entry else inner.format or "json") if output else "",
         })
     return rows
 
 
-def builtins_line() -> str:
+def builtins_line(spec: Spec) -> str:
     words = []
-    for name, command in BUILTIN_COMMANDS.items():
-        actions = command.get("actions")
-        words.append(f"`bl {name} {' | '.join(actions)}`" if actions else f"`bl {name}`")
+    for name, command in spec.commands.items():
+        words.append(f"`bl {name} {' | '.join(command.actions)}`" if command.actions else f"`bl {name}`")
     return ", ".join(words)
 
 
@@ -75,7 +85,7 @@ def render() -> dict[Path, str]:
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
     env.globals.update(option_row=option_row, requests_of=requests_of)
     pages = {OUT / "index.md": env.get_template("index.md.j2").render(
-        spec=spec, globals=[option_row(o) for o in global_options()], builtins=builtins_line())}
+        spec=spec, globals=[option_row(o) for o in spec.global_options], builtins=builtins_line(spec))}
     page = env.get_template("resource.md.j2")
     for name, resource in spec.resources.items():
         pages[OUT / f"{name}.md"] = page.render(name=name, resource=resource, spec=spec)

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from benchloop.mcp_server.tools import DOWNLOADS, WRITES, Tool, all_tools
-from benchloop.table.model import load_model
+from benchloop.table.load import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "mcp.md"

@@ -23,10 +23,14 @@ from benchloop.sdk.client import (
     attribute,
     iter_options,
     iter_target,
+    keyword_annotation,
+    keyword_default,
     library_resources,
+    returns,
     sdk_options,
 )
-from benchloop.table.model import Action, Option, Resource, load_model
+from benchloop.table.load import load_model
+from benchloop.table.model import Action, Option, Resource
 
 ROOT = Path(__file__).resolve().parent.parent
 STUB = ROOT / "benchloop" / "sdk" / "client.pyi"
@@ -41,7 +45,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, overload
 
-from ..model import Resource
+from ..table.model import Resource
 from .results import DownloadResult
 '''
 
@@ -49,23 +53,9 @@ from .results import DownloadResult
 # ---------------------------------------------------------------- types
 def type_of(opt: Option, *, literal_true: bool = False) -> tuple[str, str | None]:
     """``(annotation, default)`` of an option's keyword; default None means required."""
-    kind = opt.type
     if literal_true:
         return "Literal[True]", None
-    if kind in ("ids", "list") or opt.name == "task_id":
-        return "str | Sequence[str] | None", "None"
-    if kind == "ints":
-        return "int | Sequence[int] | None", "None"
-    if kind in ("flag", "bool"):
-        return "bool", repr(bool(opt.default))
-    if kind == "choice":
-        literal = "Literal[" + ", ".join(repr(c) for c in opt.choices) + "]"
-        return (literal, repr(opt.default)) if opt.default is not None else (f"{literal} | None", "None")
-    if kind in ("int", "float"):
-        return (kind, repr(opt.default)) if opt.default is not None else (f"{kind} | None", "None")
-    if opt.name == "output_dir":
-        return "str | os.PathLike[str] | None", "None"
-    return ("str", repr(opt.default)) if opt.default is not None else ("str | None", "None")
+    return keyword_annotation(opt), repr(keyword_default(opt))
 
 
 def params(options: list[Option], literal_flag: str | None = None, false_flag: str | None = None) -> str:
@@ -173,15 +163,6 @@ def _rows(options: list[Option], literal_flag: str | None = None) -> list[str]:
     return rows
 
 
-def _returns(action: Action) -> str:
-    if action.writer == "stdout":
-        return "`list`: the elements of the CLI's JSON array, as Python values."
-    text = "`DownloadResult` (`paths`, `skipped`, `failures`)."
-    if action.stdout_when:
-        text += f" With `{action.stdout_when}=True`: the listing, a `list` (the CLI's JSON array)."
-    return text
-
-
 def reference() -> str:
     spec = load_model()
     lines = [
@@ -214,7 +195,7 @@ def reference() -> str:
             lines += ["", f'<a id="{attribute(resource.name)}-{attribute(action.name)}"></a>',
                       f"### `bl.{attribute(resource.name)}.{attribute(action.name)}(...)`", "",
                       f"{action.help} Same as `{action.command_line()}`.", "", *_rows(sdk_options(action)),
-                      "", f"Returns: {_returns(action)}"]
+                      "", f"Returns: {returns(action)}"]
         target = iter_target(resource)
         if target is not None:
             action, parts = target

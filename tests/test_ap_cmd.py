@@ -257,7 +257,7 @@ def test_the_keys_never_show(ap, sandbox):
 def test_plain_http_to_another_host_warns():
     from benchloop.base.log import Log
     from benchloop.settings.session import service_http
-    from benchloop.table.model import load_model
+    from benchloop.table.load import load_model
 
     stream = io.StringIO()
     service = load_model().services["agentplatform"]

@@ -16,10 +16,10 @@ import sys
 import pytest
 
 from benchloop import __version__
-from benchloop.cli.builtin_options import BUILTIN_COMMANDS, builtin_leaves
-from benchloop.table.load import load_spec
+from benchloop.table.load import load_model, load_spec
 
 SPEC = load_spec()
+MODEL = load_model()
 # A resource marked `command: true` is a single command (`bl pull ...`), not a group of actions.
 RESOURCES = [res for res, body in SPEC["resources"].items() if not body.get("command")]
 ACTIONS = [(res, action) for res, body in SPEC["resources"].items() for action in body["actions"]]
@@ -30,8 +30,8 @@ def argv(resource: str, action: str) -> list[str]:
 
 
 # Every built-in page: the groups (config, sandbox) and every runnable built-in command.
-BUILTIN_PAGES = [[name] for name, body in BUILTIN_COMMANDS.items() if "actions" in body] + [
-    path.split() for path, _ in builtin_leaves()]
+BUILTIN_PAGES = [[name] for name, command in MODEL.commands.items() if command.actions] + [
+    leaf.path.split() for leaf in MODEL.command_leaves]
 # Every help page of bl: root, resources, table actions, built-ins.
 ALL_PAGES = [[], *([r] for r in RESOURCES), *(argv(r, a) for r, a in ACTIONS), *BUILTIN_PAGES]
 
@@ -125,13 +125,13 @@ def test_no_help_page_lists_a_flag_twice(bl, words):
     assert len(flags) == len(set(flags)), sorted(f for f in flags if flags.count(f) > 1)
 
 
-@pytest.mark.parametrize("path", [path for path, _ in builtin_leaves()])
+@pytest.mark.parametrize("path", [leaf.path for leaf in MODEL.command_leaves])
 def test_builtin_pages_list_their_own_options_only(bl, path):
     # Global options are one pointer to `bl --help`; a built-in's own --api-key (config set,
     # sandbox serve) is the only --api-key row of its page.
-    leaf = dict(builtin_leaves())[path]
+    leaf = MODEL.command(path)
     page = bl(*path.split(), "--help").out
-    own = [flag for opt in leaf["options"] for flag in sorted(opt["flags"], key=len)]
+    own = [flag for opt in leaf.options for flag in sorted(opt.flags, key=len)]
     assert listed_flags(page) == own
     assert page.rstrip().endswith("Global options: see 'bl --help'.")
 
@@ -198,16 +198,16 @@ def test_sandbox_module_help_is_the_bl_page(bl):
 def test_sandbox_module_parser_comes_from_the_same_options():
     from benchloop.sandbox.__main__ import _parser
 
-    leaf = dict(builtin_leaves())["sandbox serve"]
+    leaf = MODEL.command("sandbox serve")
     flags = {flag for action in _parser()._actions for flag in action.option_strings}
-    assert flags == {f for opt in leaf["options"] for f in opt["flags"]} | {"--host", "--help", "-h"}
+    assert flags == {f for opt in leaf.options for f in opt.flags} | {"--host", "--help", "-h"}
 
 
 def test_sandbox_fault_kinds_are_the_sandbox_ones():
-    from benchloop.cli.builtin_options import SANDBOX_FAULT_KINDS
     from benchloop.sandbox.faults import RATE_KINDS
 
-    assert SANDBOX_FAULT_KINDS == RATE_KINDS
+    fault_kinds = next(o for o in MODEL.command("sandbox serve").options if o.name == "fault_kinds")
+    assert tuple(fault_kinds.default.split(",")) == RATE_KINDS
 
 
 SERVE_ARGS = ["--port", "0", "--seed", "3", "--groups", "2", "--jobs-per-group", "4", "--tasks-per-group", "1",

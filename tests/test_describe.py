@@ -18,8 +18,7 @@ import jsonschema
 import pytest
 
 from benchloop import __version__
-from benchloop.table.globals import GLOBAL_OPTIONS
-from benchloop.table.load import load_spec
+from benchloop.table.load import load_model, load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "spec" / "describe.schema.json").read_text(encoding="utf-8"))
@@ -38,7 +37,7 @@ def describe(bl, *args: str) -> dict:
 @pytest.fixture(scope="module")
 def document():
     from benchloop.surface.describe import describe_spec
-    from benchloop.table.model import build_model
+    from benchloop.table.build import build_model
 
     return describe_spec(build_model(load_spec()))
 
@@ -189,7 +188,7 @@ def test_specific_facts(document):
 def test_exit_codes_and_global_options(document):
     assert [c["code"] for c in document["exit_codes"]] == [0, 1, 2, 3, 4, 130, 141]
     names = [o["name"] for o in document["global_options"]]
-    assert names == [o["name"] for o in GLOBAL_OPTIONS] + ["help", "version"]
+    assert names == [o.name for o in load_model().global_options] + ["help", "version"]
     pretty = next(o for o in document["global_options"] if o["name"] == "pretty")
     assert pretty["negative"] == "--no-pretty" and pretty["value"] is None
 

@@ -29,7 +29,7 @@ from support import argv, comparable_files, final_files
 from benchloop.mcp_server.serve import build_runner
 from benchloop.mcp_server.server import build_server
 from benchloop.mcp_server.tools import DESCRIBE, DOWNLOAD, LISTING, Tool
-from benchloop.table.model import load_model
+from benchloop.table.load import load_model
 
 SPEC = load_model()
 ROOT = Path(__file__).resolve().parent.parent

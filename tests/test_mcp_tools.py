@@ -16,7 +16,6 @@ from types import MappingProxyType
 import jmespath
 import pytest
 
-from benchloop.cli.builtin_options import MCP_MAX_CHARS
 from benchloop.mcp_server import results
 from benchloop.mcp_server.tools import (
     DESCRIBE,
@@ -30,8 +29,8 @@ from benchloop.mcp_server.tools import (
     parse_toolsets,
     select,
 )
-from benchloop.table.load import load_spec
-from benchloop.table.model import build_model, load_model
+from benchloop.table.build import build_model
+from benchloop.table.load import load_model, load_spec
 
 SPEC = load_model()
 READ_TOOLS = ["metrics_get", "overview_get", "jobs_get", "tasks_get", "report_get", "trajectory_get",
@@ -136,7 +135,8 @@ def test_a_yaml_added_action_is_a_tool_with_no_python():
 
 # -------------------------------------------------------------- truncation
 def test_default_budget_is_the_documented_one():
-    assert results.DEFAULT_MAX_CHARS == MCP_MAX_CHARS == 60_000
+    serve = load_model().command("mcp serve")
+    assert results.DEFAULT_MAX_CHARS == next(o.default for o in serve.options if o.name == "max_chars") == 60_000
 
 
 def test_a_small_result_is_not_cut():

@@ -18,8 +18,8 @@ import re
 import pytest
 
 from benchloop.surface.openapi import openapi_document
+from benchloop.table.build import build_model
 from benchloop.table.load import load_spec
-from benchloop.table.model import build_model
 
 SPEC = load_spec()
 DOC = openapi_document(build_model(SPEC))

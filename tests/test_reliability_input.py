@@ -35,8 +35,7 @@ from benchloop.engine.transforms import task_job_ids
 from benchloop.engine.waiter import Wait
 from benchloop.sandbox import start_sandbox
 from benchloop.sandbox.scripted import Reply, json_reply, start_scripted
-from benchloop.table.load import load_spec
-from benchloop.table.model import load_model
+from benchloop.table.load import load_model, load_spec
 from benchloop.table.templates import Context, render_file
 from benchloop.transport import client as bl_http
 

@@ -28,7 +28,8 @@ from support import argv, comparable_files, final_files
 
 import benchloop
 from benchloop.sdk.client import attribute, sdk_options
-from benchloop.table.model import Action, load_model
+from benchloop.table.load import load_model
+from benchloop.table.model import Action
 
 SPEC = load_model()
 IDS = {"group": "G1", "job": ["G1-J0001", "G1-J0002", "NOPE"], "task": "T1"}

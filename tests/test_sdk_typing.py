@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from benchloop.sdk.client import Client, attribute, resource_classes
-from benchloop.table.model import load_model
+from benchloop.table.load import load_model
 from codegen import stubs
 
 ROOT = Path(__file__).resolve().parent.parent

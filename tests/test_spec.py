@@ -45,9 +45,10 @@ def test_shipped_table_compiles_and_passes_lints():
         (lambda d: d["endpoints"]["job_report"].update(path="/openapi/jobs/{jobb}/report"),
          "path variable {jobb} of endpoint 'job_report' is not bound"),
         (lambda d: d["resources"]["jobs"]["actions"]["get"]["dimensions"]["group"]["parts"]["all"]
-         ["pagination"].update(mode="sideways"), "unknown pagination mode 'sideways'"),
+         ["pagination"].update(mode="sideways"),
+         "pagination.mode: 'sideways' is not one of ['single_page', 'unique_scan', 'task_scan']"),
         (lambda d: d["resources"]["report"]["actions"]["download"]["dimensions"]["job"]["parts"]["report"]
-         .update(shape="nope"), "unknown shape 'nope'"),
+         .update(shape="nope"), "parts.report.shape: 'nope' is not one of ['raw', 'job_metrics'"),
         (lambda d: d["resources"]["report"]["actions"]["download"]["dimensions"]["job"]["parts"]["report"]
          .update(file="{group}/job_list.json"), "also used by"),
         (lambda d: d["resources"]["report"]["actions"]["download"]["dimensions"]["job"]["parts"]["report"]

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from benchloop.table import stepdefs as steps
 from benchloop.table.compile import _plain, compile_spec, parse
 from benchloop.table.lint import expand, lint
 from benchloop.table.load import SpecError, spec_dir
@@ -106,18 +105,12 @@ CASES = {
         lambda d: action(d, "brm", "run").update(extra_args=True),
         ["resources.brm.actions.run: extra_args needs a positional option (where the extra arguments start)"]),
     # -- enumerations and endpoint use ------------------------------------------------
-    "enumeration pagination mode": (
-        lambda d: d["enumerations"]["group_jobs"]["pagination"].update(mode="sideways"),
-        ["enumerations.group_jobs: unknown pagination mode 'sideways'"]),
     "enumeration endpoint": (
         lambda d: d["enumerations"]["group_jobs"].update(request="nope"),
         ["enumerations.group_jobs: unknown endpoint 'nope'"]),
     "enumeration probe path variable": (
         lambda d: d["enumerations"]["group_jobs"].update(empty_probe="job"),
         ["enumerations.group_jobs: path variable {job} of endpoint 'job' is not bound"]),
-    "part pagination mode": (
-        lambda d: part(d, "jobs", "get", "group", "all")["pagination"].update(mode="sideways"),
-        [f"{where('jobs', 'get', 'group', 'all')}: unknown pagination mode 'sideways'"]),
     "part endpoint": (
         lambda d: part(d, "report", "get", "job", "report").update(request="nope"),
         [f"{where('report', 'get', 'job', 'report')}: unknown endpoint 'nope'"]),
@@ -150,13 +143,38 @@ CASES = {
         [f"{BRM_RUN}: unknown step 'nope'"]),
     "step endpoint unknown": (
         lambda d: part(d, "brm", "run", "group", "task")["with"].update(steps="nope"),
-        [f"{BRM_RUN}: step 'behavior_run' needs 'with.steps' naming an endpoint"]),
+        [f"{BRM_RUN}: with.steps of step 'behavior_run' must name an endpoint"]),
     "step endpoint missing": (
         lambda d: without(part(d, "brm", "run", "group", "task")["with"], "create"),
-        [f"{BRM_RUN}: step 'behavior_run' needs 'with.create' naming an endpoint"]),
+        [f"{BRM_RUN}: step 'behavior_run' needs 'with.create' (endpoint)"]),
     "step optional endpoint unknown": (
         lambda d: part(d, "artifacts", "download", "task", "artifacts")["with"].update(task="nope"),
-        [f"{ART}.task.parts.artifacts: step 'artifacts' needs 'with.task' naming an endpoint"]),
+        [f"{ART}.task.parts.artifacts: with.task of step 'artifacts' must name an endpoint"]),
+    "step value not declared": (
+        lambda d: part(d, "brm", "run", "group", "task")["with"].update(stepz="behavior_steps"),
+        [f"{BRM_RUN}: step 'behavior_run' takes no 'with.stepz' (it takes: steps, create)"]),
+    "step enumeration by coincidence of names": (
+        lambda d: part(d, "artifacts", "download", "group", "artifacts")["with"].update(enumerate="job_list"),
+        [f"{ART}.group.parts.artifacts: with.enumerate of step 'artifacts' must name an enumeration"]),
+    "step integer": (
+        lambda d: part(d, *AP, "group", "command")["with"].update(default_batch_size="200"),
+        [f"{AP_CMD}.dimensions.group.parts.command: with.default_batch_size of step 'ap_command' must be an "
+         "integer"]),
+    "step list of strings": (
+        lambda d: part(d, *AP, "group", "command")["with"].update(clusters="hk-test"),
+        [f"{AP_CMD}.dimensions.group.parts.command: with.clusters of step 'ap_command' must be a list of "
+         "strings"]),
+    "step text": (
+        lambda d: part(d, *AP, "group", "command")["with"].update(cluster_env=["AP_CLUSTER"]),
+        [f"{AP_CMD}.dimensions.group.parts.command: with.cluster_env of step 'ap_command' must be a string"]),
+    "step earlier part": (
+        lambda d: part(d, "trajectory", "download", "task", "source")["with"].update(source="nope"),
+        [f"{TRAJ_TASK}.parts.source: with.source of step 'trace_media' must name an earlier part"]),
+    "step jmespath": (
+        lambda d: (d["steps"]["trace_media"]["with"].update(pick={"type": "jmespath", "help": "x"}),
+                   part(d, "trajectory", "download", "task", "source")["with"].update(pick="a[")),
+        [f"{TRAJ_TASK}.parts.source: with.pick of step 'trace_media' is not a valid JMESPath expression "
+         "(Invalid jmespath expression: Incomplete expression:)"]),
     "step endpoint path variable": (
         lambda d: part(d, "trajectory", "get", "group", "trajectory")["with"].update(job_ids="job_report"),
         [f"{where('trajectory', 'get', 'group', 'trajectory')}: path variable {{job}} of endpoint "
@@ -249,12 +267,14 @@ CASES = {
     "when": (
         lambda d: part(d, "jobs", "get", "group", "page").update(when="not page"),
         [f"{where('jobs', 'get', 'group', 'page')}: when names no flag option 'page'"]),
-    "shape by name": (
-        lambda d: part(d, "report", "download", "job", "report").update(shape="nope"),
-        [f"{REPORT_JOB}: unknown shape 'nope'"]),
-    "shape with parameters": (
-        lambda d: part(d, "rsi", "download", "job", "rsi")["shape"].update(name="nope"),
-        [f"{where('rsi', 'download', 'job', 'rsi')}: unknown shape 'nope'"]),
+    "wait without a step": (
+        lambda d: without(part(d, "trajectory", "get", "group", "trajectory"), "step"),
+        [f"{where('trajectory', 'get', 'group', 'trajectory')}: a waiter produces the input of a step: "
+         "'wait' needs 'step'"]),
+    "global option shadowed": (
+        lambda d: action(d, "jobs", "get")["options"].update(
+            verbose_too={"flags": ["--verbose"], "type": "flag", "help": "x"}),
+        [f"{where('jobs', 'get')}: flag --verbose shadows a global option"]),
     "archive entry missing": (
         lambda d: without(part(d, "metadata", "download", "task", "metadata"), "entry"),
         [f"{META_TASK}.parts.metadata: an archive part needs 'entry'"]),
@@ -376,19 +396,30 @@ def test_outputs_that_are_not_clashes(mutate):
     assert lint_after(mutate) == []
 
 
-def test_step_binds_are_what_makes_step_endpoints_pass(monkeypatch):
-    monkeypatch.setattr(steps, "STEP_BINDS", {})
-    problems = lint(expand(copy.deepcopy(TABLE)))
+def test_step_binds_are_what_makes_step_endpoints_pass():
+    doc = copy.deepcopy(TABLE)
+    for step in doc["steps"].values():
+        for param in step["with"].values():
+            param.pop("binds", None)
+    problems = lint(expand(doc))
     assert f"{TRAJ_TASK}.parts.source: {{oss_uri}} of endpoint 'trace_media' names no option" in problems
     assert f"{ART}.group.parts.artifacts: path variable {{job}} of endpoint 'job_artifacts' is not bound" in problems
     assert f"{ART}.job.parts.artifacts: with.layout variable {{name}} is not bound" in problems
 
 
-def test_step_registry_covers_every_step():
-    for table in (steps.ENDPOINT_PARAMS, steps.OPTIONAL_ENDPOINT_PARAMS, steps.STEP_BINDS):
-        assert set(table) <= set(steps.STEPS)
-    for name, binds in steps.STEP_BINDS.items():
-        assert all(isinstance(v, tuple) for v in binds.values()), name
+def test_the_engine_implements_exactly_the_declared_steps_transforms_and_modes():
+    """The table declares names (its steps, and the schema's enums of transforms and pagination
+    modes); the engine's registries implement them, no more and no less."""
+    from benchloop.engine.pagination import ITER_MODES, MODES
+    from benchloop.engine.steps import STEPS
+    from benchloop.engine.transforms import TRANSFORMS
+
+    schema = json.loads((spec_dir() / "benchloop.schema.json").read_text(encoding="utf-8"))["$defs"]
+    assert set(STEPS) == set(TABLE["steps"])
+    assert set(TRANSFORMS) == set(schema["shape"]["oneOf"][0]["enum"]) == set(
+        schema["shape"]["oneOf"][1]["properties"]["name"]["enum"])
+    assert set(MODES) == set(schema["pagination"]["properties"]["mode"]["enum"])
+    assert set(ITER_MODES) <= set(MODES)
 
 
 # -- the compiler's errors -------------------------------------------------------------------

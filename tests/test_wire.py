@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from benchloop.surface.openapi import openapi_document
-from benchloop.table.model import load_model
+from benchloop.table.load import load_model
 
 PSEUDO = ("/_export/", "/_oss/", "/_sso/")
 IDS = {"group": ["-g", "G1"], "job": ["-j", "G1-J0001,G2-J0002"], "task": ["--task-id", "T1"]}

@@ -180,7 +180,7 @@ def local_error(exc: OSError, path: str | None = None) -> BenchloopError:
         return exc
     where = path or exc.filename or "a local file"
     if isinstance(exc, NotRegular):
-        reason = exc.strerror
+        reason = exc.strerror or "not a regular file"
     else:
         reason = _REASONS.get(exc.errno or 0) or exc.strerror or str(exc) or type(exc).__name__
     if exc.errno in FATAL_ERRNOS:

@@ -77,6 +77,10 @@ class Log:
                 self.stream.write(self._live)
             self.stream.flush()
 
+    def continued(self, line: str) -> None:
+        """A further line of the error just printed (a hint under it): no prefix, always shown."""
+        self._emit(line)
+
     def live(self, line: str) -> None:
         """On a terminal: (re)draw one status line in place; '' erases it.
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from ..base.errors import (
     EXIT_INTERRUPTED,
@@ -26,12 +26,14 @@ from ..base.errors import (
     StdoutClosed,
     UsageError,
 )
-from ..table.globals import GLOBAL_OPTIONS
-from ..table.model import load_model
+from ..table.load import load_model
+from ..table.model import DIMENSION_KINDS, Spec
 from ..version import __version__
 
+if TYPE_CHECKING:
+    import inspect
+
 GLOBAL = "Global options"
-BUILTINS = ("config", "sandbox", "describe", "completion", "mcp")
 
 
 class Invocation:
@@ -96,34 +98,27 @@ class Invocation:
     other_service = False  # the run failed on another service (AgentPlatform), not on Benchloop
 
 
-def _global_parameters() -> list:
+def _global_parameters(spec: Spec) -> list[inspect.Parameter]:
     import inspect
-    from typing import Literal
 
-    from cyclopts import Parameter
+    from cyclopts import Parameter, validators
 
-    hints = {"str": str | None, "float": float, "int": int, "flag": bool, "bool": bool}
     params = []
-    for opt in GLOBAL_OPTIONS:
-        extra: dict[str, Any] = {}
-        if opt["type"] == "flag":
-            extra["negative"] = ""
+    for opt in spec.global_options:
+        extra: dict[str, Any] = {"negative": opt.negative or ""} if opt.is_flag else {}
+        if opt.type == "flag":
             extra["show_default"] = False
-        if opt["type"] == "bool":
-            extra["negative"] = opt["negative"]
-        if "min" in opt:
-            from cyclopts import validators
-
-            extra["validator"] = validators.Number(gte=opt["min"])
-        hint = Literal[tuple(opt["choices"])] if opt["type"] == "choice" else hints[opt["type"]]
-        annotation = Annotated[hint, Parameter(name=opt["flags"], help=opt["help"],
-                                                              group=GLOBAL, **extra)]
-        params.append(inspect.Parameter(opt["name"], inspect.Parameter.KEYWORD_ONLY,
-                                        default=opt["default"], annotation=annotation))
+        if opt.min is not None:
+            extra["validator"] = validators.Number(gte=opt.min)
+        hint = opt.kind.hint(opt.choices, optional=opt.default_value is None)
+        annotation = Annotated[hint, Parameter(name=list(opt.flags), help=opt.help, group=GLOBAL,  # type: ignore[valid-type]
+                                               **extra)]
+        params.append(inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY,
+                                        default=opt.default_value, annotation=annotation))
     return params
 
 
-def build_app(prog: str = "bl"):
+def build_app(prog: str = "bl") -> Any:
     import inspect
 
     from cyclopts import App, Parameter
@@ -139,16 +134,15 @@ def build_app(prog: str = "bl"):
         suppress_keyboard_interrupt=False,  # we print the summary and exit 130 ourselves
     )
     for index, (name, resource) in enumerate(spec.resources.items()):
+        # Built lazily (``commands.__getattr__``): a command builds only its own resource.
         app.command(f"benchloop.cli.commands:res__{name.replace('-', '_')}", name=name,
                     help=resource.help, sort_key=index)
-    from .builtin_options import BUILTIN_COMMANDS
+    for index, command in enumerate(spec.commands.values()):
+        # Their bodies are registered in ``builtins.py``; the Cyclopts command is built on first use.
+        app.command(f"benchloop.cli.builtins:cmd__{command.name}", name=command.name, help=command.help,
+                    sort_key=100 + index)
 
-    targets = {"config": "config_app", "sandbox": "sandbox_app", "describe": "describe_command",
-               "completion": "completion_command", "mcp": "mcp_app"}  # in benchloop.cli.builtins, built from BUILTIN_COMMANDS
-    for index, (name, command) in enumerate(BUILTIN_COMMANDS.items()):
-        app.command(f"benchloop.cli.builtins:{targets[name]}", name=name, help=command["help"], sort_key=100 + index)
-
-    def launcher(*tokens, **options):  # annotations come from __signature__
+    def launcher(*tokens, **options):  # no annotations: Cyclopts reads __signature__
         if not tokens:
             app.help_print([])
             return EXIT_USAGE
@@ -156,7 +150,7 @@ def build_app(prog: str = "bl"):
             tokens = (tokens[0], *tokens[2:])  # the "--" that _pass_through added
         command, bound, ignored = app.parse_args(list(tokens))
         path = [t for t in tokens if not t.startswith("-")][:2]
-        resolved = {opt["name"]: opt["default"] for opt in GLOBAL_OPTIONS}
+        resolved = {opt.name: opt.default_value for opt in spec.global_options}
         resolved.update(options)
         extra = {"ctx": Invocation(prog, path, resolved)} if "ctx" in ignored else {}
         return command(*bound.args, **bound.kwargs, **extra)
@@ -164,41 +158,39 @@ def build_app(prog: str = "bl"):
     launcher.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [inspect.Parameter("tokens", inspect.Parameter.VAR_POSITIONAL,
                            annotation=Annotated[str, Parameter(show=False, allow_leading_hyphen=True)])]
-        + _global_parameters()
+        + _global_parameters(spec)
     )
     app.meta.default(launcher)
     app.meta.suppress_keyboard_interrupt = False
     return app
 
 
-def _command_path(app, tokens: list[str]) -> list[str]:
+def _command_path(tokens: list[str]) -> list[str]:
     """Best-effort 'resource action' of a failed command line, for the usage hint."""
-    resources = load_model().resources
+    spec = load_model()
     words = [t for t in tokens if not t.startswith("-")]
     for index, word in enumerate(words):
-        if word in resources or word in BUILTINS:
+        if word in spec.resources or word in spec.commands:
             nxt = words[index + 1] if index + 1 < len(words) else None
-            actions = resources[word].actions if word in resources else {}
-            return [word, nxt] if nxt in actions or (nxt and word in BUILTINS) else [word]
+            actions = spec.resources[word].actions if word in spec.resources else spec.commands[word].actions
+            return [word, nxt] if nxt is not None and nxt in actions else [word]
     return []
 
 
 def _flags_of(path: list[str]) -> list[str]:
     """Every flag the command at ``path`` accepts, global ones included."""
-    flags = [flag for opt in GLOBAL_OPTIONS for flag in [*opt["flags"], opt.get("negative") or ""] if flag]
-    resources = load_model().resources
-    if len(path) >= 1 and path[0] in resources:
-        resource = resources[path[0]]
+    spec = load_model()
+    flags = [flag for opt in spec.global_options for flag in opt.all_flags]
+    if len(path) >= 1 and path[0] in spec.resources:
+        resource = spec.resources[path[0]]
         actions = [resource.actions[path[1]]] if len(path) > 1 else list(resource.actions.values())
         if resource.command:
             actions = list(resource.actions.values())
         flags += [flag for action in actions for opt in action.options for flag in opt.flags]
-    elif path and path[0] in BUILTINS:
-        from .builtin_options import builtin_leaves
-
+    elif path and path[0] in spec.commands:
         prefix = " ".join(path)
-        flags += [flag for name, leaf in builtin_leaves() if name.startswith(prefix)
-                  for opt in leaf.get("options", ()) for flag in opt["flags"]]
+        flags += [flag for leaf in spec.command_leaves if leaf.path.startswith(prefix)
+                  for opt in leaf.options for flag in opt.flags]
     return list(dict.fromkeys([*flags, "--help", "-h"]))
 
 
@@ -231,8 +223,7 @@ def _parser_message(exc: Exception, path: list[str], message: str) -> str:
                   else resource.actions.get(path[1]) if len(path) == 2 else None)
         if action is not None:
             ids = ",".join("-" if t == STDIN_TOKEN else t for t in unused)
-            names = {"group": "-g", "job": "-j", "task": "--task-id"}
-            offers = [f"{names[d]} {ids}" for d in ("job", "group", "task") if d in action.dimensions]
+            offers = [f"{DIMENSION_KINDS[d].short} {ids}" for d in ("job", "group", "task") if d in action.dimensions]
             if offers:
                 shown = " ".join("-" if t == STDIN_TOKEN else t for t in unused)
                 return (f"unexpected argument(s) {shown!r}: ids are given with an option, e.g. "
@@ -259,11 +250,15 @@ def usage_error(prog: str, path: list[str], message: str, as_json: bool = False)
     return EXIT_USAGE
 
 
-_VALUE_FLAGS = {flag for opt in GLOBAL_OPTIONS if opt["type"] not in ("flag", "bool") for flag in opt["flags"]}
+def _value_flags() -> set[str]:
+    """The global options' flags that take a value (the word after them is not a command)."""
+    return {flag for opt in load_model().global_options if opt.takes_value for flag in opt.flags}
 
 
 def fast_path(prog: str, tokens: list[str]) -> int | None:
     """--version and help pages without building the app; None when the app must run."""
+    spec = load_model()
+    value_flags = _value_flags()
     index = 0
     while index < len(tokens) and tokens[index].startswith("-"):
         token = tokens[index]
@@ -272,11 +267,10 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
             return 0
         if token in ("--help", "-h"):
             break
-        index += 2 if token in _VALUE_FLAGS else 1
+        index += 2 if token in value_flags else 1
     from . import help as helptext
 
     rest = tokens[index:]
-    spec = load_model()
     if rest[:1] == ["help"] and "help" not in spec.resources:
         # `bl help [RESOURCE [ACTION]]` is `bl [RESOURCE [ACTION]] --help`.
         topic = [t for t in rest[1:] if not t.startswith("-")]
@@ -289,10 +283,10 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
             return 0 if wants_help else EXIT_USAGE
         return None
     name = words[0]
-    if name in helptext.BUILTIN_HELP:
+    if name in spec.commands:
         # Every built-in command's page; a group without its action prints its page and exits 2.
-        page = helptext.builtin_page(prog, name, words[1] if len(words) > 1 else None)
-        if page and (wants_help or (len(words) == 1 and helptext.BUILTIN_HELP[name][1])):
+        page = helptext.builtin_page(prog, spec.commands[name], words[1] if len(words) > 1 else None)
+        if page and (wants_help or (len(words) == 1 and spec.commands[name].actions)):
             sys.stdout.write(page)
             return 0 if wants_help else EXIT_USAGE
         return None
@@ -305,7 +299,7 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
             return 0
         return None
     action = words[1] if len(words) > 1 else None
-    if action in resource.actions:
+    if action is not None and action in resource.actions:
         if wants_help:
             sys.stdout.write(helptext.action_page(prog, name, action, spec))
             return 0
@@ -322,19 +316,28 @@ def main(argv: list[str] | None = None) -> int:
     if prog not in ("bl", "bmcli"):
         prog = "bl"
     tokens = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:
+        _second_interrupt_exits()  # from the start: a Ctrl-C while starting up is handled too
+    try:
+        code = _fast(prog, tokens)
+        if code is not None:
+            if argv is None:
+                sys.stdout.flush()
+                sys.exit(code)
+            return code
+        return _main(prog, tokens, argv is None)
+    except KeyboardInterrupt:
+        return _interrupted(argv is None)
+
+
+def _fast(prog: str, tokens: list[str]) -> int | None:
     from ..table.load import SpecError
 
     try:
-        code = fast_path(prog, tokens)
+        return fast_path(prog, tokens)
     except SpecError as exc:
         sys.stderr.write(f"Error: invalid endpoint table: {exc}\n")
-        code = EXIT_USAGE
-    if code is not None:
-        if argv is None:
-            sys.stdout.flush()
-            sys.exit(code)
-        return code
-    return _main(prog, tokens, argv is None)
+        return EXIT_USAGE
 
 
 def _main(prog: str, tokens: list[str], exit_process: bool) -> int:
@@ -353,11 +356,11 @@ def _main(prog: str, tokens: list[str], exit_process: bool) -> int:
         code = app.meta(tokens, exit_on_error=False, print_error=False, result_action="return_value")
     except CycloptsError as exc:
         message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-        path = _command_path(app, tokens)
+        path = _command_path(tokens)
         message = _parser_message(exc, path, message)
         code = usage_error(prog, path, message, _json_errors(tokens))
     except UsageError as exc:
-        code = usage_error(prog, _command_path(app, tokens), str(exc), _json_errors(tokens))
+        code = usage_error(prog, _command_path(tokens), str(exc), _json_errors(tokens))
     except KeyboardInterrupt:
         return _interrupted(exit_process)
     except StdoutClosed:
@@ -386,39 +389,62 @@ def _clean(text: str) -> str:
     return Log().clean(text)
 
 
-def _interrupted(exit_process: bool) -> int:
-    """Ctrl-C: the workers were cancelled and their connections shut down (``run_pool``); a
-    second Ctrl-C exits at once.  Temp files of workers that did not stop in time are removed
-    and the process exits without waiting for them."""
+def _exit_now(signum: int, frame: Any) -> None:
+    """A second Ctrl-C: remove the temp files of workers still running and exit at once."""
+    from ..base.files import remove_live_temps
+
+    remove_live_temps()
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _first_interrupt(signum: int, frame: Any) -> None:
+    """The first Ctrl-C: from now on another one exits at once (switched here, in the signal
+    handler itself, so no second Ctrl-C can arrive before it is armed), then the usual
+    ``KeyboardInterrupt`` cancels the workers."""
     import signal
-    import threading
+
+    signal.signal(signal.SIGINT, _exit_now)
+    raise KeyboardInterrupt
+
+
+def _second_interrupt_exits() -> None:
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, _first_interrupt)
+    except ValueError:  # not the main thread
+        pass
+
+
+def _interrupted(exit_process: bool) -> int:
+    """Ctrl-C: the workers were cancelled and their connections shut down (``workers.run_pool``);
+    a second Ctrl-C exits at once (``_first_interrupt``).  Temp files of workers that did not
+    stop in time are removed and the process exits without waiting for them."""
+    import signal
 
     from ..base.files import remove_live_temps
 
-    def again(signum: int, frame: Any) -> None:
-        remove_live_temps()
-        os._exit(EXIT_INTERRUPTED)
-
     previous = None
-    try:
-        previous = signal.signal(signal.SIGINT, again)
-    except ValueError:  # not the main thread
-        pass
+    if not exit_process:  # in-process callers (tests) get the same second-Ctrl-C rule meanwhile
+        try:
+            previous = signal.signal(signal.SIGINT, _exit_now)
+        except ValueError:  # not the main thread
+            pass
     try:
         sys.stderr.write("[error] interrupted: unfinished work was abandoned; completed files are intact "
                          "(rerun with --skip-existing to continue)\n")
         sys.stderr.flush()
         if not exit_process:
             return EXIT_INTERRUPTED
-        busy = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
-        if busy:
-            remove_live_temps()
-            try:
-                sys.stdout.flush()
-            except (OSError, ValueError):
-                pass
-            os._exit(EXIT_INTERRUPTED)
-        sys.exit(EXIT_INTERRUPTED)
+        # Exit now, without the interpreter's shutdown: it would wait for workers still in a read,
+        # and it gives SIGINT back its default action, so a second Ctrl-C arriving meanwhile would
+        # kill the process (exit -2) instead of ending it with 130.
+        remove_live_temps()
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        os._exit(EXIT_INTERRUPTED)
     finally:
         if previous is not None and not exit_process:
             signal.signal(signal.SIGINT, previous)
@@ -429,8 +455,9 @@ def _pass_through(stdin_token: str, tokens: list[str]) -> list[str]:
     global options are read only before it (its --concurrency and -q are its own), so a
     ``--`` after the name keeps the meta app from taking them."""
     index = 0
+    value_flags = _value_flags()
     while index < len(tokens) and tokens[index].startswith("-") and tokens[index] != stdin_token:
-        index += 2 if tokens[index] in _VALUE_FLAGS else 1
+        index += 2 if tokens[index] in value_flags else 1
     if index >= len(tokens):
         return tokens
     if not _passes_through(tokens[index]):

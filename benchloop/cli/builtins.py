@@ -1,11 +1,13 @@
-"""Built-in commands that are not backend resources: config, sandbox, describe, completion, mcp.
+"""The built-in commands (config, sandbox, describe, completion, mcp): their handlers.
 
-Their options are data (``builtin_options.BUILTIN_COMMANDS``, which also
-gives the help pages and shell completion); this module turns each entry into
-a Cyclopts command, a generic handler whose ``__signature__`` is built from
-that data, as ``commands.py`` does for the table's actions.  ``cli.py``
-registers ``config_app``, ``sandbox_app``, ``describe_command``,
-``completion_command`` and ``mcp_app`` lazily.
+Their arguments and options are data in the table (``commands:``; model
+:class:`~benchloop.table.model.Command`), which also gives the help pages and shell
+completion.  This module holds only what each one does: a body registered for its
+path with :func:`builtin`, called with every option by name.  :func:`build` turns a
+command of the model into a Cyclopts command, a generic handler whose
+``__signature__`` comes from the model, as ``commands.py`` does for the table's
+actions.  A test checks that every command of the table has a body and every body a
+command.
 """
 
 from __future__ import annotations
@@ -13,69 +15,94 @@ from __future__ import annotations
 import inspect
 import sys
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
-
-from cyclopts import App, Parameter
+from typing import Annotated, Any
 
 from ..base.errors import UsageError
-from .builtin_options import BUILTIN_COMMANDS, builtin_leaf
+from ..table.model import Command, Option
 
-_HINTS = {"str": str, "int": int, "float": float, "flag": bool}
-
-
-def _hint(spec: dict[str, Any]) -> Any:
-    if spec.get("choices"):
-        hint: Any = Literal[tuple(spec["choices"])]
-    else:
-        hint = _HINTS[spec.get("type", "str")]
-    return hint | None if spec.get("default") is None and not spec.get("required") else hint
+Body = Callable[[dict[str, Any], Any], int]
+BODIES: dict[str, Body] = {}
 
 
-def parameters(leaf: dict[str, Any]) -> list[inspect.Parameter]:
-    """The Cyclopts signature of a built-in command, from its data."""
-    params = []
-    for pos in leaf.get("positionals", ()):
-        default = inspect.Parameter.empty if pos.get("required") else None
-        params.append(inspect.Parameter(pos["name"], inspect.Parameter.POSITIONAL_ONLY, default=default,
-                                        annotation=Annotated[_hint(pos), Parameter(help=pos["help"])]))
-    for opt in leaf["options"]:
-        extra: dict[str, Any] = {"negative": "", "show_default": False} if opt["type"] == "flag" else {}
-        params.append(inspect.Parameter(
-            opt["name"], inspect.Parameter.KEYWORD_ONLY, default=opt["default"],
-            annotation=Annotated[_hint(opt), Parameter(name=opt["flags"], help=opt["help"], **extra)]))
+def builtin(path: str) -> Callable[[Body], Body]:
+    """Register the body of the built-in command at ``path`` ("config set", "describe")."""
+
+    def register(body: Body) -> Body:
+        BODIES[path] = body
+        return body
+
+    return register
+
+
+# ---------------------------------------------------------------- Cyclopts
+def _parameter(opt: Option, kind: Any) -> inspect.Parameter:
+    from cyclopts import Parameter
+
+    optional = opt.default_value is None and not opt.required
+    hint = opt.kind.hint(opt.choices, optional=optional)
+    if opt.positional:
+        default = inspect.Parameter.empty if opt.required else None
+        return inspect.Parameter(opt.name, kind, default=default, annotation=Annotated[hint, Parameter(help=opt.help)])
+    extra: dict[str, Any] = {"negative": "", "show_default": False} if opt.is_flag else {}
+    return inspect.Parameter(opt.name, kind, default=opt.default_value,
+                             annotation=Annotated[hint, Parameter(name=list(opt.flags), help=opt.help, **extra)])
+
+
+def parameters(command: Command) -> list[inspect.Parameter]:
+    """The Cyclopts signature of a built-in command, from the model."""
+    from cyclopts import Parameter
+
+    params = [_parameter(arg, inspect.Parameter.POSITIONAL_ONLY) for arg in command.arguments]
+    params += [_parameter(opt, inspect.Parameter.KEYWORD_ONLY) for opt in command.options]
     params.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=None,
                                     annotation=Annotated[Any, Parameter(parse=False)]))
     return params
 
 
-def _command(path: str, body: Callable[[dict[str, Any], Any], int]) -> Callable[..., int]:
-    """A Cyclopts command for the built-in at ``path``: ``body(values, ctx)`` gets every option by name."""
-    leaf = builtin_leaf(path)
-    names = [pos["name"] for pos in leaf.get("positionals", ())]
+def _handler(command: Command) -> Callable[..., int]:
+    """A Cyclopts command for a leaf: its body gets every argument and option by name."""
+    body = BODIES[command.path]
+    names = [arg.name for arg in command.arguments]
 
-    def handler(*args, ctx=None, **kwargs):  # no annotations here: Cyclopts reads them from __signature__
-        values = {opt["name"]: opt["default"] for opt in leaf["options"]}
-        values.update({name: None for name in names})
+    def handler(*args, ctx=None, **kwargs):  # no annotations: Cyclopts reads __signature__
+        values = command.defaults
         values.update(zip(names, args, strict=False))  # the positionals given
         values.update(kwargs)
         return body(values, ctx)
 
-    handler.__signature__ = inspect.Signature(parameters(leaf))  # type: ignore[attr-defined]
-    handler.__name__ = path.replace(" ", "_")
-    handler.__doc__ = leaf.get("description") or leaf["help"]
+    handler.__signature__ = inspect.Signature(parameters(command))  # type: ignore[attr-defined]
+    handler.__name__ = command.path.replace(" ", "_")
+    handler.__doc__ = command.description or command.help
     return handler
 
 
-def _group(name: str, bodies: dict[str, Callable[[dict[str, Any], Any], int]]) -> App:
-    group = BUILTIN_COMMANDS[name]
-    app = App(name=name, help=group["help"], help_format="plaintext")
-    for index, (action, body) in enumerate(bodies.items()):
-        app.command(_command(f"{name} {action}", body), name=action,
-                    help=group["actions"][action]["help"], sort_key=index)
+def build(command: Command) -> Any:
+    """The Cyclopts command of a built-in: a handler, or an App of its actions."""
+    from cyclopts import App
+
+    if not command.actions:
+        return _handler(command)
+    app = App(name=command.name, help=command.help, help_format="plaintext")
+    for index, action in enumerate(command.actions.values()):
+        app.command(_handler(action), name=action.name, help=action.help, sort_key=index)
     return app
 
 
+def __getattr__(attr: str) -> Any:
+    """``cmd__NAME``: the Cyclopts command of built-in NAME, built on first use (``cli.app``
+    registers it lazily, as it does the table's resources)."""
+    from ..table.load import load_model
+
+    if attr.startswith("cmd__"):
+        commands = load_model().commands
+        if attr[5:] in commands:
+            built = globals()[attr] = build(commands[attr[5:]])
+            return built
+    raise AttributeError(attr)
+
+
 # ------------------------------------------------------------------ config
+@builtin("config set")
 def config_set(values: dict[str, Any], ctx: Any) -> int:
     from ..base.log import Log
     from ..settings.config import check_set_values, config_path, write_config
@@ -91,6 +118,7 @@ def config_set(values: dict[str, Any], ctx: Any) -> int:
     return 0
 
 
+@builtin("config show")
 def config_show(values: dict[str, Any], ctx: Any) -> int:
     from ..base.files import dumps
     from ..settings.config import mask, mask_url, resolve
@@ -107,6 +135,7 @@ def config_show(values: dict[str, Any], ctx: Any) -> int:
     return 0
 
 
+@builtin("config path")
 def config_path_cmd(values: dict[str, Any], ctx: Any) -> int:
     from ..settings.config import config_path
 
@@ -115,6 +144,7 @@ def config_path_cmd(values: dict[str, Any], ctx: Any) -> int:
 
 
 # ----------------------------------------------------------------- sandbox
+@builtin("sandbox serve")
 def sandbox_serve(values: dict[str, Any], ctx: Any) -> int:
     from ..sandbox.serve import serve_options
 
@@ -125,12 +155,14 @@ def sandbox_serve(values: dict[str, Any], ctx: Any) -> int:
 
 
 # ------------------------------------------------------ describe, completion
+@builtin("describe")
 def describe_body(values: dict[str, Any], ctx: Any) -> int:
     from ..surface.describe import describe
 
     return describe(values["resource"], values["action"], openapi=values["openapi"], ctx=ctx)
 
 
+@builtin("completion")
 def completion_body(values: dict[str, Any], ctx: Any) -> int:
     from .completion import completion_script
 
@@ -139,14 +171,8 @@ def completion_body(values: dict[str, Any], ctx: Any) -> int:
 
 
 # --------------------------------------------------------------------- mcp
+@builtin("mcp serve")
 def mcp_serve(values: dict[str, Any], ctx: Any) -> int:
     from ..mcp_server.serve import serve
 
     return serve(values, ctx.options if ctx else {})
-
-
-config_app = _group("config", {"set": config_set, "show": config_show, "path": config_path_cmd})
-sandbox_app = _group("sandbox", {"serve": sandbox_serve})
-describe_command = _command("describe", describe_body)
-completion_command = _command("completion", completion_body)
-mcp_app = _group("mcp", {"serve": mcp_serve})

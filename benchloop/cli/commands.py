@@ -18,24 +18,26 @@ from typing import Annotated, Any
 from cyclopts import App, Parameter
 
 from ..engine.arguments import bind
-from ..table.model import Action, Option, load_model
+from ..table.load import load_model
+from ..table.model import Action, Option
 
 STDIN_TOKEN = "\x00stdin"
 
 
 def _hint(opt: Option) -> tuple[Any, dict[str, Any]]:
-    kind = opt.type
-    if opt.repeatable:
+    """The parser's annotation of a table option.  Choices and minimums are checked by ``bind``
+    (after the ids, in the contract's order, with the table's messages), so a choice parses as
+    text; lists parse as strings (``-`` and commas are resolved by ``bind``).  An option without
+    a default may stay unset: None must be a valid value (Cyclopts validates defaults through
+    pydantic whenever pydantic is imported)."""
+    kind = opt.kind
+    if kind.many:
         return list[str] | None, {"negative": ""}
-    if kind == "flag":
+    if kind.is_flag:
         return bool, {"negative": "", "show_default": False}
-    if kind == "choice":  # validated by the handler, after the ids (docs/contract.md 1.4 order)
+    if kind.choices:
         return str, {}
-    if kind == "int":  # minimums are checked by the handler, with the table's message
-        # An option without a default may stay unset: None must be a valid value (Cyclopts
-        # validates defaults through pydantic whenever pydantic is imported).
-        return (int if opt.default is not None else int | None), {}
-    return str | None, {}
+    return (kind.parse | None if opt.default is None else kind.parse), {}
 
 
 def build_parameter(opt: Option) -> inspect.Parameter:

@@ -11,14 +11,8 @@ from __future__ import annotations
 
 import os
 import textwrap
-from typing import Any
 
-from ..table.model import Option, Spec, global_options
-from .builtin_options import BUILTIN_COMMANDS
-
-# name -> (help, {action: help}) of the built-in commands (config, sandbox, describe, completion).
-BUILTIN_HELP = {name: (command["help"], {a: body["help"] for a, body in command.get("actions", {}).items()})
-                for name, command in BUILTIN_COMMANDS.items()}
+from ..table.model import Command, Option, Spec
 
 
 def _width() -> int:
@@ -70,8 +64,8 @@ def root_page(prog: str, spec: Spec) -> str:
                         "to stderr.")
     resources = [(name, res.help) for name, res in spec.resources.items()]
     lines += _rows("Resources", resources)
-    lines += _rows("Built-in commands", [(name, text) for name, (text, _) in BUILTIN_HELP.items()])
-    lines += _rows("Global options (before the resource)", option_rows(global_options()) +
+    lines += _rows("Built-in commands", [(name, command.help) for name, command in spec.commands.items()])
+    lines += _rows("Global options (before the resource)", option_rows(list(spec.global_options)) +
                    [("--version", "Print the version and exit."), ("--help, -h", "Show this help and exit.")])
     lines += _paragraph(f"Run '{prog} RESOURCE --help' for its actions. Exit codes: 0 ok, 1 some id failed, "
                         "2 usage, 3 authentication, 4 network, 130 interrupted, 141 stdout closed.")
@@ -103,59 +97,48 @@ def action_page(prog: str, name: str, action_name: str, spec: Spec) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _builtin_value(opt: dict[str, Any]) -> str:
-    if opt["type"] == "flag":
-        return ""
-    if opt.get("metavar"):
-        return opt["metavar"]
-    if opt["type"] == "choice":
-        return "{" + ",".join(opt["choices"]) + "}"
-    return {"int": "INT", "float": "NUMBER"}.get(opt["type"], "TEXT")
-
-
-def builtin_option_rows(options: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def builtin_option_rows(options: tuple[Option, ...]) -> list[tuple[str, str]]:
     """Rows of a built-in command's options, laid out as the table actions' rows."""
     rows = []
     for opt in options:
-        text = opt["help"]
-        if opt["type"] != "flag" and opt.get("default") not in (None, ""):
-            text += f" [default: {opt['default']}]"
-        rows.append((f"{', '.join(sorted(opt['flags'], key=len))} {_builtin_value(opt)}".strip(), text))
+        text = opt.help
+        if not opt.is_flag and opt.default not in (None, ""):
+            text += f" [default: {opt.default}]"
+        rows.append((f"{', '.join(sorted(opt.flags, key=len))} {opt.metavar}".strip(), text))
     return rows
 
 
-def _positional_usage(positionals: list[dict[str, Any]]) -> str:
+def _positional_usage(arguments: tuple[Option, ...]) -> str:
     """``SHELL``, ``[RESOURCE [ACTION]]``: each optional positional brackets the ones after it."""
     out = ""
-    for pos in reversed(positionals):
-        word = f"{pos['metavar']} {out}".strip()
-        out = word if pos.get("required") else f"[{word}]"
+    for arg in reversed(arguments):
+        word = f"{arg.placeholder} {out}".strip()
+        out = word if arg.required else f"[{word}]"
     return out
 
 
-def command_page(usage: str, leaf: dict[str, Any], notes: list[str]) -> str:
+def command_page(usage: str, command: Command, notes: list[str]) -> str:
     """The help page of one built-in command (also ``python -m benchloop.sandbox --help``)."""
-    lines = [usage, *_paragraph(leaf.get("description") or leaf["help"])]
-    lines += _rows("Arguments", [(pos["metavar"], pos["help"]) for pos in leaf.get("positionals", ())])
-    lines += _rows("Options", builtin_option_rows(leaf["options"]))
+    lines = [usage, *_paragraph(command.description or command.help)]
+    lines += _rows("Arguments", [(arg.placeholder or arg.name, arg.help) for arg in command.arguments])
+    lines += _rows("Options", builtin_option_rows(command.options))
     for note in notes:
         lines += _paragraph(note)
     return "\n".join(lines) + "\n"
 
 
-def builtin_page(prog: str, name: str, action: str | None) -> str | None:
+def builtin_page(prog: str, command: Command, action: str | None) -> str | None:
     """The help page of a built-in command or group; None for an unknown action."""
-    command = BUILTIN_COMMANDS[name]
-    actions = command.get("actions")
-    if actions and action is None:
-        lines = [f"Usage: {prog} [GLOBAL OPTIONS] {name} ACTION [OPTIONS]", *_paragraph(command["help"]),
-                 *_rows("Actions", [(a, body["help"]) for a, body in actions.items()]),
+    name = command.name
+    if command.actions and action is None:
+        lines = [f"Usage: {prog} [GLOBAL OPTIONS] {name} ACTION [OPTIONS]", *_paragraph(command.help),
+                 *_rows("Actions", [(a, body.help) for a, body in command.actions.items()]),
                  *_paragraph(f"Run '{prog} {name} ACTION --help' for the options of an action.")]
         return "\n".join(lines) + "\n"
-    if actions and action not in actions:
+    if command.actions and action not in command.actions:
         return None
-    leaf, path = (actions[action], f"{name} {action}") if actions else (command, name)
-    usage = " ".join(part for part in (f"Usage: {prog} [GLOBAL OPTIONS] {path}",
-                                       _positional_usage(leaf.get("positionals", [])),
-                                       "[OPTIONS]" if leaf["options"] else "") if part)
-    return command_page(usage, leaf, [*leaf.get("notes", ()), f"Global options: see '{prog} --help'."])
+    leaf = command.actions[action] if command.actions and action else command
+    usage = " ".join(part for part in (f"Usage: {prog} [GLOBAL OPTIONS] {leaf.path}",
+                                       _positional_usage(leaf.arguments),
+                                       "[OPTIONS]" if leaf.options else "") if part)
+    return command_page(usage, leaf, [*leaf.notes, f"Global options: see '{prog} --help'."])

@@ -118,7 +118,7 @@ def fetch_latest(index: str) -> str | None:
         "Accept": "application/vnd.pypi.simple.v1+json, text/html;q=0.1", "User-Agent": PACKAGE})
     response.raise_for_status()
     versions = _versions(response.content, response.headers.get("content-type", ""))
-    stable = [v for v in versions if version_key(v) and version_key(v)[1] == (1, 0)]
+    stable = [v for v in versions if (key := version_key(v)) and key[1] == (1, 0)]
     return max(stable or versions, key=lambda v: version_key(v) or ((),), default=None)
 
 

@@ -26,7 +26,7 @@ from ..base.files import (
     replacing,
     safe_component,
 )
-from ..table.model import Part
+from ..table.model import ArchiveEntry, StepPart
 from ..table.templates import Context, entry_component, render_file, render_label
 from .outcomes import Failure, MultiFailure, Outcome, as_error
 from .pipeline import Pipeline
@@ -37,15 +37,15 @@ class ArchiveRun:
     def __init__(self, pipeline: Pipeline, task: str):
         self.p = pipeline
         self.task = task
+        assert pipeline.dim.archive is not None
         self.spec = pipeline.dim.archive
-        self.parts = pipeline.dim.parts
+        self.parts = {name: part for name, part in pipeline.dim.parts.items() if isinstance(part, ArchiveEntry)}
 
     def run(self) -> tuple[Any, list[Failure]]:
         p = self.p
         ctx = Context({**p.opts, "task": self.task})
         path = join_under(p.root, render_file(self.spec.file, Context({"task": self.task})))
-        if p.skip_existing and os.path.isfile(path):
-            p.rt.log.file("skip existing", path)
+        if p.skip(path):
             return path, []
         task = p.request(self.spec.task_request, ctx)
         jobs = task_job_ids(task, self.task)
@@ -68,7 +68,7 @@ class ArchiveRun:
             shutil.rmtree(staging, ignore_errors=True)
 
     @staticmethod
-    def entry(part: Part, job: str) -> str:
+    def entry(part: ArchiveEntry, job: str) -> str:
         return render_label(part.entry, Context({"job": entry_component(job)}))
 
     def job(self, ctx: Context, job: str, staging: str) -> dict[str, str]:
@@ -76,9 +76,10 @@ class ArchiveRun:
         soft: dict[str, str] = {}
         for name, part in self.parts.items():
             dest = os.path.join(staging, self.entry(part, job))
+            step = isinstance(part.part, StepPart)
             try:
-                raw = self.p.fetch(part, ctx, job, dest if part.step else None)
-                if not part.step:
+                raw = self.p.fetch(part.part, ctx, job, dest if step else None)
+                if not step:
                     os.makedirs(os.path.dirname(dest), exist_ok=True)
                     with open(dest, "w", encoding="utf-8") as handle:
                         handle.write(dumps(raw, self.p.rt.pretty))
@@ -102,10 +103,10 @@ class ArchiveRun:
                staging: str) -> tuple[Any, list[Failure]]:
         p = self.p
         ok = [o for o in outcomes if not o.failures]
-        failures = [Failure(o.ident, o.failure.message, o.failure.network) for o in outcomes if o.failures]
+        failures = [Failure(o.ident, f.message, f.network) for o in outcomes for f in o.failures[:1]]
         job_failures = [{"job_id": f.ident, "error": f.message} for f in failures]
-        soft_keys = {name: part.failures for name, part in self.parts.items() if not part.required}
-        soft: dict[str, list[dict[str, str]]] = {key: [] for key in soft_keys.values() if key}
+        soft_keys = {name: part.failures for name, part in self.parts.items() if not part.required and part.failures}
+        soft: dict[str, list[dict[str, str]]] = {key: [] for key in soft_keys.values()}
         for outcome in ok:
             for name, message in (outcome.value or {}).items():
                 soft[soft_keys[name]].append({"job_id": outcome.ident, "error": message})

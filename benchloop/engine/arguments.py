@@ -15,10 +15,13 @@ from typing import Any
 
 from ..base.errors import UsageError
 from ..base.ids import check_task_id, expand_ids
-from ..table.model import Action, Option
+from ..table.model import DIMENSION_KINDS, Action, Option
 
-DIMENSION_FLAGS = {"group": "-g/--group", "job": "-j/--job", "task": "--task-id"}
 STDIN = "-"
+
+
+def _flags(dim: str) -> str:
+    return DIMENSION_KINDS[dim].flags
 
 
 def bind(action: Action, values: dict[str, Any], stdin_token: str = STDIN) -> tuple[str, list[str], dict[str, Any]]:
@@ -35,15 +38,13 @@ def bind(action: Action, values: dict[str, Any], stdin_token: str = STDIN) -> tu
     try:
         dim = _dimension(action, given)
     except UsageError as exc:
-        empty = [DIMENSION_FLAGS[name] for name in from_stdin if not given.get(name)]
+        empty = [_flags(name) for name in from_stdin if not given.get(name)]
         if empty and str(exc).startswith("at least one"):
             flag = empty[0].split("/")[0]
             raise UsageError(f"no ids on stdin: '{flag} -' read an empty input; pipe ids in, e.g. "
                              f"echo ID1 ID2 | bl {' '.join(action.words)} {flag} -") from None
         raise
-    for opt in action.options:
-        if opt.type == "choice" and values.get(opt.name) not in opt.choices:
-            raise UsageError(f"{opt.flag} must be one of {', '.join(opt.choices)}")
+    _check_choices(action, values)
     if action.max_ids and len(given[dim]) > action.max_ids:
         raise UsageError(action.max_ids_message or f"at most {action.max_ids} id(s) allowed")
     return dim, given[dim], values
@@ -54,6 +55,7 @@ def _bind_positional(action: Action, values: dict[str, Any], stdin_token: str
     """A one-id command whose id is given by position (``ap-cmd GROUP_ID[@CLUSTER]``): taken
     verbatim (no comma splitting, no stdin), then the minimums and choices."""
     opt = action.positional
+    assert opt is not None
     raw = values.pop(opt.name, None)
     if isinstance(raw, (list, tuple)):
         raw = raw[0] if raw else None
@@ -61,12 +63,16 @@ def _bind_positional(action: Action, values: dict[str, Any], stdin_token: str
         raise UsageError(opt.message("required", f"Missing argument '{opt.metavar}'."))
     ident = "-" if raw == stdin_token else str(raw)
     _check_values(action, values, stdin_token)
-    for other in action.options:
-        if other.type == "choice" and values.get(other.name) not in other.choices:
-            raise UsageError(f"{other.flag} must be one of {', '.join(other.choices)}")
+    _check_choices(action, values)
     values.setdefault("extra_args", [])
     (dim,) = action.dimensions
     return dim, [ident], values
+
+
+def _check_choices(action: Action, values: dict[str, Any]) -> None:
+    for opt in action.options:
+        if opt.type == "choice" and values.get(opt.name) not in opt.choices:
+            raise UsageError(f"{opt.flag} must be one of {', '.join(opt.choices)}")
 
 
 def _listed(values: Any) -> list[Any]:
@@ -109,7 +115,7 @@ def _dimension(action: Action, given: dict[str, list[str]]) -> str:
         if given.get("task"):
             return "task"
         if not (given.get("group") or given.get("job")):
-            if dims["task"].option is not None and dims["task"].option.type == "ids":
+            if dims["task"].option is not None and dims["task"].option.kind.many:
                 raise UsageError("at least one --task-id is required")
             if set(dims) == {"task"} and "task" not in given:
                 raise UsageError("Missing option '--task-id'.")
@@ -117,8 +123,8 @@ def _dimension(action: Action, given: dict[str, list[str]]) -> str:
     for name in ("job", "group"):
         if given.get(name) and name not in dims:
             takes = [d for d in ("group", "job", "task") if d in dims]
-            kinds = " or ".join(f"{d} ids ({DIMENSION_FLAGS[d]})" for d in takes) or "other ids"
-            raise UsageError(f"{action.resource} takes {kinds}, not {DIMENSION_FLAGS[name]}")
+            kinds = " or ".join(f"{d} ids ({_flags(d)})" for d in takes) or "other ids"
+            raise UsageError(f"{action.resource} takes {kinds}, not {_flags(name)}")
     for name in ("group", "job"):
         if given.get(name):
             return name
@@ -132,18 +138,21 @@ def _dimension(action: Action, given: dict[str, list[str]]) -> str:
 
 
 def _given_ids(kwargs: dict[str, Any], stdin_token: str) -> dict[str, list[str]]:
-    """Pop the id options from ``kwargs``: {dimension: ids} (stdin read, commas split)."""
+    """Pop the id options from ``kwargs``: {dimension: ids} (stdin read, commas split).  A
+    download task's id is one path component; an option that takes one id (``--task-id T1``
+    of the downloads) is taken as typed, stripped, without splitting."""
     given = {}
-    for dim in ("group", "job"):
-        if dim in kwargs:
-            given[dim] = expand_ids(_stdin(kwargs.pop(dim), stdin_token))
-    if "task_id" in kwargs:
-        raw = kwargs.pop("task_id")
-        if isinstance(raw, (list, tuple)):  # a list of task ids (brm)
-            given["task"] = [check_task_id(t) for t in expand_ids(_stdin(list(raw), stdin_token))]
-        elif raw is not None:
-            task = raw.strip()
-            given["task"] = [check_task_id(task)] if task else []
+    for kind in DIMENSION_KINDS.values():
+        if kind.option not in kwargs:
+            continue
+        raw = kwargs.pop(kind.option)
+        if raw is None and kind.name == "task":
+            continue  # not given ("Missing option '--task-id'." when it is the only dimension)
+        if isinstance(raw, (list, tuple)) or kind.name != "task":
+            ids = expand_ids(_stdin(raw, stdin_token))
+        else:
+            ids = [raw.strip()] if raw is not None and raw.strip() else []
+        given[kind.name] = [check_task_id(t) for t in ids] if kind.name == "task" else ids
     return given
 
 

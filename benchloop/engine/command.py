@@ -22,8 +22,9 @@ from . import formats
 from .archive import run_archive
 from .compose import run_compose
 from .outcomes import Failure, Outcome, as_error, exit_code, summarize
-from .pipeline import Pipeline, Runtime
+from .pipeline import Pipeline
 from .printing import JsonlStream, print_all
+from .runtime import Runtime
 
 
 def process(pipeline: Pipeline, ident: str) -> Any:
@@ -66,7 +67,7 @@ def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[st
                 on_done(Outcome(ident, failures=[Failure(ident, str(exc), exc.network)]))
             raise backend_message(action, exc) from None
         if counter:
-            counter.step(result if progress.detail == "path" else ident)
+            counter.step(result if progress and progress.detail == "path" else ident)
         if on_done is not None:
             on_done(Outcome(ident, value=result))
         return result
@@ -122,4 +123,4 @@ def error_lines(rt: Runtime, message: str) -> None:
         return
     rt.log.error(first)
     for line in rest:
-        rt.log._emit(line)  # no public unprefixed error line in log.py yet; each line is still cleaned
+        rt.log.continued(line)

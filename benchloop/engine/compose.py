@@ -15,18 +15,17 @@ from collections.abc import Callable
 from typing import Any
 
 from ..base.errors import UsageError
-from ..table.model import Action, Section, Spec
+from ..table.model import Action, Compose, Section, Spec, thaw
 from .outcomes import Failure, MultiFailure, Outcome
-from .pipeline import Pipeline, Runtime
+from .pipeline import Pipeline
+from .runtime import Runtime
 
 
-def sections_for(spec: Spec, action: Action, dim: str, chosen: list[str]) -> list[str]:
-    sections = action.compose.sections
-    return [name for name in chosen if dim in spec.section_action(sections[name]).dimensions]
+def sections_for(spec: Spec, compose: Compose, dim: str, chosen: list[str]) -> list[str]:
+    return [name for name in chosen if dim in spec.section_action(compose.sections[name]).dimensions]
 
 
-def chosen_sections(action: Action, value: list[str] | None) -> list[str]:
-    compose = action.compose
+def chosen_sections(action: Action, compose: Compose, value: list[str] | None) -> list[str]:
     allowed = list(compose.sections)
     picked: list[str] = []
     for item in value if value is not None else compose.default:
@@ -36,7 +35,7 @@ def chosen_sections(action: Action, value: list[str] | None) -> list[str]:
                 picked.append(token)
     unknown = [t for t in picked if t not in allowed]
     if unknown:
-        raise UsageError(f"{action.option(compose.option).flag} has unsupported value(s): "
+        raise UsageError(f"{action.flag_of(compose.option)} has unsupported value(s): "
                          f"{', '.join(unknown)}; choose from {', '.join(allowed)}")
     return picked
 
@@ -44,7 +43,7 @@ def chosen_sections(action: Action, value: list[str] | None) -> list[str]:
 def section_options(target: Action, section: Section, opts: dict[str, Any]) -> dict[str, Any]:
     merged = target.defaults
     merged.update({k: v for k, v in opts.items() if k in merged and v is not None})
-    merged.update(section.options)
+    merged.update(thaw(section.options))
     return merged
 
 
@@ -53,7 +52,8 @@ def run_compose(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dic
     """The outcome of every ``<id>:<section>``, sections of one id side by side; a 401 raises."""
     spec = rt.spec
     compose = action.compose
-    names = sections_for(spec, action, dim, chosen_sections(action, opts.get(compose.option)))
+    assert compose is not None
+    names = sections_for(spec, compose, dim, chosen_sections(action, compose, opts.get(compose.option)))
     work = {f"{ident}:{name}": (ident, name) for ident in ids for name in names}
     rt.pool = rt.concurrency * max(len(names), 1)  # sections run side by side, each with its own pool
 

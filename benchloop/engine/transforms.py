@@ -1,25 +1,28 @@
 """Named response transforms, referenced from the endpoint table by ``shape:``.
 
-A shape turns what a part fetched (a response body, or a pagination ``Scan``)
-into what the command emits or writes.  Parameters come from the table's
-``with:`` mapping, so allow-lists and key names stay data.  Shapes must be
-pure: the same input always gives the same output.
+A transform turns what a part fetched (a response body, or a pagination ``Scan``)
+into what the command emits or writes.  Parameters come from the table's ``with:``
+mapping, so allow-lists and key names stay data.  Transforms must be pure: the same
+input always gives the same output.  Their names are the ``enum`` of ``shape`` in
+``spec/benchloop.schema.json`` (a test keeps the two equal).
 
-Returning ``None`` from a shape means "nothing to write" (for example a job
+Returning ``None`` from a transform means "nothing to write" (for example a job
 without reports): not a failure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
+
+from ..table.model import Transform
 
 
 def raw(value: Any, ident: str) -> Any:
     return value
 
 
-def _allow(section: Any, allowed: list[str]) -> Any:
+def _allow(section: Any, allowed: list[str] | tuple[str, ...]) -> Any:
     if isinstance(section, dict):
         return {key: section[key] for key in allowed if key in section}
     if isinstance(section, list):
@@ -38,7 +41,7 @@ def job_metrics(body: Any, ident: str) -> dict[str, Any]:
     }
 
 
-def filter_sections(body: Any, ident: str, *, id_key: str, sections: dict[str, list[str]]) -> Any:
+def filter_sections(body: Any, ident: str, *, id_key: str, sections: Mapping[str, list[str]]) -> Any:
     if not isinstance(body, dict):
         return body
     out: dict[str, Any] = {id_key: body[id_key] if id_key in body else ident}
@@ -47,7 +50,7 @@ def filter_sections(body: Any, ident: str, *, id_key: str, sections: dict[str, l
     return out
 
 
-def metrics_detail(scan: Any, ident: str, *, tokenized_metrics: list[str]) -> dict[str, Any]:
+def metrics_detail(scan: Any, ident: str, *, tokenized_metrics: tuple[str, ...]) -> dict[str, Any]:
     return {
         "group_id": ident,
         "total": scan.total,
@@ -78,7 +81,7 @@ def first_report_content(body: Any, ident: str) -> str | None:
     return "" if content is None else str(content)
 
 
-def text_field(body: Any, ident: str, *, path: list[str]) -> str | None:
+def text_field(body: Any, ident: str, *, path: tuple[str, ...]) -> str | None:
     """A non-empty string at ``path`` of the body (the markdown of a report), else nothing."""
     value = body
     for key in path:
@@ -148,7 +151,7 @@ def behavior_list(body: Any, ident: str) -> dict[str, Any]:
     return {"group_id": ident, "total": len(out), "tasks": out}
 
 
-SHAPES: dict[str, Callable[..., Any]] = {
+TRANSFORMS: dict[str, Callable[..., Any]] = {
     "raw": raw,
     "job_metrics": job_metrics,
     "filter_sections": filter_sections,
@@ -164,8 +167,8 @@ SHAPES: dict[str, Callable[..., Any]] = {
 }
 
 
-def apply(shape: Any, value: Any, ident: str) -> Any:
-    """Apply a model ``Shape`` (``None``: the value as it is)."""
+def apply(shape: Transform | None, value: Any, ident: str) -> Any:
+    """Apply a part's transform (``None``: the value as it is)."""
     if shape is None:
         return value
-    return SHAPES[shape.name](value, ident, **shape.params)
+    return TRANSFORMS[shape.name](value, ident, **shape.params)

@@ -78,7 +78,7 @@ def build_runner(values: dict[str, Any], options: dict[str, Any]) -> Any:
     import benchloop
 
     from ..settings import session
-    from ..table.model import load_model
+    from ..table.load import load_model
     from .runner import Runner
     from .tools import all_tools, parse_toolsets, select
 

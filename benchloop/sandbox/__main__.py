@@ -1,7 +1,7 @@
 """``python -m benchloop.sandbox``: ``bl sandbox serve`` under another name.
 
 One command, one set of options: the parser below is built from the same
-definition as ``bl sandbox serve`` (``benchloop.cli.builtin_options``), ``--help``
+definition as ``bl sandbox serve`` (``commands: sandbox: serve`` in the table), ``--help``
 prints the same page, and both hand the values to
 :func:`serve.serve_options`.  argparse rather than the CLI keeps this entry
 point free of Cyclopts; ``--host`` is still accepted as the older name of
@@ -14,13 +14,12 @@ import argparse
 import sys
 from typing import NoReturn
 
-from benchloop.cli.builtin_options import SANDBOX_MODULE, builtin_leaf
+from benchloop.table.load import load_model
 
 from .serve import serve_options
 
-LEAF = builtin_leaf("sandbox serve")
+SANDBOX_MODULE = "python -m benchloop.sandbox"
 ALIASES = {"listen": ["--host"]}  # older names, accepted but not shown
-_TYPES = {"int": int, "float": float}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -32,13 +31,13 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog=SANDBOX_MODULE, usage=f"{SANDBOX_MODULE} [OPTIONS]", add_help=False, allow_abbrev=False)
-    for opt in LEAF["options"]:
-        flags = [*opt["flags"], *ALIASES.get(opt["name"], ())]
-        if opt["type"] == "flag":
-            p.add_argument(*flags, dest=opt["name"], action="store_true")
+    for opt in load_model().command("sandbox serve").options:
+        flags = [*opt.flags, *ALIASES.get(opt.name, ())]
+        if opt.is_flag:
+            p.add_argument(*flags, dest=opt.name, action="store_true")
         else:
-            p.add_argument(*flags, dest=opt["name"], default=opt["default"], type=_TYPES.get(opt["type"], str),
-                           choices=opt.get("choices"), metavar=opt.get("metavar"))
+            p.add_argument(*flags, dest=opt.name, default=opt.default, type=opt.kind.parse,
+                           choices=opt.choices or None, metavar=opt.placeholder)
     p.add_argument("-h", "--help", action="store_true")
     return p
 
@@ -46,7 +45,7 @@ def _parser() -> argparse.ArgumentParser:
 def help_page() -> str:
     from benchloop.cli.help import command_page
 
-    return command_page(f"Usage: {SANDBOX_MODULE} [OPTIONS]", LEAF, [
+    return command_page(f"Usage: {SANDBOX_MODULE} [OPTIONS]", load_model().command("sandbox serve"), [
         "The same command as 'bl sandbox serve'; --host is accepted as an older name of --listen."])
 
 

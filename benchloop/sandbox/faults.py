@@ -128,6 +128,7 @@ def apply_range(resp: Response, header: str | None) -> Response:
         out = error_response(416, "range not satisfiable", {"Content-Range": f"bytes */{total}"})
         out.fault = resp.fault
         return out
+    assert isinstance(wanted, tuple)
     start, end = wanted
     headers = {**resp.headers, "Content-Range": f"bytes {start}-{end}/{total}"}
     if resp.chunks is not None:

@@ -23,7 +23,7 @@ from benchloop.table.templates import FULL
 
 def load_endpoints() -> dict[str, Endpoint]:
     """The table's endpoints, from the model of the compiled (cached) table."""
-    from benchloop.table.model import load_model
+    from benchloop.table.load import load_model
 
     return dict(load_model().endpoints)
 

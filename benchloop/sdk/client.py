@@ -29,7 +29,16 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..base import errors as internal
-from ..table.model import Action, Dimension, Option, Part, Resource, Spec
+from ..table.model import (
+    OPTION_DIMENSIONS,
+    STDOUT_OPTIONS,
+    Action,
+    Dimension,
+    Option,
+    PagedPart,
+    Resource,
+    Spec,
+)
 from .errors import (
     AuthError,
     BenchloopError,
@@ -41,9 +50,6 @@ from .errors import (
 from .results import DownloadResult
 from .sdklog import LoggingLog
 
-# Options that only shape what the CLI prints (docs/contract.md 3.8): a Python caller gets values.
-STDOUT_ONLY = ("output", "query")
-ID_TYPES = ("ids",)
 _MISSING = object()
 
 
@@ -54,19 +60,19 @@ def attribute(name: str) -> str:
 
 def sdk_options(action: Action) -> list[Option]:
     """The keywords of an action's method, in the table's order."""
-    return [o for o in action.options if o.name not in STDOUT_ONLY]
+    return [o for o in action.options if o.name not in STDOUT_OPTIONS]
 
 
 # ------------------------------------------------------------------ iter
-def walking_part(dim: Dimension) -> Part | None:
+def walking_part(dim: Dimension) -> PagedPart | None:
     """The part of a dimension that walks every page of a collection, if any."""
     for part in dim.parts.values():
-        if part.pagination is not None and part.pagination.walks and part.each is None and part.request:
+        if isinstance(part, PagedPart) and part.pagination.walks:
             return part
     return None
 
 
-def iter_target(resource: Resource) -> tuple[Action, dict[str, Part]] | None:
+def iter_target(resource: Resource) -> tuple[Action, dict[str, PagedPart]] | None:
     """The action whose pages ``iter`` walks (printing actions first) and its walking part per dimension."""
     actions = sorted(resource.actions.values(), key=lambda a: a.writer != "stdout")
     for action in actions:
@@ -76,9 +82,9 @@ def iter_target(resource: Resource) -> tuple[Action, dict[str, Part]] | None:
     return None
 
 
-def iter_options(action: Action, parts: dict[str, Part]) -> list[Option]:
+def iter_options(action: Action, parts: dict[str, PagedPart]) -> list[Option]:
     """``iter``'s keywords: the ids of the walking dimensions and the options its requests use."""
-    from ..table.model import DIMENSION_OPTIONS
+    from ..table.model import DIMENSION_KINDS
 
     used: set[str] = set()
     for part in parts.values():
@@ -87,8 +93,8 @@ def iter_options(action: Action, parts: dict[str, Part]) -> list[Option]:
             from ..table.templates import template_vars
 
             used.update(template_vars(part.pagination.page_size))
-    ids = {DIMENSION_OPTIONS[d] for d in parts}
-    return [o for o in action.options if o.name in ids or (o.name not in STDOUT_ONLY and o.name in used)]
+    ids = {DIMENSION_KINDS[d].option for d in parts}
+    return [o for o in action.options if o.name in ids or (o.name not in STDOUT_OPTIONS and o.name in used)]
 
 
 # --------------------------------------------------------------- values
@@ -96,42 +102,45 @@ def _usage(message: str) -> UsageError:
     return UsageError(message)
 
 
+def _number(opt: Option, value: Any) -> Any:
+    kind = opt.kind.item
+    if isinstance(value, bool) or not isinstance(value, (int, str) if kind is int else (int, float, str)):
+        raise _usage(f'Invalid value for {opt.flag}: unable to convert "{value}" into {kind.__name__}.')
+    try:
+        return kind(value)
+    except ValueError:
+        raise _usage(f'Invalid value for {opt.flag}: unable to convert "{value}" into {kind.__name__}.') from None
+
+
+def _values(opt: Option, value: Any) -> list[str]:
+    """A list option's values as the command line would give them (strings)."""
+    items = [value] if isinstance(value, (str, int)) and not isinstance(value, bool) else value
+    if isinstance(items, (set, frozenset, dict)) or not hasattr(items, "__iter__"):
+        raise _usage(f"{opt.flag} takes a value or a list of values, not {type(value).__name__}")
+    items = list(items)
+    allowed = (int, str) if opt.kind.item is int else (str,)
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, allowed):
+            raise _usage(f"{opt.flag} takes {'integers' if opt.kind.item is int else 'strings'}, not {item!r}")
+    text = [str(v) for v in items]
+    if any(t.strip() == "-" for v in text for t in v.split(",")):
+        # '-' reads stdin on the command line; a library never reads stdin.
+        raise _usage(f"{opt.flag}: '-' (read stdin) is a command-line form; pass the values instead")
+    return text
+
+
 def _normalize(opt: Option, value: Any) -> Any:
     """A Python value for ``opt`` as the CLI's parser would hand it to ``bind``."""
-    kind = opt.type
-    if kind in ("flag", "bool"):
+    kind = opt.kind
+    if kind.is_flag:
         if not isinstance(value, bool):
             raise _usage(f"{opt.flag} takes True or False, not {value!r}")
         return value
-    if kind == "int":
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise _usage(f'Invalid value for {opt.flag}: unable to convert "{value}" into int.')
-        try:
-            return int(value)
-        except ValueError:
-            raise _usage(f'Invalid value for {opt.flag}: unable to convert "{value}" into int.') from None
-    if kind == "float":
-        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            raise _usage(f'Invalid value for {opt.flag}: unable to convert "{value}" into float.')
-        try:
-            return float(value)
-        except ValueError:
-            raise _usage(f'Invalid value for {opt.flag}: unable to convert "{value}" into float.') from None
-    if kind in ("ids", "list", "ints"):
-        items = [value] if isinstance(value, (str, int)) and not isinstance(value, bool) else value
-        if isinstance(items, (set, frozenset, dict)) or not hasattr(items, "__iter__"):
-            raise _usage(f"{opt.flag} takes a value or a list of values, not {type(value).__name__}")
-        items = list(items)
-        allowed = (int, str) if kind == "ints" else (str,)
-        for item in items:
-            if isinstance(item, bool) or not isinstance(item, allowed):
-                raise _usage(f"{opt.flag} takes {'integers' if kind == 'ints' else 'strings'}, not {item!r}")
-        text = [str(v) for v in items]
-        if any(t.strip() == "-" for v in text for t in v.split(",")):
-            # '-' reads stdin on the command line; a library never reads stdin.
-            raise _usage(f"{opt.flag}: '-' (read stdin) is a command-line form; pass the values instead")
-        return text
-    if kind == "str" and opt.name == "task_id" and isinstance(value, (list, tuple)):
+    if kind.item in (int, float) and not kind.many:
+        return _number(opt, value)
+    if kind.many:
+        return _values(opt, value)
+    if opt.name in OPTION_DIMENSIONS and isinstance(value, (list, tuple)):  # one download-task id
         if len(value) != 1 or not isinstance(value[0], str):
             raise _usage(f"{opt.flag} takes one download-task id")
         return value[0]
@@ -162,20 +171,29 @@ def bind_call(action: Action, values: dict[str, Any]) -> tuple[str, list[str], d
 
 
 # ------------------------------------------------------------ signatures
-def _annotation(opt: Option) -> str:
-    return {"ids": "str | list[str] | None", "list": "str | list[str] | None", "ints": "int | list[int] | None",
-            "flag": "bool", "bool": "bool", "int": "int", "float": "float",
-            "choice": "str"}.get(opt.type, "str | None")
+def keyword_default(opt: Option) -> Any:
+    """The default of an option's keyword: None for lists and ids (not given), else the table's."""
+    return None if opt.kind.many or opt.name in OPTION_DIMENSIONS else opt.default_value
+
+
+def keyword_annotation(opt: Option) -> str:
+    """The annotation of an option's keyword, as the stubs (``codegen/stubs.py``) and the runtime
+    signatures show it: ``Literal`` for choices, ``str | Sequence[str]`` for ids and lists."""
+    kind = opt.kind
+    if opt.name in OPTION_DIMENSIONS and not kind.many:  # one download-task id, also as a one-item list
+        return "str | Sequence[str] | None"
+    if opt.path:
+        return "str | os.PathLike[str] | None"
+    return kind.annotation(opt.choices if kind.choices else (),
+                           optional=keyword_default(opt) is None and not kind.is_flag)
 
 
 def signature(options: list[Option]) -> inspect.Signature:
+    """The runtime signature of a method, annotated as the stubs are."""
     params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
     for opt in options:
-        default = opt.default_value
-        if opt.type in ("ids", "list", "ints") or (opt.name == "task_id"):
-            default = None
-        params.append(inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=default,
-                                        annotation=_annotation(opt)))
+        params.append(inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=keyword_default(opt),
+                                        annotation=keyword_annotation(opt)))
     return inspect.Signature(params)
 
 
@@ -189,12 +207,13 @@ def docstring(help_text: str, options: list[Option], returns: str) -> str:
     return "\n".join(lines)
 
 
-def _returns(action: Action) -> str:
+def returns(action: Action) -> str:
+    """What a method returns, in words (its docstring and the reference)."""
     if action.writer == "stdout":
-        return "list: the CLI's JSON array as Python values."
-    text = "DownloadResult: the files written."
+        return "`list`: the elements of the CLI's JSON array, as Python values."
+    text = "`DownloadResult` (`paths`, `skipped`, `failures`)."
     if action.stdout_when:
-        text += f" With {action.stdout_when}=True: the listing, as a list."
+        text += f" With `{action.stdout_when}=True`: the listing, a `list` (the CLI's JSON array)."
     return text
 
 
@@ -209,7 +228,7 @@ def make_method(action: Action) -> Callable[..., Any]:
 
     method.__name__ = attribute(action.name)
     method.__qualname__ = f"{attribute(action.resource)}.{method.__name__}"
-    method.__doc__ = docstring(action.help, options, _returns(action))
+    method.__doc__ = docstring(action.help, options, returns(action))
     method.__signature__ = signature(options)  # type: ignore[attr-defined]
     return method
 
@@ -358,7 +377,7 @@ class Client:
     # -- calls ----------------------------------------------------------------
     def _call_runtime(self) -> Any:
         """A Runtime for one call: its own log and pool, the client's one HTTP client."""
-        from ..engine.pipeline import Runtime
+        from ..engine.runtime import Runtime
 
         if self._closed:
             raise BenchloopError("the client is closed")
@@ -408,7 +427,7 @@ class Client:
             raise PartialFailure(failures, result)
         return result
 
-    def _iterate(self, action: Action, parts: dict[str, Part], values: dict[str, Any]) -> Iterator[Any]:
+    def _iterate(self, action: Action, parts: dict[str, PagedPart], values: dict[str, Any]) -> Iterator[Any]:
         values = dict(values)
         for part in parts.values():
             # Select the walking part as --all (``when: all``) or a ``select`` choice would.
@@ -416,13 +435,13 @@ class Client:
                 values[part.when.option] = part.when.equals
         dim, ids, opts = bind_call(action, values)
         if dim not in parts:
-            from ..engine.arguments import DIMENSION_FLAGS
+            from ..table.model import DIMENSION_KINDS
 
-            raise UsageError(f"{action.resource} iter does not support {DIMENSION_FLAGS[dim]} ({dim} dimension)")
+            raise UsageError(f"{action.resource} iter does not support {DIMENSION_KINDS[dim].flags} ({dim} dimension)")
         rt = self._call_runtime()
         return self._walk(rt, action, dim, parts[dim], ids, opts)
 
-    def _walk(self, rt: Any, action: Action, dim: str, part: Part, ids: list[str],
+    def _walk(self, rt: Any, action: Action, dim: str, part: PagedPart, ids: list[str],
               opts: dict[str, Any]) -> Iterator[Any]:
         from ..engine.pipeline import Pipeline
 

@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, overload
 
-from ..model import Resource
+from ..table.model import Resource
 from .results import DownloadResult
 
 class ResourceClient:

@@ -10,8 +10,12 @@ can never work (a host that is not ``http(s)://HOST[:PORT]``, an empty key),
 writes through a symlinked file (the link stays), and holds a lock beside the
 file so that concurrent calls never lose each other's values.
 
-Every resolved value remembers where it came from (``Settings.sources``), so
-that errors can name the flag, the variable, or the file and key.
+Where each value comes from is data in the table, like any service's settings:
+the host and key are the default service's ``base_url`` and ``auth`` sources
+(``services.benchloop``), the output directory, the configuration file and the
+profile their global options' ``setting:``.  Every resolved value remembers where it
+came from (``Settings.sources``), so that errors can name the flag, the variable, or
+the file and key.
 """
 
 from __future__ import annotations
@@ -23,14 +27,28 @@ from pathlib import Path
 from typing import Any
 
 from ..base.errors import ConfigError
+from ..table.load import load_model
+from ..table.model import Sources
 
-DEFAULT_HOST = "https://benchmark-analysis.alibaba-inc.com"
-DEFAULT_CONFIG = "~/.benchloop/config.toml"
+# The keys of a [profile] table, as the setting each one holds.
 KEYS = ("host", "api_key", "output_dir")
 
 
+def setting_sources() -> dict[str, Sources]:
+    """Where host, api_key and output_dir come from when no flag gives them (the table's sources)."""
+    spec = load_model()
+    service = spec.default_service
+    output = spec.global_option("output_dir").setting
+    return {"host": service.base_url, "api_key": service.key, "output_dir": output or Sources()}
+
+
+def _from_env(sources: Sources | None) -> str | None:
+    return next((os.environ[name] for name in (sources.env if sources else ()) if os.environ.get(name)), None)
+
+
 def config_path(flag: str | None = None) -> Path:
-    raw = flag or os.environ.get("BENCHLOOP_CONFIG") or DEFAULT_CONFIG
+    setting = load_model().global_option("config").setting
+    raw = flag or _from_env(setting) or (setting.default if setting else None) or "~/.benchloop/config.toml"
     return Path(os.path.expanduser(raw))
 
 
@@ -38,7 +56,7 @@ def _toml_loads(text: str) -> dict[str, Any]:
     try:
         import tomllib  # type: ignore[import-not-found]
     except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+        import tomli as tomllib  # type: ignore[no-redef,import-not-found,unused-ignore]
     return tomllib.loads(text)
 
 
@@ -119,28 +137,25 @@ class Settings:
         return "the default" if origin == "default" else origin
 
 
-_FLAGS = {"host": "--host", "api_key": "--api-key", "output_dir": "--output-dir"}
-_ENV = {"host": ("BENCHLOOP_HOST",), "api_key": ("BENCHLOOP_API_KEY", "BENCHMARK_API_KEY"),
-        "output_dir": ("BENCHLOOP_OUTPUT_DIR",)}
-_DEFAULTS = {"host": DEFAULT_HOST, "api_key": None, "output_dir": "."}
-
-
 def resolve(api_key: str | None, host: str | None, output_dir: str | None, config: str | None,
             profile_name: str | None = None, warn: Callable[[str], None] | None = None) -> Settings:
     path = config_path(config)
     env = os.environ
     if config and not path.exists():  # a file named on the command line is meant to exist
         _warning(f"config file {path} (from --config) does not exist; using the environment and defaults", warn)
-    chosen = profile_name or env.get("BENCHLOOP_PROFILE") or None
+    chosen = profile_name or _from_env(load_model().global_option("profile").setting) or None
     tables: dict[str, str] = {}
     profile = read_profile(path, chosen, warn, tables)
     flags = {"host": host, "api_key": api_key, "output_dir": output_dir}
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
-    for key in KEYS:
-        candidates = [(_FLAGS[key], flags[key])] + [(name, env.get(name)) for name in _ENV[key]]
-        candidates += [(f"file:{tables.get(key)}", profile.get(key)), ("default", _DEFAULTS[key])]
-        sources[key], values[key] = next(((o, v) for o, v in candidates if v), ("default", _DEFAULTS[key]))
+    for key, where in setting_sources().items():
+        flag = where.flag or f"--{key.replace('_', '-')}"
+        candidates = [(flag, flags[key])] + [(name, env.get(name)) for name in where.env]
+        if where.config:
+            candidates.append((f"file:{tables.get(where.config)}", profile.get(where.config)))
+        candidates.append(("default", where.default))
+        sources[key], values[key] = next(((o, v) for o, v in candidates if v), ("default", where.default))
     return Settings(values["host"].rstrip("/"), values["api_key"] or None, values["output_dir"], path, chosen,
                     profile, sources)
 

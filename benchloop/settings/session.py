@@ -18,8 +18,9 @@ from typing import Any
 
 from ..base.errors import UsageError
 from ..base.log import Log
-from ..engine.pipeline import Runtime
-from ..table.model import DEFAULT_SERVICE, Service, Sources, load_model
+from ..engine.runtime import Runtime
+from ..table.load import load_model
+from ..table.model import Service, Sources
 from .config import Settings, key_problem, mask_url, resolve, url_problem
 
 
@@ -66,9 +67,11 @@ def settings(*, api_key: str | None = None, host: str | None = None, output_dir:
              warn: Callable[[str], None] | None = None) -> Settings:
     """The resolved settings, checked; every problem is a ``UsageError`` (exit 2), before any request."""
     resolved = resolve(api_key, host, output_dir, config, profile, warn=warn)
-    bundle = ca_bundle or os.environ.get("SSL_CERT_FILE")
+    setting = load_model().global_option("ca_bundle").setting
+    variable = next((name for name in (setting.env if setting else ()) if os.environ.get(name)), None)
+    bundle = ca_bundle or (os.environ[variable] if variable else None)
     if bundle:
-        check_ca_bundle(bundle, "--ca-bundle" if ca_bundle else "SSL_CERT_FILE")
+        check_ca_bundle(bundle, "--ca-bundle" if ca_bundle else str(variable))
     check_host(resolved.host, resolved.source("host"))
     key = resolved.api_key
     if key and key_problem(key):
@@ -95,7 +98,7 @@ def runtime(resolved: Settings, log: Log, *, timeout: float, retry: int, concurr
     def http_factory(pool: int) -> Any:
         from ..transport.client import Http
 
-        service = load_model().services[DEFAULT_SERVICE]  # the table's auth rules, as for any service
+        service = load_model().default_service  # the table's auth rules, as for any service
         return Http(resolved.host, resolved.api_key, timeout, retry, pool, log, ca_bundle=ca_bundle,
                     auth_header=service.auth_header, auth_statuses=service.auth_statuses,
                     login_hosts=service.login_hosts)

@@ -41,22 +41,27 @@ from ..base.errors import (
     EXIT_USAGE,
     UsageError,
 )
+from ..table.load import load_model
 from ..table.model import (
-    DIMENSION_OPTIONS,
     Action,
+    ArchiveEntry,
+    Compose,
     Dimension,
     Element,
     Endpoint,
     Enumeration,
+    FanOutPart,
     Items,
     Option,
+    PagedPart,
     Pagination,
     Part,
+    RequestPart,
     Spec,
+    StepPart,
     Waiter,
-    load_model,
+    thaw,
 )
-from ..table.model import global_options as model_globals
 from ..version import __version__
 
 DESCRIBE_VERSION = 1
@@ -86,16 +91,11 @@ MODE_HELP = {
     "task_scan": "Every page of the collection, de-duplicated by id_keys, until total items are seen.",
 }
 
-# Built-in flags of the root command that are not in GLOBAL_OPTIONS.
-ROOT_FLAGS = [
-    {"name": "help", "flags": ["--help", "-h"], "type": "flag", "default": False,
-     "help": "Print help (works after any command too) and exit."},
-    {"name": "version", "flags": ["--version"], "type": "flag", "default": False,
-     "help": "Print the version and exit."},
-]
-
-_VALUE = {"str": "string", "choice": "string", "ids": "string", "list": "string", "int": "integer",
-          "ints": "integer", "float": "number", "flag": None, "bool": None}
+# Flags of the root command that are not global options of the table.
+ROOT_FLAGS = (
+    Option("help", ("--help", "-h"), "flag", "Print help (works after any command too) and exit.", default=False),
+    Option("version", ("--version",), "flag", "Print the version and exit.", default=False),
+)
 
 
 # ------------------------------------------------------------------ options
@@ -114,7 +114,7 @@ def _option(opt: Option, dimension: str | None) -> dict[str, Any]:
         "short": list(opt.short),
         "negative": opt.negative,
         "type": opt.type,
-        "value": _VALUE.get(opt.type, "string"),
+        "value": opt.kind.value_name,
         "repeatable": opt.repeatable,
         "stdin": opt.reads_stdin,
         "default": opt.default_value,
@@ -125,8 +125,8 @@ def _option(opt: Option, dimension: str | None) -> dict[str, Any]:
     }
 
 
-def global_options() -> list[dict[str, Any]]:
-    return [describe_option(opt) for opt in [*model_globals(), *(Option.from_data(f) for f in ROOT_FLAGS)]]
+def global_options(spec: Spec) -> list[dict[str, Any]]:
+    return [describe_option(opt) for opt in (*spec.global_options, *ROOT_FLAGS)]
 
 
 # ----------------------------------------------------------------- requests
@@ -199,51 +199,58 @@ def describe_wait(wait: Waiter, options: dict[str, Option]) -> dict[str, Any]:
 # -------------------------------------------------------------------- parts
 def describe_items(items: Items) -> dict[str, Any]:
     return {"collection": items.collection, "find": items.find, "require": items.require, "unique": items.unique,
-            "add": dict(items.add),
+            "add": thaw(items.add),
             "filter": {"field": items.field, "include": items.include, "exclude": items.exclude}
             if items.field else None}
 
 
-def _step(part: Part) -> dict[str, Any]:
-    return {"name": part.step, "with": dict(part.params),
-            "endpoints": {k: describe_request(e) for k, e in part.endpoints.items()},
-            "enumerations": {k: describe_enumeration(e) for k, e in part.enumerations.items()}}
+def _step(part: StepPart) -> dict[str, Any]:
+    return {"name": part.step.name, "with": part.params.plain(),
+            "endpoints": {k: describe_request(e) for k, e in part.params.endpoints.items()},
+            "enumerations": {k: describe_enumeration(e) for k, e in part.params.enumerations.items()}}
 
 
-def describe_part(part: Part, options: dict[str, Option], writes: bool, in_archive: bool) -> dict[str, Any]:
-    """One part; ``writes`` when the action writes files (a stdout action ignores ``file``)."""
-    out: dict[str, Any] = {}
-    if part.when:
-        flag = options[part.when.option].flag if part.when.option in options else f"--{part.when.option}"
-        out["when"] = {"option": part.when.option, "flag": flag, "equals": part.when.equals}
-    if part.each:
+def _what(part: RequestPart | PagedPart | FanOutPart | StepPart, options: dict[str, Option],
+          out: dict[str, Any]) -> None:
+    """What a part requests (its kind's own keys), added to ``out``."""
+    if isinstance(part, FanOutPart):
         out["each"] = describe_enumeration(part.each)
-    if part.wait:
-        out["wait"] = describe_wait(part.wait, options)
-    if part.step:
+    if isinstance(part, StepPart):
+        if part.wait:
+            out["wait"] = describe_wait(part.wait, options)
         out["step"] = _step(part)
-    elif part.request:
+    else:
         out["request"] = describe_request(part.request)
-    if part.pagination:
+    if isinstance(part, PagedPart):
         out["pagination"] = describe_pagination(part.pagination)
-    if part.empty_probe:
-        out["empty_probe"] = describe_request(part.empty_probe)
-        out["empty_probe_mode"] = part.empty_probe_mode
-    if part.items:
+        if part.empty_probe:
+            out["empty_probe"] = describe_request(part.empty_probe)
+            out["empty_probe_mode"] = part.empty_probe_mode
+    if isinstance(part, (RequestPart, StepPart)) and part.items:
         out["items"] = describe_items(part.items)
-    if part.missing:
+    if isinstance(part, StepPart) and part.missing:
         out["missing"] = {"status": list(part.missing.status), "content_types": list(part.missing.content_types),
                           "placeholder": part.missing.placeholder}
-    if part.shape:
-        out["shape"] = {"name": part.shape.name, "with": dict(part.shape.params)}
-    fmt = part.format or ("binary" if part.binary else "json")
-    if writes and in_archive and part.entry:
+
+
+def describe_part(part: Part, options: dict[str, Option], writes: bool) -> dict[str, Any]:
+    """One part; ``writes`` when the action writes files (a stdout action ignores ``file``)."""
+    inner = part.part if isinstance(part, ArchiveEntry) else part
+    out: dict[str, Any] = {}
+    if inner.when:
+        flag = options[inner.when.option].flag if inner.when.option in options else f"--{inner.when.option}"
+        out["when"] = {"option": inner.when.option, "flag": flag, "equals": inner.when.equals}
+    _what(inner, options, out)
+    if inner.shape:
+        out["shape"] = {"name": inner.shape.name, "with": thaw(inner.shape.params)}
+    fmt = inner.format or ("binary" if inner.binary else "json")
+    if writes and isinstance(part, ArchiveEntry):
         out["output"] = {"kind": "archive_entry", "path": part.entry, "format": fmt}
         out["required"] = part.required
-    elif writes and part.file:
-        out["output"] = {"kind": "file", "path": part.file, "format": part.format or "json"}
-    elif writes and part.step and part.layout:
-        out["output"] = {"kind": "file", "path": part.layout, "format": fmt}
+    elif writes and inner.file:
+        out["output"] = {"kind": "file", "path": inner.file, "format": inner.format or "json"}
+    elif writes and isinstance(inner, StepPart) and inner.layout:
+        out["output"] = {"kind": "file", "path": inner.layout, "format": fmt}
     return out
 
 
@@ -252,19 +259,20 @@ def _element(element: Element) -> dict[str, Any]:
         return {"kind": "part", "part": element.part} if element.part else {"kind": "part"}
     if element.kind == "object":
         return {"kind": "object", "id_key": element.id_key}
-    return {"kind": "shape", "shape": element.shape.name, "with": dict(element.shape.params)}
+    assert element.shape is not None
+    return {"kind": "shape", "shape": element.shape.name, "with": thaw(element.shape.params)}
 
 
 def describe_dimension(spec: Spec, action: Action, dim: Dimension) -> dict[str, Any]:
     options = {opt.name: opt for opt in action.options}
     writer = "stdout" if action.writer == "stdout" else "archive" if dim.archive else "files"
     out: dict[str, Any] = {
-        "option": dim.option.name if dim.option else DIMENSION_OPTIONS[dim.name],
+        "option": dim.option.name if dim.option else dim.kind.option,
         "flags": list(dim.option.flags) if dim.option else [],
         "writer": writer,
         "serial": dim.serial,
     }
-    if dim.composite:
+    if dim.composite and action.compose is not None:
         out["sections"] = [n for n, sec in action.compose.sections.items()
                            if dim.name in spec.section_action(sec).dimensions]
         return out
@@ -279,8 +287,7 @@ def describe_dimension(spec: Spec, action: Action, dim: Dimension) -> dict[str, 
                           "task_request": describe_request(dim.archive.task_request),
                           "order": list(dim.archive.order)}
     writes = action.writer == "files"
-    out["parts"] = {name: describe_part(part, options, writes, dim.archive is not None)
-                    for name, part in dim.parts.items()}
+    out["parts"] = {name: describe_part(part, options, writes) for name, part in dim.parts.items()}
     outputs: list[dict[str, Any]] = []
     if not writes:
         outputs.append({"part": None, "kind": "stdout", "path": None, "format": "json"})
@@ -294,15 +301,14 @@ def describe_dimension(spec: Spec, action: Action, dim: Dimension) -> dict[str, 
 
 
 # ------------------------------------------------------------------ actions
-def _compose(spec: Spec, action: Action) -> dict[str, Any]:
-    compose = action.compose
+def _compose(spec: Spec, action: Action, compose: Compose) -> dict[str, Any]:
     sections = {}
     for name, section in compose.sections.items():
         target = spec.section_action(section)
         sections[name] = {"command": target.command_line(PROG), "resource": section.resource,
-                          "action": section.action, "options": dict(section.options),
+                          "action": section.action, "options": thaw(section.options),
                           "dimensions": list(target.dimensions)}
-    return {"option": compose.option, "flag": action.option(compose.option).flag, "default": list(compose.default),
+    return {"option": compose.option, "flag": action.flag_of(compose.option), "default": list(compose.default),
             "dimensions": list(compose.dimensions), "sections": sections}
 
 
@@ -327,9 +333,9 @@ def describe_action(spec: Spec, action: Action) -> dict[str, Any]:
     if action.extra_args:
         out["extra_args"] = True
     if action.stdout_when:
-        out["stdout_when"] = {"option": action.stdout_when, "flag": action.option(action.stdout_when).flag}
+        out["stdout_when"] = {"option": action.stdout_when, "flag": action.flag_of(action.stdout_when)}
     if action.compose:
-        out["compose"] = _compose(spec, action)
+        out["compose"] = _compose(spec, action, action.compose)
     out["dimensions"] = {name: describe_dimension(spec, action, dim) for name, dim in action.dimensions.items()}
     return out
 
@@ -339,7 +345,7 @@ def describe_spec(spec: Spec, resource: str | None = None, action: str | None = 
     resources = spec.resources
     if resource is not None and resource not in resources:
         raise UsageError(f"unknown resource {resource!r}; choose from {', '.join(resources)}")
-    if action is not None and action not in resources[resource].actions:
+    if resource is not None and action is not None and action not in resources[resource].actions:
         raise UsageError(f"unknown action {action!r} of {resource}; choose from "
                          f"{', '.join(resources[resource].actions)}")
     out_resources: dict[str, Any] = {}
@@ -354,7 +360,7 @@ def describe_spec(spec: Spec, resource: str | None = None, action: str | None = 
         "program": PROG,
         "aliases": list(ALIASES),
         "version": __version__,
-        "global_options": global_options(),
+        "global_options": global_options(spec),
         "exit_codes": [dict(code) for code in EXIT_CODES],
         "services": describe_services(spec),
         "resources": out_resources,

@@ -38,14 +38,6 @@ from ..version import __version__
 OPENAPI_VERSION = "3.1.0"
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 JSON_ANY = {"type": ["object", "array"]}
-_SCHEMAS = {
-    "boolean": {"type": "boolean"},
-    "integer": {"type": "integer"},
-    "number": {"type": "number"},
-    "string": {"type": "string"},
-    "integer-array": {"type": "array", "items": {"type": "integer"}},
-    "string-array": {"type": "array", "items": {"type": "string"}},
-}
 
 
 def value_schema(spec: Spec, template: Any) -> dict[str, Any]:
@@ -61,7 +53,7 @@ def value_schema(spec: Spec, template: Any) -> dict[str, Any]:
         return {"type": "string", "default": template}
     if lone_var(template) in PAGE_VARS:
         return {"type": "integer", "format": "int64", "minimum": 0}
-    return dict(_SCHEMAS[spec.param_type(template)])
+    return spec.param_schema(template)
 
 
 def endpoint_usage(spec: Spec) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, str]]:
@@ -75,10 +67,8 @@ def endpoint_usage(spec: Spec) -> tuple[dict[str, list[str]], dict[str, list[str
     for action in spec.actions:
         for dim in action.dimensions.values():
             for part in dim.parts.values():
-                walks = [(part.request, part.pagination)]
-                walks += [(e.request, e.pagination) for e in [part.each, *part.enumerations.values()] if e]
-                for endpoint, pagination in walks:
-                    if endpoint and pagination and pagination.collection:
+                for endpoint, pagination in part.scans:
+                    if pagination.collection:
                         collections.setdefault(endpoint.name, pagination.collection)
     return resources, commands, collections
 
@@ -158,7 +148,6 @@ def _merge(op: dict[str, Any], name: str, other: dict[str, Any]) -> None:
 
 
 def openapi_document(spec: Spec) -> dict[str, Any]:
-    from ..settings.config import DEFAULT_HOST
 
     resources, commands, collections = endpoint_usage(spec)
     paths: dict[str, dict[str, Any]] = {}
@@ -187,9 +176,9 @@ def openapi_document(spec: Spec) -> dict[str, Any]:
                            "`bl describe --openapi`. Response schemas are deliberately permissive where the "
                            "table does not describe a payload.",
         },
-        "servers": [{"url": DEFAULT_HOST, "description": spec.services["benchloop"].title}],
+        "servers": [{"url": spec.default_service.base_url.default, "description": spec.default_service.title}],
         "security": [{"apiKey": []}],
-        "x-benchloop-services": {name: {"url": s.base_url.default or DEFAULT_HOST, "title": s.title,
+        "x-benchloop-services": {name: {"url": s.base_url.default, "title": s.title,
                                         "security": _scheme(name)} for name, s in spec.services.items()},
         "tags": tags,
         "paths": paths,

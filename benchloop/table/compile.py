@@ -88,6 +88,9 @@ def validate(doc: Any, path: Path) -> None:
     err = min(errors, key=lambda e: len(e.absolute_path))
     # Prefer the most specific error of the first failing branch.
     err = jsonschema.exceptions.best_match(errors) or err
+    while err.validator in ("oneOf", "anyOf") and err.context:
+        # Of the branches, the one for the value's own type says what is wrong ("not one of ...").
+        err = next((e for e in err.context if e.validator != "type"), err.context[0])
     keys = list(err.absolute_path)
     message = err.message
     if err.validator == "additionalProperties" and isinstance(err.instance, dict):

@@ -19,14 +19,10 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.pagination import MODES
-from ..engine.transforms import SHAPES
-from .globals import GLOBAL_OPTIONS, SHADOWABLE_FLAGS
-from .templates import VAR, template_vars
+from .model import DIMENSION_KINDS, DIMENSIONS
+from .templates import PAGE_VARS, VAR, template_vars
 
-DIMENSION_OPTIONS = ("group", "job", "task")
-DIMENSION_OPTION_NAMES = {"group": "group", "job": "job", "task": "task_id"}
-PAGE_VARS = {"skip", "limit"}
+DIMENSION_OPTION_NAMES = {k.name: k.option for k in DIMENSION_KINDS.values()}
 RESERVED = {"ctx"} | set(__import__("keyword").kwlist)
 
 
@@ -38,7 +34,7 @@ def expand(spec: dict[str, Any]) -> dict[str, Any]:
         for action in resource["actions"].values():
             if action.get("compose"):
                 dims = action["compose"]["dimensions"]
-                action["dimensions"] = {d: {"parts": {}, "composite": True} for d in DIMENSION_OPTIONS if d in dims}
+                action["dimensions"] = {d: {"parts": {}, "composite": True} for d in DIMENSIONS if d in dims}
     for resource in spec["resources"].values():
         for action in resource["actions"].values():
             expanded = []
@@ -50,7 +46,7 @@ def expand(spec: dict[str, Any]) -> dict[str, Any]:
             if action.get("id_options"):
                 dims = set(action["id_options"])
             own = action.get("options") or {}
-            for dim in DIMENSION_OPTIONS:
+            for dim in DIMENSIONS:
                 option = DIMENSION_OPTION_NAMES[dim]
                 if dim in dims and option in shared and option not in own:
                     expanded.append({"name": option, **shared[option]})
@@ -65,7 +61,7 @@ def expand(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _all_option_names(spec: dict[str, Any]) -> set[str]:
-    names = set(spec["options"]) | {opt["name"] for opt in GLOBAL_OPTIONS}
+    names = set(spec["options"]) | set(spec.get("global_options") or {})
     for resource in spec["resources"].values():
         for action in resource["actions"].values():
             names |= {opt["name"] for opt in action["options"]}
@@ -96,11 +92,6 @@ class _Output:
     template: str
 
 
-def _check_pagination(where: str, pagination: dict[str, Any] | None, problems: list[str]) -> None:
-    if pagination and pagination["mode"] not in MODES:
-        problems.append(f"{where}: unknown pagination mode {pagination['mode']!r}")
-
-
 def _check_endpoint_use(
     spec: dict[str, Any], where: str, name: str, bound: set[str], known: set[str], problems: list[str]
 ) -> None:
@@ -123,7 +114,7 @@ def _check_endpoint_use(
                 part = var.split(".")[1]
                 if f"parts.{part}" not in bound:
                     problems.append(f"{where}: {{{var}}} of endpoint {name!r} names no earlier part")
-            elif root not in known | PAGE_VARS | set(DIMENSION_OPTIONS) | bound:
+            elif root not in known | set(PAGE_VARS) | set(DIMENSIONS) | bound:
                 problems.append(f"{where}: {{{var}}} of endpoint {name!r} names no option")
 
 
@@ -141,47 +132,91 @@ def _check_uses(c: _Lint, where: str, label: str, template: str, var: str) -> No
 
 def _check_step(spec: dict[str, Any], where: str, part: dict[str, Any], problems: list[str],
                 bound: set[str] | None = None, known: set[str] | None = None) -> None:
-    """The step exists, every endpoint it names exists and is usable, its templates are bound.
+    """The step is declared (``steps:``); its ``with:`` gives every value the declaration asks
+    for, each of its declared type (an endpoint that is usable where the part is, an existing
+    enumeration or earlier part, a template whose variables are bound) and nothing else.
 
     ``bound``: what the part has bound (dimension id, archive job, each, earlier parts);
-    the step's own ``STEP_BINDS`` are added per ``with:`` key.
+    the step's own ``binds`` are added per ``with:`` key.
     """
-    from .stepdefs import ENDPOINT_PARAMS, OPTIONAL_ENDPOINT_PARAMS, STEP_BINDS, STEPS
-
     bound, known = set(bound or ()), set(known or ())
-
     name = part["step"]
-    if name not in STEPS:
+    declared = (spec.get("steps") or {}).get(name)
+    if declared is None:
         problems.append(f"{where}: unknown step {name!r}")
         return
     params = part.get("with") or {}
-    binds = STEP_BINDS.get(name, {})
-    required = ENDPOINT_PARAMS.get(name, ())
-    endpoint_keys = (*required, *OPTIONAL_ENDPOINT_PARAMS.get(name, ()))
-    for key in endpoint_keys:
-        value = params.get(key)
-        if key not in required and value is None:
+    for key in params:
+        if key not in declared["with"]:
+            problems.append(f"{where}: step {name!r} takes no 'with.{key}' (it takes: {', '.join(declared['with'])})")
+    for key, param in declared["with"].items():
+        value = params.get(key, param.get("default"))
+        if value is None:
+            if not param.get("optional"):
+                problems.append(f"{where}: step {name!r} needs 'with.{key}' ({param['type']})")
             continue
-        if not isinstance(value, str) or value not in spec["endpoints"]:
-            problems.append(f"{where}: step {name!r} needs 'with.{key}' naming an endpoint")
+        problem = _step_value(spec, param["type"], value, bound)
+        if problem:
+            problems.append(f"{where}: with.{key} of step {name!r} {problem}")
             continue
-        _check_endpoint_use(spec, where, value, bound | set(binds.get(key, ())), known, problems)
-    for key, value in params.items():
-        if key in endpoint_keys or not isinstance(value, str):
-            continue
-        for var in template_vars(value):
-            if var not in bound | set(binds.get(key, ())):
-                problems.append(f"{where}: with.{key} variable {{{var}}} is not bound")
+        binds = bound | set(param.get("binds") or ())
+        if param["type"] == "endpoint":
+            _check_endpoint_use(spec, where, value, binds, known, problems)
+        elif param["type"] == "template":
+            for var in template_vars(value):
+                if var not in binds:
+                    problems.append(f"{where}: with.{key} variable {{{var}}} is not bound")
+
+
+def _step_value(spec: dict[str, Any], kind: str, value: Any, bound: set[str]) -> str | None:
+    """Why ``value`` is not a ``with:`` value of type ``kind``, or None."""
+    if kind == "endpoint":
+        return None if isinstance(value, str) and value in spec["endpoints"] else "must name an endpoint"
+    if kind == "enumeration":
+        enums = spec.get("enumerations") or {}
+        return None if isinstance(value, str) and value in enums else "must name an enumeration"
+    if kind == "part":
+        return None if isinstance(value, str) and f"parts.{value}" in bound else "must name an earlier part"
+    if kind == "integer":
+        return None if isinstance(value, int) and not isinstance(value, bool) else "must be an integer"
+    if kind == "texts":
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        return None if ok else "must be a list of strings"
+    if kind == "jmespath":
+        if not isinstance(value, str):
+            return "must be a JMESPath expression"
+        import jmespath
+        from jmespath.exceptions import JMESPathError
+
+        try:
+            jmespath.compile(value)
+        except JMESPathError as exc:
+            return f"is not a valid JMESPath expression ({str(exc).splitlines()[0]})"
+        return None
+    return None if isinstance(value, str) else "must be a string"
 
 
 def lint(spec: dict[str, Any]) -> list[str]:
     c = _Lint(spec, _all_option_names(spec))
+    _lint_options(c, "global_options", [{"name": n, **o} for n, o in (spec.get("global_options") or {}).items()],
+                  own_globals=True)
+    for path, command in _command_leaves(spec.get("commands") or {}):
+        _lint_options(c, f"commands.{path}", [{"name": n, **o} for n, o in (command.get("options") or {}).items()],
+                      own_globals=True)
     _lint_services(c)
     _lint_enumerations(c)
     for rname, resource in spec["resources"].items():
         for aname, action in resource["actions"].items():
             _lint_action(c, rname, aname, action)
     return c.problems
+
+
+def _command_leaves(commands: dict[str, Any], prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
+    out: list[tuple[str, dict[str, Any]]] = []
+    for name, command in commands.items():
+        path = f"{prefix}{name}"
+        out += _command_leaves(command["actions"], f"{path}.actions.") if command.get("actions") else [(path, command)]
+    return out
 
 
 def _service_vars(spec: dict[str, Any], name: str) -> list[str]:
@@ -218,7 +253,6 @@ def _lint_services(c: _Lint) -> None:
 def _lint_enumerations(c: _Lint) -> None:
     for name, enum in (c.spec.get("enumerations") or {}).items():
         where = f"enumerations.{name}"
-        _check_pagination(where, enum["pagination"], c.problems)
         _check_endpoint_use(c.spec, where, enum["request"], {"group"}, c.known, c.problems)
         if enum.get("empty_probe"):
             _check_endpoint_use(c.spec, where, enum["empty_probe"], {"group"}, c.known, c.problems)
@@ -260,7 +294,7 @@ def _lint_positional(c: _Lint, where: str, action: dict[str, Any]) -> None:
 def _lint_options(c: _Lint, where: str, options: list[dict[str, Any]], own_globals: bool = False) -> None:
     """``own_globals``: global options are only read before the resource, so the action may
     reuse their flags (ap-cmd's --concurrency and -q are its own)."""
-    global_flags = {flag for opt in GLOBAL_OPTIONS for flag in opt["flags"]}
+    global_flags = {flag: name for name, opt in (c.spec.get("global_options") or {}).items() for flag in opt["flags"]}
     flags: set[str] = set()
     for opt in options:
         if opt["name"] in RESERVED:
@@ -271,7 +305,8 @@ def _lint_options(c: _Lint, where: str, options: list[dict[str, Any]], own_globa
         for flag in opt.get("flags") or ():
             if flag in flags:
                 c.add(f"{where}: flag {flag} defined twice")
-            if flag in global_flags and flag not in SHADOWABLE_FLAGS and not own_globals:
+            # An action's own option of a global option's name overrides it (-o/--output-dir).
+            if flag in global_flags and global_flags[flag] != opt["name"] and not own_globals:
                 c.add(f"{where}: flag {flag} shadows a global option")
             flags.add(flag)
         if opt["type"] == "choice" and opt.get("default") not in opt.get("choices", []):
@@ -382,7 +417,6 @@ def _lint_part(c: _Lint, where: str, part: dict[str, Any], bound: set[str], acti
         flag = part["when"].removeprefix("not ")
         if options.get(flag, {}).get("type") != "flag":
             c.add(f"{where}: when names no flag option {flag!r}")
-    _check_pagination(where, part.get("pagination"), c.problems)
     if part.get("wait"):
         _lint_waiter(c, where, part["wait"], part_bound, options)
     if part.get("step"):
@@ -395,10 +429,8 @@ def _lint_part(c: _Lint, where: str, part: dict[str, Any], bound: set[str], acti
         c.add(f"{where}: empty_probe_mode without empty_probe")
     if part.get("empty_probe") and (part.get("pagination") or {}).get("mode") == "single_page":
         c.add(f"{where}: empty_probe needs a scanning pagination (a single page may be empty past the end)")
-    shape = part.get("shape")
-    shape_name = shape if isinstance(shape, str) else (shape or {}).get("name")
-    if shape_name and shape_name not in SHAPES:
-        c.add(f"{where}: unknown shape {shape_name!r}")
+    if part.get("wait") and not part.get("step"):
+        c.add(f"{where}: a waiter produces the input of a step: 'wait' needs 'step'")
     return part_bound
 
 
@@ -444,7 +476,9 @@ def _exclusive(dim: dict[str, Any], a: str | None, b: str | None) -> bool:
     if when_a and when_b and when_a != when_b and when_a.removeprefix("not ") == when_b.removeprefix("not "):
         return True
     select = dim.get("select")
-    return bool(select) and not any(a in names and b in names for names in select["choices"].values())
+    if not select:
+        return False
+    return not any(a in names and b in names for names in select["choices"].values())
 
 
 def _same_path(action: dict[str, Any], a: _Output, b: _Output) -> bool:

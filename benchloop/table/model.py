@@ -1,148 +1,104 @@
 """The typed model of the endpoint table: what every consumer reads.
 
-``specload`` gives the compiled table as plain JSON data (validated by the
-schema, option references expanded, lints passed).  This module turns it once
-into immutable, typed objects - :class:`Spec`, :class:`Endpoint`,
-:class:`Enumeration`, :class:`Option`, :class:`Resource`, :class:`Action`,
-:class:`Dimension`, :class:`Part`, :class:`Pagination`, ... - with defaults
-resolved and the facts that several consumers need computed in one place:
-id options of a dimension, usage lines, flag defaults, the variables a
+``table.load`` gives the compiled table as plain JSON data (validated by the schema,
+option references expanded, lints passed) and ``table.build`` turns it once into the
+immutable, typed objects of this module: :class:`Spec`, :class:`Service`,
+:class:`Endpoint`, :class:`Enumeration`, :class:`Option`, :class:`Resource`,
+:class:`Action`, :class:`Dimension`, the kinds of :class:`Part`, the built-in
+:class:`Command` objects and the global options.  Defaults are resolved, names are
+resolved to the objects they name, and the facts several consumers need are computed
+here once: id options of a dimension, usage lines, flag defaults, the variables a
 template binds, request parameters with their types.
 
-The command builder, help pages, ``bl describe``, the OpenAPI export,
-completion, the docs generator, the engine, the steps and the sandbox routes
-all read this model; only the loader, the compiler and the lints walk the raw
-table (botocore keeps the same split between its JSON data and ``model.py``).
+The command builder, help pages, ``bl describe``, the OpenAPI export, completion, the
+docs generator, the engine, the steps, the sandbox routes, the Python client and the
+MCP server all read this model; only the loader, the compiler and the lints walk the
+raw table (botocore keeps the same split between its JSON data and ``model.py``).
+This module imports nothing of the loader.
 
-The model is cheap to build (a few hundred small objects from the cached
-JSON) and is built once per process by :func:`load_model`.
+Everything is frozen all the way down: mappings are read-only views, sequences are
+tuples, and a step's ``with:`` values are frozen when the model is built, so no
+consumer can change the cached model for the next one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
+from .optiontypes import OptionType, option_type
 from .templates import PAGE_VARS, lone_var, template_vars
 
 PROG = "bl"
-DIMENSIONS = ("group", "job", "task")
-# The option that carries the ids of each dimension.
-DIMENSION_OPTIONS = {"group": "group", "job": "job", "task": "task_id"}
-OPTION_DIMENSIONS = {option: dim for dim, option in DIMENSION_OPTIONS.items()}
-FLAG_TYPES = ("flag", "bool")
-LIST_TYPES = ("ids", "list", "ints")
-# The type of a request value whose template is one option of that table type.
-_VALUE_TYPES = {"flag": "boolean", "bool": "boolean", "int": "integer", "float": "number",
-                "ints": "integer-array", "ids": "string-array", "list": "string-array"}
+DEFAULT_SERVICE = "benchloop"
+
+T = TypeVar("T")
 
 
-def _frozen(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
+def frozen_map(mapping: Mapping[str, T] | None = None) -> Mapping[str, T]:
+    """A read-only view of a copy of ``mapping``."""
     return MappingProxyType(dict(mapping or {}))
+
+
+def freeze(value: Any) -> Any:
+    """``value`` with every dict a read-only mapping and every list a tuple, all the way down."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: freeze(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """The plain JSON value of a frozen one (for output: describe, docs)."""
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [thaw(v) for v in value]
+    return value
+
+
+# --------------------------------------------------------------- dimensions
+@dataclass(frozen=True)
+class DimensionKind:
+    """What an id is: a group, a job or a download task, and how its ids are given."""
+
+    name: str
+    option: str  # the option carrying the ids
+    flags: str  # as messages name it: "-g/--group"
+    short: str  # as a usage hint names it: "-g"
+    usage: str  # as usage lines show it (many ids)
+    noun: str  # as tool descriptions name the ids
+
+    def usage_for(self, option: Option | None) -> str:
+        """The usage word of a dimension whose id option may take one id only (``--task-id TASK``)."""
+        if option is not None and not option.kind.many:
+            return self.usage.removesuffix("...")
+        return self.usage
+
+
+DIMENSION_KINDS: Mapping[str, DimensionKind] = MappingProxyType({
+    "group": DimensionKind("group", "group", "-g/--group", "-g", "-g GROUP...", "group ids"),
+    "job": DimensionKind("job", "job", "-j/--job", "-j", "-j JOB...", "job ids"),
+    "task": DimensionKind("task", "task_id", "--task-id", "--task-id", "--task-id TASK...", "download-task ids"),
+})
+DIMENSIONS = tuple(DIMENSION_KINDS)
+OPTION_DIMENSIONS: Mapping[str, str] = MappingProxyType({k.option: k.name for k in DIMENSION_KINDS.values()})
 
 
 # ------------------------------------------------------------------ options
 @dataclass(frozen=True)
-class Option:
-    """One command-line option (a table option, a global option or a built-in's)."""
-
-    name: str
-    flags: tuple[str, ...]
-    type: str
-    help: str
-    default: Any = None
-    choices: tuple[str, ...] = ()
-    min: int | None = None
-    negative: str | None = None
-    messages: Mapping[str, str] = field(default_factory=lambda: _frozen(None))
-    positional: bool = False  # given by position (``GROUP_ID[@CLUSTER]``), not by a flag
-    placeholder: str | None = None  # the table's ``metavar`` (a positional's name in usage lines)
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Option:
-        return cls(name=data["name"], flags=tuple(data.get("flags") or ()), type=data["type"], help=data["help"],
-                   default=data.get("default"), choices=tuple(data.get("choices") or ()),
-                   min=data.get("min"), negative=data.get("negative"), messages=_frozen(data.get("messages")),
-                   positional=bool(data.get("positional")), placeholder=data.get("metavar"))
-
-    @property
-    def flag(self) -> str:
-        """The first (canonical) flag, as messages name the option (a positional: its metavar)."""
-        return self.flags[0] if self.flags else self.metavar
-
-    @property
-    def long(self) -> tuple[str, ...]:
-        return tuple(f for f in self.flags if f.startswith("--"))
-
-    @property
-    def short(self) -> tuple[str, ...]:
-        return tuple(f for f in self.flags if not f.startswith("--"))
-
-    @property
-    def is_flag(self) -> bool:
-        return self.type in FLAG_TYPES
-
-    @property
-    def takes_value(self) -> bool:
-        return not self.is_flag
-
-    @property
-    def repeatable(self) -> bool:
-        return self.type in LIST_TYPES
-
-    @property
-    def reads_stdin(self) -> bool:
-        return self.type in ("ids", "ints")
-
-    @property
-    def default_value(self) -> Any:
-        """The value a command sees when the option is not given (a flag is False)."""
-        return bool(self.default) if self.type == "flag" else self.default
-
-    @property
-    def metavar(self) -> str:
-        if self.placeholder:
-            return self.placeholder
-        if self.is_flag:
-            return ""
-        if self.type == "choice":
-            return "{" + ",".join(self.choices) + "}"
-        return {"ids": "ID...", "list": "NAME...", "ints": "N...", "int": "INT",
-                "float": "SECONDS"}.get(self.type, "TEXT")
-
-    @property
-    def value_type(self) -> str:
-        """The JSON type of the option's value: string, integer, number, boolean, or X-array."""
-        return _VALUE_TYPES.get(self.type, "string")
-
-    def message(self, key: str, default: str) -> str:
-        return self.messages.get(key) or default
-
-
-# ----------------------------------------------------------------- services
-DEFAULT_SERVICE = "benchloop"
-
-
-@dataclass(frozen=True)
 class Sources:
-    """Where one setting of a service comes from, first found wins: the option of the running
-    command (its flag), environment variables, a key of the configuration file, a default."""
+    """Where one setting comes from when it is not given, first found wins: the option of the
+    running command (its flag), environment variables, a key of the configuration file, a default."""
 
     option: str | None = None
     flag: str | None = None
     env: tuple[str, ...] = ()
     config: str | None = None
     default: str | None = None
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any] | None) -> Sources:
-        data = data or {}
-        env = data.get("env") or ()
-        return cls(option=data.get("option"), flag=data.get("flag"),
-                   env=(env,) if isinstance(env, str) else tuple(env), config=data.get("config"),
-                   default=data.get("default"))
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -158,6 +114,80 @@ class Sources:
 
 
 @dataclass(frozen=True)
+class Option:
+    """One command-line option: a table option, a global option, or a built-in command's."""
+
+    name: str
+    flags: tuple[str, ...]
+    type: str
+    help: str
+    default: Any = None
+    choices: tuple[str, ...] = ()
+    min: int | None = None
+    negative: str | None = None
+    messages: Mapping[str, str] = field(default_factory=frozen_map)
+    positional: bool = False  # given by position (``GROUP_ID[@CLUSTER]``), not by a flag
+    placeholder: str | None = None  # the table's ``metavar``
+    required: bool = False  # a positional that must be given
+    path: str | None = None  # "dir" or "file": the value names one (completion, the Python client)
+    setting: Sources | None = None  # a global option's environment variables, config key and default
+
+    @property
+    def kind(self) -> OptionType:
+        return option_type(self.type)
+
+    @property
+    def flag(self) -> str:
+        """The first (canonical) flag, as messages name the option (a positional: its metavar)."""
+        return self.flags[0] if self.flags else self.metavar
+
+    @property
+    def long(self) -> tuple[str, ...]:
+        return tuple(f for f in self.flags if f.startswith("--"))
+
+    @property
+    def short(self) -> tuple[str, ...]:
+        return tuple(f for f in self.flags if not f.startswith("--"))
+
+    @property
+    def all_flags(self) -> tuple[str, ...]:
+        return (*self.flags, self.negative) if self.negative else self.flags
+
+    @property
+    def is_flag(self) -> bool:
+        return self.kind.is_flag
+
+    @property
+    def takes_value(self) -> bool:
+        return not self.kind.is_flag
+
+    @property
+    def repeatable(self) -> bool:
+        return self.kind.many
+
+    @property
+    def reads_stdin(self) -> bool:
+        return self.kind.stdin
+
+    @property
+    def default_value(self) -> Any:
+        """The value a command sees when the option is not given (a flag is False)."""
+        return bool(self.default) if self.kind.is_flag else self.default
+
+    @property
+    def metavar(self) -> str:
+        if self.placeholder:
+            return self.placeholder
+        if self.type == "choice":
+            return "{" + ",".join(self.choices) + "}"
+        return self.kind.metavar
+
+    def message(self, key: str, default: str) -> str:
+        return self.messages.get(key) or default
+
+
+# ----------------------------------------------------------------- services
+@dataclass(frozen=True)
 class Derived:
     """A template variable computed from another one (``env`` from ``cluster``)."""
 
@@ -171,10 +201,9 @@ class Derived:
 class Service:
     """One backend the table talks to: its base URL, its key and the headers of every request.
 
-    The default service (Benchloop) is configured by the global options and the
-    configuration file (``config.py``); another service's base URL and key come
-    from the sources its table entry lists.  Each service gets its own HTTP
-    client, so a key never reaches another service's origin.
+    Every service, the default one (Benchloop) included, resolves its base URL and key
+    from the sources its table entry lists (``settings``); each gets its own HTTP client,
+    so a key never reaches another service's origin.
     """
 
     name: str
@@ -185,23 +214,12 @@ class Service:
     key: Sources
     auth_statuses: tuple[int, ...] = (401,)
     key_required: str | None = None  # the usage error when no key is found
-    headers: Mapping[str, str] = field(default_factory=lambda: _frozen(None))  # name -> template
+    headers: Mapping[str, str] = field(default_factory=frozen_map)  # name -> template
     derived: tuple[Derived, ...] = ()
     default: bool = False
     # Hosts of the service's SSO login page: a download redirected there is an authentication
-    # failure (exit 3), whatever the words in any other URL (``http.is_login_url``).
+    # failure (exit 3), whatever the words in any other URL (``transport`` ``is_login_url``).
     login_hosts: tuple[str, ...] = ()
-
-    @classmethod
-    def from_data(cls, name: str, data: Mapping[str, Any]) -> Service:
-        auth = data.get("auth") or {}
-        derived = tuple(Derived(k, v["from"], _frozen(v.get("map")), v.get("default", ""))
-                        for k, v in (data.get("derived") or {}).items())
-        return cls(name=name, title=data.get("title", name), help=data.get("help", ""),
-                   base_url=Sources.from_data(data.get("base_url")), auth_header=auth.get("header", "X-API-Key"),
-                   key=Sources.from_data(auth), auth_statuses=tuple(auth.get("statuses") or (401,)),
-                   key_required=auth.get("required"), headers=_frozen(data.get("headers")), derived=derived,
-                   default=name == DEFAULT_SERVICE, login_hosts=tuple(data.get("login_hosts") or ()))
 
     @property
     def variables(self) -> list[str]:
@@ -238,7 +256,7 @@ class Param:
 
 @dataclass(frozen=True)
 class Endpoint:
-    """One HTTP operation of the backend."""
+    """One HTTP operation of a backend."""
 
     name: str
     method: str
@@ -249,17 +267,6 @@ class Endpoint:
     response: str = "json"
     keep_empty: tuple[str, ...] = ()  # query parameters sent even when their value is ""
     service: str = DEFAULT_SERVICE  # the backend that serves it (``services:``)
-
-    @classmethod
-    def from_data(cls, name: str, data: Mapping[str, Any]) -> Endpoint:
-        body = data.get("body")
-        if body is None and data["method"] == "POST":
-            body = {}
-        return cls(name=name, method=data["method"], path=data["path"], help=data["help"],
-                   query=tuple(Param(k, v) for k, v in (data.get("query") or {}).items()),
-                   body=None if body is None else tuple(Param(k, v) for k, v in body.items()),
-                   response=data.get("response", "json"), keep_empty=tuple(data.get("keep_empty") or ()),
-                   service=data.get("service", DEFAULT_SERVICE))
 
     @property
     def path_vars(self) -> list[str]:
@@ -287,15 +294,6 @@ class Pagination:
     keep_first: tuple[str, ...] = ()
     progress: str | None = None
     declared: tuple[str, ...] = ()  # the parameters the table gives, in its order
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any] | None) -> Pagination | None:
-        if not data:
-            return None
-        return cls(mode=data["mode"], collection=data.get("collection"), id_keys=tuple(data.get("id_keys") or ()),
-                   tie_key=data.get("tie_key"), page_size=data.get("page_size"),
-                   keep_first=tuple(data.get("keep_first") or ()), progress=data.get("progress"),
-                   declared=tuple(k for k in data if k not in ("mode", "progress")))
 
     @property
     def walks(self) -> bool:
@@ -340,20 +338,22 @@ class Enumeration:
     def id_key(self) -> str:
         return self.pagination.id_keys[0]
 
+    @property
+    def endpoints(self) -> list[Endpoint]:
+        return [self.request] + ([self.empty_probe] if self.empty_probe else [])
 
-# -------------------------------------------------------------------- parts
+    @property
+    def scans(self) -> list[tuple[Endpoint, Pagination]]:
+        return [(self.request, self.pagination)]
+
+
+# ------------------------------------------------------------- small pieces
 @dataclass(frozen=True)
-class Shape:
-    name: str
-    params: Mapping[str, Any] = field(default_factory=lambda: _frozen(None))
+class Transform:
+    """A named response transform (``shape:`` in the table; ``engine.transforms``) and its ``with:``."""
 
-    @classmethod
-    def from_data(cls, data: Any) -> Shape | None:
-        if data is None:
-            return None
-        if isinstance(data, str):
-            return cls(data)
-        return cls(data["name"], _frozen(data.get("with")))
+    name: str
+    params: Mapping[str, Any] = field(default_factory=frozen_map)
 
 
 @dataclass(frozen=True)
@@ -364,12 +364,6 @@ class Progress:
     eta: bool = False
     detail: str | None = None
 
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any] | None) -> Progress | None:
-        if not data:
-            return None
-        return cls(data["label"], data["unit"], data["action"], bool(data.get("eta")), data.get("detail"))
-
 
 @dataclass(frozen=True)
 class Condition:
@@ -378,92 +372,23 @@ class Condition:
     option: str
     equals: bool
 
-    @classmethod
-    def from_data(cls, text: str | None) -> Condition | None:
-        if not text:
-            return None
-        return cls(text.removeprefix("not "), not text.startswith("not "))
-
     def holds(self, options: Mapping[str, Any]) -> bool:
         return bool(options.get(self.option)) == self.equals
 
 
 @dataclass(frozen=True)
-class Part:
-    """One unit of work of a dimension: a request (paginated or not), or a named step."""
-
-    name: str
-    request: Endpoint | None = None
-    step: str | None = None
-    params: Mapping[str, Any] = field(default_factory=lambda: _frozen(None))  # a step's ``with``, verbatim
-    endpoints: Mapping[str, Endpoint] = field(default_factory=lambda: _frozen(None))  # a step's endpoints
-    enumerations: Mapping[str, Enumeration] = field(default_factory=lambda: _frozen(None))
-    pagination: Pagination | None = None
-    shape: Shape | None = None
-    file: str | None = None
-    entry: str | None = None
-    format: str | None = None
-    when: Condition | None = None
-    each: Enumeration | None = None
-    empty_probe: Endpoint | None = None
-    empty_probe_mode: str = "fail"  # "warn": an unknown id with an empty list is a warning, not a failure
-    failure_id: str | None = None
-    count: str | None = None
-    required: bool = False
-    failures: str | None = None
-    label: str | None = None
-    progress: Progress | None = None
-    wait: Waiter | None = None
-    items: Items | None = None
-    missing: Missing | None = None
-
-    @property
-    def layout(self) -> str | None:
-        """The path template of the files a step writes (``with.layout``)."""
-        value = self.params.get("layout")
-        return value if isinstance(value, str) else None
-
-    @property
-    def all_endpoints(self) -> list[Endpoint]:
-        """Every endpoint this part may call (request, step endpoints, probes, enumerations, waiter)."""
-        found = [self.request] if self.request else []
-        found += list(self.endpoints.values())
-        for enum in [self.each, *self.enumerations.values()]:
-            if enum is not None:
-                found += [enum.request] + ([enum.empty_probe] if enum.empty_probe else [])
-        if self.empty_probe:
-            found.append(self.empty_probe)
-        if self.wait:
-            found += [self.wait.request] + ([self.wait.poll.request] if self.wait.poll else [])
-        return list(dict.fromkeys(found))
-
-    @property
-    def binary(self) -> bool:
-        return any(e.binary for e in ([self.request] if self.request else list(self.endpoints.values())))
-
-
-@dataclass(frozen=True)
 class Items:
-    """Which entries of an answer a part works on (``items:``; see ``items.py``)."""
+    """Which entries of an answer a part works on (``items:``; see ``engine.items``)."""
 
     collection: str | None = None  # a field of the answer holding a list
     find: str | None = None  # or: every object under this key, anywhere in the answer
     require: str | None = None  # keep entries whose field is a non-empty string
     unique: str | None = None  # keep the first entry of each value of this field
-    add: Mapping[str, Any] = field(default_factory=lambda: _frozen(None))  # field -> template
+    add: Mapping[str, Any] = field(default_factory=frozen_map)  # field -> template
     field: str | None = None  # the field the filter globs apply to
     include: str | None = None  # the option holding the include glob
     exclude: str | None = None  # the option holding the exclude glob
     label: str = "listing"
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any] | None) -> Items | None:
-        if not data:
-            return None
-        globs = data.get("filter") or {}
-        return cls(collection=data.get("collection"), find=data.get("find"), require=data.get("require"),
-                   unique=data.get("unique"), add=_frozen(data.get("add")), field=globs.get("field"),
-                   include=globs.get("include"), exclude=globs.get("exclude"), label=data.get("label", "listing"))
 
 
 @dataclass(frozen=True)
@@ -472,14 +397,7 @@ class Missing:
 
     status: tuple[int, ...] = ()
     content_types: tuple[str, ...] = ()
-    placeholder: str | None = None  # a name of ``placeholders.PLACEHOLDERS``; None: fail
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any] | None) -> Missing | None:
-        if not data:
-            return None
-        return cls(tuple(data.get("status") or ()), tuple(t.lower() for t in data.get("content_types") or ()),
-                   data.get("placeholder"))
+    placeholder: str | None = None  # a name of ``engine.placeholders.PLACEHOLDERS``; None: fail
 
 
 @dataclass(frozen=True)
@@ -515,6 +433,232 @@ class Waiter:
     label: str
     message: str | None = None  # the log line of a retry (template: the dimension id and {wait})
 
+    @property
+    def endpoints(self) -> list[Endpoint]:
+        return [self.request] + ([self.poll.request] if self.poll else [])
+
+
+# -------------------------------------------------------------------- steps
+@dataclass(frozen=True)
+class StepParam:
+    """One ``with:`` parameter a named step declares (``steps:`` in the table)."""
+
+    name: str
+    type: str  # endpoint, enumeration, part, template, text, integer, texts, jmespath
+    help: str
+    optional: bool = False
+    binds: tuple[str, ...] = ()  # variables the step binds itself for this endpoint or template
+    default: Any = None
+
+
+@dataclass(frozen=True)
+class StepDef:
+    """A named step of the table: behaviour no generic part can express (``engine/steps/``)."""
+
+    name: str
+    help: str
+    params: Mapping[str, StepParam]
+
+
+class StepArgs(Mapping[str, Any]):
+    """A step's ``with:`` values, typed by its declaration: endpoints and enumerations are the
+    model's objects, lists are tuples, mappings read-only.  The typed getters say what a step
+    expects (and fail loudly on a table that the lints should have refused)."""
+
+    __slots__ = ("_values",)
+    _values: Mapping[str, Any]
+
+    def __init__(self, values: Mapping[str, Any]):
+        object.__setattr__(self, "_values", MappingProxyType(dict(values)))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("StepArgs is read-only")
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def _typed(self, key: str, kind: type[T] | tuple[type, ...]) -> Any:
+        value = self._values[key]
+        if not isinstance(value, kind):
+            raise TypeError(f"with.{key} is {type(value).__name__}, not {kind}")
+        return value
+
+    def endpoint(self, key: str) -> Endpoint:
+        return self._typed(key, Endpoint)
+
+    def optional_endpoint(self, key: str) -> Endpoint | None:
+        return self.endpoint(key) if self._values.get(key) is not None else None
+
+    def enumeration(self, key: str) -> Enumeration:
+        return self._typed(key, Enumeration)
+
+    def text(self, key: str) -> str:
+        return self._typed(key, str)
+
+    def integer(self, key: str) -> int:
+        return self._typed(key, int)
+
+    def texts(self, key: str) -> tuple[str, ...]:
+        return self._typed(key, tuple)
+
+    @property
+    def endpoints(self) -> dict[str, Endpoint]:
+        return {k: v for k, v in self._values.items() if isinstance(v, Endpoint)}
+
+    @property
+    def enumerations(self) -> dict[str, Enumeration]:
+        return {k: v for k, v in self._values.items() if isinstance(v, Enumeration)}
+
+    def plain(self) -> dict[str, Any]:
+        """The values as the table wrote them (endpoints and enumerations by name)."""
+        return {k: v.name if isinstance(v, (Endpoint, Enumeration)) else thaw(v) for k, v in self._values.items()}
+
+
+# -------------------------------------------------------------------- parts
+@dataclass(frozen=True, kw_only=True)
+class BasePart:
+    """What every kind of part has: its name, when it runs, how its answer is transformed and
+    where a files action writes it."""
+
+    name: str
+    when: Condition | None = None
+    shape: Transform | None = None
+    file: str | None = None  # the path template a files action writes
+    format: str | None = None  # "markdown" (the value is text) or JSON
+    failure_id: str | None = None  # how a failure of this part is labelled (aggregated dimensions)
+
+    @property
+    def endpoints(self) -> list[Endpoint]:
+        """Every endpoint this part may call."""
+        return []
+
+    @property
+    def scans(self) -> list[tuple[Endpoint, Pagination]]:
+        """The paginated requests this part may walk (its own, an enumeration's)."""
+        return []
+
+    @property
+    def binary(self) -> bool:
+        return False
+
+
+@dataclass(frozen=True, kw_only=True)
+class RequestPart(BasePart):
+    """One request (``request:``), optionally selecting the entries of its answer (``items:``)."""
+
+    request: Endpoint
+    items: Items | None = None
+
+    @property
+    def endpoints(self) -> list[Endpoint]:
+        return [self.request]
+
+    @property
+    def binary(self) -> bool:
+        return self.request.binary
+
+
+@dataclass(frozen=True, kw_only=True)
+class PagedPart(BasePart):
+    """A paginated request: one page, or every page by a scan (``pagination:``)."""
+
+    request: Endpoint
+    pagination: Pagination
+    empty_probe: Endpoint | None = None  # asked when a scan found nothing: does the id exist?
+    empty_probe_mode: str = "fail"  # "warn": an unknown id with an empty list is a warning
+    count: str | None = None  # the collection counted on the "wrote" line
+
+    @property
+    def endpoints(self) -> list[Endpoint]:
+        return [self.request] + ([self.empty_probe] if self.empty_probe else [])
+
+    @property
+    def scans(self) -> list[tuple[Endpoint, Pagination]]:
+        return [(self.request, self.pagination)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class FanOutPart(BasePart):
+    """The same request for every item an enumeration lists (``each:``), each written to its file."""
+
+    each: Enumeration
+    request: Endpoint
+    progress: Progress | None = None
+
+    @property
+    def endpoints(self) -> list[Endpoint]:
+        return [self.request, *self.each.endpoints]
+
+    @property
+    def scans(self) -> list[tuple[Endpoint, Pagination]]:
+        return [(self.each.request, self.each.pagination)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepPart(BasePart):
+    """A named step (``step:``) with its typed ``with:`` values; a waiter may produce its input."""
+
+    step: StepDef
+    params: StepArgs = field(default_factory=lambda: StepArgs({}))
+    wait: Waiter | None = None
+    items: Items | None = None
+    missing: Missing | None = None
+
+    @property
+    def layout(self) -> str | None:
+        """The path template of the files the step writes (``with.layout``)."""
+        value = self.params.get("layout")
+        return value if isinstance(value, str) else None
+
+    @property
+    def endpoints(self) -> list[Endpoint]:
+        found = list(self.params.endpoints.values())
+        for enum in self.params.enumerations.values():
+            found += enum.endpoints
+        if self.wait:
+            found = self.wait.endpoints + found
+        return list(dict.fromkeys(found))
+
+    @property
+    def scans(self) -> list[tuple[Endpoint, Pagination]]:
+        return [(e.request, e.pagination) for e in self.params.enumerations.values()]
+
+    @property
+    def binary(self) -> bool:
+        return any(e.binary for e in self.params.endpoints.values())
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArchiveEntry(BasePart):
+    """A part of a download-task archive: a request or a step run per job into ``entry``."""
+
+    part: RequestPart | StepPart
+    entry: str = ""  # the entry's path template inside the archive (``{job}``)
+    required: bool = False  # a job succeeds only when this part succeeds
+    failures: str | None = None  # the manifest key of this part's failures (not required)
+    label: str | None = None  # how a failure of this part is named
+
+    @property
+    def endpoints(self) -> list[Endpoint]:
+        return self.part.endpoints
+
+    @property
+    def scans(self) -> list[tuple[Endpoint, Pagination]]:
+        return self.part.scans
+
+    @property
+    def binary(self) -> bool:
+        return self.part.binary
+
+
+Part = RequestPart | PagedPart | FanOutPart | StepPart | ArchiveEntry
+
 
 @dataclass(frozen=True)
 class Archive:
@@ -538,17 +682,7 @@ class Element:
     kind: str  # "part" (the one selected part, or the named one), "object" ({id_key: id, part: value...}), "shape"
     part: str | None = None
     id_key: str | None = None
-    shape: Shape | None = None
-
-    @classmethod
-    def from_data(cls, data: Any) -> Element:
-        if data in (None, "part"):
-            return cls("part")
-        if isinstance(data, str):
-            return cls("part", part=data)
-        if "compose" in data:
-            return cls("object", id_key=data["compose"])
-        return cls("shape", shape=Shape(data["shape"], _frozen(data.get("with"))))
+    shape: Transform | None = None
 
 
 @dataclass(frozen=True)
@@ -564,19 +698,22 @@ class Dimension:
     aggregate_failures: str | None = None
     composite: bool = False
 
+    @property
+    def kind(self) -> DimensionKind:
+        return DIMENSION_KINDS[self.name]
+
     def selected(self, options: Mapping[str, Any]) -> list[Part]:
         """The parts that run for these option values (``select`` then ``when``)."""
         names = list(self.parts)
         if self.select:
             names = list(self.select.choices[options[self.select.option]])
-        return [self.parts[n] for n in names if self.parts[n].when is None or self.parts[n].when.holds(options)]
+        parts = [self.parts[n] for n in names]
+        return [p for p in parts if p.when is None or p.when.holds(options)]
 
     @property
     def usage(self) -> str:
         """How the ids of this dimension are given, for usage lines."""
-        if self.name == "task":
-            return "--task-id TASK..." if self.option is not None and self.option.type == "ids" else "--task-id TASK"
-        return {"group": "-g GROUP...", "job": "-j JOB..."}[self.name]
+        return self.kind.usage_for(self.option)
 
 
 # ------------------------------------------------------------------ actions
@@ -634,9 +771,10 @@ class Action:
     def option(self, name: str) -> Option | None:
         return next((o for o in self.options if o.name == name), None)
 
-    @property
-    def option_names(self) -> list[str]:
-        return [o.name for o in self.options]
+    def flag_of(self, name: str) -> str:
+        """How messages name an option of this action (its first flag)."""
+        opt = self.option(name)
+        return opt.flag if opt is not None else f"--{name.replace('_', '-')}"
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -667,6 +805,15 @@ class Action:
     def writes_files(self, options: Mapping[str, Any]) -> bool:
         return self.writer == "files" and not (self.stdout_when and options.get(self.stdout_when))
 
+    @property
+    def stdout_options(self) -> tuple[str, ...]:
+        """Options that only shape what is printed (``--output``, ``--query``): a Python caller
+        gets values, so the Python client and the MCP tools leave them out or handle them."""
+        return tuple(o.name for o in self.options if o.name in STDOUT_OPTIONS)
+
+
+STDOUT_OPTIONS = ("output", "query")
+
 
 @dataclass(frozen=True)
 class Resource:
@@ -676,16 +823,55 @@ class Resource:
     command: bool = False
 
 
+# ------------------------------------------------------------ built-in commands
+@dataclass(frozen=True)
+class Command:
+    """A command of bl itself (``commands:`` in the table): a group of actions, or a leaf with
+    its arguments (positionals) and options.  Its handler is registered in ``cli.builtins``."""
+
+    path: str  # "config set", "describe"
+    help: str
+    description: str | None = None
+    notes: tuple[str, ...] = ()
+    arguments: tuple[Option, ...] = ()
+    options: tuple[Option, ...] = ()
+    actions: Mapping[str, Command] = field(default_factory=frozen_map)
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit(" ", 1)[-1]
+
+    @property
+    def leaves(self) -> list[Command]:
+        """This command when it is a leaf, else its actions."""
+        return list(self.actions.values()) if self.actions else [self]
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return {o.name: o.default_value for o in (*self.arguments, *self.options)}
+
+
+# ---------------------------------------------------------------------- spec
 @dataclass(frozen=True)
 class Spec:
     endpoints: Mapping[str, Endpoint]
     enumerations: Mapping[str, Enumeration]
     options: Mapping[str, Option]
     resources: Mapping[str, Resource]
-    services: Mapping[str, Service] = field(default_factory=lambda: _frozen(None))
+    services: Mapping[str, Service] = field(default_factory=frozen_map)
+    global_options: tuple[Option, ...] = ()
+    commands: Mapping[str, Command] = field(default_factory=frozen_map)
+    steps: Mapping[str, StepDef] = field(default_factory=frozen_map)
 
     def service(self, name: str) -> Service:
         return self.services[name]
+
+    @property
+    def default_service(self) -> Service:
+        return self.services[DEFAULT_SERVICE]
+
+    def global_option(self, name: str) -> Option:
+        return next(o for o in self.global_options if o.name == name)
 
     def action(self, resource: str, action: str) -> Action:
         return self.resources[resource].actions[action]
@@ -697,6 +883,15 @@ class Spec:
     def section_action(self, section: Section) -> Action:
         return self.action(section.resource, section.action)
 
+    @property
+    def command_leaves(self) -> list[Command]:
+        """Every runnable built-in command (``config set``, ..., ``describe``)."""
+        return [leaf for command in self.commands.values() for leaf in command.leaves]
+
+    def command(self, path: str) -> Command:
+        """The built-in command at a path such as "sandbox serve" or "describe"."""
+        return next(c for c in self.command_leaves if c.path == path)
+
     def option_types(self) -> dict[str, str]:
         """Option name -> table type over shared and per-action options (first definition wins)."""
         types: dict[str, str] = {}
@@ -707,20 +902,15 @@ class Spec:
                 types.setdefault(opt.name, opt.type)
         return types
 
-    def param_type(self, template: Any) -> str:
-        """The JSON type of a query or body value, from its template."""
-        if isinstance(template, bool):
-            return "boolean"
-        if isinstance(template, int):
-            return "integer"
+    def param_schema(self, template: Any) -> dict[str, Any]:
+        """The JSON Schema of a query or body value whose template is one ``{variable}``: a page
+        variable is an integer, a dimension's id a string, an option's value its type's."""
         name = lone_var(template)
-        if name is None:
-            return "string"
         if name in PAGE_VARS:
-            return "integer"
-        if name in DIMENSIONS:
-            return "string"  # the id of the current dimension, one at a time
-        return _VALUE_TYPES.get(self.option_types().get(name, "str"), "string")
+            return {"type": "integer"}
+        if name is None or name in DIMENSIONS:
+            return {"type": "string"}  # text, or the id of the current dimension, one at a time
+        return option_type(self.option_types().get(name, "str")).schema()
 
     def endpoint_users(self) -> dict[str, list[Action]]:
         """Endpoint name -> the actions whose requests use it (a composite uses its sections')."""
@@ -741,130 +931,5 @@ class Spec:
             if dim.archive:
                 found.append(dim.archive.task_request)
             for part in dim.parts.values():
-                found += part.all_endpoints
+                found += part.endpoints
         return list(dict.fromkeys(found))
-
-
-# ------------------------------------------------------------------ building
-class _Builder:
-    """Turns the compiled table (plain data) into the model, resolving names once."""
-
-    def __init__(self, data: Mapping[str, Any]):
-        self.data = data
-        self.endpoints = {n: Endpoint.from_data(n, e) for n, e in data["endpoints"].items()}
-        self.enumerations = {n: self.enumeration(n, e) for n, e in (data.get("enumerations") or {}).items()}
-
-    def enumeration(self, name: str, data: Mapping[str, Any]) -> Enumeration:
-        probe = data.get("empty_probe")
-        return Enumeration(name, data.get("help", ""), self.endpoints[data["request"]],
-                           Pagination.from_data(data["pagination"]), data["binds"],
-                           self.endpoints[probe] if probe else None)
-
-    def waiter(self, data: Mapping[str, Any] | None) -> Waiter | None:
-        if not data:
-            return None
-        poll = data.get("poll")
-        low, high = data.get("wait_range", [1, 15])
-        return Waiter(
-            request=self.endpoints[data["request"]], status=data.get("status", "status"),
-            success=tuple(data["success"]), retry=tuple(data.get("retry") or ()),
-            poll=Poll(tuple(poll["when"]), self.endpoints[poll["request"]], poll["binds"], tuple(poll["fields"]))
-            if poll else None,
-            hint=tuple(data.get("hint") or ()), wait_range=(float(low), float(high)),
-            default_wait=float(data.get("default_wait", high)), timeout=data["timeout"],
-            result=tuple(data["result"]), label=data["label"], message=data.get("message"))
-
-    def part(self, name: str, data: Mapping[str, Any]) -> Part:
-        params = dict(data.get("with") or {})
-        step_endpoints, step_enums = {}, {}
-        if data.get("step"):
-            from .stepdefs import ENDPOINT_PARAMS, OPTIONAL_ENDPOINT_PARAMS
-
-            keys = (*ENDPOINT_PARAMS.get(data["step"], ()), *OPTIONAL_ENDPOINT_PARAMS.get(data["step"], ()))
-            for key in keys:
-                if key in params:
-                    step_endpoints[key] = self.endpoints[params[key]]
-            for key, value in params.items():
-                if isinstance(value, str) and value in self.enumerations:
-                    step_enums[key] = self.enumerations[value]
-        request, probe, each = data.get("request"), data.get("empty_probe"), data.get("each")
-        return Part(
-            name=name, request=self.endpoints[request] if request else None, step=data.get("step"),
-            params=_frozen(params), endpoints=_frozen(step_endpoints), enumerations=_frozen(step_enums),
-            pagination=Pagination.from_data(data.get("pagination")), shape=Shape.from_data(data.get("shape")),
-            file=data.get("file"), entry=data.get("entry"), format=data.get("format"),
-            when=Condition.from_data(data.get("when")), each=self.enumerations[each] if each else None,
-            empty_probe=self.endpoints[probe] if probe else None,
-            empty_probe_mode=data.get("empty_probe_mode", "fail"), failure_id=data.get("failure_id"),
-            count=data.get("count"), required=bool(data.get("required")), failures=data.get("failures"),
-            label=data.get("label"), progress=Progress.from_data(data.get("progress")),
-            wait=self.waiter(data.get("wait")), items=Items.from_data(data.get("items")),
-            missing=Missing.from_data(data.get("missing")))
-
-    def dimension(self, name: str, data: Mapping[str, Any], options: tuple[Option, ...]) -> Dimension:
-        option = next((o for o in options if o.name == DIMENSION_OPTIONS[name]), None)
-        select = data.get("select")
-        archive = data.get("archive")
-        return Dimension(
-            name=name, option=option,
-            parts=_frozen({n: self.part(n, p) for n, p in (data.get("parts") or {}).items()}),
-            element=Element.from_data(data.get("element")),
-            select=Select(select["option"], _frozen({k: tuple(v) for k, v in select["choices"].items()}))
-            if select else None,
-            archive=Archive(archive["file"], archive.get("kind", ""), self.endpoints[archive["task_request"]],
-                            tuple(archive.get("order") or (data.get("parts") or {})),
-                            Progress.from_data(archive.get("progress"))) if archive else None,
-            serial=bool(data.get("serial")), progress=Progress.from_data(data.get("progress")),
-            aggregate_failures=data.get("aggregate_failures"), composite=bool(data.get("composite")))
-
-    def action(self, resource: str, command: bool, name: str, data: Mapping[str, Any]) -> Action:
-        options = tuple(Option.from_data(o) for o in data["options"])
-        compose = data.get("compose")
-        return Action(
-            resource=resource, name=name, help=data["help"], writer=data["writer"], options=options,
-            dimensions=_frozen({d: self.dimension(d, body, options) for d, body in data["dimensions"].items()}),
-            command=command, stdout_when=data.get("stdout_when"),
-            compose=Compose(compose["option"], tuple(compose["dimensions"]), tuple(compose["default"]),
-                            _frozen({n: Section(n, s["resource"], s["action"], _frozen(s.get("options")))
-                                     for n, s in compose["sections"].items()})) if compose else None,
-            max_ids=data.get("max_ids"), max_ids_message=data.get("max_ids_message"),
-            error_field=data.get("error_field"), progress=Progress.from_data(data.get("progress")),
-            extra_args=bool(data.get("extra_args")))
-
-    def spec(self) -> Spec:
-        resources = {}
-        for rname, res in self.data["resources"].items():
-            command = bool(res.get("command"))
-            actions = {a: self.action(rname, command, a, body) for a, body in res["actions"].items()}
-            resources[rname] = Resource(rname, res["help"], _frozen(actions), command)
-        options = {n: Option.from_data({"name": n, **o}) for n, o in self.data["options"].items()}
-        services = {n: Service.from_data(n, s) for n, s in (self.data.get("services") or {}).items()}
-        services.setdefault(DEFAULT_SERVICE, Service.from_data(DEFAULT_SERVICE, {}))
-        return Spec(_frozen(self.endpoints), _frozen(self.enumerations), _frozen(options), _frozen(resources),
-                    _frozen(services))
-
-
-def global_options() -> list[Option]:
-    """The options given before the resource (``globals.GLOBAL_OPTIONS``)."""
-    from .globals import GLOBAL_OPTIONS
-
-    return [Option.from_data(o) for o in GLOBAL_OPTIONS]
-
-
-def build_model(data: Mapping[str, Any]) -> Spec:
-    """The model of a compiled table (see ``specload.load_spec``)."""
-    return _Builder(data).spec()
-
-
-_MODELS: dict[int, tuple[Any, Spec]] = {}
-
-
-def load_model() -> Spec:
-    """The model of the installed table, built once per compiled table."""
-    from .load import load_spec
-
-    data = load_spec()
-    cached = _MODELS.get(id(data))
-    if cached is None or cached[0] is not data:  # an id can be reused once its table is gone
-        cached = _MODELS[id(data)] = (data, build_model(data))
-    return cached[1]

@@ -1,30 +1,17 @@
 """Named steps: behaviour that no generic part can express, referenced by ``step:``.
 
-Each step is a function ``step(call) -> value`` taking a
-``pipeline.StepCall``: its part, the id, the template context, and the
-pipeline's request, download, sleep and pool functions (never the pipeline
-itself).  ``call.dest`` is the final file path when the action writes files
-(the step then writes it itself and returns ``WRITTEN``), or ``None`` when the
-value is to be printed.  Steps are imported lazily by name so the CLI never loads code it
-does not run.  Their registry (names, the ``with:`` keys that name endpoints,
-the variables each binds) is data in ``benchloop/stepdefs.py``, which the
-model and the lints read without importing any step.
+Each step is a function ``step(call) -> value`` taking a ``stepcall.StepCall``: its
+part's typed ``with:`` values, the id, the options, and functions that make requests
+through the engine with the endpoints its ``with:`` names (never the pipeline, the
+template context or the HTTP client).  ``call.dest`` is the final file path when the
+action writes files (the step then writes it itself and returns ``WRITTEN``), or
+``None`` when the value is to be printed.  Each module registers its step with
+``registry.step``; importing this package imports them all.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from . import ap_command, artifacts, behavior_run, trace_export, trace_media  # noqa: F401 - they register
+from .registry import STEPS, WRITTEN, step
 
-from ...table.stepdefs import (  # noqa: F401 - the registry, re-exported for the steps and tests
-    ENDPOINT_PARAMS,
-    OPTIONAL_ENDPOINT_PARAMS,
-    STEP_BINDS,
-    STEPS,
-    WRITTEN,
-)
-
-
-def run(name: str, *args: Any, **kwargs: Any) -> Any:
-    module, attr = STEPS[name].split(":")
-    return getattr(importlib.import_module(module), attr)(*args, **kwargs)
+__all__ = ["STEPS", "WRITTEN", "step"]

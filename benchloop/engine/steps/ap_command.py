@@ -21,6 +21,7 @@ import os
 from typing import Any
 
 from ...base.errors import ApiError, AuthError, BenchloopError, Cancelled, StepError, UsageError
+from ..stepcall import StepCall
 from .ap_rebuild import (
     BuildError,
     Changes,
@@ -34,14 +35,16 @@ from .ap_rebuild import (
     render,
     split_target,
 )
+from .registry import step
 
 
-def ap_command(call) -> str:
-    params = call.part.params
+@step("ap_command")
+def ap_command(call: StepCall) -> str:
+    params = call.params
     opts = call.options
-    clusters = list(params.get("clusters") or ())
+    clusters = list(params.texts("clusters"))
     group_id, at_cluster = split_target(call.ident)
-    cluster = at_cluster or opts.get("ap_cluster") or os.environ.get(params.get("cluster_env") or "") or None
+    cluster = at_cluster or opts.get("ap_cluster") or os.environ.get(params.text("cluster_env")) or None
     if not cluster and call.has_key("lookup"):
         cluster = benchloop_cluster(call, group_id)
     cluster = cluster.lower() if cluster else None
@@ -50,7 +53,7 @@ def ap_command(call) -> str:
         call.log.warn(f"cluster '{at_cluster.lower()}' from group_id@cluster overrides --ap-cluster '{flag.lower()}'")
     call.require_key("group")
     if not cluster:
-        raise UsageError(params.get("cluster_required") or "no AgentPlatform cluster given")
+        raise UsageError(params.text("cluster_required"))
     group, cluster = find_group(call, group_id, cluster, at_cluster is not None, clusters)
     try:
         changes = Changes(trials=opts.get("trials"), concurrency=opts.get("concurrency"),
@@ -76,7 +79,7 @@ def _plain(exc: BenchloopError) -> str:
     return str(exc).removeprefix("network: ") if exc.network else str(exc)
 
 
-def benchloop_cluster(call, group_id: str) -> str | None:
+def benchloop_cluster(call: StepCall, group_id: str) -> str | None:
     """The cluster Benchloop records for the group; any failure is only a warning."""
     try:
         body = call.request("lookup", group=group_id)
@@ -92,7 +95,7 @@ def benchloop_cluster(call, group_id: str) -> str | None:
     return str(cluster)
 
 
-def find_group(call, group_id: str, cluster: str, pinned: bool, clusters: list[str]) -> tuple[dict, str]:
+def find_group(call: StepCall, group_id: str, cluster: str, pinned: bool, clusters: list[str]) -> tuple[dict, str]:
     """``(group, cluster)``: on the pinned cluster, or the first of the resolved cluster and the
     table's clusters that does not answer 404.  A refused key (exit 3) stops the search."""
     order = [cluster] if pinned else [cluster, *(c for c in clusters if c != cluster)]
@@ -116,8 +119,8 @@ def find_group(call, group_id: str, cluster: str, pinned: bool, clusters: list[s
                     f"Hint: if the group is on an unlisted cluster, specify it with: bl ap-cmd {group_id}@<cluster_name>")
 
 
-def build(call, group_id: str, group: dict, cluster: str, changes: Changes, clusters: list[str]) -> list[str]:
-    batch = int(call.part.params.get("default_batch_size") or 200)
+def build(call: StepCall, group_id: str, group: dict, cluster: str, changes: Changes, clusters: list[str]) -> list[str]:
+    batch = call.params.integer("default_batch_size")
     if group.get("profile_id"):
         version = group.get("profile_version")
         profile = call.request("profile", profile=group["profile_id"], version=version, cluster=cluster)
@@ -147,7 +150,7 @@ def build(call, group_id: str, group: dict, cluster: str, changes: Changes, clus
     return plain_segments(changed, params, dataset, changes, batch, diff)
 
 
-def find_template(call, name: str, revision: Any, cluster: str, clusters: list[str]) -> dict:
+def find_template(call: StepCall, name: str, revision: Any, cluster: str, clusters: list[str]) -> dict:
     """The template on the group's cluster, else on the first other cluster that has it (with a
     warning), else ``{}`` (with a warning).  Every failure here only moves on."""
     for candidate in [cluster, *(c for c in clusters if c != cluster)]:
@@ -164,7 +167,7 @@ def find_template(call, name: str, revision: Any, cluster: str, clusters: list[s
     return {}
 
 
-def from_sample_job(call, group_id: str, group: dict, cluster: str, clusters: list[str]) -> tuple[dict, str]:
+def from_sample_job(call: StepCall, group_id: str, group: dict, cluster: str, clusters: list[str]) -> tuple[dict, str]:
     """Params inferred from the first job's environment (filtered by the template's schema) and
     the dataset path (``DATASET/SPLIT`` when that exists)."""
     template = find_template(call, group["template"], group.get("agenthub_revision"), cluster, clusters)
@@ -184,12 +187,12 @@ def from_sample_job(call, group_id: str, group: dict, cluster: str, clusters: li
         raise
     except BenchloopError as exc:
         call.log.warn(f"could not fetch sample job spec: {exc}")
-    per_instance = tuple(call.part.params.get("per_instance") or ())
+    per_instance = call.params.texts("per_instance")
     params = infer_params(env, schema, per_instance)
     return params, dataset_path(call, group.get("dataset") or "", env.get("SPLIT"), cluster)
 
 
-def dataset_path(call, dataset: str, split: Any, cluster: str) -> str:
+def dataset_path(call: StepCall, dataset: str, split: Any, cluster: str) -> str:
     """``DATASET/SPLIT`` when AgentPlatform has it, else the dataset as recorded."""
     if not dataset or "@" in dataset or not split:
         return dataset

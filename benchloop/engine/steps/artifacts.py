@@ -25,16 +25,16 @@ from typing import Any
 
 from ...base.errors import AuthError, BenchloopError, Cancelled, StepError
 from ...base.files import safe_component
-from ...base.log import ByteProgress, Counter
 from ...table.templates import VAR, entry_component
 from ..items import wanted
 from ..outcomes import Failure, MultiFailure, Outcome, aggregate
+from ..stepcall import Counter, StepCall
 from ..transforms import task_job_ids
-from . import WRITTEN
+from .registry import WRITTEN, step
 
 
 class Artifacts:
-    def __init__(self, call):
+    def __init__(self, call: StepCall):
         self.call = call
         self.ident = call.ident
         self.mode = call.dimension
@@ -42,24 +42,22 @@ class Artifacts:
         self.include = call.options.get("include")
         self.exclude = call.options.get("exclude")
         self.failures: list[Failure] = []
-        self.bar: ByteProgress | None = None
+        self.bar: Any = None
 
     # -- helpers -------------------------------------------------------------
     def fail(self, ident: str, message: str, network: bool = False) -> None:
         self.failures.append(Failure(ident, message, network))
 
     def listing(self, job: str) -> list[dict[str, Any]]:
-        ctx = self.call.ctx.child(job=job)
-        return self.call.items(self.call.request("listing", ctx), ctx)
+        return self.call.items(self.call.request("listing", job=job), job=job)
 
     def fetch(self, job: str, dest: str, name: str | None) -> None:
         log = self.call.log
-        if self.call.skip_existing and os.path.isfile(dest):
-            log.file("skip existing", dest)
+        if self.call.skip(dest):
             return
         try:
-            ctx = self.call.ctx.child(job=job, name=name)
-            missing = self.call.fetch_file("download", dest, ctx, on_bytes=self.bar.add if self.bar else None)
+            missing = self.call.fetch_file("download", dest, on_bytes=self.bar.add if self.bar else None,
+                                           job=job, name=name)
             if missing:
                 log.warn(f"no artifact for job={job}, wrote empty {dest} (artifact {missing})")
                 log.touched("written", dest)
@@ -82,7 +80,7 @@ class Artifacts:
         values = {self.mode: safe_component(self.ident), "name": safe_component(name or "artifact"),
                   # Task archives name files by the quoted job id (already one safe component).
                   "job": entry_component(job) if self.mode == "task" else safe_component(job)}
-        return self.call.path(VAR.sub(lambda m: values[m.group(1)], self.call.part.layout))
+        return self.call.path(VAR.sub(lambda m: values[m.group(1)], self.call.params.text("layout")))
 
     def run_job(self, job: str) -> list[dict[str, Any]]:
         if self.mode == "task" and not self.list_only:
@@ -129,7 +127,7 @@ class Artifacts:
         per_group = self.call.counter("group artifact listings", "groups", "listed") \
             if self.list_only and self.mode == "group" else None
         if not self.list_only:
-            self.bar = ByteProgress(self.call.log, f"{self.mode} {self.ident} artifacts", len(jobs))
+            self.bar = self.call.byte_progress(f"{self.mode} {self.ident} artifacts", len(jobs))
 
         def one(job: str) -> list[dict[str, Any]]:
             ok = False
@@ -163,5 +161,6 @@ class Artifacts:
         return value
 
 
-def artifacts(call) -> Any:
+@step("artifacts")
+def artifacts(call: StepCall) -> Any:
     return Artifacts(call).run()

@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...base.errors import StepError, UsageError
+from ..stepcall import StepCall
+from .registry import step as register
 
 MAX_STEPS = 20
 
@@ -40,7 +42,8 @@ def step_mode(body: dict[str, Any], available: list[int]) -> bool:
     return bool(available)
 
 
-def behavior_run(call) -> Any:
+@register("behavior_run")
+def behavior_run(call: StepCall) -> Any:
     """Detect the group's mode, check --steps against it, then create the task (one POST)."""
     steps: list[int] = call.options.get("steps") or []
     info = call.request("steps")
@@ -49,7 +52,8 @@ def behavior_run(call) -> Any:
     available = available_steps(info)
     if step_mode(info, available):
         check_steps(steps, available)
-        mode, variables = "step", {"steps": steps}
+        variables: dict[str, Any] = {"steps": steps}
+        mode = "step"
     else:
         if steps:
             raise UsageError("当前 Group 没有 Step 信息，无需选择 Step（do not pass --steps）")

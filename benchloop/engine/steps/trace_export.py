@@ -31,12 +31,13 @@ from typing import Any
 
 from ...base.errors import StepError
 from ...base.files import atomic_write_stream, remove_stale_dirs
-from . import WRITTEN
+from ..stepcall import StepCall
+from .registry import WRITTEN, step
 
 ROW_INDENT = " " * 8  # a row's depth in {"trajectories": [{"trajectory": [row]}]}
 
 
-def job_ids(call) -> list[str]:
+def job_ids(call: StepCall) -> list[str]:
     body = call.request("job_ids")
     ids = body.get("job_ids", []) if isinstance(body, dict) else None
     if not isinstance(ids, list) or not all(isinstance(i, str) and i for i in ids):
@@ -159,7 +160,8 @@ def write_document(out, group_id: str, index: RowIndex, pretty: bool) -> None:
     out.write("  ]\n}\n")
 
 
-def trace_export(call) -> Any:
+@step("trace_export")
+def trace_export(call: StepCall) -> Any:
     """Reassemble the export file whose URL the part's waiter produced (``call.input``)."""
     dest = call.dest
     root = os.path.dirname(dest) if dest else call.root
@@ -168,7 +170,7 @@ def trace_export(call) -> Any:
     work = tempfile.mkdtemp(prefix=f".trace-trajectory-{os.getpid()}-", dir=root or ".")
     try:
         export = os.path.join(work, "export.bin")
-        call.download(None, export, url=call.input)
+        call.download(call.input, export)
         index = RowIndex(work, job_ids(call), pretty=bool(dest) and call.pretty)
         try:
             index.load(export)

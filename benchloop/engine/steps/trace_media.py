@@ -18,7 +18,8 @@ from typing import Any
 from urllib.parse import quote
 
 from ...base.errors import BenchloopError, StepError
-from . import WRITTEN
+from ..stepcall import StepCall
+from .registry import WRITTEN, step
 
 
 def media_name(uri: str, mime: str, taken: set[str]) -> str:
@@ -36,9 +37,10 @@ def media_name(uri: str, mime: str, taken: set[str]) -> str:
     return candidate
 
 
-def trace_media(call) -> Any:
+@step("trace_media")
+def trace_media(call: StepCall) -> Any:
     """Fetch every media file the part's ``source`` (an earlier part) references into ``dest``."""
-    refs = call.items(call.ctx.parts.get(call.part.params.get("source", "trajectory")))
+    refs = call.items(call.earlier(call.params.text("source")))
     if not refs or call.dest is None:
         return None
     taken: set[str] = set()
@@ -48,7 +50,7 @@ def trace_media(call) -> Any:
         mime = ref["mime_type"] if isinstance(ref.get("mime_type"), str) else ""
         target = os.path.join(call.dest, media_name(uri, mime, taken))
         try:
-            call.fetch_file("request", target, call.ctx.child(oss_uri=uri, mime=mime))
+            call.fetch_file("request", target, oss_uri=uri, mime=mime)
         except BenchloopError as exc:
             errors.append(f"{uri}: {exc}")
     if errors:

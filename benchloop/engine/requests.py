@@ -1,0 +1,55 @@
+"""Requests rendered from the table: the only place a request is built.
+
+A request's path, query and body come from its endpoint's declared templates, rendered
+from the id, the options, earlier parts and the variables a step binds
+(``table.templates``); a service's headers from its header templates.  Nothing in
+Python adds a parameter the table does not declare (``tests/test_wire.py`` checks every
+request on the wire against the OpenAPI export of the table).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..table.model import Endpoint, Service
+from ..table.templates import Context, render_path, render_value
+
+
+def render_request(endpoint: Endpoint, ctx: Context) -> tuple[str, dict[str, Any] | None, Any]:
+    """``(path, query, body)`` of an endpoint, from its declared templates only.
+
+    Query values that resolve to null or "" are left out (unless the endpoint
+    keeps that one empty), and so are body fields that resolve to null; a
+    boolean query value is sent as ``true``/``false``.
+    """
+    path = render_path(endpoint.path, ctx)
+    params: dict[str, Any] = {}
+    for param in endpoint.query:
+        value = render_value(param.template, ctx)
+        if value is None or (value == "" and param.name not in endpoint.keep_empty):
+            continue
+        params[param.name] = "true" if value is True else "false" if value is False else value
+    body = None
+    if endpoint.body is not None:
+        body = {}
+        for param in endpoint.body:
+            value = render_value(param.template, ctx)
+            if value is not None:
+                body[param.name] = value
+    return path, params or None, body
+
+
+def render_headers(service: Service, ctx: Context) -> dict[str, str] | None:
+    """The service's headers for one request, from its templates; derived variables (``env``
+    from ``cluster``) are computed from the context first.  A header whose value renders to
+    null or "" is left out."""
+    if not service.headers:
+        return None
+    sources = {d.source: ctx.lookup(d.source) for d in service.derived}
+    hctx = ctx.child(**service.derive(sources)) if service.derived else ctx
+    out = {}
+    for name, template in service.headers.items():
+        value = render_value(template, hctx)
+        if value is not None and value != "":
+            out[name] = str(value)
+    return out or None

@@ -1,0 +1,288 @@
+"""Build the typed model (``model.py``) from the compiled table (plain JSON data).
+
+Names are resolved once here: a request's endpoint name becomes its
+:class:`~.model.Endpoint`, an ``each:`` its :class:`~.model.Enumeration`, a step's
+``with:`` values their declared types (an endpoint or enumeration only where the
+step's declaration says so, never by a coincidence of names), and every default is
+filled in.  The kind of each part follows from its keys: ``step`` (a step),
+``each`` (a fan-out), ``pagination`` (paged), else one request; inside an archive
+dimension every part is an archive entry around one of those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .model import (
+    DEFAULT_SERVICE,
+    DIMENSION_KINDS,
+    Action,
+    Archive,
+    ArchiveEntry,
+    Command,
+    Compose,
+    Condition,
+    Derived,
+    Dimension,
+    Element,
+    Endpoint,
+    Enumeration,
+    FanOutPart,
+    Items,
+    Missing,
+    Option,
+    PagedPart,
+    Pagination,
+    Param,
+    Part,
+    Poll,
+    Progress,
+    RequestPart,
+    Resource,
+    Section,
+    Select,
+    Service,
+    Sources,
+    Spec,
+    StepArgs,
+    StepDef,
+    StepParam,
+    StepPart,
+    Transform,
+    Waiter,
+    freeze,
+    frozen_map,
+)
+
+
+def sources(data: Mapping[str, Any] | None) -> Sources:
+    data = data or {}
+    env = data.get("env") or ()
+    return Sources(option=data.get("option"), flag=data.get("flag"),
+                   env=(env,) if isinstance(env, str) else tuple(env), config=data.get("config"),
+                   default=data.get("default"))
+
+
+def option(data: Mapping[str, Any]) -> Option:
+    return Option(name=data["name"], flags=tuple(data.get("flags") or ()), type=data.get("type", "str"),
+                  help=data["help"], default=data.get("default"), choices=tuple(data.get("choices") or ()),
+                  min=data.get("min"), negative=data.get("negative"), messages=frozen_map(data.get("messages")),
+                  positional=bool(data.get("positional")), placeholder=data.get("metavar"),
+                  required=bool(data.get("required")), path=data.get("path"),
+                  setting=sources(data["setting"]) if data.get("setting") is not None else None)
+
+
+def service(name: str, data: Mapping[str, Any]) -> Service:
+    auth = data.get("auth") or {}
+    derived = tuple(Derived(k, v["from"], frozen_map(v.get("map")), v.get("default", ""))
+                    for k, v in (data.get("derived") or {}).items())
+    return Service(name=name, title=data.get("title", name), help=data.get("help", ""),
+                   base_url=sources(data.get("base_url")), auth_header=auth.get("header", "X-API-Key"),
+                   key=sources(auth), auth_statuses=tuple(auth.get("statuses") or (401,)),
+                   key_required=auth.get("required"), headers=frozen_map(data.get("headers")), derived=derived,
+                   default=name == DEFAULT_SERVICE, login_hosts=tuple(data.get("login_hosts") or ()))
+
+
+def endpoint(name: str, data: Mapping[str, Any]) -> Endpoint:
+    body = data.get("body")
+    if body is None and data["method"] == "POST":
+        body = {}
+    return Endpoint(name=name, method=data["method"], path=data["path"], help=data["help"],
+                    query=tuple(Param(k, freeze(v)) for k, v in (data.get("query") or {}).items()),
+                    body=None if body is None else tuple(Param(k, freeze(v)) for k, v in body.items()),
+                    response=data.get("response", "json"), keep_empty=tuple(data.get("keep_empty") or ()),
+                    service=data.get("service", DEFAULT_SERVICE))
+
+
+def pagination(data: Mapping[str, Any]) -> Pagination:
+    return Pagination(mode=data["mode"], collection=data.get("collection"), id_keys=tuple(data.get("id_keys") or ()),
+                      tie_key=data.get("tie_key"), page_size=data.get("page_size"),
+                      keep_first=tuple(data.get("keep_first") or ()), progress=data.get("progress"),
+                      declared=tuple(k for k in data if k not in ("mode", "progress")))
+
+
+def transform(data: Any) -> Transform | None:
+    if data is None:
+        return None
+    if isinstance(data, str):
+        return Transform(data)
+    return Transform(data["name"], freeze(data.get("with") or {}))
+
+
+def progress(data: Mapping[str, Any] | None) -> Progress | None:
+    if not data:
+        return None
+    return Progress(data["label"], data["unit"], data["action"], bool(data.get("eta")), data.get("detail"))
+
+
+def condition(text: str | None) -> Condition | None:
+    if not text:
+        return None
+    return Condition(text.removeprefix("not "), not text.startswith("not "))
+
+
+def items(data: Mapping[str, Any] | None) -> Items | None:
+    if not data:
+        return None
+    globs = data.get("filter") or {}
+    return Items(collection=data.get("collection"), find=data.get("find"), require=data.get("require"),
+                 unique=data.get("unique"), add=freeze(data.get("add") or {}), field=globs.get("field"),
+                 include=globs.get("include"), exclude=globs.get("exclude"), label=data.get("label", "listing"))
+
+
+def missing(data: Mapping[str, Any] | None) -> Missing | None:
+    if not data:
+        return None
+    return Missing(tuple(data.get("status") or ()), tuple(t.lower() for t in data.get("content_types") or ()),
+                   data.get("placeholder"))
+
+
+def element(data: Any) -> Element:
+    if data in (None, "part"):
+        return Element("part")
+    if isinstance(data, str):
+        return Element("part", part=data)
+    if "compose" in data:
+        return Element("object", id_key=data["compose"])
+    return Element("shape", shape=Transform(data["shape"], freeze(data.get("with") or {})))
+
+
+def step_def(name: str, data: Mapping[str, Any]) -> StepDef:
+    params = {key: StepParam(key, p["type"], p.get("help", ""), bool(p.get("optional")), tuple(p.get("binds") or ()),
+                             freeze(p.get("default")))
+              for key, p in (data.get("with") or {}).items()}
+    return StepDef(name, data.get("help", ""), frozen_map(params))
+
+
+def command(path: str, data: Mapping[str, Any]) -> Command:
+    return Command(
+        path=path, help=data["help"], description=data.get("description"), notes=tuple(data.get("notes") or ()),
+        arguments=tuple(option({"name": n, "positional": True, "type": "choice" if a.get("choices") else "str", **a})
+                        for n, a in (data.get("arguments") or {}).items()),
+        options=tuple(option({"name": n, **o}) for n, o in (data.get("options") or {}).items()),
+        actions=frozen_map({a: command(f"{path} {a}", body) for a, body in (data.get("actions") or {}).items()}))
+
+
+class Builder:
+    """Turns the compiled table (plain data) into the model, resolving names once."""
+
+    def __init__(self, data: Mapping[str, Any]):
+        self.data = data
+        self.endpoints = {n: endpoint(n, e) for n, e in data["endpoints"].items()}
+        self.enumerations = {n: self.enumeration(n, e) for n, e in (data.get("enumerations") or {}).items()}
+        self.steps = {n: step_def(n, s) for n, s in (data.get("steps") or {}).items()}
+
+    def enumeration(self, name: str, data: Mapping[str, Any]) -> Enumeration:
+        probe = data.get("empty_probe")
+        return Enumeration(name, data.get("help", ""), self.endpoints[data["request"]],
+                           pagination(data["pagination"]), data["binds"],
+                           self.endpoints[probe] if probe else None)
+
+    def waiter(self, data: Mapping[str, Any] | None) -> Waiter | None:
+        if not data:
+            return None
+        poll = data.get("poll")
+        low, high = data.get("wait_range", [1, 15])
+        return Waiter(
+            request=self.endpoints[data["request"]], status=data.get("status", "status"),
+            success=tuple(data["success"]), retry=tuple(data.get("retry") or ()),
+            poll=Poll(tuple(poll["when"]), self.endpoints[poll["request"]], poll["binds"], tuple(poll["fields"]))
+            if poll else None,
+            hint=tuple(data.get("hint") or ()), wait_range=(float(low), float(high)),
+            default_wait=float(data.get("default_wait", high)), timeout=data["timeout"],
+            result=tuple(data["result"]), label=data["label"], message=data.get("message"))
+
+    def step_args(self, step: StepDef, given: Mapping[str, Any]) -> StepArgs:
+        """The ``with:`` values of a step part, each as its declared type (defaults filled in)."""
+        values: dict[str, Any] = {}
+        for key, param in step.params.items():
+            value = given.get(key, param.default)
+            if value is None:
+                continue  # an optional value left out
+            if param.type == "endpoint":
+                value = self.endpoints[value]
+            elif param.type == "enumeration":
+                value = self.enumerations[value]
+            values[key] = freeze(value)
+        return StepArgs(values)
+
+    def part(self, name: str, data: Mapping[str, Any]) -> Part:
+        common: dict[str, Any] = dict(name=name, when=condition(data.get("when")), shape=transform(data.get("shape")),
+                                      file=data.get("file"), format=data.get("format"),
+                                      failure_id=data.get("failure_id"))
+        request = self.endpoints[data["request"]] if data.get("request") else None
+        if data.get("step"):
+            step = self.steps[data["step"]]
+            return StepPart(**common, step=step, params=self.step_args(step, data.get("with") or {}),
+                            wait=self.waiter(data.get("wait")), items=items(data.get("items")),
+                            missing=missing(data.get("missing")))
+        assert request is not None, f"part {name} has neither request nor step (the lints refuse this)"
+        if data.get("each"):
+            return FanOutPart(**common, each=self.enumerations[data["each"]], request=request,
+                              progress=progress(data.get("progress")))
+        if data.get("pagination"):
+            probe = data.get("empty_probe")
+            return PagedPart(**common, request=request, pagination=pagination(data["pagination"]),
+                             empty_probe=self.endpoints[probe] if probe else None,
+                             empty_probe_mode=data.get("empty_probe_mode", "fail"), count=data.get("count"))
+        return RequestPart(**common, request=request, items=items(data.get("items")))
+
+    def archive_entry(self, name: str, data: Mapping[str, Any]) -> ArchiveEntry:
+        inner = self.part(name, data)
+        assert isinstance(inner, (RequestPart, StepPart)), f"archive part {name} must be a request or a step"
+        return ArchiveEntry(name=name, part=inner, entry=data["entry"], required=bool(data.get("required")),
+                            failures=data.get("failures"), label=data.get("label"))
+
+    def dimension(self, name: str, data: Mapping[str, Any], options: tuple[Option, ...]) -> Dimension:
+        option_name = DIMENSION_KINDS[name].option
+        opt = next((o for o in options if o.name == option_name), None)
+        select = data.get("select")
+        archive = data.get("archive")
+        raw_parts = data.get("parts") or {}
+        parts: dict[str, Part] = {n: self.archive_entry(n, p) if archive else self.part(n, p)
+                                  for n, p in raw_parts.items()}
+        return Dimension(
+            name=name, option=opt, parts=frozen_map(parts), element=element(data.get("element")),
+            select=Select(select["option"], frozen_map({k: tuple(v) for k, v in select["choices"].items()}))
+            if select else None,
+            archive=Archive(archive["file"], archive.get("kind", ""), self.endpoints[archive["task_request"]],
+                            tuple(archive.get("order") or raw_parts), progress(archive.get("progress")))
+            if archive else None,
+            serial=bool(data.get("serial")), progress=progress(data.get("progress")),
+            aggregate_failures=data.get("aggregate_failures"), composite=bool(data.get("composite")))
+
+    def action(self, resource: str, is_command: bool, name: str, data: Mapping[str, Any]) -> Action:
+        options = tuple(option(o) for o in data["options"])
+        compose = data.get("compose")
+        return Action(
+            resource=resource, name=name, help=data["help"], writer=data["writer"], options=options,
+            dimensions=frozen_map({d: self.dimension(d, body, options) for d, body in data["dimensions"].items()}),
+            command=is_command, stdout_when=data.get("stdout_when"),
+            compose=Compose(compose["option"], tuple(compose["dimensions"]), tuple(compose["default"]),
+                            frozen_map({n: Section(n, s["resource"], s["action"], freeze(s.get("options") or {}))
+                                        for n, s in compose["sections"].items()})) if compose else None,
+            max_ids=data.get("max_ids"), max_ids_message=data.get("max_ids_message"),
+            error_field=data.get("error_field"), progress=progress(data.get("progress")),
+            extra_args=bool(data.get("extra_args")))
+
+    def spec(self) -> Spec:
+        resources = {}
+        for rname, res in self.data["resources"].items():
+            is_command = bool(res.get("command"))
+            actions = {a: self.action(rname, is_command, a, body) for a, body in res["actions"].items()}
+            resources[rname] = Resource(rname, res["help"], frozen_map(actions), is_command)
+        options = {n: option({"name": n, **o}) for n, o in self.data["options"].items()}
+        services = {n: service(n, s) for n, s in (self.data.get("services") or {}).items()}
+        services.setdefault(DEFAULT_SERVICE, service(DEFAULT_SERVICE, {}))
+        return Spec(
+            endpoints=frozen_map(self.endpoints), enumerations=frozen_map(self.enumerations),
+            options=frozen_map(options), resources=frozen_map(resources), services=frozen_map(services),
+            global_options=tuple(option({"name": n, **o}) for n, o in (self.data.get("global_options") or {}).items()),
+            commands=frozen_map({n: command(n, c) for n, c in (self.data.get("commands") or {}).items()}),
+            steps=frozen_map(self.steps))
+
+
+def build_model(data: Mapping[str, Any]) -> Spec:
+    """The model of a compiled table (see ``load.load_spec``)."""
+    return Builder(data).spec()
