@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from benchloop.table.compile import _plain, compile_spec, parse
+from benchloop.table.compiler import _plain, compile_spec, parse
 from benchloop.table.lint import expand, lint
 from benchloop.table.load import SpecError, spec_dir
 

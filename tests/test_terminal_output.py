@@ -26,7 +26,7 @@ from support import API_KEY
 
 from benchloop.base import textwidth
 from benchloop.base.log import Counter, Log
-from benchloop.engine.formats import render_table
+from benchloop.engine.formats.table import render_table
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
 

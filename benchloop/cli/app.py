@@ -138,8 +138,8 @@ def build_app(prog: str = "bl") -> Any:
         app.command(f"benchloop.cli.commands:res__{name.replace('-', '_')}", name=name,
                     help=resource.help, sort_key=index)
     for index, command in enumerate(spec.commands.values()):
-        # Their bodies are registered in ``builtins.py``; the Cyclopts command is built on first use.
-        app.command(f"benchloop.cli.builtins:cmd__{command.name}", name=command.name, help=command.help,
+        # Their bodies are registered in ``builtin_commands.py``; the Cyclopts command is built on first use.
+        app.command(f"benchloop.cli.builtin_commands:cmd__{command.name}", name=command.name, help=command.help,
                     sort_key=100 + index)
 
     def launcher(*tokens, **options):  # no annotations: Cyclopts reads __signature__
@@ -268,7 +268,7 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
         if token in ("--help", "-h"):
             break
         index += 2 if token in value_flags else 1
-    from . import help as helptext
+    from . import helppages
 
     rest = tokens[index:]
     if rest[:1] == ["help"] and "help" not in spec.resources:
@@ -279,13 +279,13 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
     words = [t for t in rest if not t.startswith("-")]
     if not words:
         if wants_help or not tokens:
-            sys.stdout.write(helptext.root_page(prog, spec))
+            sys.stdout.write(helppages.root_page(prog, spec))
             return 0 if wants_help else EXIT_USAGE
         return None
     name = words[0]
     if name in spec.commands:
         # Every built-in command's page; a group without its action prints its page and exits 2.
-        page = helptext.builtin_page(prog, spec.commands[name], words[1] if len(words) > 1 else None)
+        page = helppages.builtin_page(prog, spec.commands[name], words[1] if len(words) > 1 else None)
         if page and (wants_help or (len(words) == 1 and spec.commands[name].actions)):
             sys.stdout.write(page)
             return 0 if wants_help else EXIT_USAGE
@@ -295,17 +295,17 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
         return None
     if resource.command:
         if wants_help:
-            sys.stdout.write(helptext.resource_page(prog, name, spec))
+            sys.stdout.write(helppages.resource_page(prog, name, spec))
             return 0
         return None
     action = words[1] if len(words) > 1 else None
     if action is not None and action in resource.actions:
         if wants_help:
-            sys.stdout.write(helptext.action_page(prog, name, action, spec))
+            sys.stdout.write(helppages.action_page(prog, name, action, spec))
             return 0
         return None
     if action is None:
-        sys.stdout.write(helptext.resource_page(prog, name, spec))
+        sys.stdout.write(helppages.resource_page(prog, name, spec))
         return 0 if wants_help else EXIT_USAGE
     known = ", ".join(resource.actions)
     return usage_error(prog, [name], f'unknown action "{action}" (choose from {known})', _json_errors(tokens))

@@ -23,7 +23,7 @@ from .archive import run_archive
 from .compose import run_compose
 from .outcomes import Failure, Outcome, as_error, exit_code, summarize
 from .pipeline import Pipeline
-from .printing import JsonlStream, print_all
+from .printing import Stream, print_all
 from .runtime import Runtime
 
 
@@ -83,8 +83,8 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
     query = formats.compile_query(opts.get("query")) if action.prints else None
     prints = action.prints and not action.writes_files(opts)
     stream = None
-    if prints and output == "jsonl" and query is None:
-        stream = JsonlStream(rt.stdout, rt.log, action, ids)
+    if prints and formats.FORMATS[output].streams and query is None:
+        stream = Stream(rt.stdout, rt.log, action, ids, formats.FORMATS[output])
     try:
         outcomes = execute(rt, action, dim, ids, opts, stream.done if stream is not None else None)
     except AuthError as exc:

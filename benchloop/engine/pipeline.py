@@ -12,7 +12,7 @@ walks the dimension's selected parts, each by its kind (``table.model``):
 * a :class:`~benchloop.table.model.StepPart` runs a named step (``steps/``), after its
   waiter (``waiter.py``) when it has one.
 
-Every request is rendered from the table's templates (``requests.py``).  The part's
+Every request is rendered from the table's templates (``render.py``).  The part's
 transform (``transforms.py``) then shapes the answer, which either contributes to the
 id's stdout element or is written to its file.  A step gets a :class:`PipelineCall`,
 the implementation of the narrow ``stepcall.StepCall`` protocol, never the pipeline.
@@ -57,7 +57,7 @@ from .items import select
 from .outcomes import Failure, MultiFailure, Outcome, aggregate
 from .pagination import ITER_MODES, MODES, PaginationError, Scan
 from .placeholders import PLACEHOLDERS
-from .requests import render_headers, render_request
+from .render import render_headers, render_request
 from .runtime import Runtime
 from .steps import STEPS, WRITTEN
 

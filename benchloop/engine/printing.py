@@ -1,10 +1,10 @@
 """What a printing command writes on stdout: its elements, in input order.
 
 Every id contributes its element (none for failures and null answers; a
-listing contributes its entries, flattened).  With ``--output jsonl`` and no
-``--query``, lines are printed as soon as an id and every id before it have
-finished (``JsonlStream``); every other format waits for all ids and prints
-through ``formats.emit``.
+listing contributes its entries, flattened).  A format that streams (jsonl), with no
+``--query``, prints each id's lines as soon as it and every id before it have
+finished (``Stream``); every other format waits for all ids and prints through
+``formats.emit``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ..base.errors import StdoutClosed
 from ..base.log import Log
 from ..table.model import Action
 from . import formats
+from .formats import Format
 from .outcomes import Outcome
 
 
@@ -32,11 +33,11 @@ def contributed(action: Action, outcome: Outcome, log: Log) -> list[Any]:
     return [outcome.value]
 
 
-class JsonlStream:
-    """Print jsonl lines as soon as an id and every id before it have finished."""
+class Stream:
+    """Print a streaming format's lines as soon as an id and every id before it have finished."""
 
-    def __init__(self, stdout: Any, log: Log, action: Action, ids: list[str]):
-        self.stdout, self.log, self.action = stdout, log, action
+    def __init__(self, stdout: Any, log: Log, action: Action, ids: list[str], fmt: Format):
+        self.stdout, self.log, self.action, self.fmt = stdout, log, action, fmt
         self.index = {ident: n for n, ident in enumerate(ids)}
         self.ready: dict[int, Outcome] = {}
         self.next = 0
@@ -53,7 +54,7 @@ class JsonlStream:
         while self.next in self.ready:
             with closed_stdout():
                 for element in contributed(self.action, self.ready.pop(self.next), self.log):
-                    self.stdout.write(formats.jsonl_line(element))
+                    self.stdout.write(self.fmt.line(element))
                 self.stdout.flush()
             self.next += 1
 

@@ -151,7 +151,7 @@ class Runner:
         return self.reply(tool, document, query, query_text, [])
 
     def run(self, tool: Tool, values: dict[str, Any], query: Any, query_text: str | None) -> Reply:
-        import benchloop
+        from .. import sdk as benchloop
 
         action = tool.action
         method = getattr(getattr(self.client, attribute(action.resource)), attribute(action.name))

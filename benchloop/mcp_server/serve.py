@@ -75,8 +75,7 @@ def download_root(given: str | None) -> str | None:
 
 def build_runner(values: dict[str, Any], options: dict[str, Any]) -> Any:
     """The runner of the served tools over a client with the global options' settings."""
-    import benchloop
-
+    from .. import sdk as benchloop
     from ..settings import session
     from ..table.load import load_model
     from .runner import Runner

@@ -18,7 +18,7 @@ import anyio.to_thread
 from mcp import types
 from mcp.server.lowlevel import Server
 
-from .. import __version__
+from ..version import __version__
 from .runner import Reply, Runner
 from .tools import Tool
 

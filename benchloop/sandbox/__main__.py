@@ -43,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def help_page() -> str:
-    from benchloop.cli.help import command_page
+    from benchloop.cli.helppages import command_page
 
     return command_page(f"Usage: {SANDBOX_MODULE} [OPTIONS]", load_model().command("sandbox serve"), [
         "The same command as 'bl sandbox serve'; --host is accepted as an older name of --listen."])

@@ -40,7 +40,7 @@ def cache_dir() -> Path:
 
 # Every module of this package takes part in compiling the table (the compiler, its lints and
 # the template syntax they check); nothing outside it does (a test holds that).
-_COMPILER_FILES = ("compile.py", "lint.py", "locate.py", "templates.py", "optiontypes.py")
+_COMPILER_FILES = ("compiler.py", "lint.py", "locate.py", "templates.py", "optiontypes.py", "model.py")
 _TABLE_DIR = _PKG_DIR / "table"
 
 
@@ -84,7 +84,7 @@ def load_spec(path: Path | None = None, *, use_cache: bool = True) -> dict[str, 
             return spec
         except (OSError, ValueError):
             pass
-    from .compile import compile_spec  # heavy: yaml + jsonschema
+    from .compiler import compile_spec  # heavy: yaml + jsonschema
 
     spec = compile_spec(raw, path)
     _MEMO[key] = spec

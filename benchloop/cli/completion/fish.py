@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .posix import HEADER
+from .posix_shells import HEADER
 from .words import Flag, Words, flags_of
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .posix import HEADER, WALK, helpers, sq
+from .posix_shells import HEADER, WALK, helpers, sq
 from .words import Words
 
 

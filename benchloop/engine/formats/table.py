@@ -1,10 +1,6 @@
-"""Output formats of printing commands: json (default), jsonl, yaml, table, plus --query.
+"""``--output table``: for people.
 
-``json`` keeps the reference client's bytes exactly (docs/contract.md 3.1).
-``jsonl`` prints one compact element per line, each as soon as it and every
-id before it have finished.  ``--query`` is a JMESPath expression applied to
-the whole array, as the AWS CLI does; with a query the output waits for all ids.
-``table`` is for people: one row per element, one column per top-level key;
+One row per element, one column per top-level key;
 when every element holds one list of objects (the jobs of a page, the tasks
 of a group), the rows are those objects instead, with the element's ids in
 front.  Columns fit the terminal's width in display columns (CJK text counts
@@ -16,30 +12,13 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from typing import Any, TextIO
 
-from ..base import textwidth
-from ..base.errors import UsageError
-from ..base.files import write_json_array
+from ...base import textwidth
 
 _CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
 _CONTROL[0x0A] = " "
-
-
-def compile_query(expression: str | None):
-    if not expression:
-        return None
-    import jmespath
-    from jmespath.exceptions import JMESPathError
-
-    try:
-        return jmespath.compile(expression)
-    except JMESPathError as exc:
-        raise UsageError(f"invalid --query expression: {exc}") from None
-
-
-def jsonl_line(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def _cell(value: Any) -> str:
@@ -136,30 +115,18 @@ def render_table(rows: list[Any], width: int | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def emit(stream: TextIO, elements: list[Any], fmt: str, pretty: bool, query=None, note=None) -> None:
-    """Print the whole result in ``fmt`` (used for every format but streamed jsonl);
-    ``note`` gets the table's --query hint, if any."""
-    result: Any = elements
-    if query is not None:
-        result = query.search(elements)
-    if fmt == "json":
-        if isinstance(result, list):
-            write_json_array(stream, result, pretty)
-        else:
-            from ..base.files import dumps
+class Table:
+    """``--output table``: for people, one row per element (see the module docstring)."""
 
-            stream.write(dumps(result, pretty))
-    elif fmt == "jsonl":
-        for item in result if isinstance(result, list) else [result]:
-            stream.write(jsonl_line(item))
-    elif fmt == "yaml":
-        import yaml
+    name = "table"
+    streams = False
 
-        stream.write(yaml.safe_dump(result, allow_unicode=True, sort_keys=False, default_flow_style=False))
-    elif fmt == "table":
+    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None) -> None:
         rows = result if isinstance(result, list) else [result]
         stream.write(render_table(rows))
         hint = table_hint(flatten(rows))
         if hint and note is not None:
             note(hint)
-    stream.flush()
+
+    def line(self, element: Any) -> str:
+        raise NotImplementedError("the table waits for every element")

@@ -1,0 +1,30 @@
+"""Output formats of printing commands (``--output``) and ``--query``.
+
+Each format is one module implementing ``base.Format``; ``FORMATS`` registers them by
+name.  Adding a format is a module, a line here, and a choice of the ``output`` option
+in the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from .base import Format
+from .jsondoc import JsonArray, JsonLines
+from .query import compile_query
+from .table import Table
+from .yamldoc import YamlDocument
+
+FORMATS: dict[str, Format] = {f.name: f for f in (JsonArray(), JsonLines(), YamlDocument(), Table())}
+
+__all__ = ["FORMATS", "Format", "compile_query", "emit"]
+
+
+def emit(stream: TextIO, elements: list[Any], name: str, pretty: bool, query: Any = None,
+         note: Callable[[str], None] | None = None) -> None:
+    """Print the whole result in format ``name`` (every format, streamed ones included, when
+    the output waits for all ids); ``note`` gets the format's advice, if any."""
+    result: Any = elements if query is None else query.search(elements)
+    FORMATS[name].render(stream, result, pretty, note)
+    stream.flush()

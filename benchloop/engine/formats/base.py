@@ -1,0 +1,27 @@
+"""What an output format is: a name, whether it streams, and how it renders.
+
+Printing commands write their elements in the format ``--output`` names (the
+option's choices in the table are the registry's names: a test keeps them equal).
+A format that ``streams`` prints each element as soon as it and every id before it
+have finished (``line``); every other format waits for every element and renders
+the whole result at once (``render``), after ``--query``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol, TextIO
+
+
+class Format(Protocol):
+    name: str
+    streams: bool  # each element may be printed as soon as it is known
+
+    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None) -> None:
+        """Write the whole result (the elements, or what ``--query`` made of them); ``note``
+        gets advice for people (one ``[info]`` line), if any."""
+        ...
+
+    def line(self, element: Any) -> str:
+        """One element, for a streaming format."""
+        ...

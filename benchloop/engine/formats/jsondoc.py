@@ -1,0 +1,40 @@
+"""``--output json`` (the default) and ``jsonl``.
+
+``json`` keeps the reference client's bytes exactly (docs/contract.md 3.1): one array,
+indented unless ``--no-pretty``.  ``jsonl`` prints one compact element per line, each as
+soon as it and every id before it have finished.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from ...base.files import dumps, write_json_array
+
+
+class JsonArray:
+    name = "json"
+    streams = False
+
+    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None) -> None:
+        if isinstance(result, list):
+            write_json_array(stream, result, pretty)
+        else:
+            stream.write(dumps(result, pretty))
+
+    def line(self, element: Any) -> str:
+        raise NotImplementedError("json prints one array")
+
+
+class JsonLines:
+    name = "jsonl"
+    streams = True
+
+    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None) -> None:
+        for item in result if isinstance(result, list) else [result]:
+            stream.write(self.line(item))
+
+    def line(self, element: Any) -> str:
+        return json.dumps(element, ensure_ascii=False, separators=(",", ":")) + "\n"

@@ -1,0 +1,221 @@
+"""Unit tests of the engine, beside the end-to-end ones: the pipeline by part kind, the outcomes
+and exit codes, the worker pool, the output formats.
+
+The pipeline runs over the real model with an in-memory backend in place of the HTTP client
+(the engine's own seam, ``Runtime.http_factory``; nothing of httpx is replaced), so a failure
+here points at the engine, not at the transport.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from benchloop.base.errors import ApiError, AuthError, NetworkError, UsageError
+from benchloop.base.log import Log
+from benchloop.engine import formats
+from benchloop.engine.outcomes import Failure, MultiFailure, Outcome, as_error, exit_code
+from benchloop.engine.pipeline import Pipeline
+from benchloop.engine.runtime import Runtime
+from benchloop.engine.workers import run_pool
+from benchloop.table.load import load_model
+
+
+class Backend:
+    """Answers JSON requests from a table of ``path -> body`` (a callable gets the query)."""
+
+    def __init__(self, answers: dict[str, Any]):
+        self.answers = answers
+        self.requests: list[tuple[str, str, dict | None, Any]] = []
+        self.cancelled = threading.Event()
+        self.api_key = "k"
+        self.lock = threading.Lock()
+
+    def request_json(self, method: str, path: str, params: dict | None = None, body: Any = None,
+                     headers: dict | None = None) -> Any:
+        with self.lock:
+            self.requests.append((method, path, params, body))
+        answer = self.answers.get(path)
+        if answer is None:
+            raise ApiError(404, {"detail": "not found"})
+        if isinstance(answer, Exception):
+            raise answer
+        return answer(params or {}) if callable(answer) else answer
+
+    def sleep(self, seconds: float) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def runtime(backend: Backend, tmp_path, pretty: bool = False) -> Runtime:
+    return Runtime(load_model(), Log(quiet=True, stream=io.StringIO()), pretty, 4, str(tmp_path),
+                   lambda _pool: backend, io.StringIO())
+
+
+def pipeline(backend: Backend, tmp_path, resource: str, action: str, dim: str, **opts: Any) -> Pipeline:
+    spec_action = load_model().action(resource, action)
+    return Pipeline(runtime(backend, tmp_path), spec_action, dim, {**spec_action.defaults, **opts})
+
+
+# ------------------------------------------------------------------- parts
+def test_a_request_part_renders_its_endpoint_and_becomes_the_element(tmp_path):
+    backend = Backend({"/openapi/jobs/J1/report": {"reports": [{"content": "# hi"}]}})
+    assert pipeline(backend, tmp_path, "report", "get", "job").process("J1") == {"reports": [{"content": "# hi"}]}
+    assert backend.requests == [("GET", "/openapi/jobs/J1/report", None, None)]
+
+
+def test_a_paged_part_walks_every_page_and_applies_its_transform(tmp_path):
+    jobs = [{"job_id": f"J{n}", "created_at": n} for n in range(5)]
+
+    def page(query: dict) -> dict:
+        skip, limit = int(query["skip"]), int(query["limit"])
+        return {"total": len(jobs), "jobs": jobs[skip:skip + limit]}
+
+    backend = Backend({"/openapi/jobs": page})
+    element = pipeline(backend, tmp_path, "jobs", "get", "group", all=True, page_size=2).process("G1")
+    assert element == {"group_id": "G1", "total": 5, "jobs": jobs}
+    assert {r[2]["limit"] for r in backend.requests} == {2}
+
+
+def test_a_single_page_is_one_request_at_the_page_offset(tmp_path):
+    backend = Backend({"/openapi/jobs": lambda q: {"total": 9, "jobs": [{"job_id": "J", "skip": q["skip"]}]}})
+    element = pipeline(backend, tmp_path, "jobs", "get", "group", page=3, page_size=4).process("G1")
+    assert element["jobs"] == [{"job_id": "J", "skip": 8}] and len(backend.requests) == 1
+
+
+def test_a_fan_out_writes_one_file_per_enumerated_item_and_labels_failures(tmp_path):
+    backend = Backend({
+        "/openapi/groups/G1/report": {"reports": [{"content": "summary"}]},
+        "/openapi/jobs": {"total": 2, "jobs": [{"job_id": "J1", "created_at": 1}, {"job_id": "J2", "created_at": 2}]},
+        "/openapi/jobs/J1/report": {"reports": [{"content": "one"}]},
+        "/openapi/jobs/J2/report": NetworkError("connection reset"),
+    })
+    with pytest.raises(Exception) as caught:
+        pipeline(backend, tmp_path, "report", "download", "group").process("G1")
+    assert "J2: network: connection reset" in str(caught.value)
+    assert (tmp_path / "G1_report.md").read_text() == "summary"
+    assert (tmp_path / "G1" / "J1_report.md").read_text() == "one"
+    assert not (tmp_path / "G1" / "J2_report.md").exists()
+
+
+def test_skip_existing_is_decided_in_one_place(tmp_path):
+    (tmp_path / "J1_report.md").write_text("kept")
+    backend = Backend({})
+    pipe = pipeline(backend, tmp_path, "report", "download", "job", skip_existing=True)
+    assert pipe.process("J1").endswith("J1_report.md")
+    assert backend.requests == [] and (tmp_path / "J1_report.md").read_text() == "kept"
+
+
+def test_a_step_part_gets_a_narrow_call_with_its_typed_values(tmp_path, monkeypatch):
+    from benchloop.engine import steps
+
+    seen = {}
+
+    def fake_behavior_run(call):
+        seen.update(ident=call.ident, dimension=call.dimension, create=call.params.endpoint("create").name)
+        assert not hasattr(call, "part") and not hasattr(call, "ctx")  # only what steps use
+        return call.request("steps")
+
+    monkeypatch.setitem(steps.STEPS, "behavior_run", fake_behavior_run)
+    backend = Backend({"/openapi/behavior/steps": {"steps": []}})
+    assert pipeline(backend, tmp_path, "brm", "run", "group").process("G1") == {"steps": []}
+    assert seen == {"ident": "G1", "dimension": "group", "create": "behavior_create"}
+    assert backend.requests == [("GET", "/openapi/behavior/steps", {"group_id": "G1"}, None)]
+
+
+def test_an_element_composed_of_selected_parts(tmp_path):
+    backend = Backend({"/openapi/groups/G1/eval_summary": {"pass_rate": 0.5},
+                       "/openapi/groups/G1/eval_tasks": {"total": 0, "tasks": []}})
+    element = pipeline(backend, tmp_path, "overview", "get", "group", scope="summary").process("G1")
+    assert element == {"group_id": "G1", "summary": {"pass_rate": 0.5}}
+    assert [r[1] for r in backend.requests] == ["/openapi/groups/G1/eval_summary"]
+
+
+# ---------------------------------------------------------------- outcomes
+def test_exit_codes_follow_from_the_outcomes():
+    ok, bad = Outcome("a", value=1), Outcome("b", failures=[Failure("b", "boom", False)])
+    net = Outcome("c", failures=[Failure("c", "network: reset", True)])
+    assert exit_code([ok]) == 0
+    assert exit_code([ok, bad]) == 1
+    assert exit_code([net]) == 4 and exit_code([ok, net]) == 1
+    assert exit_code([Outcome("d", value=1, failures=[Failure("d:x", "reset", True)])]) == 1  # partly done
+
+
+def test_any_exception_of_one_id_becomes_its_failure_but_usage_errors_stay():
+    assert str(as_error(KeyError("x"))) == "KeyError: 'x'"
+    assert "nested too deeply" in str(as_error(RecursionError()))
+    assert str(as_error(PermissionError(13, "Permission denied", "/x"))) == "cannot write /x: permission denied"
+    with pytest.raises(UsageError):
+        as_error(UsageError("bad flag"))
+
+
+# ------------------------------------------------------------------ workers
+def test_the_pool_keeps_input_order_and_bounds_concurrency():
+    running, peak, lock = [0], [0], threading.Lock()
+
+    def work(ident: str) -> str:
+        from benchloop.transport.client import current_slots
+
+        gate = current_slots()
+        if gate is not None:
+            gate.acquire()
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.02)
+        with lock:
+            running[0] -= 1
+        if gate is not None:
+            gate.release()
+        return ident.upper()
+
+    ids = [f"j{n}" for n in range(12)]
+    outcomes = run_pool(ids, work, 3, lambda: None)
+    assert [o.value for o in outcomes] == [i.upper() for i in ids]
+    assert 1 <= peak[0] <= 3
+
+
+def test_a_401_cancels_the_rest_and_is_raised_after_the_others_ended():
+    cancelled = threading.Event()
+
+    def work(ident: str) -> str:
+        if ident == "j0":
+            raise AuthError("authentication failed (HTTP 401)")
+        cancelled.wait(2)
+        return ident
+
+    with pytest.raises(AuthError):
+        run_pool(["j0", "j1", "j2"], work, 2, cancelled.set)
+    assert cancelled.is_set()
+
+
+def test_a_multi_failure_keeps_the_partial_value():
+    def work(ident: str) -> Any:
+        raise MultiFailure([Failure(f"{ident}:a", "gone", False)], value=["kept"])
+
+    (outcome,) = run_pool(["x"], work, 1, lambda: None)
+    assert outcome.value == ["kept"] and outcome.failures[0].ident == "x:a"
+
+
+# ------------------------------------------------------------------ formats
+def test_the_output_choices_are_the_registered_formats():
+    output = load_model().options["output"]
+    assert set(output.choices) == set(formats.FORMATS)
+    assert [name for name, f in formats.FORMATS.items() if f.streams] == ["jsonl"]
+
+
+@pytest.mark.parametrize("name", sorted(formats.FORMATS))
+def test_every_format_renders_a_result(name):
+    out = io.StringIO()
+    formats.emit(out, [{"job_id": "J1", "status": "failed"}], name, pretty=False)
+    assert "J1" in out.getvalue()
+    if name in ("json", "jsonl"):
+        assert json.loads(out.getvalue().splitlines()[0]) in ([{"job_id": "J1", "status": "failed"}],
+                                                             {"job_id": "J1", "status": "failed"})

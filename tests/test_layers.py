@@ -1,0 +1,132 @@
+"""The package tree shows its layers, and the imports point one way.
+
+Every import of every module of ``benchloop/`` (top-level and inside functions, relative
+or absolute) is read with ``ast``; each package may import only the packages below it:
+
+    base  <-  table, transport  <-  engine  <-  settings  <-  sdk  <-  mcp_server  <-  cli
+    table <-  surface (views of the model), sandbox (a backend: the table only)
+
+A module whose name starts with ``_`` is private to its package.  A ``__main__`` module is
+an entry point and may import anything.  There are no import cycles.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "benchloop"
+
+# package -> the packages its modules may import (besides itself and benchloop.version).
+ALLOWED = {
+    "base": set(),
+    "table": {"base"},
+    "transport": {"base"},
+    "engine": {"base", "table", "transport"},
+    "settings": {"base", "table", "transport", "engine"},
+    "surface": {"base", "table"},
+    "sandbox": {"base", "table"},
+    "sdk": {"base", "table", "transport", "engine", "settings"},
+    "mcp_server": {"base", "table", "transport", "engine", "settings", "surface", "sdk"},
+    "cli": {"base", "table", "transport", "engine", "settings", "surface", "sandbox", "mcp_server"},
+}
+TOP_LEVEL = {"__init__", "__main__", "entry", "version"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> list[str]:
+    """Every benchloop module the file imports, as absolute names."""
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rsplit(".", 1)[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names if alias.name.split(".")[0] == "benchloop"]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "benchloop":
+                continue
+            # ``from . import x`` imports the module x when there is one.
+            modules = [f"{target}.{a.name}" for a in node.names if _exists(f"{target}.{a.name}")]
+            found += modules or [target]
+    return found
+
+
+def _exists(name: str) -> bool:
+    path = PACKAGE.parent.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+def layer(name: str) -> str | None:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] not in TOP_LEVEL else None
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))
+def test_imports_point_down(path):
+    name = module_name(path)
+    own = layer(name)
+    if own is None or path.name == "__main__.py":
+        return  # the package's own entry points may import anything
+    allowed = ALLOWED[own] | {own}
+    wrong = [target for target in imports(path) if layer(target) is not None and layer(target) not in allowed]
+    assert not wrong, f"{name} ({own}) imports {wrong}; {own} may import {sorted(allowed)}"
+    assert "benchloop" not in imports(path), f"{name} imports the top-level package (import benchloop.version)"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))
+def test_private_modules_stay_in_their_package(path):
+    name = module_name(path)
+    for target in imports(path):
+        leaf = target.rsplit(".", 1)[-1]
+        if leaf.startswith("_") and not leaf.startswith("__"):
+            assert name.startswith(target.rsplit(".", 1)[0] + "."), f"{name} imports private {target}"
+
+
+def test_no_import_cycles():
+    graph = {module_name(p): {t for t in imports(p) if t != module_name(p)} for p in MODULES}
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> None:
+        if node in path:
+            cycle = path[path.index(node):] + [node]
+            # A package's __init__ importing its own modules is how it exposes them, not a cycle.
+            if not all(c.startswith(node + ".") or c == node for c in cycle[1:-1]):
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            return
+        if node in done:
+            return
+        for target in graph.get(node, ()):
+            visit(target, [*path, node])
+        done.add(node)
+
+    for start in graph:
+        visit(start, [])
+
+
+def test_the_tree_shows_the_layers():
+    top = sorted(p.stem for p in PACKAGE.glob("*.py"))
+    packages = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
+    assert len(top) <= 10, top
+    assert set(packages) == set(ALLOWED), packages
+    for path in MODULES:  # no module named after a standard-library module or a builtin
+        stem = path.stem
+        if stem.startswith("__"):
+            continue
+        assert stem.lstrip("_") not in sys.stdlib_module_names, path
+        assert stem.lstrip("_") not in dir(builtins), path
