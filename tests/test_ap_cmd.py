@@ -504,6 +504,9 @@ def test_an_option_spelt_with_underscores_is_an_extra_argument_as_typed(bl, serv
     assert result.out.endswith("  --batch_size=5\n")
     before = ap_cmd(bl, server, "--suite_name", "X", "G@c1")  # an unknown option before the id, as --x would be
     assert before.code == 2 and before.err.endswith("Error: Unknown option: --suite_name.\n")
+    key = ap_cmd(bl, server, "G@c1", "--ap_api_key", "sk-typed-0123456789")  # never printed as an extra
+    assert (key.code, key.out) == (2, "") and "sk-typed" not in key.err
+    assert key.err.endswith("Error: --ap_api_key is not passed to ap (it would be printed): write --ap-api-key\n")
 
 
 def test_the_local_environment_never_reaches_the_command(bl, served, monkeypatch):

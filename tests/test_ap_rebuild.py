@@ -108,7 +108,7 @@ def test_a_positional_or_short_option_value_with_a_leading_dash_is_refused():
         r.positional("-x", "queue_id")
 
 
-@pytest.mark.parametrize(("value", "number"), [(4, 4), ("4", 4), (0, 0), ("007", 7)])
+@pytest.mark.parametrize(("value", "number"), [(4, 4), ("4", 4), (0, 0), ("007", 7), (4.0, 4)])
 def test_whole_number(value, number):
     assert r.whole_number(value, "trials") == number
 
@@ -284,6 +284,12 @@ def test_option_key_and_segment_key():
     assert r.option_key("--suite_name=X") == "suite-name" and r.option_key("-q") == "q" and r.option_key("x") is None
     assert r.segment_key("--dataset=-d") == "dataset" and r.segment_key("ap job create t") is None
     assert r.merge_extras(["ap job create t", "--dataset=-d"], ["--dataset", "e"]) == ["ap job create t", "--dataset e"]
+
+
+def test_check_extras_refuses_ap_cmds_own_options_spelt_with_underscores():
+    r.check_extras(["--suite_name", "x", "--my_flag"])
+    with pytest.raises(ValueError, match="^--ap_api_key is not passed to ap \\(it would be printed\\): write --ap-api-key$"):
+        r.check_extras(["--ap_api_key=sk-typed-123"])
 
 
 def test_extras_are_quoted_like_everything_else():

@@ -25,6 +25,7 @@ from .ap_rebuild import (
     BuildError,
     Changes,
     apply_changes,
+    check_extras,
     infer_params,
     merge_extras,
     overrides_vs_template,
@@ -68,6 +69,7 @@ def ap_command(call) -> str:
                           dataset=opts.get("dataset"), suite_name=opts.get("suite_name"), queue=opts.get("queue"),
                           params=parse_json_option(opts.get("params")),
                           overrides=parse_json_option(opts.get("overrides")))
+        check_extras(list(opts.get("extra_args") or ()))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     notes: list[str] = []

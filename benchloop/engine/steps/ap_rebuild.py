@@ -47,6 +47,9 @@ _ENV_REF = re.compile(r"^\$\w+$|^\$\{[^}]+\}$")
 # scheme://user:PASSWORD@ - the password of a URL (a DSN such as postgres://u:p@h/db)
 _URL_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^/?#@:\s]*:)(?P<password>[^/?#@\s]+)(?=@)")
 _CLUSTER = re.compile(r"[\x21-\x7e]{1,200}")  # visible ASCII: an HTTP header value and one shell word
+# ap-cmd's own options that `ap` does not have.  Spelt with `_` (``--ap_api_key KEY``) they
+# reach the extra arguments, which are printed: refused instead, so a key is never printed.
+OWN_OPTIONS = ("ap-base-url", "ap-api-key", "ap-cluster")
 
 
 class BuildError(ValueError):
@@ -145,8 +148,11 @@ def positional(value: Any, what: str) -> str:
 
 
 def whole_number(value: Any, what: str) -> int:
-    """A count from the group (trials, concurrency, batch size): an integer >= 0, or a string of
-    ASCII digits; anything else (``"2&&..."``, ``"$(...)"``, -1, 2.5, true) is refused."""
+    """A count from the group (trials, concurrency, batch size): an integer >= 0 (``4.0``
+    included), or a string of ASCII digits; anything else (``"2&&..."``, ``"$(...)"``, -1,
+    2.5, true) is refused."""
+    if isinstance(value, float) and value.is_integer() and value >= 0:
+        value = int(value)
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
     if isinstance(value, str) and value.isascii() and value.isdigit():
@@ -562,6 +568,14 @@ def merge_params(segment: str, extra: list[str]) -> str:
     if not isinstance(old, dict) or not isinstance(new, dict):
         return words(extra)
     return f"{tokens[0]} {show_params({**old, **new}, set(new))}"
+
+
+def check_extras(args: list[str]) -> None:
+    """``ValueError`` (a usage error) for an extra argument naming one of ``OWN_OPTIONS``."""
+    for token in args:
+        key = option_key(token)
+        if key in OWN_OPTIONS:
+            raise ValueError(f"{token.split('=', 1)[0]} is not passed to ap (it would be printed): write --{key}")
 
 
 def merge_extras(segments: list[str], args: list[str]) -> list[str]:
