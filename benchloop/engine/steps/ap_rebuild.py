@@ -98,7 +98,7 @@ def quote(value: Any) -> str:
     text = str(value)
     if "\x00" in text:
         raise BuildError(f"{shown(text)} contains a NUL character, which no command argument can carry")
-    if all(_visible(c) for c in text):
+    if text.replace("\n", "").isprintable():  # the usual case, at C speed
         return shlex.quote(text)
     pieces = []
     for visible, run in itertools.groupby(text, _visible):
@@ -127,7 +127,9 @@ def json_word(value: Any) -> str:
     every character that is not printable written as its ``\\uXXXX`` escape (the same JSON
     value; ``json.dumps`` already escapes C0 controls, not DEL, C1 or bidi marks), quoted."""
     text = json.dumps(value, ensure_ascii=False)
-    return quote("".join(c if c.isprintable() else _json_escape(c) for c in text))
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else _json_escape(c) for c in text)
+    return quote(text)
 
 
 def option(flag: str, value: Any) -> str:
