@@ -46,7 +46,7 @@ SECRET_WORDS = {"secret", "password", "passwd"}  # anywhere in a name: aws_secre
 _ENV_REF = re.compile(r"^\$\w+$|^\$\{[^}]+\}$")
 # scheme://user:PASSWORD@ - the password of a URL (a DSN such as postgres://u:p@h/db)
 _URL_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^/?#@:\s]*:)(?P<password>[^/?#@\s]+)(?=@)")
-_CLUSTER = re.compile(r"[\x21-\x7e]{1,200}")  # visible ASCII: an HTTP header value and one shell word
+_CLUSTER = re.compile(r"[\x21-\x7e]{1,200}")  # visible ASCII, no space: fits the X-CLUSTER header as is
 # ap-cmd's own options that `ap` does not have.  Spelt with `_` (``--ap_api_key KEY``) they
 # reach the extra arguments, which are printed: refused instead, so a key is never printed.
 OWN_OPTIONS = ("ap-base-url", "ap-api-key", "ap-cluster")
