@@ -9,18 +9,28 @@ are listed in ``benchloop/sandbox/agentplatform.py``.
 from __future__ import annotations
 
 import io
+import json
+import os
+import shutil
+import subprocess
+import sys
 from urllib.parse import urlsplit
 
 import pytest
 
+from benchloop.sandbox.agentplatform import GROUPS, PROFILES
+from benchloop.sandbox.scripted import json_reply, start_scripted
+
 AP_KEY = "ap-sandbox-key"
+# APG-PARAMS has a "${AP_SANDBOX_HOME}" param: printed as written, with this warning
+HOME_NOTE = "[warn] -p home: ${AP_SANDBOX_HOME} is left as written (bl does not expand variables from your environment)\n"
 
 
 @pytest.fixture(autouse=True)
 def ap_env(monkeypatch):
     for name in ("AP_BASE_URL", "AP_API_KEY", "AP_CLUSTER"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AP_SANDBOX_HOME", "/home/sandbox")  # a "${AP_SANDBOX_HOME}" param is expanded
+    monkeypatch.setenv("AP_SANDBOX_HOME", "/home/sandbox")  # a "${AP_SANDBOX_HOME}" param is never expanded
 
 
 @pytest.fixture
@@ -41,9 +51,9 @@ def ap(sandbox, bl):
 BRANCHES = {
     # the cluster from the Benchloop group lookup (EVAL-HK-PROD-1, lower-cased); profile diffs
     "profile": (["APG-PROFILE"], []),
-    # stored params (secrets, $VAR, quoting), overrides vs template with sidecars; found by
-    # discovery after a 404 on the given cluster
-    "stored-params": (["APG-PARAMS", "--ap-cluster", "HK-TEST"], []),
+    # stored params (secrets, $VAR left as written, quoting), overrides vs template with
+    # sidecars; found by discovery after a 404 on the given cluster
+    "stored-params": (["APG-PARAMS", "--ap-cluster", "HK-TEST"], [HOME_NOTE.rstrip("\n")]),
     # no stored params: the sample job's env filtered by the template schema; DATASET/SPLIT exists
     "sample-job": (["APG-SAMPLE@hk-prod-2"], []),
     # the template only on another cluster (warned at each use); DATASET/SPLIT does not exist
@@ -90,7 +100,7 @@ def test_changes_of_a_plain_group(ap, text_snapshot):
                 "--params", '{"model_api_key": "sk-visible-key"}', "--overrides", '{"timeout": 5}')
     assert result.code == 0
     assert "--trials" not in result.out  # never for a group without profile
-    assert "-q my queue" in result.out  # never quoted (as the official client)
+    assert "-q 'my queue'" in result.out  # quoted (the official client printed -q my queue)
     assert result.out == text_snapshot
 
 
@@ -98,12 +108,12 @@ def test_changes_of_a_plain_group(ap, text_snapshot):
 def test_at_cluster_wins_over_ap_cluster_with_a_warning(ap):
     result = ap("APG-PARAMS@SG-PROD-2", "--ap-cluster", "hk-test")
     assert result.code == 0
-    assert result.err == "[warn] cluster 'sg-prod-2' from group_id@cluster overrides --ap-cluster 'hk-test'\n"
+    assert result.err == "[warn] cluster 'sg-prod-2' from group_id@cluster overrides --ap-cluster 'hk-test'\n" + HOME_NOTE
     assert result.out.startswith("export AP_CLUSTER=sg-prod-2\n")
 
 
 def test_same_cluster_twice_is_no_warning(ap):
-    assert ap("APG-PARAMS@sg-prod-2", "--ap-cluster", "SG-PROD-2").err == ""
+    assert ap("APG-PARAMS@sg-prod-2", "--ap-cluster", "SG-PROD-2").err == HOME_NOTE
 
 
 def test_environment_variables(sandbox, bl, monkeypatch):
@@ -111,7 +121,7 @@ def test_environment_variables(sandbox, bl, monkeypatch):
     monkeypatch.setenv("AP_API_KEY", AP_KEY)
     monkeypatch.setenv("AP_CLUSTER", "sg-prod-2")
     result = bl("--retry", "0", "ap-cmd", "APG-PARAMS")
-    assert (result.code, result.err) == (0, "")
+    assert (result.code, result.err) == (0, HOME_NOTE)
     assert result.out.startswith("export AP_CLUSTER=sg-prod-2\n")
 
 
@@ -288,3 +298,227 @@ def test_no_redirect_carries_the_key(bl, origins):
     assert ap_origin.seen[0].headers["x-api-key"] == AP_KEY
     assert not elsewhere.seen
 
+
+
+# ------------------------------------------------- round three: what users paste
+# docs/reliability.md "Round three: ap-cmd".  A printed command is pasted into real shells
+# with a fake `ap` on PATH that records its argv: no injected command may run, and `ap` must
+# receive exactly the group's values (secrets masked).
+SHELLS = [shell for shell in ("bash", "sh") if shutil.which(shell)]
+LOCAL_AP_KEY, LOCAL_BL_KEY = "local-ap-key-0123456789", "local-bl-key-0123456789"
+
+
+@pytest.fixture
+def paste(tmp_path):
+    """``paste(text, shell)`` -> what the fake ``ap`` received; asserts nothing else ran."""
+    bin_dir, work = tmp_path / "bin", tmp_path / "work"
+    bin_dir.mkdir()
+    work.mkdir()
+    record = tmp_path / "ap-argv.json"
+    fake = bin_dir / "ap"
+    fake.write_text(f"#!{sys.executable}\n"
+                    "import json, os, sys\n"
+                    "with open(os.environ['AP_RECORD'], 'w', encoding='utf-8') as f:\n"
+                    "    json.dump({'argv': sys.argv[1:], 'cluster': os.environ.get('AP_CLUSTER'),\n"
+                    "               'key': os.environ.get('AP_API_KEY')}, f)\n")
+    fake.chmod(0o755)
+
+    def run(text: str, shell: str) -> dict:
+        env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp_path), "LC_ALL": "C.UTF-8",
+               "PYTHONUTF8": "1", "AP_RECORD": str(record), "AP_API_KEY": LOCAL_AP_KEY,
+               "BENCHLOOP_API_KEY": LOCAL_BL_KEY}
+        done = subprocess.run([shell, "-c", text], cwd=work, env=env, capture_output=True, text=True, timeout=60)
+        assert (done.returncode, done.stderr) == (0, "")
+        assert sorted(p.name for p in tmp_path.rglob("*pwned*")) == []  # no injected command ran
+        assert os.listdir(work) == []
+        return json.loads(record.read_text(encoding="utf-8"))
+
+    return run
+
+
+def printable(text: str) -> bool:
+    return all(c == "\n" or c.isprintable() for c in text)
+
+
+def test_a_hostile_group_pasted_into_a_shell_runs_only_ap_with_its_values(ap, paste, sandbox, monkeypatch):
+    """Round three (injection, control bytes, masking, local secrets): every value of
+    APG-HOSTILE tries to run a command; the printed text holds only printable characters and
+    newlines; bash and sh hand `ap` exactly the group's values, secrets masked, `$AP_API_KEY`
+    as written (the user's keys are in the environment of bl and of the shell)."""
+    monkeypatch.setenv("AP_API_KEY", AP_KEY)
+    monkeypatch.setenv("BENCHLOOP_API_KEY", sandbox.api_key)
+    result = ap("APG-HOSTILE@hk-benchmark-dev")
+    assert result.code == 0, result.err
+    group = GROUPS["APG-HOSTILE"][1]
+    ctx = group["submission_context"]
+    params = {**ctx["params"], "nested": {"api_key": "sk***6789", "list": [{"password": "hu***ter2"}]},
+              "aws_secret_access_key": "wJ***EY12", "db_url": "postgres://admin:***@db.internal:5432/evals"}
+    overrides = {"env": {"OPENAI_API_KEY": "sk***6789", "password": "hu***ter2", "HOME": "/root"},
+                 "containers": [{"env": [{"name": "DB_PASSWORD", "value": "hu***ter2"},
+                                         {"name": "LOG_LEVEL", "value": "debug"}]}]}
+    expected = ["job", "create", group["template"], "--dataset=" + group["dataset"],
+                "--agenthub-ref", group["agenthub_revision"], "--concurrency", "4", "--suite-name=" + group["name"],
+                "-q", group["queue_id"], "--batch-size", "50", "-p", params, "--overrides", overrides]
+    assert SHELLS
+    for shell in SHELLS:
+        seen = paste(result.out, shell)
+        argv = seen["argv"]
+        assert [json.loads(a) if i in (14, 16) else a for i, a in enumerate(argv)] == expected, shell
+        assert (seen["cluster"], seen["key"]) == ("hk-benchmark-dev", "***")
+        assert LOCAL_AP_KEY not in json.dumps(argv) and LOCAL_BL_KEY not in json.dumps(argv)
+    assert printable(result.out) and "\x1b" not in result.err
+    for key in (AP_KEY, sandbox.api_key):
+        assert key not in result.out + result.err
+    assert "[warn] -p ap_key: $AP_API_KEY is left as written" in result.err
+
+
+def test_a_hostile_profile_pasted_into_a_shell(ap, paste):
+    """Round three: the profile's spec.template and name, and trials, are quoted or checked too."""
+    result = ap("APG-HOSTILE-PROFILE@hk-benchmark-dev")
+    assert (result.code, result.err) == (0, "")
+    group, profile = GROUPS["APG-HOSTILE-PROFILE"][1], PROFILES[("prof-hostile", 1)]
+    expected = ["job", "create", profile["spec"]["template"], f"--profile={profile['name']}:v1", "--trials", "3",
+                "--suite-name", group["name"], "--concurrency", "2", "-q", group["queue_id"]]
+    for shell in SHELLS:
+        assert paste(result.out, shell)["argv"] == expected, shell
+
+
+def test_control_characters_from_the_server_never_reach_the_terminal(bl, served, paste):
+    """Round three (control bytes): a conceal sequence (ESC [8m) hid an executing $(...) on screen;
+    OSC, CR, C1 and bidi controls went out raw too."""
+    name = "run \x1b[8m$(touch pwned)\x1b[0m \x1b]0;title\x07 \r \x9b \u202e"
+    server = served({**PLAIN, "name": name, "submission_context": {"params": {"note": "\x1b[2J\x85"}}})
+    result = ap_cmd(bl, server, "G@c1")
+    assert result.code == 0 and printable(result.out)
+    for shell in SHELLS:
+        argv = paste(result.out, shell)["argv"]
+        assert argv[argv.index("--suite-name") + 1] == name
+        assert json.loads(argv[argv.index("-p") + 1]) == {"note": "\x1b[2J\x85"}
+
+
+def test_secrets_at_any_depth_are_masked(bl, served):
+    """Round three (masking gaps): nested -p values, --overrides, an alphanumeric
+    aws_secret_access_key and a URL's password were printed in clear."""
+    server = served({**PLAIN, "submission_context": {
+        "params": {"a": {"api_key": "sk-nested-0123456789"}, "aws_secret_access_key": "wJalrXUtnFEMIK7MDENGbPxRfiCYEX",
+                   "db_url": "postgres://admin:hunter2pass@db:5432/x"},
+        "overrides": {"env": {"OPENAI_API_KEY": "sk-override-0123456789", "password": "hunter2pass"}}}})
+    result = ap_cmd(bl, server, "G@c1")
+    assert result.code == 0
+    for secret in ("sk-nested-0123456789", "wJalrXUtnFEMIK7MDENGbPxRfiCYEX", "hunter2pass", "sk-override-0123456789"):
+        assert secret not in result.out
+    assert ('-p \'{"a": {"api_key": "sk***6789"}, "aws_secret_access_key": "wJ***CYEX", '
+            '"db_url": "postgres://admin:***@db:5432/x"}\'') in result.out
+    assert '--overrides \'{"env": {"OPENAI_API_KEY": "sk***6789", "password": "hu***pass"}}\'' in result.out
+
+
+def test_extra_arguments_with_control_characters_are_pasted_exactly(ap, paste):
+    """Round three (control bytes): what the user adds is printed the same way."""
+    result = ap("APG-DEBUG@debug", "--note", "a\x1b[8mb;c", "-x_y", "-1")
+    assert result.code == 0 and printable(result.out)
+    for shell in SHELLS:
+        assert paste(result.out, shell)["argv"][-4:] == ["--note", "a\x1b[8mb;c", "-x_y", "-1"]
+
+
+@pytest.fixture
+def served():
+    """``served(group, benchloop_cluster=None)``: a scripted AgentPlatform (and Benchloop) serving
+    group ``G``; the servers stop after the test."""
+    servers = []
+
+    def serve(group: dict, benchloop_cluster: str | None = None):
+        routes = {"/api/groups/G": json_reply(group)}
+        if benchloop_cluster is not None:
+            routes["/openapi/groups/G"] = json_reply({"group_id": "G", "cluster": benchloop_cluster})
+        server = start_scripted(routes)
+        servers.append(server)
+        return server
+
+    yield serve
+    for server in servers:
+        server.stop()
+
+
+def ap_cmd(bl, server, *args: str):
+    return bl("--retry", "0", "ap-cmd", *args, "--ap-base-url", server.url, "--ap-api-key", AP_KEY)
+
+
+PLAIN = {"group_id": "G", "template": "swe-agent", "name": "n", "max_concurrency": 2, "queue_id": "q1",
+         "submission_context": {"params": {"model": "m"}}}
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"max_concurrency": "2&&touch pwned"}, "max_concurrency '2&&touch pwned' is not a whole number (0 or more)"),
+    ({"submission_context": {"batch_size": "$(touch pwned)", "params": {"model": "m"}}},
+     "batch_size '$(touch pwned)' is not a whole number (0 or more)"),
+    ({"max_concurrency": -1}, "max_concurrency '-1' is not a whole number (0 or more)"),
+    ({"template": "-rf"}, "template '-rf' starts with '-': ap would read it as an option"),
+    ({"queue_id": "--all"}, "queue_id '--all' starts with '-': ap would read it as an option"),
+    ({"name": "a\x00b"}, "'a\\x00b' contains a NUL character, which no command argument can carry"),
+])
+def test_values_that_cannot_be_printed_safely_are_refused(bl, served, change, message):
+    """Round three: numbers are numbers; a leading dash has no `=` form for the template and -q."""
+    server = served({**PLAIN, **change})
+    result = ap_cmd(bl, server, "G@c1")
+    assert (result.code, result.out, result.err) == (1, "", f"[error] failed to build command: {message}\n")
+
+
+def test_a_command_no_shell_can_run_is_refused(bl, served):
+    """Round three (size): a 200 KB name and 5,000 params made a 764 KB command."""
+    params = {f"param_{i}": "v" * 100 for i in range(5000)}
+    server = served({**PLAIN, "name": "n" * 200_000, "submission_context": {"params": params}})
+    result = ap_cmd(bl, server, "G@c1")
+    assert (result.code, result.out) == (1, "")
+    assert result.err.startswith("[error] failed to build command: the command would be ")
+    assert "more than the 131,072 a shell can run" in result.err and len(result.err) < 300
+
+
+def test_a_cluster_with_crlf_from_benchloop_is_bad_data_not_network(bl, served):
+    """Round three: it failed in the X-CLUSTER header and exited 4 ("network")."""
+    server = served(PLAIN, benchloop_cluster="sg-prod-2\r\nX-Injected: 1")
+    result = bl("--host", server.url, "--api-key", "bl-key", "--retry", "0", "ap-cmd", "G",
+                "--ap-base-url", server.url, "--ap-api-key", AP_KEY)
+    assert (result.code, result.out) == (1, "")
+    assert result.err == ("[error] Benchloop group G records an invalid cluster 'sg-prod-2\\r\\nX-Injected: 1': "
+                          "a cluster name is visible ASCII without spaces\n")
+    assert [s.path for s in server.seen] == ["/openapi/groups/G"]  # nothing sent to AgentPlatform
+    no_key = bl("--host", server.url, "--api-key", "bl-key", "--retry", "0", "ap-cmd", "G", "--ap-base-url", server.url)
+    assert no_key.code == 2  # the missing key is still the first complaint (docs/contract.md 1.5 order)
+
+
+@pytest.mark.parametrize("args", [["G@a\rb"], ["G", "--ap-cluster", "a b"], ["G", "--ap-cluster", "中"]])
+def test_an_invalid_cluster_given_by_the_user_is_a_usage_error(bl, served, args):
+    server = served(PLAIN)
+    result = ap_cmd(bl, server, *args)
+    assert (result.code, result.out) == (2, "")
+    assert "invalid AgentPlatform cluster" in result.err and server.seen == []
+
+
+def test_an_option_spelt_with_underscores_is_an_extra_argument_as_typed(bl, served):
+    """Round three: Cyclopts read --suite_name as --suite-name; the contract (and the official
+    client) pass it on as an extra that replaces the segment as typed."""
+    server = served(PLAIN)
+    result = ap_cmd(bl, server, "G@c1", "--suite_name", "X", "--batch_size=5")
+    assert result.code == 0, result.err
+    assert "  --suite_name X \\\n" in result.out and "--suite-name" not in result.out
+    assert result.out.endswith("  --batch_size=5\n")
+    before = ap_cmd(bl, server, "--suite_name", "X", "G@c1")  # an unknown option before the id, as --x would be
+    assert before.code == 2 and before.err.endswith("Error: Unknown option: --suite_name.\n")
+    key = ap_cmd(bl, server, "G@c1", "--ap_api_key", "sk-typed-0123456789")  # never printed as an extra
+    assert (key.code, key.out) == (2, "") and "sk-typed" not in key.err
+    assert key.err.endswith("Error: --ap_api_key is not passed to ap (it would be printed): write --ap-api-key\n")
+
+
+def test_the_local_environment_never_reaches_the_command(bl, served, monkeypatch):
+    """Round three (local secrets): `$AP_API_KEY` and `${BENCHLOOP_API_KEY}` in params used to be
+    expanded, printing the user's keys in clear."""
+    monkeypatch.setenv("AP_API_KEY", "users-ap-key-0123456789")
+    monkeypatch.setenv("BENCHLOOP_API_KEY", "users-bl-key-0123456789")
+    server = served({**PLAIN, "submission_context": {"params": {"a": "$AP_API_KEY", "b": "${BENCHLOOP_API_KEY}"}}})
+    result = bl("--retry", "0", "ap-cmd", "G@c1", "--ap-base-url", server.url)
+    assert result.code == 0
+    assert "users-" not in result.out + result.err
+    assert '-p \'{"a": "$AP_API_KEY", "b": "${BENCHLOOP_API_KEY}"}\'' in result.out
+    assert result.err.splitlines() == [
+        "[warn] -p a: $AP_API_KEY is left as written (bl does not expand variables from your environment)",
+        "[warn] -p b: ${BENCHLOOP_API_KEY} is left as written (bl does not expand variables from your environment)"]

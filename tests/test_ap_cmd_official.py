@@ -38,6 +38,7 @@ def cases(url: str) -> list[tuple[list[str], dict[str, str]]]:
         (["ap-cmd", "APG-NOTEMPLATE@hz-prod-1", *ap, "--show-secrets"], {}),
         (["ap-cmd", "APG-EMPTY@pre-release-1", *ap], {}),
         (["ap-cmd", "APG-DEBUG@debug", *ap, "--suite-name", "new name"], {}),
+        (["ap-cmd", "APG-PARAMS@sg-prod-2", *ap, "--suite_name", "X", "--batch_size=5"], {}),
         (["ap-cmd", "APG-NONE@hz-prod-1", *ap], {}),
         (["ap-cmd", "APG-NONE", *ap, "--ap-cluster", "x"], {}),
         (["ap-cmd", "APG-NONE", *ap, "--params", "{bad"], {"AP_CLUSTER": "hk-test"}),
@@ -61,8 +62,9 @@ def run(exe: list[str], args: list[str], env: dict[str, str]) -> tuple[int, str]
 def test_same_stdout_and_exit_code_as_the_official_client(make_sandbox, tmp_path):
     sandbox = make_sandbox(api_key="official-key")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AP_", "BENCHLOOP", "BENCHMARK"))}
-    env.update(HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"), BENCHLOOP_NO_UPDATE_CHECK="1",
-               AP_SANDBOX_HOME="/home/sandbox")
+    # AP_SANDBOX_HOME stays unset: the official client expands "${AP_SANDBOX_HOME}" from the
+    # environment (bl never does, docs/contract.md 8), and leaves an unset one as written.
+    env.update(HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"), BENCHLOOP_NO_UPDATE_CHECK="1")
     ours = [sys.executable, "-m", "benchloop"]
     different = []
     for args, extra in cases(sandbox.url):
@@ -70,3 +72,29 @@ def test_same_stdout_and_exit_code_as_the_official_client(make_sandbox, tmp_path
         if theirs != mine:
             different.append((args, theirs, mine))
     assert different == []
+
+
+def test_what_the_official_client_printed_for_a_hostile_group(make_sandbox, tmp_path):
+    """The deliberate differences of round three (docs/contract.md 8), seen on the official client:
+    its APG-HOSTILE command runs injected commands when pasted, and prints the user's own
+    AP_API_KEY that a group param names; bl's runs none and prints no key."""
+    sandbox = make_sandbox(api_key="official-key")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AP_", "BENCHLOOP", "BENCHMARK"))}
+    env.update(HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"), BENCHLOOP_NO_UPDATE_CHECK="1",
+               AP_API_KEY=KEY)  # the key the user has in the environment
+    args = ["ap-cmd", "APG-HOSTILE@hk-benchmark-dev", "--ap-base-url", sandbox.url]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ap").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "ap").chmod(0o755)
+    ran = {}
+    for name, exe in (("official", [OFFICIAL]), ("bl", [sys.executable, "-m", "benchloop"])):
+        code, out = run(exe, args, env)
+        assert code == 0
+        work = tmp_path / name
+        work.mkdir()
+        subprocess.run(["bash", "-c", out], cwd=work, capture_output=True, timeout=60,
+                       env={"PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(tmp_path)})
+        ran[name] = (sorted(p.name for p in work.iterdir()), KEY in out)
+    assert ran["official"][0] and ran["official"][1]  # pwned-* files; the key in clear
+    assert ran["bl"] == ([], False)

@@ -27,6 +27,9 @@ def test_quote_only_when_needed(value, quoted):
     ("access_token", "tok-1", True), ("notion_key", "plainvalue", False), ("notion_key", "ntn_123", True),
     ("openaiKey", "sk-abc", True), ("cache_key", "a1-b2c3d4e5f6g7h8i9j0k", True), ("model", "sk-abc", False),
     ("key_path", "${HOME}", False),
+    # round three: secret words anywhere in the name, whatever the value looks like
+    ("aws_secret_access_key", "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY12", True), ("db_password_2", "x", True),
+    ("secretName", "abc", True), ("secret_count", 3, False), ("password_required", True, False),
 ])
 def test_is_sensitive(key, value, sensitive):
     assert r.is_sensitive(key, value) is sensitive
@@ -37,12 +40,136 @@ def test_mask(value, masked):
     assert r.mask(value) == masked
 
 
-def test_show_params(monkeypatch):
+def test_show_params_never_expands_the_environment(monkeypatch):
+    """Round three: a ``$VAR`` from the server stays as written (it used to be expanded from the
+    local environment, so ``"$AP_API_KEY"`` printed the user's key)."""
     monkeypatch.setenv("SECRET_HOME", "/h")
+    monkeypatch.setenv("AP_API_KEY", "the-users-own-key-123")
     shown = r.show_params({"api_key": "sk-12345678", "home": "$SECRET_HOME", "user_key": "sk-abcdefgh",
-                           "n": "中"}, user_keys={"user_key"})
-    assert shown == '\'{"api_key": "sk***5678", "home": "/h", "user_key": "sk-abcdefgh", "n": "中"}\''
-    assert r.show_params({"home": "$SECRET_HOME"}, expand_env=False) == '\'{"home": "$SECRET_HOME"}\''
+                           "steal": "${AP_API_KEY}", "n": "中"}, user_keys={"user_key"})
+    assert shown == ('\'{"api_key": "sk***5678", "home": "$SECRET_HOME", "user_key": "sk-abcdefgh", '
+                     '"steal": "${AP_API_KEY}", "n": "中"}\'')
+    assert r.env_references({"home": "$SECRET_HOME", "x": "a $B", "y": "${C}", "z": 1}) == [
+        "-p home: $SECRET_HOME is left as written (bl does not expand variables from your environment)",
+        "-p y: ${C} is left as written (bl does not expand variables from your environment)"]
+
+
+# ------------------------------------------------------- round three: quoting
+INJECTIONS = ["swe-agent;touch pwned", "q1|touch pwned", "2&&touch pwned", "$(touch pwned)", "`touch pwned`",
+              "a\ntouch pwned", "it's", "${HOME}", "x > y", "#c", "*", "~root", "a\\b", "中文 x"]
+
+
+@pytest.mark.parametrize("value", INJECTIONS)
+def test_quote_makes_one_word_of_any_printable_value(value):
+    import shlex
+
+    assert shlex.split(r.quote(value)) == [value]
+
+
+@pytest.mark.parametrize(("value", "quoted"), [
+    ("n\x1b[8m", "n\"$(printf '\\033')\"'[8m'"),
+    ("\r", "\"$(printf '\\015')\""),
+    ("a\x9bb", "a\"$(printf '\\302\\233')\"b"),
+    ("\u202eevil", "\"$(printf '\\342\\200\\256')\"evil"),
+    ("t\tx y", "t\"$(printf '\\011')\"'x y'"),
+])
+def test_quote_writes_control_characters_as_printf_escapes(value, quoted):
+    text = r.quote(value)
+    assert text == quoted
+    assert all(c == "\n" or c.isprintable() for c in text)
+
+
+@pytest.mark.parametrize("value", ["a\x00b", "\ud800"])
+def test_quote_refuses_what_no_argument_can_carry(value):
+    with pytest.raises(r.BuildError):
+        r.quote(value)
+
+
+def test_json_word_escapes_what_a_terminal_would_act_on():
+    value = {"t": "\x1b]0;x\x07\x9b\u202e\x7f\x00\U000e0001 中"}
+    text = r.json_word(value)
+    assert text.isprintable()
+    import json
+    import shlex
+
+    assert json.loads(shlex.split(text)[0]) == value
+
+
+@pytest.mark.parametrize(("value", "segment"), [
+    ("d", "--dataset d"), ("-d", "--dataset=-d"), ("--x y", "--dataset='--x y'"), (" -d", "--dataset ' -d'"),
+])
+def test_a_leading_dash_is_joined_with_equals(value, segment):
+    assert r.option("--dataset", value) == segment
+
+
+def test_a_positional_or_short_option_value_with_a_leading_dash_is_refused():
+    assert r.positional("swe-agent", "template") == "swe-agent"
+    with pytest.raises(r.BuildError, match="^queue_id '-x' starts with '-': ap would read it as an option$"):
+        r.positional("-x", "queue_id")
+
+
+@pytest.mark.parametrize(("value", "number"), [(4, 4), ("4", 4), (0, 0), ("007", 7), (4.0, 4)])
+def test_whole_number(value, number):
+    assert r.whole_number(value, "trials") == number
+
+
+@pytest.mark.parametrize("value", ["2&&id", "$(id)", "1 2", -1, "-1", 2.5, True, None, "", "٣", {"a": 1}])
+def test_whole_number_refuses_anything_else(value):
+    with pytest.raises(r.BuildError, match="is not a whole number"):
+        r.whole_number(value, "max_concurrency")
+
+
+def test_check_size():
+    fits = "x" * r.MAX_COMMAND_BYTES
+    assert r.check_size(fits) is fits
+    with pytest.raises(r.BuildError, match="^the command would be 131,073 bytes, more than the 131,072"):
+        r.check_size(fits + "x")
+    with pytest.raises(r.BuildError):
+        r.check_size("中" * (r.MAX_COMMAND_BYTES // 3 + 1))  # bytes, not characters
+
+
+@pytest.mark.parametrize(("name", "valid"), [
+    ("eval-hk-prod-1", True), ("debug", True), ("a\r\nX: y", False), ("a b", False), ("", False), ("中", False),
+])
+def test_valid_cluster(name, valid):
+    assert r.valid_cluster(name) is valid
+
+
+# ------------------------------------------------------- round three: masking
+def test_mask_tree_masks_at_any_depth():
+    value = {"a": {"api_key": "sk-123456789", "list": [{"password": "hunter2hunter2"}]},
+             "env": {"OPENAI_API_KEY": "sk-zzzzzzzzz", "password": "pw123456", "HOME": "/root"},
+             "containers": [{"name": "DB_PASSWORD", "value": "hunter2hunter2"}, {"name": "LOG", "value": "debug"}],
+             "aws_secret_access_key": "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY12",
+             "db_url": "postgres://admin:hunter2@db:5432/x", "ref": "$AP_API_KEY", "n": 3}
+    assert r.mask_tree(value) == {
+        "a": {"api_key": "sk***6789", "list": [{"password": "hu***ter2"}]},
+        "env": {"OPENAI_API_KEY": "sk***zzzz", "password": "pw***3456", "HOME": "/root"},
+        "containers": [{"name": "DB_PASSWORD", "value": "hu***ter2"}, {"name": "LOG", "value": "debug"}],
+        "aws_secret_access_key": "wJ***EY12", "db_url": "postgres://admin:***@db:5432/x", "ref": "$AP_API_KEY",
+        "n": 3}
+
+
+def test_mask_tree_shows_what_the_user_typed():
+    value = {"env": {"OPENAI_API_KEY": "sk-mine-12345", "password": "theirs-123"}, "api_key": "sk-mine-67890"}
+    assert r.mask_tree(value, {"env": {"OPENAI_API_KEY": "sk-mine-12345"}, "api_key": "sk-mine-67890"}) == {
+        "env": {"OPENAI_API_KEY": "sk-mine-12345", "password": "th***-123"}, "api_key": "sk-mine-67890"}
+
+
+@pytest.mark.parametrize(("text", "masked"), [
+    ("postgres://admin:hunter2@db:5432/x", "postgres://admin:***@db:5432/x"),
+    ("redis://:s3cret@cache:6379/0", "redis://:***@cache:6379/0"),
+    ("see mysql://u:p:q@h and https://x.org/a:b@c", "see mysql://u:***@h and https://x.org/a:b@c"),
+    ("https://user@host/x", "https://user@host/x"), ("postgres://admin:***@db", "postgres://admin:***@db"),
+])
+def test_mask_url(text, masked):
+    assert r.mask_url(text) == masked
+
+
+def test_masking_twice_changes_nothing():
+    """merge_params masks a ``-p`` object that was printed (masked) already."""
+    once = r.mask_tree({"api_key": "sk-123456789", "u": "pg://a:b@c", "x": {"secret": "abcdefgh"}})
+    assert r.mask_tree(once) == once
 
 
 @pytest.mark.parametrize(("a", "b", "equal"), [
@@ -114,10 +241,10 @@ def test_profile_segments_order_and_diffs():
                                     "overrides": {"r": 1, "s": 2}}}
     assert r.profile_segments(group, PROFILE, r.Changes(), 200) == [
         "ap job create t", "--profile prof:v2", "--agenthub-ref rev1", "--trials 3", "--suite-name 's n'",
-        "--concurrency 4", "-q q 1", "--batch-size 100", "--dataset d1", "-p '{\"b\": 1}'", "--overrides '{\"s\": 2}'"]
+        "--concurrency 4", "-q 'q 1'", "--batch-size 100", "--dataset d1", "-p '{\"b\": 1}'", "--overrides '{\"s\": 2}'"]
     same = r.Changes(trials=1, concurrency=2, batch_size=200, agenthub_ref="rev0", dataset="d0")
     assert r.profile_segments(group, PROFILE, same, 200)[:4] == [
-        "ap job create t", "--profile prof:v2", "--suite-name 's n'", "-q q 1"]
+        "ap job create t", "--profile prof:v2", "--suite-name 's n'", "-q 'q 1'"]
 
 
 def test_plain_segments_order():
@@ -126,6 +253,48 @@ def test_plain_segments_order():
     assert r.plain_segments(group, {"a": "b"}, "d/s", r.Changes(), 200, {"x": 1}) == [
         "ap job create t", "--dataset d/s", "--agenthub-ref r", "--concurrency 0", "--suite-name n", "-q q",
         "-p '{\"a\": \"b\"}'", "--overrides '{\"x\": 1}'"]
+
+
+def test_segments_quote_every_server_value():
+    """Round three: the template, -q, --concurrency, --batch-size and --trials were printed bare."""
+    group = {"template": "t;touch p", "max_concurrency": "4", "name": "-n", "queue_id": "q|x", "dataset": "-d",
+             "submission_context": {"batch_size": "50"}}
+    assert r.plain_segments(group, {}, "-d", r.Changes(), 200, None) == [
+        "ap job create 't;touch p'", "--dataset=-d", "--concurrency 4", "--suite-name=-n", "-q 'q|x'",
+        "--batch-size 50"]
+    profile = {"name": "-p $(x)", "version": 1, "spec": {"template": "s|t", "trials": 1}}
+    assert r.profile_segments({"submission_context": {"trials": "3"}}, profile, r.Changes(), 200) == [
+        "ap job create 's|t'", "--profile='-p $(x):v1'", "--trials 3"]
+    with pytest.raises(r.BuildError, match="^trials '3;x' is not a whole number"):
+        r.profile_segments({"submission_context": {"trials": "3;x"}}, profile, r.Changes(), 200)
+    for bad in ({"max_concurrency": "2&&x"}, {"submission_context": {"batch_size": "$(x)"}}, {"template": "-rf"},
+                {"queue_id": "-q"}):
+        with pytest.raises(r.BuildError):
+            r.plain_segments({**group, **bad}, {}, "", r.Changes(), 200, None)
+
+
+def test_overrides_are_masked_like_params():
+    segments = r.plain_segments({"template": "t"}, {"a": {"token": "abc-secret"}}, "", r.Changes(), 200,
+                                {"env": {"OPENAI_API_KEY": "sk-0123456789"}})
+    assert segments[1:] == ['-p \'{"a": {"token": "ab***cret"}}\'',
+                            '--overrides \'{"env": {"OPENAI_API_KEY": "sk***6789"}}\'']
+
+
+def test_option_key_and_segment_key():
+    assert r.option_key("--suite_name=X") == "suite-name" and r.option_key("-q") == "q" and r.option_key("x") is None
+    assert r.segment_key("--dataset=-d") == "dataset" and r.segment_key("ap job create t") is None
+    assert r.merge_extras(["ap job create t", "--dataset=-d"], ["--dataset", "e"]) == ["ap job create t", "--dataset e"]
+
+
+def test_check_extras_refuses_ap_cmds_own_options_spelt_with_underscores():
+    r.check_extras(["--suite_name", "x", "--my_flag"])
+    with pytest.raises(ValueError, match="^--ap_api_key is not passed to ap \\(it would be printed\\): write --ap-api-key$"):
+        r.check_extras(["--ap_api_key=sk-typed-123"])
+
+
+def test_extras_are_quoted_like_everything_else():
+    assert r.merge_extras(["ap job create t"], ["--note", "a\x1bb"]) == [
+        "ap job create t", "--note a\"$(printf '\\033')\"b"]
 
 
 def test_group_extras():

@@ -462,7 +462,9 @@ def _pass_through(stdin_token: str, tokens: list[str]) -> list[str]:
         return tokens
     if not _passes_through(tokens[index]):
         return tokens
-    return [*tokens[:index + 1], "--", *tokens[index + 1:]]
+    from .commands import keep_extras_as_typed
+
+    return [*tokens[:index + 1], "--", *keep_extras_as_typed(tokens[index], tokens[index + 1:])]
 
 
 def _passes_through(name: str) -> bool:

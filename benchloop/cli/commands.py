@@ -17,11 +17,38 @@ from typing import Annotated, Any
 
 from cyclopts import App, Parameter
 
+from ..base.errors import UsageError
 from ..engine.arguments import bind
 from ..table.load import load_model
 from ..table.model import Action, Option
 
 STDIN_TOKEN = "\x00stdin"
+EXTRA_TOKEN = "\x00extra:"  # in front of an option-like token that must reach the extra arguments as typed
+
+
+def keep_extras_as_typed(name: str, tokens: list[str]) -> list[str]:
+    """The tokens after an extra-arguments command (``ap-cmd``), with every option the command
+    does not declare *as typed* behind ``EXTRA_TOKEN``.
+
+    Cyclopts matches ``--suite_name`` to ``--suite-name`` (it reads ``_`` as ``-``), so it
+    would take such a token as the command's own option; the contract passes it on as an
+    extra argument that replaces its segment as typed (``--suite_name X``), as the official
+    client does.  A token right after a declared option that takes a value is left to Cyclopts."""
+    (action,) = load_model().resources[name].actions.values()
+    flags = {flag for opt in action.options for flag in opt.flags}
+    valued = {flag for opt in action.options if opt.type != "flag" for flag in opt.flags}
+    out: list[str] = []
+    for index, token in enumerate(tokens):
+        typed = token.split("=", 1)[0]
+        after_value = index > 0 and tokens[index - 1] in valued
+        if token.startswith("-") and "_" in typed and typed not in flags and not after_value:
+            token = EXTRA_TOKEN + token
+        out.append(token)
+    return out
+
+
+def _as_typed(token: str) -> str:
+    return token[len(EXTRA_TOKEN):] if token.startswith(EXTRA_TOKEN) else token
 
 
 def _hint(opt: Option) -> tuple[Any, dict[str, Any]]:
@@ -57,10 +84,13 @@ def make_handler(action: Action):
     def handler(*args, **kwargs):  # annotations come from __signature__
         ctx = kwargs.pop("ctx")
         if positional is not None:
-            kwargs[positional.name] = args[0] if args else None
+            first = args[0] if args else None
+            if first is not None and first.startswith(EXTRA_TOKEN):  # as Cyclopts says of --unknown there
+                raise UsageError(f"Unknown option: {_as_typed(first)}.")
+            kwargs[positional.name] = first
             args = args[1:]
         if action.extra_args:  # everything the command does not know, in order
-            kwargs["extra_args"] = ["-" if a == STDIN_TOKEN else a for a in args]
+            kwargs["extra_args"] = ["-" if a == STDIN_TOKEN else _as_typed(a) for a in args]
         dim, ids, options = bind(action, kwargs, stdin_token=STDIN_TOKEN)
         return ctx.run(action, dim, ids, options)
 

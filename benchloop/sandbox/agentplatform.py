@@ -11,22 +11,32 @@ endpoint's service): missing or ``expired-...`` -> 401, wrong -> 403.
 
 The data is fixed, chosen so that every branch of ``ap-cmd`` has a group:
 
-=====================  ==============  ==================================================
-group                  cluster         what it exercises
-=====================  ==============  ==================================================
-``APG-PROFILE``        eval-hk-prod-1  profile group; Benchloop records its cluster
-                                       (``EVAL-HK-PROD-1``, lower-cased by the client)
-``APG-PARAMS``         sg-prod-2       stored params (secrets, ``$VAR``, quoting), overrides
-                                       with sidecars vs the template; found by discovery
-``APG-SAMPLE``         hk-prod-2       no stored params: sample job, schema filtering,
-                                       ``DATASET/SPLIT`` exists
-``APG-REMOTE``         wlcb-prod-1     sample job; its template lives only on bj-prod-1;
-                                       ``DATASET/SPLIT`` does not exist
-``APG-NOTEMPLATE``     hz-prod-1       no template anywhere: raw environment names
-``APG-BARE``           hk-test         neither template nor profile (cannot be rebuilt)
-``APG-EMPTY``          pre-release-1   no stored params and no jobs
-``APG-DEBUG``          debug           a cluster outside the list (``Env: debug``)
-=====================  ==============  ==================================================
+=========================  ================  ====================================================
+group                      cluster           what it exercises
+=========================  ================  ====================================================
+``APG-PROFILE``            eval-hk-prod-1    profile group; Benchloop records its cluster
+                                             (``EVAL-HK-PROD-1``, lower-cased by the client)
+``APG-PARAMS``             sg-prod-2         stored params (secrets, ``$VAR``, quoting), overrides
+                                             with sidecars vs the template; found by discovery
+``APG-SAMPLE``             hk-prod-2         no stored params: sample job, schema filtering,
+                                             ``DATASET/SPLIT`` exists
+``APG-REMOTE``             wlcb-prod-1       sample job; its template lives only on bj-prod-1;
+                                             ``DATASET/SPLIT`` does not exist
+``APG-NOTEMPLATE``         hz-prod-1         no template anywhere: raw environment names
+``APG-BARE``               hk-test           neither template nor profile (cannot be rebuilt)
+``APG-EMPTY``              pre-release-1     no stored params and no jobs
+``APG-DEBUG``              debug             a cluster outside the list (``Env: debug``)
+``APG-HOSTILE``            hk-benchmark-dev  every printed value hostile: ``;``, ``|``, ``$(...)``,
+                                             backticks, quotes, a newline, ESC/OSC/CR/C1/bidi
+                                             controls, leading dashes, ``$AP_API_KEY`` params,
+                                             nested and URL secrets (``tests/test_ap_cmd.py``
+                                             pastes its command into ``bash`` and ``sh``)
+``APG-HOSTILE-PROFILE``    hk-benchmark-dev  a profile group without template: the profile's
+                                             hostile ``spec.template`` and name, trials as digits
+=========================  ================  ====================================================
+
+The hostile groups are named only by the tests that use them; no other group, profile or
+template changes because of them.
 """
 
 from __future__ import annotations
@@ -61,6 +71,10 @@ TEMPLATES: dict[tuple[str, str], dict[str, Any]] = {
 TEMPLATE_CLUSTERS = ("eval-hk-prod-1", "sg-prod-2", "hk-prod-2", "debug")
 
 PROFILES = {
+    ("prof-hostile", 1): {"profile_id": "prof-hostile", "name": "-p $(touch pwned-profile)", "version": 1, "spec": {
+        "template": "swe-agent|touch pwned-spec-template", "trials": 1, "concurrency": 1,
+        "params": {"model": "qwen3.7-max"},
+    }},
     ("prof1", 2): {"profile_id": "prof1", "name": "nightly eval", "version": 2, "spec": {
         "template": "swe-agent", "agenthub_revision": "rev0", "concurrency": 2, "dataset": "swe-bench/test",
         "trials": 1,
@@ -119,6 +133,32 @@ GROUPS: dict[str, tuple[str, dict[str, Any]]] = {
     "APG-DEBUG": ("debug", {
         "group_id": "APG-DEBUG", "template": "swe-agent", "name": "debugging", "dataset": "swe-bench",
         "max_concurrency": 1, "submission_context": {"params": {"model": "qwen-debug", "region": "x"}},
+    }),
+    # Every value that reaches the printed command tries to run `touch pwned-*` when pasted.
+    "APG-HOSTILE": ("hk-benchmark-dev", {
+        "group_id": "APG-HOSTILE", "template": "swe-agent;touch pwned-template\ntouch pwned-newline #",
+        "name": "-n $(touch pwned-name) `touch pwned-tick` \x1b[8m$(touch pwned-hidden)\x1b[0m\x1b]0;t\x07\r\x9b\u202e",
+        "dataset": "--dataset;touch pwned-dataset", "agenthub_revision": "rev'\"; touch pwned-quote",
+        "max_concurrency": "4", "queue_id": "q1|touch pwned-queue",
+        "submission_context": {
+            "batch_size": "50",
+            "params": {
+                "model": "m';touch pwned-param;'", "ap_key": "$AP_API_KEY", "bl_key": "${BENCHLOOP_API_KEY}",
+                "nested": {"api_key": "sk-nested-0123456789", "list": [{"password": "hunter2hunter2"}]},
+                "aws_secret_access_key": "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY12",
+                "db_url": "postgres://admin:hunter2@db.internal:5432/evals",
+                "terminal": "\x1b]52;c;dG91Y2ggcHduZWQ=\x07\x1b[2J\r\x00\x7f\x85\u2028",
+            },
+            "overrides": {"env": {"OPENAI_API_KEY": "sk-override-0123456789", "password": "hunter2hunter2",
+                                  "HOME": "/root"},
+                          "containers": [{"env": [{"name": "DB_PASSWORD", "value": "hunter2hunter2"},
+                                                  {"name": "LOG_LEVEL", "value": "debug"}]}]},
+        },
+    }),
+    "APG-HOSTILE-PROFILE": ("hk-benchmark-dev", {
+        "group_id": "APG-HOSTILE-PROFILE", "name": "$(touch pwned-suite)", "max_concurrency": 2,
+        "queue_id": "q`touch pwned-q`", "profile_id": "prof-hostile", "profile_version": 1,
+        "submission_context": {"trials": "3", "params": {"model": "qwen3.7-max"}},
     }),
 }
 

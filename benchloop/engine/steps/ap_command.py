@@ -26,6 +26,7 @@ from .ap_rebuild import (
     BuildError,
     Changes,
     apply_changes,
+    check_extras,
     infer_params,
     merge_extras,
     overrides_vs_template,
@@ -33,7 +34,9 @@ from .ap_rebuild import (
     plain_segments,
     profile_segments,
     render,
+    shown,
     split_target,
+    valid_cluster,
 )
 from .registry import step
 
@@ -45,8 +48,12 @@ def ap_command(call: StepCall) -> str:
     clusters = list(params.texts("clusters"))
     group_id, at_cluster = split_target(call.ident)
     cluster = at_cluster or opts.get("ap_cluster") or os.environ.get(params.text("cluster_env")) or None
+    if cluster and not valid_cluster(cluster):
+        raise UsageError(f"invalid AgentPlatform cluster {shown(cluster)}: a cluster name is visible ASCII "
+                         f"without spaces")
+    recorded = None  # the cluster as Benchloop records the group, when it comes from there
     if not cluster and call.has_key("lookup"):
-        cluster = benchloop_cluster(call, group_id)
+        cluster = recorded = benchloop_cluster(call, group_id)
     cluster = cluster.lower() if cluster else None
     flag = opts.get("ap_cluster")
     if at_cluster and flag and at_cluster.lower() != flag.lower():
@@ -54,6 +61,10 @@ def ap_command(call: StepCall) -> str:
     call.require_key("group")
     if not cluster:
         raise UsageError(params.text("cluster_required"))
+    if recorded and not valid_cluster(recorded):
+        # bad data (a CR/LF used to fail in the X-CLUSTER header, reported as a network error)
+        raise StepError(f"Benchloop group {group_id} records an invalid cluster {shown(recorded)}: "
+                        f"a cluster name is visible ASCII without spaces")
     group, cluster = find_group(call, group_id, cluster, at_cluster is not None, clusters)
     try:
         changes = Changes(trials=opts.get("trials"), concurrency=opts.get("concurrency"),
@@ -61,17 +72,22 @@ def ap_command(call: StepCall) -> str:
                           dataset=opts.get("dataset"), suite_name=opts.get("suite_name"), queue=opts.get("queue"),
                           params=parse_json_option(opts.get("params")),
                           overrides=parse_json_option(opts.get("overrides")))
+        check_extras(list(opts.get("extra_args") or ()))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    notes: list[str] = []
     try:
-        segments = build(call, group_id, group, cluster, changes, clusters)
+        segments = build(call, group_id, group, cluster, changes, clusters, notes)
+        text = render(cluster, merge_extras(segments, list(opts.get("extra_args") or ())))
     except (AuthError, Cancelled):
         raise
     except BenchloopError as exc:
         raise StepError(f"failed to build command: {_plain(exc)}", exc.network) from None
     except (BuildError, TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
         raise StepError(f"failed to build command: {exc}") from None
-    return render(cluster, merge_extras(segments, list(opts.get("extra_args") or ())))
+    for note in notes:
+        call.log.warn(note)
+    return text
 
 
 def _plain(exc: BenchloopError) -> str:
@@ -119,7 +135,8 @@ def find_group(call: StepCall, group_id: str, cluster: str, pinned: bool, cluste
                     f"Hint: if the group is on an unlisted cluster, specify it with: bl ap-cmd {group_id}@<cluster_name>")
 
 
-def build(call: StepCall, group_id: str, group: dict, cluster: str, changes: Changes, clusters: list[str]) -> list[str]:
+def build(call: StepCall, group_id: str, group: dict, cluster: str, changes: Changes, clusters: list[str],
+          notes: list[str]) -> list[str]:
     batch = call.params.integer("default_batch_size")
     if group.get("profile_id"):
         version = group.get("profile_version")
@@ -128,7 +145,7 @@ def build(call: StepCall, group_id: str, group: dict, cluster: str, changes: Cha
             raise BuildError("the profile is not a JSON object")
         if version is not None:
             profile = {**profile, "version": version}
-        return profile_segments(group, profile, changes, batch)
+        return profile_segments(group, profile, changes, batch, notes)
     template = group.get("template")
     if not template:
         raise BuildError("Group has no template and no profile; cannot reconstruct command")
@@ -147,7 +164,7 @@ def build(call: StepCall, group_id: str, group: dict, cluster: str, changes: Cha
     if overrides:
         found = find_template(call, template, changed.get("agenthub_revision"), cluster, clusters)
         diff = overrides_vs_template(overrides, found)
-    return plain_segments(changed, params, dataset, changes, batch, diff)
+    return plain_segments(changed, params, dataset, changes, batch, diff, notes)
 
 
 def find_template(call: StepCall, name: str, revision: Any, cluster: str, clusters: list[str]) -> dict:

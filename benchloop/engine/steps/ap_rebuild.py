@@ -5,8 +5,14 @@ template and sample-job environment already fetched - and makes no request;
 ``ap_command.py`` fetches them.  Each rule of the contract is one small
 function, tested one by one in ``tests/test_ap_rebuild.py``:
 
-* quoting: POSIX shell quoting, only where a value needs it (``shlex.quote``);
-* secrets: which ``-p`` values are masked, and how (``is_sensitive``, ``mask``);
+* quoting: what a shell can paste (``quote``, ``json_word``, ``option``,
+  ``positional``, ``whole_number``, ``check_size``): every server value is one
+  word, a value starting with ``-`` never becomes an option of ``ap``, numbers
+  are numbers, only printable characters and newlines are printed, and the
+  text stays under ``MAX_COMMAND_BYTES``;
+* secrets: which ``-p`` and ``--overrides`` values are masked, at any depth, and
+  how (``is_sensitive``, ``mask``, ``mask_tree``, ``mask_url``); ``$VAR`` values
+  are printed as written, never expanded (``env_references``);
 * diffs: what differs from the profile or from the template (``loosely_equal``,
   ``overrides_vs_profile``, ``overrides_vs_template`` with its sidecar split);
 * params inferred from a sample job's environment (``infer_params``);
@@ -18,8 +24,8 @@ function, tested one by one in ``tests/test_ap_rebuild.py``:
 
 from __future__ import annotations
 
+import itertools
 import json
-import os
 import re
 import shlex
 from collections.abc import Mapping
@@ -27,16 +33,33 @@ from dataclasses import dataclass
 from typing import Any
 
 JOIN = " \\\n  "  # between segments: a backslash, a newline, two spaces
+# The longest text ap-cmd prints.  Linux refuses any single argument of 128 KiB or more
+# (MAX_ARG_STRLEN, "Argument list too long"), so a longer command could never run; the
+# bound counts the whole text, exports and quotes included, so every argument is below it.
+MAX_COMMAND_BYTES = 128 * 1024
 SECRET_PREFIXES = ("ntn_", "sk-", "sk_", "AKIA", "ASIA", "AIza", "ghp_", "github_pat_", "GOCSPX-", "xoxb-")
 SECRET_NAMES = {"api_key", "apikey", "secret", "password", "auth", "authorization", "credential", "credentials",
                 "private_key", "client_secret"}
 SECRET_SUFFIXES = ("_api_key", "_apikey", "_secret", "_password", "_credential", "_credentials", "_private_key",
                    "_client_secret")
+SECRET_WORDS = {"secret", "password", "passwd"}  # anywhere in a name: aws_secret_access_key, db_password_2
 _ENV_REF = re.compile(r"^\$\w+$|^\$\{[^}]+\}$")
+# scheme://user:PASSWORD@ - the password of a URL (a DSN such as postgres://u:p@h/db)
+_URL_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^/?#@:\s]*:)(?P<password>[^/?#@\s]+)(?=@)")
+_CLUSTER = re.compile(r"[\x21-\x7e]{1,200}")  # visible ASCII, no space: fits the X-CLUSTER header as is
+# ap-cmd's own options that `ap` does not have.  Spelt with `_` (``--ap_api_key KEY``) they
+# reach the extra arguments, which are printed: refused instead, so a key is never printed.
+OWN_OPTIONS = ("ap-base-url", "ap-api-key", "ap-cluster")
 
 
 class BuildError(ValueError):
     """The group cannot be turned into a command (exit 1, ``failed to build command: ...``)."""
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """A value in an error message: ``repr`` (control characters escaped), cut to ``limit``."""
+    text = repr(str(value))
+    return text if len(text) <= limit else text[:limit] + "...'"
 
 
 # ------------------------------------------------------------------ target
@@ -49,14 +72,108 @@ def split_target(raw: str) -> tuple[str, str | None]:
     return head, tail or None
 
 
+def valid_cluster(name: str) -> bool:
+    """A cluster name goes into the ``X-CLUSTER`` header and ``export AP_CLUSTER=``: visible
+    ASCII only (no space, CR, LF or other control character)."""
+    return bool(_CLUSTER.fullmatch(name))
+
+
+# ----------------------------------------------------------------- quoting
+def _visible(char: str) -> bool:
+    return char == "\n" or char.isprintable()
+
+
 def quote(value: Any) -> str:
-    """POSIX shell quoting, applied only when the value needs it (``prof:v2`` stays bare)."""
-    return shlex.quote(str(value))
+    """One shell word for ``value``, the same for bash, dash, zsh and ksh.
+
+    Printable text gets POSIX quoting only when it needs it (``shlex.quote``: ``prof:v2``
+    stays bare, ``$(...)``, ``;``, ``|`` and newlines end up inside single quotes, where no
+    shell acts on them).  Characters a terminal would act on - ESC, CR, C1 controls, bidi
+    marks: whatever ``str.isprintable`` refuses, except the newline - are written as
+    ``"$(printf '\\ooo')"`` pieces of their UTF-8 bytes: the screen shows them for what they
+    are and the shell still passes the exact value.  (ANSI-C ``$'...'`` would be shorter, but
+    dash, the ``sh`` of Debian and Ubuntu before 0.5.13, reads it as ``$`` and a quoted
+    string.)  A NUL cannot be part of an argument, and text that is not Unicode cannot be
+    printed: both refused."""
+    text = str(value)
+    if "\x00" in text:
+        raise BuildError(f"{shown(text)} contains a NUL character, which no command argument can carry")
+    if text.replace("\n", "").isprintable():  # the usual case, at C speed
+        return shlex.quote(text)
+    pieces = []
+    for visible, run in itertools.groupby(text, _visible):
+        chunk = "".join(run)
+        if visible:
+            pieces.append(shlex.quote(chunk))
+            continue
+        try:
+            raw = chunk.encode("utf-8")
+        except UnicodeEncodeError:
+            raise BuildError(f"{shown(text)} is not valid Unicode") from None
+        pieces.append("\"$(printf '" + "".join(f"\\{byte:03o}" for byte in raw) + "')\"")
+    return "".join(pieces)
+
+
+def _json_escape(char: str) -> str:
+    code = ord(char)
+    if code > 0xFFFF:
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
+def json_word(value: Any) -> str:
+    """A JSON value as one shell word: ``json.dumps`` (``", "`` and ``": "``, non-ASCII kept),
+    every character that is not printable written as its ``\\uXXXX`` escape (the same JSON
+    value; ``json.dumps`` already escapes C0 controls, not DEL, C1 or bidi marks), quoted."""
+    text = json.dumps(value, ensure_ascii=False)
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else _json_escape(c) for c in text)
+    return quote(text)
+
+
+def option(flag: str, value: Any) -> str:
+    """``--flag value``, the value one word; a value starting with ``-`` is joined as
+    ``--flag=value``, so ``ap`` can never read it as an option of its own."""
+    text = str(value)
+    return f"{flag}={quote(text)}" if text.startswith("-") else f"{flag} {quote(text)}"
+
+
+def positional(value: Any, what: str) -> str:
+    """A word ``ap`` reads by position (the template) or the value of a short option (``-q``):
+    one that starts with ``-`` would be an option of ``ap`` and has no ``=`` form, so it is
+    refused."""
+    text = str(value)
+    if text.startswith("-"):
+        raise BuildError(f"{what} {shown(text)} starts with '-': ap would read it as an option")
+    return quote(text)
+
+
+def whole_number(value: Any, what: str) -> int:
+    """A count from the group (trials, concurrency, batch size): an integer >= 0 (``4.0``
+    included), or a string of ASCII digits; anything else (``"2&&..."``, ``"$(...)"``, -1,
+    2.5, true) is refused."""
+    if isinstance(value, float) and value.is_integer() and value >= 0:
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return int(value)
+    raise BuildError(f"{what} {shown(value)} is not a whole number (0 or more)")
+
+
+def check_size(text: str) -> str:
+    """``text`` when a shell can run it; longer than ``MAX_COMMAND_BYTES`` (UTF-8): refused."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_COMMAND_BYTES:
+        raise BuildError(f"the command would be {size:,} bytes, more than the {MAX_COMMAND_BYTES:,} a shell can "
+                         f"run (Linux refuses an argument of 128 KiB); not printed")
+    return text
 
 
 # ----------------------------------------------------------------- secrets
 def is_env_ref(value: Any) -> bool:
-    """``$VAR`` or ``${VAR}``: expanded from the environment and never masked."""
+    """``$VAR`` or ``${VAR}``: printed as written (never expanded, never masked)."""
     return isinstance(value, str) and bool(_ENV_REF.match(value))
 
 
@@ -93,13 +210,15 @@ def looks_secret(value: Any) -> bool:
 
 
 def is_sensitive(key: str, value: Any = None) -> bool:
-    """Whether the value of ``key`` is masked in ``-p``."""
+    """Whether the value of ``key`` is masked."""
     lower = key.lower()
     words = key_words(key)
     if lower in SECRET_NAMES or lower.endswith(SECRET_SUFFIXES):
         return True
     if "credential" in words or "credentials" in words:
         return True
+    if SECRET_WORDS.intersection(words):
+        return not isinstance(value, (bool, int, float))
     if lower == "token" or lower.endswith("_token"):
         return not looks_plain(value)
     if "key" in words:
@@ -112,21 +231,48 @@ def mask(value: str) -> str:
     return "***" if len(value) <= 6 else f"{value[:2]}***{value[-4:]}"
 
 
-def show_params(params: Mapping[str, Any], user_keys: set[str] | frozenset[str] = frozenset(),
-                expand_env: bool = True) -> str:
-    """The ``-p`` value: JSON (default separators, non-ASCII kept), secrets masked, shell-quoted.
+def mask_url(text: str) -> str:
+    """The password of every ``scheme://user:password@`` in ``text`` as ``***``."""
+    return _URL_PASSWORD.sub(lambda m: m.group("head") + "***", text)
 
-    ``$VAR`` values are expanded (when ``expand_env``) and never masked; keys the
-    user gave (``--params``, ``-p`` extras) are never masked."""
-    shown: dict[str, Any] = {}
-    for key, value in params.items():
-        ref = is_env_ref(value)
-        if expand_env and ref:
-            value = os.path.expandvars(value)
-        if not ref and key not in user_keys and is_sensitive(key, value):
-            value = mask(str(value))
-        shown[key] = value
-    return quote(json.dumps(shown, ensure_ascii=False))
+
+def mask_tree(value: Any, given: Any = None) -> Any:
+    """``value`` with its secrets masked, at any depth: the value of a sensitive key, the
+    ``value`` of a ``{"name": SENSITIVE, "value": ...}`` entry (a container's environment), the
+    password of a URL.  ``given`` is what the user typed (``--params``, ``--overrides``): a key
+    of it whose value is no object is shown as typed."""
+    if isinstance(value, list):
+        return [mask_tree(item) for item in value]
+    if isinstance(value, str):
+        return mask_url(value)
+    if not isinstance(value, dict):
+        return value
+    named = value.get("name") if isinstance(value.get("name"), str) else None
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        typed = given.get(key) if isinstance(given, dict) else None
+        if isinstance(given, dict) and key in given and not isinstance(typed, dict):
+            out[key] = item
+        elif not is_env_ref(item) and (is_sensitive(str(key), item)
+                                       or (key == "value" and named is not None and is_sensitive(named, item))):
+            out[key] = mask(str(item))
+        else:
+            out[key] = mask_tree(item, typed)
+    return out
+
+
+def env_references(params: Mapping[str, Any]) -> list[str]:
+    """``[warn]`` lines for the ``$VAR``/``${VAR}`` values of ``-p``: printed as written.  The
+    official client expanded them from the local environment, so a group whose author wrote
+    ``"$AP_API_KEY"`` made it print (and a paste send) the user's key."""
+    return [f"-p {key}: {value} is left as written (bl does not expand variables from your environment)"
+            for key, value in params.items() if is_env_ref(value)]
+
+
+def show_params(params: Mapping[str, Any], user_keys: set[str] | frozenset[str] = frozenset()) -> str:
+    """The ``-p`` value: JSON, secrets masked (``mask_tree``), one shell word.  Keys the user
+    gave (``--params``, ``-p`` extras) are never masked."""
+    return json_word(mask_tree(dict(params), dict.fromkeys(user_keys)))
 
 
 # ------------------------------------------------------------------- diffs
@@ -300,70 +446,86 @@ def apply_changes(group: Mapping[str, Any], changes: Changes, base_params: Mappi
 
 
 # ---------------------------------------------------------------- segments
+# Every value below comes from a server (or from the user's options) and goes through
+# ``option``, ``positional``, ``whole_number`` or ``json_word``: nothing reaches the text bare.
+def _overrides(overrides: Mapping[str, Any], changes: Changes) -> str:
+    return f"--overrides {json_word(mask_tree(dict(overrides), changes.overrides))}"
+
+
+def _params(params: Mapping[str, Any], changes: Changes, notes: list[str] | None) -> str:
+    if notes is not None:
+        notes.extend(env_references(params))
+    return f"-p {show_params(params, changes.user_keys)}"
+
+
 def profile_segments(group: Mapping[str, Any], profile: Mapping[str, Any], changes: Changes,
-                     default_batch: int) -> list[str]:
-    """The segments of a group submitted with a profile: what differs from the profile."""
+                     default_batch: int, notes: list[str] | None = None) -> list[str]:
+    """The segments of a group submitted with a profile: what differs from the profile.
+    ``notes`` collects the warnings (``$VAR`` values left as written)."""
     group = apply_changes(group, changes)
     spec = profile.get("spec") or {}
     ctx = group.get("submission_context") or {}
     name = profile.get("name") or profile.get("profile_id")
     version = profile.get("version")
-    out = [f"ap job create {group.get('template') or spec.get('template')}", f"--profile {quote(f'{name}:v{version}')}"]
+    out = [f"ap job create {positional(group.get('template') or spec.get('template'), 'template')}",
+           option("--profile", f"{name}:v{version}")]
     if group.get("agenthub_revision") and group["agenthub_revision"] != spec.get("agenthub_revision"):
-        out.append(f"--agenthub-ref {quote(group['agenthub_revision'])}")
+        out.append(option("--agenthub-ref", group["agenthub_revision"]))
     if ctx.get("trials") is not None and ctx["trials"] != spec.get("trials"):
-        out.append(f"--trials {ctx['trials']}")
+        out.append(f"--trials {whole_number(ctx['trials'], 'trials')}")
     if group.get("name"):
-        out.append(f"--suite-name {quote(group['name'])}")
+        out.append(option("--suite-name", group["name"]))
     if group.get("max_concurrency") is not None and group["max_concurrency"] != spec.get("concurrency"):
-        out.append(f"--concurrency {group['max_concurrency']}")
+        out.append(f"--concurrency {whole_number(group['max_concurrency'], 'max_concurrency')}")
     if group.get("queue_id"):
-        out.append(f"-q {group['queue_id']}")  # never quoted (as the official client)
+        out.append(f"-q {positional(group['queue_id'], 'queue_id')}")
     if ctx.get("batch_size") is not None and ctx["batch_size"] != default_batch:
-        out.append(f"--batch-size {ctx['batch_size']}")
+        out.append(f"--batch-size {whole_number(ctx['batch_size'], 'batch_size')}")
     profile_dataset = spec.get("dataset") or (spec.get("params") or {}).get("dataset")
     if group.get("dataset") and group["dataset"] != profile_dataset:
-        out.append(f"--dataset {quote(group['dataset'])}")
+        out.append(option("--dataset", group["dataset"]))
     params = params_vs_profile(ctx.get("params") or {}, spec.get("params") or {})
     if params:
-        out.append(f"-p {show_params(params, changes.user_keys)}")
+        out.append(_params(params, changes, notes))
     overrides = overrides_vs_profile(ctx.get("overrides"), spec.get("overrides"))
     if overrides:
-        out.append(f"--overrides {quote(json.dumps(overrides, ensure_ascii=False))}")
+        out.append(_overrides(overrides, changes))
     return out
 
 
 def plain_segments(group: Mapping[str, Any], params: Mapping[str, Any], dataset: str, changes: Changes,
-                   default_batch: int, overrides: Mapping[str, Any] | None) -> list[str]:
+                   default_batch: int, overrides: Mapping[str, Any] | None,
+                   notes: list[str] | None = None) -> list[str]:
     """The segments of a group without a profile; ``group`` has the changes applied already,
     ``params`` and ``dataset`` too, ``overrides`` is the diff against the template."""
     ctx = group.get("submission_context") or {}
-    out = [f"ap job create {group['template']}"]
+    out = [f"ap job create {positional(group['template'], 'template')}"]
     if dataset:
-        out.append(f"--dataset {quote(dataset)}")
+        out.append(option("--dataset", dataset))
     if group.get("agenthub_revision"):
-        out.append(f"--agenthub-ref {quote(group['agenthub_revision'])}")
+        out.append(option("--agenthub-ref", group["agenthub_revision"]))
     if group.get("max_concurrency") is not None:
-        out.append(f"--concurrency {group['max_concurrency']}")
+        out.append(f"--concurrency {whole_number(group['max_concurrency'], 'max_concurrency')}")
     if group.get("name"):
-        out.append(f"--suite-name {quote(group['name'])}")
+        out.append(option("--suite-name", group["name"]))
     if group.get("queue_id"):
-        out.append(f"-q {group['queue_id']}")
+        out.append(f"-q {positional(group['queue_id'], 'queue_id')}")
     if ctx.get("batch_size") is not None and ctx["batch_size"] != default_batch:
-        out.append(f"--batch-size {ctx['batch_size']}")
+        out.append(f"--batch-size {whole_number(ctx['batch_size'], 'batch_size')}")
     if params:
-        out.append(f"-p {show_params(params, changes.user_keys)}")
+        out.append(_params(params, changes, notes))
     if overrides:
-        out.append(f"--overrides {quote(json.dumps(overrides, ensure_ascii=False))}")
+        out.append(_overrides(overrides, changes))
     return out
 
 
 # ----------------------------------------------------------- extra arguments
 def option_key(token: str) -> str | None:
-    """The normalised name of an option token (dashes stripped, ``_`` -> ``-``); None otherwise."""
+    """The normalised name of an option token (dashes stripped, ``=value`` dropped, ``_`` ->
+    ``-``); None otherwise."""
     if not token.startswith("-") or token == "-":
         return None
-    return token.lstrip("-").replace("_", "-")
+    return token.lstrip("-").split("=", 1)[0].replace("_", "-")
 
 
 def group_extras(args: list[str]) -> list[list[str]]:
@@ -382,26 +544,40 @@ def group_extras(args: list[str]) -> list[list[str]]:
 
 
 def segment_key(segment: str) -> str | None:
-    try:
-        tokens = shlex.split(segment)
-    except ValueError:
-        return None
-    return option_key(tokens[0]) if tokens else None
+    """The option a segment sets: its first word (``--dataset=-x`` included); None for
+    ``ap job create ...`` and other words."""
+    return option_key(segment.split(" ", 1)[0])
+
+
+def words(tokens: list[str]) -> str:
+    """Tokens the user typed, as shell words (``quote`` each)."""
+    return " ".join(quote(token) for token in tokens)
 
 
 def merge_params(segment: str, extra: list[str]) -> str:
     """``-p`` extra merged into the existing ``-p`` object (the extra's keys shown unmasked);
     anything that is not two JSON objects replaces the segment instead."""
-    tokens = shlex.split(segment)
+    try:
+        tokens = shlex.split(segment)
+    except ValueError:
+        return words(extra)
     if len(tokens) < 2 or len(extra) < 2:
-        return shlex.join(extra)
+        return words(extra)
     try:
         old, new = json.loads(tokens[1]), json.loads(extra[1])
     except ValueError:
-        return shlex.join(extra)
+        return words(extra)
     if not isinstance(old, dict) or not isinstance(new, dict):
-        return shlex.join(extra)
-    return f"{tokens[0]} {show_params({**old, **new}, set(new), expand_env=False)}"
+        return words(extra)
+    return f"{tokens[0]} {show_params({**old, **new}, set(new))}"
+
+
+def check_extras(args: list[str]) -> None:
+    """``ValueError`` (a usage error) for an extra argument naming one of ``OWN_OPTIONS``."""
+    for token in args:
+        key = option_key(token)
+        if key in OWN_OPTIONS:
+            raise ValueError(f"{token.split('=', 1)[0]} is not passed to ap (it would be printed): write --{key}")
 
 
 def merge_extras(segments: list[str], args: list[str]) -> list[str]:
@@ -414,14 +590,15 @@ def merge_extras(segments: list[str], args: list[str]) -> list[str]:
             continue
         index = next((i for i, s in enumerate(segments) if key is not None and segment_key(s) == key), None)
         if index is None:
-            segments.append(shlex.join(extra))
+            segments.append(words(extra))
         elif key in ("p", "params"):
             segments[index] = merge_params(segments[index], extra)
         else:
-            segments[index] = shlex.join(extra)
+            segments[index] = words(extra)
     return segments
 
 
 def render(cluster: str, segments: list[str]) -> str:
-    """The printed text (without the final newline): the two exports, an empty line, the command."""
-    return f"export AP_CLUSTER={quote(cluster)}\nexport AP_API_KEY=***\n\n" + JOIN.join(segments)
+    """The printed text (without the final newline): the two exports, an empty line, the
+    command; refused when longer than a shell can run (``check_size``)."""
+    return check_size(f"export AP_CLUSTER={quote(cluster)}\nexport AP_API_KEY=***\n\n" + JOIN.join(segments))
