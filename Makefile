@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint demo docs docs-check bench clean
+.PHONY: install test lint typecheck demo docs docs-check bench clean
 
 install: $(STAMP)
 
@@ -21,7 +21,11 @@ $(STAMP): pyproject.toml
 lint: install
 	$(PY) -m ruff check benchloop codegen tests benchmarks
 
-test: install lint docs-check
+# The package type-checks with 0 errors (settings in pyproject.toml).
+typecheck: install
+	$(PY) -m mypy
+
+test: install lint typecheck docs-check
 	$(PY) -m pytest
 
 demo: install

@@ -257,6 +257,13 @@ def test_download_timeout_must_be_a_positive_int(api, sandbox, value):
 
 
 # --------------------------------------------------------------- task mode
+def expected_manifest(task_id: str, task: dict, ok: list[str], **soft: list) -> dict:
+    """The manifest of a task archive whose jobs ``ok`` all succeeded (key order included)."""
+    return {"task_id": task_id, "group_id": task["group_id"], "created_at": task["created_at"],
+            "total_jobs": len(ok), "successful_jobs": len(ok), "failed_jobs": 0, "success_job_ids": ok,
+            "failures": [], **soft}
+
+
 def task_body(backend, task: str) -> dict:
     return backend(f"/openapi/trajectory-download-tasks/{task}")
 
@@ -285,18 +292,7 @@ def test_task_t1_archive_entries_and_manifest(api, sandbox, backend, tmp_path):
         assert zip_read(archive, f"metadata/{job}.json") == pretty(backend(f"/openapi/jobs/{job}/meta"))
     task = task_body(backend, "T1")
     assert task["job_ids"] == ["G1-J0001", "G1-J0002", "G1-J0001"]  # the duplicate is in the payload
-    manifest = {
-        "task_id": "T1",
-        "group_id": task["group_id"],
-        "created_at": task["created_at"],
-        "total_jobs": 2,
-        "successful_jobs": 2,
-        "failed_jobs": 0,
-        "success_job_ids": ["G1-J0001", "G1-J0002"],
-        "failures": [],
-        "metadata_failures": [],
-        "source_failures": [],
-    }
+    manifest = expected_manifest("T1", task, ["G1-J0001", "G1-J0002"], metadata_failures=[], source_failures=[])
     assert zip_read(archive, "manifest.json") == pretty(manifest)  # values and key order
     assert paths.count("/openapi/trajectory-download-tasks/T1") == 1
     assert paths.count("/openapi/jobs/G1-J0001/trajectory") == 1  # duplicate fetched once
@@ -501,16 +497,7 @@ def test_metadata_download_archive(api, backend, tmp_path):
     for job in ("G1-J0001", "G1-J0002"):
         assert zip_read(archive, f"metadata/{job}.json") == pretty(backend(f"/openapi/jobs/{job}/meta"))
     task = task_body(backend, "T1")
-    assert zip_read(archive, "manifest.json") == pretty({
-        "task_id": "T1",
-        "group_id": task["group_id"],
-        "created_at": task["created_at"],
-        "total_jobs": 2,
-        "successful_jobs": 2,
-        "failed_jobs": 0,
-        "success_job_ids": ["G1-J0001", "G1-J0002"],
-        "failures": [],
-    })
+    assert zip_read(archive, "manifest.json") == pretty(expected_manifest("T1", task, ["G1-J0001", "G1-J0002"]))
     lines = result.err.splitlines()
     assert lines[0] == "[progress] task metadata downloads: total=2 jobs"
     assert lines[-2:] == [f"[progress] creating archive {archive}", f"wrote {archive}"]

@@ -124,3 +124,16 @@ def test_the_default_service_settings_come_from_the_table():
     service = load_model().default_service
     assert service.base_url.flag == "--host" and "BENCHLOOP_HOST" in service.base_url.env
     assert service.key.env == ("BENCHLOOP_API_KEY", "BENCHMARK_API_KEY") and service.key.config == "api_key"
+
+
+def test_the_changes_ap_cmd_declares_are_options_of_the_command_and_fields_of_changes():
+    import dataclasses as dc
+
+    from benchloop.engine.steps.ap_rebuild import Changes
+
+    action = load_model().action("ap-cmd", "ap-cmd")
+    part = action.dimensions["group"].parts["command"]
+    assert isinstance(part, StepPart)
+    named = [*part.params.texts("changes"), *part.params.texts("json_changes")]
+    assert sorted(named) == sorted(f.name for f in dc.fields(Changes))
+    assert all(action.option(name) is not None for name in named)

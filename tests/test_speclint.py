@@ -152,7 +152,8 @@ CASES = {
         [f"{ART}.task.parts.artifacts: with.task of step 'artifacts' must name an endpoint"]),
     "step value not declared": (
         lambda d: part(d, "brm", "run", "group", "task")["with"].update(stepz="behavior_steps"),
-        [f"{BRM_RUN}: step 'behavior_run' takes no 'with.stepz' (it takes: steps, create)"]),
+        [f"{BRM_RUN}: step 'behavior_run' takes no 'with.stepz' (it takes: steps, create, mode, has_step, available, max_steps, steps_required, "
+         "too_many_steps, unknown_step, no_steps_mode)"]),
     "step enumeration by coincidence of names": (
         lambda d: part(d, "artifacts", "download", "group", "artifacts")["with"].update(enumerate="job_list"),
         [f"{ART}.group.parts.artifacts: with.enumerate of step 'artifacts' must name an enumeration"]),

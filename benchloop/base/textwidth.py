@@ -1,7 +1,7 @@
 """Display width of text on a terminal: wide (CJK) characters take two columns.
 
 Used by the live progress line (``log.py``) and ``--output table``
-(``formats.py``), which must fit the terminal however the text is written.
+(``engine/formats/table.py``), which must fit the terminal however the text is written.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ signature is built from the table's option definitions (``__signature__`` of
 keyword-only parameters annotated with ``cyclopts.Parameter``), so help text,
 choices, defaults and validation all come from the YAML.
 
-Resources are built lazily: ``cli.py`` registers ``benchloop.cli.commands:res__NAME``
+Resources are built lazily: ``app.py`` registers ``benchloop.cli.commands:res__NAME``
 for each resource and this module's ``__getattr__`` builds the sub-App on first
 use, so ``bl metrics get`` never builds the other resources' commands.
 """

@@ -39,14 +39,17 @@ def _rows(title: str, rows: list[tuple[str, str]]) -> list[str]:
     return out
 
 
-def option_rows(options: list[Option]) -> list[tuple[str, str]]:
+def option_rows(options: list[Option] | tuple[Option, ...]) -> list[tuple[str, str]]:
+    """Rows of options (a table action's, the global ones, a built-in command's): flags with the
+    negative form and the value's placeholder, the help text and any default worth showing (not
+    a plain flag's)."""
     rows = []
     for opt in options:
         flags = ", ".join(sorted(opt.flags, key=len))
         if opt.negative:
             flags += f", {opt.negative}"
         text = opt.help
-        if opt.default not in (None, False, "") and opt.type != "flag":
+        if opt.default not in (None, "") and not (opt.is_flag and not opt.negative):
             text += f" [default: {opt.default}]"
         rows.append((f"{flags} {opt.metavar}".strip(), text))
     return rows
@@ -97,17 +100,6 @@ def action_page(prog: str, name: str, action_name: str, spec: Spec) -> str:
     return "\n".join(lines) + "\n"
 
 
-def builtin_option_rows(options: tuple[Option, ...]) -> list[tuple[str, str]]:
-    """Rows of a built-in command's options, laid out as the table actions' rows."""
-    rows = []
-    for opt in options:
-        text = opt.help
-        if not opt.is_flag and opt.default not in (None, ""):
-            text += f" [default: {opt.default}]"
-        rows.append((f"{', '.join(sorted(opt.flags, key=len))} {opt.metavar}".strip(), text))
-    return rows
-
-
 def _positional_usage(arguments: tuple[Option, ...]) -> str:
     """``SHELL``, ``[RESOURCE [ACTION]]``: each optional positional brackets the ones after it."""
     out = ""
@@ -121,7 +113,7 @@ def command_page(usage: str, command: Command, notes: list[str]) -> str:
     """The help page of one built-in command (also ``python -m benchloop.sandbox --help``)."""
     lines = [usage, *_paragraph(command.description or command.help)]
     lines += _rows("Arguments", [(arg.placeholder or arg.name, arg.help) for arg in command.arguments])
-    lines += _rows("Options", builtin_option_rows(command.options))
+    lines += _rows("Options", option_rows(command.options))
     for note in notes:
         lines += _paragraph(note)
     return "\n".join(lines) + "\n"

@@ -4,11 +4,11 @@
 (``pipeline.py``), a task archive (``archive.py``) or a composite command
 (``compose.py``) - runs the ids on the worker pool (``--concurrency`` at once,
 or one at a time where the table says ``serial``), prints what a printing
-command prints (``output.py``) and returns the exit code.  A 401 anywhere
+command prints (``printing.py``) and returns the exit code.  A 401 anywhere
 cancels the remaining work and exits 3.
 
-The layers point one way: engine -> compose, archive -> pipeline -> pool,
-template, model; nothing below imports this module.
+Inside the engine the imports point one way too: command -> compose, archive ->
+pipeline -> workers, outcomes; nothing below imports this module.
 """
 
 from __future__ import annotations

@@ -400,6 +400,9 @@ class PipelineCall:
     def byte_progress(self, label: str, count: int) -> ByteProgress:
         return ByteProgress(self.log, label, count)
 
+    def render(self, template: str) -> str:
+        return render_label(template, self._ctx)
+
     def path(self, relative: str) -> str:
         return files.join_under(self.root, relative)
 

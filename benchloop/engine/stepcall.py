@@ -94,6 +94,10 @@ class StepCall(Protocol):
         """A progress bar of bytes over ``count`` downloads (``log.ByteProgress``)."""
         ...
 
+    def render(self, template: str) -> str:
+        """A label template of the table (``{group} artifacts``) with this id's values."""
+        ...
+
     def path(self, relative: str) -> str:
         """A path under the output root (it can never escape it)."""
         ...

@@ -50,6 +50,10 @@ class Config:
     # The artifact proxy answers 302 to the presigned object-store URL instead of streaming.
     redirect_artifacts: bool = False
 
+    def key_of(self, service: str) -> str:
+        """The key the sandbox expects from clients of ``service``."""
+        return self.ap_api_key if service == "agentplatform" else self.api_key
+
 
 class App:
     def __init__(
@@ -240,18 +244,25 @@ class App:
     def refuse(self, match: Any, headers: Headers) -> Response | None:
         """The answer to a request whose key is wrong for the endpoint's service, else None.
 
-        Benchloop: 401 unless ``X-API-Key`` is its key (also for paths that match nothing).
-        AgentPlatform (``X-API-KEY``, the same header ignoring case): 401 without a key, 403
-        with a wrong one."""
+        Each service's auth header and refusal statuses are the table's (``services:``; the
+        default service also for paths that match nothing).  A service that answers 403 (the
+        AgentPlatform) answers 401 without a key or with an expired one, 403 with a wrong one;
+        the others 401."""
+        from benchloop.table.load import load_model
+
         route = match.route if match is not None else None
         endpoint = self.router.endpoints.get(route.name) if route is not None else None
-        service = getattr(endpoint, "service", "benchloop")
-        given = headers.get("x-api-key")
-        if service == "agentplatform":
-            if not given or given.startswith("expired-"):  # an expired key: 401, as a missing one
-                return error_response(401, "missing or expired api key")
-            return None if given == self.config.ap_api_key else error_response(403, "forbidden: invalid api key")
-        return None if given == self.config.api_key else error_response(401, "invalid api key")
+        spec = load_model()
+        service = spec.services.get(endpoint.service) if endpoint is not None else spec.default_service
+        service = service or spec.default_service
+        given = headers.get(service.auth_header)
+        if given == self.config.key_of(service.name):
+            return None
+        if 403 not in service.auth_statuses:
+            return error_response(401, "invalid api key")
+        if not given or given.startswith("expired-"):  # an expired key: 401, as a missing one
+            return error_response(401, "missing or expired api key")
+        return error_response(403, "forbidden: invalid api key")
 
     def _with_fault(self, name: str, resp: Response) -> tuple[Response, bool]:
         fault = self.state.take_fault(name)

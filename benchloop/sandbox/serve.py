@@ -1,7 +1,7 @@
 """Blocking entry point: serve a sandbox until SIGTERM or SIGINT.
 
 ``bl sandbox serve`` and ``python -m benchloop.sandbox`` are one command: both
-parse the options defined once in ``benchloop.cli.builtin_options`` (Cyclopts for
+parse the options defined once in the table (``commands: sandbox: serve``; Cyclopts for
 the first, argparse for the second) and hand the values to
 :func:`serve_options`, which checks them and runs :func:`serve` ("start,
 announce one line, wait for a signal, stop cleanly").

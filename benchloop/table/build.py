@@ -113,7 +113,8 @@ def transform(data: Any) -> Transform | None:
 def progress(data: Mapping[str, Any] | None) -> Progress | None:
     if not data:
         return None
-    return Progress(data["label"], data["unit"], data["action"], bool(data.get("eta")), data.get("detail"))
+    return Progress(data["label"], data["unit"], data["action"], bool(data.get("eta")), data.get("detail"),
+                    data.get("counts", "ids"))
 
 
 def condition(text: str | None) -> Condition | None:
@@ -204,6 +205,8 @@ class Builder:
                 value = self.endpoints[value]
             elif param.type == "enumeration":
                 value = self.enumerations[value]
+            elif param.type == "progress":
+                value = progress(value)
             values[key] = freeze(value)
         return StepArgs(values)
 

@@ -162,8 +162,8 @@ def _check_step(spec: dict[str, Any], where: str, part: dict[str, Any], problems
         binds = bound | set(param.get("binds") or ())
         if param["type"] == "endpoint":
             _check_endpoint_use(spec, where, value, binds, known, problems)
-        elif param["type"] == "template":
-            for var in template_vars(value):
+        elif param["type"] in ("template", "progress"):
+            for var in template_vars(value["label"] if param["type"] == "progress" else value):
                 if var not in binds:
                     problems.append(f"{where}: with.{key} variable {{{var}}} is not bound")
 
@@ -182,6 +182,10 @@ def _step_value(spec: dict[str, Any], kind: str, value: Any, bound: set[str]) ->
     if kind == "texts":
         ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
         return None if ok else "must be a list of strings"
+    if kind == "progress":
+        ok = isinstance(value, dict) and {"label", "unit", "action"} <= set(value) and set(value) <= {
+            "label", "unit", "action", "eta", "counts"} and value.get("counts", "ids") in ("ids", "jobs")
+        return None if ok else "must be a progress counter (label, unit, action; eta, counts: ids or jobs)"
     if kind == "jmespath":
         if not isinstance(value, str):
             return "must be a JMESPath expression"

@@ -1,6 +1,6 @@
 """Where the endpoint table and its schema live, and the error a malformed table raises.
 
-Apart from ``specload`` (the cache) and ``speccompile`` (YAML, schema, lints)
+Apart from ``load`` (the cache) and ``compiler`` (YAML, schema, lints)
 so that both can use them without importing each other.
 """
 

@@ -363,6 +363,7 @@ class Progress:
     action: str
     eta: bool = False
     detail: str | None = None
+    counts: str = "ids"  # a step's counter: each id of the command, or each job of one id
 
 
 @dataclass(frozen=True)
@@ -460,6 +461,18 @@ class StepDef:
     params: Mapping[str, StepParam]
 
 
+def _compiled(expression: str) -> Any:
+    import jmespath
+
+    cached = _EXPRESSIONS.get(expression)
+    if cached is None:
+        cached = _EXPRESSIONS[expression] = jmespath.compile(expression)
+    return cached
+
+
+_EXPRESSIONS: dict[str, Any] = {}
+
+
 class StepArgs(Mapping[str, Any]):
     """A step's ``with:`` values, typed by its declaration: endpoints and enumerations are the
     model's objects, lists are tuples, mappings read-only.  The typed getters say what a step
@@ -507,6 +520,13 @@ class StepArgs(Mapping[str, Any]):
     def texts(self, key: str) -> tuple[str, ...]:
         return self._typed(key, tuple)
 
+    def progress(self, key: str) -> Progress:
+        return self._typed(key, Progress)
+
+    def expression(self, key: str) -> Any:
+        """A ``jmespath`` value, compiled (once per process and expression)."""
+        return _compiled(self.text(key))
+
     @property
     def endpoints(self) -> dict[str, Endpoint]:
         return {k: v for k, v in self._values.items() if isinstance(v, Endpoint)}
@@ -517,7 +537,16 @@ class StepArgs(Mapping[str, Any]):
 
     def plain(self) -> dict[str, Any]:
         """The values as the table wrote them (endpoints and enumerations by name)."""
-        return {k: v.name if isinstance(v, (Endpoint, Enumeration)) else thaw(v) for k, v in self._values.items()}
+        return {k: v.name if isinstance(v, (Endpoint, Enumeration)) else _plain_progress(v)
+                if isinstance(v, Progress) else thaw(v) for k, v in self._values.items()}
+
+
+def _plain_progress(progress: Progress) -> dict[str, Any]:
+    out: dict[str, Any] = {"label": progress.label, "unit": progress.unit, "action": progress.action}
+    if progress.eta:
+        out["eta"] = True
+    out["counts"] = progress.counts
+    return out
 
 
 # -------------------------------------------------------------------- parts

@@ -67,11 +67,9 @@ def ap_command(call: StepCall) -> str:
                         f"a cluster name is visible ASCII without spaces")
     group, cluster = find_group(call, group_id, cluster, at_cluster is not None, clusters)
     try:
-        changes = Changes(trials=opts.get("trials"), concurrency=opts.get("concurrency"),
-                          batch_size=opts.get("batch_size"), agenthub_ref=opts.get("agenthub_ref"),
-                          dataset=opts.get("dataset"), suite_name=opts.get("suite_name"), queue=opts.get("queue"),
-                          params=parse_json_option(opts.get("params")),
-                          overrides=parse_json_option(opts.get("overrides")))
+        values = {name: opts.get(name) for name in params.texts("changes")}
+        values.update({name: parse_json_option(opts.get(name)) for name in params.texts("json_changes")})
+        changes = Changes(**values)
         check_extras(list(opts.get("extra_args") or ()))
     except ValueError as exc:
         raise UsageError(str(exc)) from None

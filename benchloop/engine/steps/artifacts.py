@@ -4,14 +4,19 @@ Listing entries are selected by the part's ``items:`` (the ``artifacts``
 collection, ``job_id`` and, in group mode, ``group_id`` added, filtered by
 ``--include``/``--exclude`` on the name).  With
 ``--list-only`` the filtered entries are the result (printed as one flat
-array).  Otherwise each entry is classified (docs/contract.md 1.5): a truthy
-``url`` is downloadable, ``error_code: no_artifact`` is skipped, anything
-else is a failure of that artifact.  Downloads go through the backend proxy,
+array).  Otherwise each entry is classified by the table's expressions
+(docs/contract.md 1.5): ``downloadable`` (a truthy ``url``), ``absent`` (``error_code:
+no_artifact``: skipped), anything else a failure of that artifact (``reason``).  Downloads go through the backend proxy,
 stream to a temp file beside the destination and are renamed when complete.
 The table's ``missing`` rule (statuses and content types, on the artifacts
 part) says when the proxy means "no artifact": the empty ``.tgz`` placeholder
 is written instead.  A redirect to a login page is an authentication failure
 (exit 3), never a placeholder.
+
+Where the jobs come from follows from the ``with:`` values the table gives: a download
+task (``task``), every job of a group (``enumerate``), or the job itself.  The
+counters' labels and what they count are the table's too (``progress``,
+``listing_progress``).
 
 Unlike the reference client, the artifact name is passed to the proxy
 (``?name=``), so a job with several artifacts does not download the same
@@ -37,7 +42,8 @@ class Artifacts:
     def __init__(self, call: StepCall):
         self.call = call
         self.ident = call.ident
-        self.mode = call.dimension
+        self.from_task = "task" in call.params  # a download task's jobs, one .tgz per job
+        self.enumerates = "enumerate" in call.params  # every job of a group
         self.list_only = not call.files
         self.include = call.options.get("include")
         self.exclude = call.options.get("exclude")
@@ -69,21 +75,21 @@ class Artifacts:
 
     # -- modes ---------------------------------------------------------------
     def jobs(self) -> list[str]:
-        if self.mode == "job":
-            return [self.ident]
-        if self.mode == "group":
+        if self.from_task:
+            return task_job_ids(self.call.request("task"), self.ident)
+        if self.enumerates:
             return self.call.enumerate("enumerate")
-        return task_job_ids(self.call.request("task"), self.ident)
+        return [self.ident]
 
     def dest(self, job: str, name: str | None) -> str:
         """Destination from the table's ``layout`` template; task mode quotes the job id."""
-        values = {self.mode: safe_component(self.ident), "name": safe_component(name or "artifact"),
+        values = {self.call.dimension: safe_component(self.ident), "name": safe_component(name or "artifact"),
                   # Task archives name files by the quoted job id (already one safe component).
-                  "job": entry_component(job) if self.mode == "task" else safe_component(job)}
+                  "job": entry_component(job) if self.from_task else safe_component(job)}
         return self.call.path(VAR.sub(lambda m: values[m.group(1)], self.call.params.text("layout")))
 
     def run_job(self, job: str) -> list[dict[str, Any]]:
-        if self.mode == "task" and not self.list_only:
+        if self.from_task and not self.list_only:
             dest = self.dest(job, None)
             name = os.path.basename(dest)
             if not wanted(name, self.include, self.exclude):
@@ -96,38 +102,33 @@ class Artifacts:
             return entries
         for entry in entries:
             name = str(entry.get("name") or "artifact")
-            if entry.get("url"):
+            if self.call.params.expression("downloadable").search(entry):
                 try:
                     self.fetch(job, self.dest(job, name), entry.get("name"))
                 except (AuthError, Cancelled):
                     raise
                 except BenchloopError as exc:
                     self.fail(f"{job}:{name}", str(exc), exc.network)
-            elif entry.get("error_code") == "no_artifact":
-                self.call.log.per_file(f"no artifact for job={job} (no_artifact)")
+            elif self.call.params.expression("absent").search(entry):
+                self.call.log.per_file(f"no artifact for job={job} ({entry.get('error_code')})")
             else:
-                self.fail(f"{job}:{name}", str(entry.get("error_code") or "missing_url"))
+                self.fail(f"{job}:{name}", str(self.call.params.expression("reason").search(entry)))
         return entries
 
-    def counter(self, jobs: list[str]) -> Counter | None:
-        verb = "listed" if self.list_only else "processed"
-        if self.mode == "job":
-            label = "job artifact listings" if self.list_only else "job artifact downloads"
-            return self.call.counter(label, "jobs", verb)
-        if self.list_only and self.mode == "group":
-            return None  # counted per group, see run()
-        if self.list_only:
-            return self.call.counter("task artifact listings", "jobs", verb, total=len(jobs), eta=True)
-        return self.call.counter(f"{self.mode} artifact jobs {self.ident}", "jobs", verb, total=len(jobs),
-                                 eta=self.mode == "task")
+    def counter(self, jobs: list[str]) -> tuple[Counter, bool]:
+        """The table's counter of this run, and whether it counts the ids of the command (one
+        shared counter, stepped once per id) rather than the jobs of this id."""
+        spec = self.call.params.progress("listing_progress" if self.list_only else "progress")
+        label = self.call.render(spec.label)
+        if spec.counts == "ids":
+            return self.call.counter(label, spec.unit, spec.action, eta=spec.eta), True
+        return self.call.counter(label, spec.unit, spec.action, total=len(jobs), eta=spec.eta), False
 
     def run(self) -> Any:
         jobs = self.jobs()
-        counter = self.counter(jobs)
-        per_group = self.call.counter("group artifact listings", "groups", "listed") \
-            if self.list_only and self.mode == "group" else None
+        counter, per_id = self.counter(jobs)
         if not self.list_only:
-            self.bar = self.call.byte_progress(f"{self.mode} {self.ident} artifacts", len(jobs))
+            self.bar = self.call.byte_progress(self.call.render(self.call.params.text("bytes_label")), len(jobs))
 
         def one(job: str) -> list[dict[str, Any]]:
             ok = False
@@ -136,25 +137,27 @@ class Artifacts:
                 ok = True
                 return result
             finally:
-                if counter:
+                if not per_id:
                     counter.step(job, ok)
 
+        outcomes: list[Outcome] = []
         try:
             outcomes = self.call.map(jobs, one)
         finally:
             if self.bar:
                 self.bar.close()
-        if per_group:
-            per_group.step(self.ident)
+            if per_id:
+                counter.step(self.ident, bool(outcomes) and not any(o.failures for o in outcomes))
         return self.result(jobs, outcomes)
 
     def result(self, jobs: list[str], outcomes: list[Outcome]) -> Any:
         listing_failures = [f for o in outcomes for f in o.failures]
-        if self.mode == "group" and jobs and len(listing_failures) == len(jobs):
+        one_job = jobs == [self.ident] and not (self.from_task or self.enumerates)  # the id is the job
+        if self.enumerates and jobs and len(listing_failures) == len(jobs):
             raise aggregate(listing_failures, "artifact listings")
-        if self.mode == "job" and listing_failures:
+        if one_job and listing_failures:
             raise StepError(listing_failures[0].message, network=listing_failures[0].network)
-        failures = (listing_failures if self.mode != "job" else []) + self.failures
+        failures = (listing_failures if not one_job else []) + self.failures
         value: Any = [e for o in outcomes for e in (o.value or [])] if self.list_only else WRITTEN
         if failures:
             raise MultiFailure(failures, value)

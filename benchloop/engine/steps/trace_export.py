@@ -56,15 +56,13 @@ def _lines(path: str) -> Iterator[tuple[int, str]]:
                 yield number, line
 
 
-def _row_job(row: Any, number: int) -> str:
+def _row_job(row: Any, number: int, expression: Any) -> str:
+    """The job of an export row: the table's ``row_job`` expression (its field and aliases)."""
     if not isinstance(row, dict):
         raise StepError(f"trace trajectory row at line {number} is not an object")
-    for key in ("job_id", "jobId", "JobId"):
-        if key in row:
-            value = row[key]
-            if isinstance(value, str) and value.strip():
-                return value.strip()
-            break
+    value = expression.search(row)
+    if isinstance(value, str) and value.strip():
+        return value.strip()
     raise StepError("trace trajectory row is missing job_id")
 
 
@@ -76,7 +74,10 @@ class RowIndex:
     so writing needs no second decode and encode.
     """
 
-    def __init__(self, directory: str, ids: list[str], pretty: bool = False):
+    def __init__(self, directory: str, ids: list[str], pretty: bool = False, row_job: Any = None):
+        import jmespath
+
+        self.row_job = row_job or jmespath.compile("job_id || jobId || JobId")
         self.pretty = pretty
         self.path = os.path.join(directory, "rows.sqlite")
         self.db = sqlite3.connect(self.path)
@@ -99,7 +100,7 @@ class RowIndex:
                 row = json.loads(line)
             except ValueError:
                 raise StepError(f"invalid trace trajectory JSON at line {number}") from None
-            job = _row_job(row, number)
+            job = _row_job(row, number, self.row_job)
             if job not in self.order:
                 self.order[job] = len(self.jobs)
                 self.jobs.append(job)
@@ -171,7 +172,8 @@ def trace_export(call: StepCall) -> Any:
     try:
         export = os.path.join(work, "export.bin")
         call.download(call.input, export)
-        index = RowIndex(work, job_ids(call), pretty=bool(dest) and call.pretty)
+        index = RowIndex(work, job_ids(call), pretty=bool(dest) and call.pretty,
+                         row_job=call.params.expression("row_job"))
         try:
             index.load(export)
             os.unlink(export)
