@@ -21,21 +21,57 @@ from typing import Any, TextIO
 from ..base import textwidth
 from ..base.errors import UsageError
 from ..base.files import write_json_array
+from ..base.hiding import EscapeTable
 
-_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
-_CONTROL[0x0A] = " "
+# Controls, bidi and zero-width characters escaped (``base/hiding.py``); a line feed is a space.
+_CONTROL = EscapeTable({0x0A: " "})
 
 
-def compile_query(expression: str | None):
+def compile_query(expression: str | None) -> Query | None:
     if not expression:
         return None
     import jmespath
     from jmespath.exceptions import JMESPathError
 
     try:
-        return jmespath.compile(expression)
+        return Query(jmespath.compile(expression))
     except JMESPathError as exc:
         raise UsageError(f"invalid --query expression: {exc}") from None
+    except RecursionError:
+        raise UsageError("invalid --query expression: nested too deeply to parse") from None
+
+
+class Query:
+    """A compiled ``--query``.  Its ``search`` turns JMESPath's run-time errors (a function given
+    the wrong type, an expression that recurses too deeply) into a usage error carrying
+    JMESPath's message, as an expression that does not parse is one: the expression is what
+    must change, so it is exit 2, never "unexpected error"."""
+
+    def __init__(self, compiled: Any):
+        self.compiled = compiled
+        self.expression: str = getattr(compiled, "expression", "")
+
+    def search(self, value: Any) -> Any:
+        from jmespath.exceptions import JMESPathError, JMESPathTypeError
+
+        try:
+            return self.compiled.search(value)
+        except JMESPathTypeError as exc:
+            raise UsageError(f"--query failed: {_type_error(exc)}") from None
+        except JMESPathError as exc:
+            raise UsageError(f"--query failed: {exc}") from None
+        except RecursionError:
+            raise UsageError("--query failed: the expression nests too deeply to evaluate") from None
+
+
+def _type_error(exc: Any) -> str:
+    """JMESPath's type-error message with the offending value cut short (it is the data, which
+    can be the whole output) and escaped (``repr``: server text never drives the terminal)."""
+    shown = repr(exc.current_value)
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    return (f"In function {exc.function_name}(), invalid type for value: {shown}, expected one of: "
+            f"{exc.expected_types}, received: \"{exc.actual_type}\"")
 
 
 def jsonl_line(value: Any) -> str:
