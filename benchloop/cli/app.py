@@ -437,6 +437,11 @@ def _interrupted(exit_process: bool) -> int:
             except (OSError, ValueError):
                 pass
             os._exit(EXIT_INTERRUPTED)
+        # Nothing is left to wait for.  The interpreter's shutdown puts SIGINT's default action
+        # back in place of ``again``; a second Ctrl-C arriving then would kill the process by
+        # the signal (-2, not 130).  An ignored signal stays ignored through the shutdown.
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         sys.exit(EXIT_INTERRUPTED)
     finally:
         if previous is not None and not exit_process:
