@@ -11,7 +11,14 @@ def main() -> None:
     if sys.argv[1:] == ["--version"]:
         from .version import __version__
 
-        sys.stdout.write(f"bmcli {__version__}\n")
+        try:
+            sys.stdout.write(f"bmcli {__version__}\n")
+            sys.stdout.flush()
+        except BrokenPipeError:  # `bl --version | true`: quiet, exit 141, as every command
+            import os
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(141)
         sys.exit(0)
     from .cli.app import main as run
 

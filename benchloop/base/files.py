@@ -10,9 +10,10 @@ the same permissions (0666 minus the umask), whether or not it went through a
 temp file.
 
 Ids and server-supplied names become path components through
-``safe_component``: separators, NUL and control characters are
-percent-encoded and '.'/'..' are escaped, so no id can climb out of the output
-root.  ``join_under`` checks the final path once more.
+``safe_component``: separators, '%', controls and the characters that hide or
+reorder text (bidi overrides, zero-width ones: ``hiding.py``) are percent-encoded
+(their UTF-8 bytes) and '.'/'..' are escaped, so no id can climb out of the
+output root or pass for another name.  ``join_under`` checks the final path once more.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .errors import BenchloopError, Cancelled
+from .hiding import is_hiding, percent_encoded
 
 _UNSAFE = re.compile(r"[/\\\x00-\x1f\x7f%]")
 MAX_COMPONENT_BYTES = 200
@@ -67,7 +69,10 @@ def safe_component(value: str, encode: bool = True) -> str:
     ``encode=False`` only caps the length (for names that are already quoted).
     """
     if encode and ("%" in value or _UNSAFE.search(value)):
-        value = _UNSAFE.sub(lambda m: f"%{ord(m.group()):02X}", value)
+        value = _UNSAFE.sub(lambda m: percent_encoded(m.group()), value)
+    if encode and not value.isascii():
+        # Controls, format characters (bidi, zero-width) and separators, as their UTF-8 bytes.
+        value = "".join(percent_encoded(c) if is_hiding(c) else c for c in value)
     if value in ("", ".", ".."):
         value = value.replace(".", "%2E") or "%00"
     if len(value.encode("utf-8")) > MAX_COMPONENT_BYTES:

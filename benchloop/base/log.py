@@ -20,10 +20,12 @@ import threading
 import time
 
 from . import textwidth
+from .hiding import EscapeTable
 
 _lock = threading.Lock()
-# C0, DEL and C1 (U+0080-U+009F: 8-bit CSI and friends drive some terminals too), tab kept.
-_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)] if c != 0x09}
+# C0, DEL and C1 (U+0080-U+009F: 8-bit CSI and friends drive some terminals too), format
+# characters (bidi overrides, zero-width ones) and separators escaped (``hiding.py``); tab kept.
+_CONTROL = EscapeTable({0x09: "\t"})
 
 
 class Log:

@@ -202,6 +202,22 @@ def _did_you_mean(token: str, flags: list[str]) -> str:
     return f" Did you mean {close[0]}?" if close else ""
 
 
+def _misplaced_option(unused: list[str], path: list[str]) -> str | None:
+    """An option of the command given before its resource, where only global options are read
+    (``bl --output json jobs get``): say where it goes, instead of "Unknown option: --output.
+    Did you mean --output?"."""
+    flag = unused[0].split("=", 1)[0]
+    if not path or flag in _global_flags() or flag not in _flags_of(path):
+        return None
+    command = " ".join(path)
+    shown = unused[0]
+    if "=" not in shown and len(unused) > 1 and not unused[1].startswith("-") and unused[1] != path[0]:
+        shown += f" {unused[1]}"  # its value (a flag is followed by the resource itself)
+    place, head = ("action", "resource") if len(path) > 1 else ("command", "command")
+    return (f"{flag} is an option of '{command}', not a global option: give it after the {place} "
+            f"('{command} ... {shown}'); only global options go before the {head}")
+
+
 def _parser_message(exc: Exception, path: list[str], message: str) -> str:
     """Cyclopts' message, made to teach: an unknown option is called one (with the closest
     flag of this command or the global ones), and a bare id says which option takes it."""
@@ -211,6 +227,9 @@ def _parser_message(exc: Exception, path: list[str], message: str) -> str:
 
     unused = [str(t) for t in (getattr(exc, "unused_tokens", None) or [])]
     if isinstance(exc, UnknownCommandError) and unused and unused[0].startswith("-"):
+        misplaced = _misplaced_option(unused, path)
+        if misplaced:
+            return misplaced
         return f"Unknown option: {unused[0]}.{_did_you_mean(unused[0], _flags_of(path))}"
     if isinstance(exc, UnknownOptionError):
         token = getattr(exc, "token", None)
@@ -253,6 +272,10 @@ def usage_error(prog: str, path: list[str], message: str, as_json: bool = False)
 def _value_flags() -> set[str]:
     """The global options' flags that take a value (the word after them is not a command)."""
     return {flag for opt in load_model().global_options if opt.takes_value for flag in opt.flags}
+
+
+def _global_flags() -> set[str]:
+    return {flag for opt in load_model().global_options for flag in opt.all_flags}
 
 
 def fast_path(prog: str, tokens: list[str]) -> int | None:
@@ -321,10 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code = _fast(prog, tokens)
         if code is not None:
-            if argv is None:
-                sys.stdout.flush()
-                sys.exit(code)
-            return code
+            return _finish(code, argv is None)
         return _main(prog, tokens, argv is None)
     except KeyboardInterrupt:
         return _interrupted(argv is None)
@@ -338,6 +358,8 @@ def _fast(prog: str, tokens: list[str]) -> int | None:
     except SpecError as exc:
         sys.stderr.write(f"Error: invalid endpoint table: {exc}\n")
         return EXIT_USAGE
+    except BrokenPipeError:  # --version, a help page: the reader went away
+        return _stdout_closed()
 
 
 def _main(prog: str, tokens: list[str], exit_process: bool) -> int:
@@ -363,7 +385,7 @@ def _main(prog: str, tokens: list[str], exit_process: bool) -> int:
         code = usage_error(prog, _command_path(tokens), str(exc), _json_errors(tokens))
     except KeyboardInterrupt:
         return _interrupted(exit_process)
-    except StdoutClosed:
+    except (StdoutClosed, BrokenPipeError):  # a built-in command's output (describe, completion, config)
         return _finish(_stdout_closed(), exit_process)
     except BenchloopError as exc:  # one that stops the command (a full disk): its own message
         sys.stderr.write(f"[error] {_clean(str(exc))}\n")
@@ -488,6 +510,12 @@ def _stdout_closed() -> int:
 def _finish(code: Any, exit_process: bool) -> int:
     code = code if isinstance(code, int) else 0
     if exit_process:
+        try:  # what is still buffered for stdout, now: a closed pipe is exit 141, never a traceback
+            sys.stdout.flush()
+        except BrokenPipeError:
+            code = _stdout_closed()
+        except (OSError, ValueError):
+            pass
         sys.exit(code)
     return code
 

@@ -11,12 +11,17 @@ follow docs/contract.md 2.6, because users' scripts depend on their results:
                  backend's total is not reached.
 ``task_scan``    the simpler scan used for evaluation task lists.
 
-The only deliberate difference from the reference: a ``total`` that is not an
-integer is treated as unknown instead of crashing the comparison.
+Deliberate differences from the reference, each a guard against a backend that
+misbehaves (a well-behaved one gets the reference's results): a ``total`` that
+is not an integer is treated as unknown instead of crashing the comparison; a
+unique scan whose full page brings nothing new without a total fails instead of
+paging forever; the task scan judges progress by content for items without an
+id, and never asks for a page past the announced total (``_task_items``).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -266,36 +271,69 @@ class _TaskWalk:
         self.first: dict[str, Any] = {}
 
 
+def _fingerprint(item: Any) -> bytes:
+    """A digest of an item without an id: the same content gives the same digest, so a page of
+    such items that were all seen before is no progress (16 bytes kept per item, never the item)."""
+    import hashlib
+
+    try:
+        text = json.dumps(item, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(item)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 def _task_items(fetch: Fetch, state: _TaskWalk, page_size: int, collection: str, id_keys: list[str],
                 label: str, on_page: OnPage) -> Iterator[Any]:
+    """The task scan of docs/contract.md 2.6, with two guards a hostile backend needs (bl):
+
+    * progress is judged for items without an id too, by their content: a page on which no item
+      is new - by id, or by content for items without one - fails the scan ("made no progress")
+      although such items are still kept, as the official client keeps them;
+    * the announced total bounds the walk: no page is asked for at ``skip >= total``.
+
+    Without the first, a backend answering the same full page of id-less tasks to every
+    ``skip``, with no total, was paged without end (and every item kept in memory).
+    """
     skip = 0
     count = 0
     seen: set[Any] = set()
+    contents: set[bytes] = set()
     while True:
         page = _read_page(state, fetch(skip, page_size), collection, label)
         total = state.total
         added: list[Any] = []
+        fresh = 0
         for item in page:
             iid = _item_id(item, id_keys)
             if iid is None:
-                added.append(item)
+                added.append(item)  # kept, as the official client keeps it
+                digest = _fingerprint(item)
+                if digest not in contents:
+                    contents.add(digest)
+                    fresh += 1
             elif iid not in seen:
                 seen.add(iid)
                 added.append(item)
+                fresh += 1
         count += len(added)
         on_page(count, total)
+        done = total is not None and count >= total
+        if page and not fresh and not done:  # before a page of repeats is handed out
+            raise PaginationError(f"{label} {collection} pagination made no progress")
         yield from added
-        if total is not None and count >= total:
+        if done:
             break
         if not page:
             if total is not None:
                 raise PaginationError(f"{label} pagination ended at {count} of {total} {collection}")
             break
-        if not added:
-            raise PaginationError(f"{label} {collection} pagination made no progress")
         skip += len(page)
         if total is None and len(page) < page_size:
             break
+        if total is not None and skip >= total:
+            # Every page the backend announced was read; another would start past its end.
+            raise PaginationError(f"{label} pagination ended at {count} of {total} {collection}")
 
 
 MODES: dict[str, Callable[..., Any]] = {

@@ -36,9 +36,15 @@ def serve(
     ``fault_seed``, ``fault_kinds``, ``range_support``, ``artifact_bytes``, ...).
     """
     stop = threading.Event()
-    sandbox = start_sandbox(seed=seed, groups=groups, jobs_per_group=jobs_per_group,
-                            tasks_per_group=tasks_per_group, api_key=api_key,
-                            latency_ms=latency_ms, host=host, port=port, **options)
+    try:
+        sandbox = start_sandbox(seed=seed, groups=groups, jobs_per_group=jobs_per_group,
+                                tasks_per_group=tasks_per_group, api_key=api_key,
+                                latency_ms=latency_ms, host=host, port=port, **options)
+    except OSError as exc:
+        message = cannot_listen(host, port, exc)
+        if message is None:
+            raise
+        raise ValueError(message) from None
     previous = {}
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -57,11 +63,28 @@ def serve(
     return 0
 
 
+def cannot_listen(host: str, port: int, exc: OSError) -> str | None:
+    """Why the sandbox cannot listen on ``host:port``, as an error in the options (``--port``,
+    ``--listen``), or None when ``exc`` is not about the address.  (It used to end as "cannot
+    write a local file: Address already in use".)"""
+    import errno
+    import socket
+
+    where = f"{host}:{port}" if port else host
+    if exc.errno == errno.EADDRINUSE:
+        return f"port {port} is in use on {host}; choose another --port (--port 0 picks a free one)"
+    if exc.errno == errno.EACCES:
+        return f"cannot listen on {where}: permission denied (ports below 1024 need privileges); choose another --port"
+    if exc.errno == errno.EADDRNOTAVAIL or isinstance(exc, socket.gaierror):
+        return f"cannot listen on {where}: --listen {host} is not an address of this machine"
+    return None
+
+
 def serve_options(values: Mapping[str, Any]) -> int:
     """Run the sandbox with the parsed options of ``sandbox serve`` (keyed by their ``name``).
 
-    Raises ValueError with a one-line message for a value out of range; each
-    entry point turns it into its usage error (exit 2).
+    Raises ValueError with a one-line message for a value out of range, or an address it
+    cannot listen on (a port in use); each entry point turns it into its usage error (exit 2).
     """
     kinds = tuple(kind.strip() for kind in values["fault_kinds"].split(",") if kind.strip())
     if not 0 <= values["port"] <= 65535:

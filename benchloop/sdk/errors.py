@@ -41,6 +41,11 @@ class _Failed(BenchloopError):
         self.failures = failures
         self.results = results
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickle (a multiprocessing worker's exception travels back pickled) rebuilds an
+        # exception from ``args``, which hold only the summary: rebuild from both fields.
+        return (type(self), (self.failures, self.results), self.__dict__)
+
 
 class PartialFailure(_Failed):
     """Some ids failed.

@@ -643,6 +643,8 @@ class Http:
                 raise Failed(kind, error, retry_after(response_headers.get("retry-after")))
             if problem:
                 raise ApiError(status, problem)  # the server's answer, not the network
+            if 300 <= status < 400:
+                self._refuse_login_redirect(request, response_headers)
             if status >= 300:
                 raise ApiError(status, _error_body(content, self.api_key))
             try:
@@ -654,6 +656,21 @@ class Http:
             return value
 
         return self.policy.run(method, shown_url(self.host + path, params), attempt)
+
+    def _refuse_login_redirect(self, request: Any, headers: Any) -> None:
+        """An API call redirected to the service's login page was refused its key: an
+        authentication failure (exit 3, ``AuthError``), as on a download, not an API error of
+        the redirect.  The redirect itself is never followed."""
+        from urllib.parse import urljoin
+
+        location = headers.get("location") or ""
+        try:
+            nxt = urljoin(str(request.url), location) if location else ""
+        except ValueError:
+            return
+        if nxt and is_login_url(nxt, self.login_hosts, self.host):
+            raise Failed(AUTH, AuthError(f"redirected to a login page ({nxt.split('?')[0]}); "
+                                         "the API key was not accepted"))
 
     def _exchange(self, request: Any) -> tuple[int, Any, bytes, str | None]:
         """One request: ``(status, headers, body, problem)``; ``problem`` says why the body is unusable."""

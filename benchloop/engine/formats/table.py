@@ -16,9 +16,10 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from ...base import textwidth
+from ...base.hiding import EscapeTable
 
-_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
-_CONTROL[0x0A] = " "
+# Controls, bidi and zero-width characters escaped (``base/hiding.py``); a line feed is a space.
+_CONTROL = EscapeTable({0x0A: " "})
 
 
 def _cell(value: Any) -> str:
