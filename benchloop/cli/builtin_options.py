@@ -96,6 +96,8 @@ _SANDBOX_SERVE = {
 }
 
 MCP_MAX_CHARS = 60_000  # benchloop.mcp_server.results.DEFAULT_MAX_CHARS (a test keeps them equal)
+MCP_WORKERS = 8  # benchloop.mcp_server.workers.DEFAULT_WORKERS (a test keeps them equal)
+MCP_CALL_TIMEOUT = 120.0  # benchloop.mcp_server.workers.DEFAULT_CALL_TIMEOUT (a test keeps them equal)
 
 _MCP_SERVE = {
     "help": "Serve the endpoint table as MCP tools for LLM agents (stdio, or --http PORT).",
@@ -105,7 +107,9 @@ _MCP_SERVE = {
                    "on 127.0.0.1 with --http. Settings (--host, --api-key, --profile, --timeout, --retry, "
                    "--concurrency) are the global options, resolved as for every command.",
     "notes": ["Needs the mcp extra: pip install 'benchloop-client[mcp]'. Writes and downloads are off unless "
-              "enabled; tools reach only the configured backend and never show the API key. See docs/mcp.md."],
+              "enabled; tools reach only the configured backend and never show the API key. See docs/mcp.md.",
+              "With --http every request needs 'Authorization: Bearer TOKEN': the token is BENCHLOOP_MCP_TOKEN, "
+              "or one generated at start and shown once on stderr."],
     "options": [
         {"name": "http", "flags": ["--http"], "type": "int", "default": None, "metavar": "PORT",
          "help": "Serve the streamable HTTP transport on 127.0.0.1:PORT (0 picks a free one) instead of stdio."},
@@ -116,7 +120,14 @@ _MCP_SERVE = {
         {"name": "allow_downloads", "flags": ["--allow-downloads"], "type": "str", "default": None,
          "metavar": "DIR", "help": "Also serve the download actions; they write only under DIR."},
         {"name": "max_chars", "flags": ["--max-chars"], "type": "int", "default": MCP_MAX_CHARS, "metavar": "N",
-         "help": "Budget of a tool result in characters of JSON; a longer one is cut at an element boundary."},
+         "help": "Budget of a tool result in characters: the text blocks together, and the structured content, "
+                 "each fit it (data cut at an element boundary, notes shortened)."},
+        {"name": "workers", "flags": ["--workers"], "type": "int", "default": MCP_WORKERS, "metavar": "N",
+         "help": "Tool calls that run against the backend at once; another one is answered 'busy' at once "
+                 "(describe and argument errors never wait for a worker)."},
+        {"name": "call_timeout", "flags": ["--call-timeout"], "type": "float", "default": MCP_CALL_TIMEOUT,
+         "metavar": "SECONDS", "help": "Deadline of one tool call, its requests and retries included; an overdue "
+                                      "call is stopped and answered with an error."},
     ],
 }
 

@@ -18,6 +18,15 @@ Actions with another writer (plain text, ``ap-cmd``) are not tools.
 Each tool's input schema comes from the action's options: ids as arrays of
 strings, every other option with its type, choices, minimum, default and help,
 plus ``query`` (JMESPath, as ``--query``) on tools that return data.
+
+What is required: a tool with one kind of id lists it in ``required``
+(``jobs_get`` needs ``group``).  A tool with several kinds needs exactly one
+of them; the schema says so in words (its ``description`` and each id
+argument's), not with a root ``anyOf``/``oneOf``: the Anthropic API refuses
+tool schemas with ``oneOf``/``anyOf``/``allOf`` at the top level, and Claude
+Code drops tools with root ``if``/``then``, so such a schema would lose the
+tool (or the whole session) in the most used clients.  The MCP SDK checks no
+arguments against the schema; the runner checks them as the CLI does.
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ..table.model import OPTION_DIMENSIONS, Action, Option, Spec
+from ..table.model import DIMENSION_OPTIONS, OPTION_DIMENSIONS, Action, Option, Spec
 
 READ, LISTING, WRITE, DOWNLOAD, DESCRIBE = "read", "listing", "write", "download", "describe"
 # The gates: a tool is served only when every one of its gates is open.
@@ -102,6 +111,8 @@ class Tool:
                 "failures": {"type": "array", "description": "The ids that failed, with the CLI's messages.",
                              "items": {"type": "object", "properties": {"id": {"type": "string"},
                                                                        "message": {"type": "string"}}}},
+                "failures_left_out": {"type": "integer", "description": "Failed ids not listed in failures "
+                                      "(the list was cut to the size budget)."},
             },
             "required": ["result"],
         }
@@ -191,8 +202,34 @@ def option_schema(opt: Option) -> dict[str, Any]:
     return schema
 
 
-def _object(properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "additionalProperties": False}
+def _object(properties: dict[str, Any], required: list[str] | None = None,
+            description: str | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def id_arguments(action: Action, properties: Mapping[str, Any]) -> list[str]:
+    """The id arguments of the tool, one per dimension of the action (``group``, ``job``, ``task_id``)."""
+    ids = {DIMENSION_OPTIONS[d] for d in action.dimensions if d in DIMENSION_OPTIONS}
+    return [name for name in properties if name in ids]
+
+
+def require_ids(action: Action, properties: dict[str, Any]) -> tuple[list[str], str | None]:
+    """``(required, description)`` of the input schema: the one id argument is required; of several,
+    exactly one is, which the schema and each id argument say in words (see the module docstring)."""
+    ids = id_arguments(action, properties)
+    if len(ids) == 1:
+        return ids, None
+    if not ids:
+        return [], None
+    rule = f"Exactly one of {', '.join(ids[:-1])} or {ids[-1]} is required."
+    for name in ids:
+        properties[name] = {**properties[name], "description": f"{properties[name]['description']} {rule}"}
+    return [], rule
 
 
 def _dimensions_text(action: Action) -> str:
@@ -236,7 +273,9 @@ def action_tool(spec: Spec, action: Action, kind: str, gates: tuple[str, ...]) -
             lead += " This changes the backend's state (it starts work there)."
     description = " ".join(p for p in (action.help, lead, _dimensions_text(action)) if p)
     name = _listing_name(spec, action) if kind == LISTING else tool_name(action)
-    return Tool(name=name, kind=kind, description=description, input_schema=_object(properties), action=action,
+    required, rule = require_ids(action, properties)
+    return Tool(name=name, kind=kind, description=description, input_schema=_object(properties, required, rule),
+                action=action,
                 gates=gates, fixed=MappingProxyType(fixed), accepted=tuple([*properties, *hidden]), query=query)
 
 
