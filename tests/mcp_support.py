@@ -10,10 +10,12 @@
 from __future__ import annotations
 
 import os
+import queue
 import re
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -52,13 +54,32 @@ class HttpServer:
     def __init__(self, args: list[str], environ: dict[str, str] | None = None):
         self.proc = subprocess.Popen([*BL, *args, "--http", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, stdin=subprocess.DEVNULL, env=environ or env())
-        first, second = self.proc.stderr.readline(), self.proc.stderr.readline()
+        self._lines: queue.Queue[str] = queue.Queue()
+        self._rest: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        first, second = self._line(60), self._line(10)
         found = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", first)
-        assert found, first + second + self.proc.stderr.read()
+        if not found:
+            self.stop()
+            raise AssertionError(f"no URL on stderr: {first + second}")
         self.url = found.group(1)
         self.lines = [first, second]
         token = re.search(r"mcp token: (\S+) \(", second)
         self.token = token.group(1) if token and token.group(1) != "from" else None
+
+    def _read(self) -> None:
+        for line in self.proc.stderr:
+            self._lines.put(line)
+        self._lines.put("")
+
+    def _line(self, seconds: float) -> str:
+        try:
+            line = self._lines.get(timeout=seconds)
+        except queue.Empty:
+            return ""
+        if not line:
+            self._lines.put("")  # the end, for the next reader too
+        return line
 
     def client(self, token: str | None = None, **kwargs: Any) -> Client:
         token = token or self.token
@@ -69,8 +90,16 @@ class HttpServer:
     def stop(self) -> tuple[str, str]:
         """Stop the server: ``(stdout, the rest of stderr)``."""
         self.proc.terminate()
-        out, err = self.proc.communicate(timeout=30)
-        return out, err
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        out = self.proc.stdout.read()
+        rest = []
+        while (line := self._line(5)) != "":
+            rest.append(line)
+        return out, "".join(rest)
 
     def __enter__(self) -> HttpServer:
         return self
