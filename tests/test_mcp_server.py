@@ -384,6 +384,12 @@ def test_bad_settings_are_usage_errors_before_serving(tmp_path):
     done = subprocess.run([*BL, "mcp", "serve", "--tools", "metrics,nope"], capture_output=True, text=True,
                           timeout=60, stdin=subprocess.DEVNULL)
     assert done.returncode == 2 and "unknown resource(s) nope" in done.stderr
+    for option, value, message in (("--workers", "0", "--workers must be between 1 and 256"),
+                                   ("--call-timeout", "0", "--call-timeout must be a number of seconds above 0"),
+                                   ("--call-timeout", "nan", "--call-timeout must be a number of seconds above 0")):
+        done = subprocess.run([*BL, "mcp", "serve", option, value], capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL)
+        assert done.returncode == 2 and message in done.stderr and done.stdout == "", done.stderr
 
 
 GUIDE = ROOT / "docs" / "adding-an-endpoint.md"

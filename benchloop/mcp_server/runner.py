@@ -25,7 +25,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -124,36 +123,13 @@ class Runner:
         self.workers.close()
 
     # ------------------------------------------------------------ entry
-    def call(self, name: str, arguments: Any) -> Reply:
-        """A whole call, synchronously: prepare, then run on a free worker with the deadline
-        (for scripts and tests; the server drives ``prepare`` and ``run`` itself)."""
-        prepared = self.prepare(name, arguments)
-        if isinstance(prepared, Reply):
-            return prepared
-        ticket = self.workers.acquire()
-        if ticket is None:
-            return self.busy()
-        expired = threading.Event()
-
-        def expire() -> None:
-            expired.set()
-            self.workers.cancel(ticket)
-
-        timer = threading.Timer(self.call_timeout, expire)
-        timer.daemon = True
-        timer.start()
-        try:
-            reply = self.run(ticket, prepared)
-        finally:
-            timer.cancel()
-        return self.overdue(prepared) if expired.is_set() else reply
-
     def prepare(self, name: str, arguments: Any) -> Reply | Job:
         """The local half of a call: an answer (describe, a usage error) or the job to run."""
         return self._guarded(name, lambda: self._prepare(name, arguments))
 
     def run(self, ticket: Ticket, job: Job) -> Reply:
-        """The network half, on the ticket's worker (in the calling thread)."""
+        """The network half, on the ticket's worker (in the calling thread; ``server.run_job`` puts
+        it in a thread under the call's deadline)."""
         return self._guarded(job.tool.name, lambda: self.workers.run(ticket, lambda client: self.execute(job, client)))
 
     def busy(self) -> Reply:

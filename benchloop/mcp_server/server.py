@@ -85,6 +85,8 @@ async def run_job(runner: Runner, job: Job, network: anyio.CapacityLimiter) -> R
             # The deadline passed, the client cancelled the call or went away: stop the worker's requests.
             # Its thread returns soon after and frees the worker; nobody waits for it here.
             runner.workers.cancel(ticket)
+            if not deadline.cancel_called:
+                LOGGER.info("tool %s: cancelled by the client; its requests were stopped", job.tool.name)
             raise
     if reply is not None and not deadline.cancelled_caught:
         return reply
@@ -155,13 +157,12 @@ class DeepMessages:
 
 def recover_deep(item: Any) -> Any:
     """A message for a line the parser refused as too deep; anything else unchanged."""
-    from pydantic import ValidationError
-
-    if not isinstance(item, ValidationError):
+    errors = getattr(item, "errors", None)  # a pydantic ValidationError (pydantic comes with the SDK)
+    if not isinstance(item, Exception) or not callable(errors):
         return item
     try:
-        (error,) = item.errors(include_url=False)
-    except ValueError:
+        (error,) = errors(include_url=False)
+    except (TypeError, ValueError):
         return item
     line = error.get("input")
     if error.get("type") != "json_invalid" or "recursion limit" not in str(error.get("msg")) \
@@ -189,7 +190,7 @@ async def serve_stdio(server: Server) -> None:
 class Gate:
     """ASGI middleware in front of the SDK's app: the bearer token, then deep bodies flattened.
 
-    Only ``http`` requests are checked (the lifespan passes).  A request
+    Every connection is checked (only the lifespan passes).  An HTTP request
     without the token gets 401 with ``WWW-Authenticate: Bearer`` and never
     reaches the SDK; a POST body is read (up to the SDK's own size limit) and,
     when it nests too deeply, flattened with ``guards.flatten_deep``."""
@@ -200,12 +201,15 @@ class Gate:
         self.max_body = max_body
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "lifespan":
             await self.app(scope, receive, send)
             return
         header = next((v for k, v in scope.get("headers", ()) if k == b"authorization"), None)
         if not guards.authorized(header, self.token):
-            await self.refuse(send)
+            if scope["type"] == "http":
+                await self.refuse(send)
+            else:  # a websocket (the SDK serves none): closed unaccepted
+                await send({"type": "websocket.close", "code": 1008})
             return
         if scope.get("method") == "POST":
             scope, receive = await self.flattened(scope, receive)
