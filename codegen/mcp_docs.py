@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from benchloop.mcp_server.tools import DOWNLOADS, WRITES, Tool, all_tools
+from benchloop.mcp_server.tools import DOWNLOADS, WRITES, Tool, all_tools, id_arguments
 from benchloop.table.load import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,16 +25,25 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def needs(tool: Tool) -> str:
+    """What a call must give: the one id argument (``required``), or one of several."""
+    ids = id_arguments(tool.action, tool.input_schema["properties"]) if tool.action is not None else []
+    if not ids:
+        return "-"
+    names = ", ".join(f"`{name}`" for name in ids)
+    return names if len(ids) == 1 else f"one of {names}"
+
+
 def row(tool: Tool) -> str:
     served = " + ".join(_GATE[g] for g in tool.gates) or "always"
     arguments = ", ".join(f"`{name}`" for name in tool.input_schema["properties"]) or "-"
-    return f"| `{tool.name}` | {tool.kind} | {served} | `{tool.title}` | {arguments} |"
+    return f"| `{tool.name}` | {tool.kind} | {served} | `{tool.title}` | {needs(tool)} | {arguments} |"
 
 
 def table() -> str:
     lines = [START, "",
-             "| tool | kind | served | same as | arguments |",
-             "| --- | --- | --- | --- | --- |"]
+             "| tool | kind | served | same as | needs | arguments |",
+             "| --- | --- | --- | --- | --- | --- |"]
     lines += [row(tool) for tool in all_tools(load_model())]
     lines += ["", END]
     return "\n".join(lines)

@@ -19,13 +19,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from benchloop.sdk.client import (
+from benchloop.sdk.client import library_resources
+from benchloop.sdk.methods import (
     attribute,
     iter_options,
     iter_target,
     keyword_annotation,
     keyword_default,
-    library_resources,
     returns,
     sdk_options,
 )

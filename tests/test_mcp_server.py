@@ -24,6 +24,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp_support import HttpServer
 from support import argv, comparable_files, final_files
 
 from benchloop.mcp_server.serve import build_runner
@@ -62,7 +63,7 @@ def session(runner, *calls: tuple[str, dict[str, Any]]):
     try:
         return anyio.run(main)
     finally:
-        runner.client.close()
+        runner.close()
 
 
 def call(sandbox, name: str, args: dict[str, Any], **values):
@@ -128,6 +129,14 @@ def cli_words(tool: Tool, args: dict[str, Any], out: Path) -> list[str]:
     return words + (["-o", str(out)] if tool.kind == DOWNLOAD else [])
 
 
+def in_argument_words(tool: Tool, message: str) -> str:
+    """A CLI message with the action's flags (``-g/--group``, ``--steps``) written as argument names."""
+    for opt in sorted(tool.action.options, key=lambda o: -len("/".join(o.flags))):
+        for spelled in ("/".join(sorted(opt.flags, key=len)), *sorted(opt.flags, key=len, reverse=True)):
+            message = re.sub(rf"(?<![\w-]){re.escape(spelled)}(?![\w-])", opt.name, message)
+    return message
+
+
 def _normalized(text: str) -> str:
     return re.sub(r"uid-\d+", "uid-N", text)  # every brm run creates a new behaviour task
 
@@ -142,7 +151,8 @@ def test_each_tool_agrees_with_the_cli(name, args, sandbox, api, tmp_path):
     text = [c.text for c in result.content]
     if cli.code == 2:
         assert result.is_error
-        assert text == [cli.err.strip().splitlines()[-1]]  # "Error: <the CLI's message>"
+        # "Error: <the CLI's message>", naming the tool's arguments where the CLI names its flags
+        assert text == [in_argument_words(tool, cli.err.strip().splitlines()[-1])]
         return
     assert result.is_error == (cli.code != 0), (text, cli.err)
     summary = [line for line in cli.err.splitlines() if line.startswith("[error] ") and
@@ -168,7 +178,7 @@ def test_describe_is_bl_describe(sandbox, bl):
 
 
 # ------------------------------------------------------------------- errors
-def test_argument_errors_are_tool_errors_with_the_cli_messages(sandbox):
+def test_argument_errors_are_tool_errors_in_the_words_of_the_tool(sandbox):
     runner = make_runner(sandbox)
     _, results = session(runner, ("jobs_get", {"group": ["G1"], "bogus": 1}),
                          ("metrics_get", {"group": ["G1"], "job": ["J1"]}),
@@ -181,12 +191,14 @@ def test_argument_errors_are_tool_errors_with_the_cli_messages(sandbox):
     texts = [r.content[0].text for r in results]
     assert all(r.is_error for r in results)
     assert texts[0].startswith("Error: jobs_get got an unexpected argument 'bogus'")
-    assert texts[1] == "Error: -g/--group and -j/--job are mutually exclusive"
-    assert texts[2] == "Error: --scope must be one of overall, detail, all"
-    assert texts[3].startswith("Error: invalid --query expression")
-    assert texts[4] == "Error: at least one -g/--group or -j/--job is required"
-    assert "--page" in texts[5] and "int" in texts[5]
-    assert "'-' (read stdin)" in texts[6]
+    # The tool's argument names, never the CLI's flags (issue 21).
+    assert texts[1] == "Error: group and job are mutually exclusive"
+    assert texts[2] == "Error: scope must be one of overall, detail, all"
+    assert texts[3].startswith("Error: invalid query expression")
+    assert texts[4] == "Error: at least one group or job is required"
+    assert "page" in texts[5] and "int" in texts[5]
+    assert texts[6].startswith("Error: group: '-' (read stdin)")
+    assert not any("--" in text or "-g/" in text for text in texts[1:7])
     assert texts[7].startswith("unknown tool 'no_such_tool'")
 
 
@@ -372,6 +384,12 @@ def test_bad_settings_are_usage_errors_before_serving(tmp_path):
     done = subprocess.run([*BL, "mcp", "serve", "--tools", "metrics,nope"], capture_output=True, text=True,
                           timeout=60, stdin=subprocess.DEVNULL)
     assert done.returncode == 2 and "unknown resource(s) nope" in done.stderr
+    for option, value, message in (("--workers", "0", "--workers must be between 1 and 256"),
+                                   ("--call-timeout", "0", "--call-timeout must be a number of seconds above 0"),
+                                   ("--call-timeout", "nan", "--call-timeout must be a number of seconds above 0")):
+        done = subprocess.run([*BL, "mcp", "serve", option, value], capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL)
+        assert done.returncode == 2 and message in done.stderr and done.stdout == "", done.stderr
 
 
 GUIDE = ROOT / "docs" / "adding-an-endpoint.md"
@@ -398,15 +416,13 @@ def test_a_yaml_added_resource_is_a_tool(sandbox, tmp_path, backend):
 
 # ------------------------------------------------------------ streamable HTTP
 def test_http_transport_on_loopback(sandbox):
-    proc = subprocess.Popen([*BL, "--host", sandbox.url, "--api-key", sandbox.api_key, "mcp", "serve",
-                             "--http", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL)
+    # The token is generated and shown once on stderr; the SDK's client sends it as a bearer header.
+    server = HttpServer(["--host", sandbox.url, "--api-key", sandbox.api_key, "mcp", "serve"])
     try:
-        line = proc.stderr.readline()
-        url = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line).group(1)
+        assert server.token and len(server.token) >= 32
 
         async def main():
-            async with Client(url) as client:
+            async with server.client() as client:
                 tools = (await client.list_tools()).tools
                 return tools, await client.call_tool("brm_list", {"group": ["G1"]})
 
@@ -414,9 +430,9 @@ def test_http_transport_on_loopback(sandbox):
         assert "brm_list" in {t.name for t in tools}
         assert not result.is_error and json.loads(result.content[0].text)[0]["group_id"] == "G1"
     finally:
-        proc.terminate()
-        out, _ = proc.communicate(timeout=30)
+        out, err = server.stop()
     assert out == ""
+    assert server.token not in err  # shown once, at start
 
 
 def test_every_tool_kind_is_exercised():

@@ -16,7 +16,7 @@ from types import MappingProxyType
 import jmespath
 import pytest
 
-from benchloop.mcp_server import results
+from benchloop.mcp_server import guards, results, workers
 from benchloop.mcp_server.tools import (
     DESCRIBE,
     DOWNLOAD,
@@ -94,6 +94,36 @@ def test_input_schema_comes_from_the_options():
     assert "output" not in metrics["properties"]  # a tool returns JSON
 
 
+def test_input_schemas_say_what_is_required():
+    # Issue 21: nothing was required (jobs_get needs group).
+    tools = {t.name: t for t in all_tools(SPEC)}
+    assert tools["jobs_get"].input_schema["required"] == ["group"]
+    assert tools["brm_get"].input_schema["required"] == ["task_id"]
+    assert tools["metadata_download"].input_schema["required"] == ["task_id"]
+    assert "required" not in tools["describe"].input_schema
+    # Several kinds of id: exactly one is required, said by the schema and by each id argument.
+    metrics = tools["metrics_get"].input_schema
+    assert "required" not in metrics
+    assert metrics["description"] == "Exactly one of group or job is required."
+    assert metrics["properties"]["job"]["description"].endswith("Exactly one of group or job is required.")
+    assert tools["artifacts_list"].input_schema["description"] == \
+        "Exactly one of group, job or task_id is required."
+    for tool in all_tools(SPEC):
+        if tool.action is not None:
+            required = tool.input_schema.get("required", [])
+            assert set(required) <= set(tool.input_schema["properties"]), tool.name
+            assert bool(required) == (len(tool.action.dimensions) == 1), tool.name
+
+
+def test_input_schemas_keep_a_plain_root_that_every_client_accepts():
+    # The Anthropic API refuses oneOf/anyOf/allOf at the root of a tool's input schema, and Claude
+    # Code drops tools with a root if/then: the one-of rule is said in words, never so.
+    for tool in all_tools(SPEC):
+        schema = tool.input_schema
+        assert schema["type"] == "object", tool.name
+        assert not {"oneOf", "anyOf", "allOf", "not", "if", "then", "else", "dependentSchemas"} & set(schema)
+
+
 def test_no_tool_takes_a_host_or_a_key():
     for tool in all_tools(SPEC):
         for name in tool.input_schema["properties"]:
@@ -139,6 +169,12 @@ def test_default_budget_is_the_documented_one():
     assert results.DEFAULT_MAX_CHARS == next(o.default for o in serve.options if o.name == "max_chars") == 60_000
 
 
+def test_default_workers_and_deadline_are_the_documented_ones():
+    defaults = {o.name: o.default for o in load_model().command("mcp serve").options}
+    assert workers.DEFAULT_WORKERS == defaults["workers"] == 8
+    assert workers.DEFAULT_CALL_TIMEOUT == defaults["call_timeout"] == 120.0
+
+
 def test_a_small_result_is_not_cut():
     assert results.cut([1, 2, 3], 100) == ([1, 2, 3], [])
 
@@ -175,3 +211,48 @@ def test_truncation_note_says_what_was_left_out():
     note, text = results.truncation(cuts, 3_890, 1_000, None, pages=True)
     assert note["cuts"][0]["left_out"] == cuts[0].left_out
     assert f"{cuts[0].left_out} left out" in text and "'[" in text and "page" in text
+
+
+def test_everything_composed_fits_the_budget():
+    # The data, the truncation note and the failure summary together, in each channel.
+    many_keys = [{f"k{i:06d}": i for i in range(20_000)}]
+    failures = [(f"J{i:04d}", "API error 500: " + "z" * 2_000) for i in range(300)]
+    for value, failed in ((many_keys, []), ([], failures), (many_keys, failures), ([{"a": 1}], failures[:1])):
+        for budget in (1_000, 5_000):
+            texts, structured = results.compose(value, failed, "id(s)", budget, "[?x] | [0]", True)
+            assert sum(len(t) for t in texts) <= budget
+            assert len(results.dumps(structured)) <= budget
+            if failed:
+                assert texts[-1].startswith(f"[error] {len(failed)} id(s) failed:")
+                shown = len(structured["failures"])
+                assert structured.get("failures_left_out", 0) == len(failed) - shown
+
+
+def test_a_summary_that_fits_is_the_clis():
+    texts, structured = results.compose([{"a": 1}], [("J1", "API error 404: no")], "id(s)", 1_000, None, False)
+    assert texts == ['[{"a":1}]', "[error] 1 id(s) failed:\n[error]   - J1: API error 404: no"]
+    assert structured == {"result": [{"a": 1}], "failures": [{"id": "J1", "message": "API error 404: no"}]}
+
+
+def test_an_error_text_is_cut_to_the_budget():
+    text = results.fit_text("x" * 10_000, 1_000)
+    assert len(text) == 1_000 and text.endswith("characters left out]")
+
+
+def test_masking_reaches_keys_and_nested_strings():
+    value = {"secret-key": ["a secret-key b", {"k": "secret-key"}], "n": 1}
+    assert results.mask_value(value, ("secret-key",)) == {"***": ["a *** b", {"k": "***"}], "n": 1}
+
+
+def test_flatten_deep_replaces_only_what_is_too_deep():
+    shallow = '{"a": [1, {"b": "[[[[ not brackets ]]]"}]}'
+    assert guards.flatten_deep(shallow, 3) is shallow
+    deep = '{"x": ' + "[" * 10 + "]" * 10 + ', "s": "]"}'
+    assert guards.flatten_deep(deep, 3) == '{"x": [[null]], "s": "]"}'
+    assert guards.flatten_deep("[[[", 1) == "[[["  # not JSON: left for the parser to refuse
+
+
+def test_bearer_check():
+    assert guards.authorized(b"Bearer abc", "abc") and guards.authorized(b"bearer  abc ", "abc")
+    assert not guards.authorized(None, "abc") and not guards.authorized(b"Bearer abd", "abc")
+    assert not guards.authorized(b"Basic abc", "abc") and not guards.authorized(b"abc", "abc")

@@ -27,7 +27,7 @@ import pytest
 from support import argv, comparable_files, final_files
 
 import benchloop
-from benchloop.sdk.client import attribute, sdk_options
+from benchloop.sdk.methods import attribute, sdk_options
 from benchloop.table.load import load_model
 from benchloop.table.model import Action
 

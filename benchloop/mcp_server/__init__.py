@@ -5,11 +5,17 @@ The package is split so that most of it needs no MCP SDK:
 * ``tools``: the tools, generated from the typed model of the table (pure data:
   names, descriptions, JSON Schemas, which tools are writes or downloads);
 * ``results``: what a tool returns (the CLI's JSON, cut at an element boundary
-  when it exceeds the budget, with a note on how to ask for the rest);
-* ``runner``: one tool call through the Python client (``benchloop.Client``),
-  the same argument checks and engine as the CLI, errors as tool errors;
-* ``server``: the glue to the ``mcp`` SDK (the low-level server, stdio and
-  streamable HTTP), the only module that imports it;
+  when it exceeds the budget, with a note on how to ask for the rest; every
+  channel within the budget, the key masked);
+* ``runner``: one tool call - checked locally, then run through the Python
+  client (``benchloop.Client``), the same argument checks and engine as the
+  CLI, errors as tool errors;
+* ``workers``: the workers that run calls against the backend, each with its
+  own client, so one call can be stopped alone (deadline, cancel, busy);
+* ``guards``: the bearer token of ``--http`` and the flattening of JSON nested
+  too deeply for the SDK's parser;
+* ``server``: the glue to the ``mcp`` SDK (the low-level server, the deadline
+  and cancel, stdio and streamable HTTP), the only module that imports it;
 * ``serve``: the ``bl mcp serve`` command.
 
 The SDK is an optional extra (``pip install 'benchloop-client[mcp]'``) and is

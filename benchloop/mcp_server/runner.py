@@ -1,22 +1,31 @@
 """One tool call, run through the Python client: the CLI's checks, engine and messages.
 
-``Runner.call(name, arguments)`` never raises: every problem is a tool error
-(``Reply.is_error``) whose text is what the CLI would say - the usage error
-(``Error: ...``), the failure summary of the ids that failed (``[error] 1
-id(s) failed:`` and one line per id, after the JSON of the ids that worked),
-the authentication or network error.  Arguments are the action's options by
-name; they are checked by the client exactly as the CLI checks its flags
-(``arguments.bind``), ``query`` is compiled before any request as ``--query``
-is, and a download's ``output_dir`` must stay under the server's download
-directory.  The API key is masked in every text.  Nothing here imports the
-MCP SDK.
+A call has two halves, so that nothing local ever waits behind the network:
+
+* :meth:`Runner.prepare` is local and quick: the arguments are checked as the
+  CLI checks its flags (``values_for`` and ``arguments.bind`` of the Python
+  client), ``query`` is compiled, a download's ``output_dir`` must stay under
+  the server's download directory, ``describe`` is answered.  It returns a
+  :class:`Reply` (an answer or a usage error) or a :class:`Job` to run;
+* :meth:`Runner.execute` runs a job on one of the workers (``workers.py``),
+  through that worker's ``benchloop.Client``.
+
+Neither raises: every problem is a tool error (``Reply.is_error``) whose text
+is what the CLI would say - the usage error (``Error: ...``, naming the tool's
+arguments instead of the CLI's flags), the failure summary of the ids that
+failed (``[error] 1 id(s) failed:`` and one line per id, after the JSON of the
+ids that worked), the authentication or network error.  Input nested too
+deeply (arguments, a query) is a usage error, not a crash.  Every reply is made
+to fit the budget (``--max-chars``) and has the API key masked in every
+channel (:meth:`Runner.finish`).  Nothing here imports the MCP SDK.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,8 +34,12 @@ from ..engine import formats
 from ..table.model import Spec
 from . import results
 from .tools import DESCRIBE, DOWNLOAD, Tool, attribute, gate_message
+from .workers import DEFAULT_CALL_TIMEOUT, DEFAULT_WORKERS, Ticket, Workers
 
 LOGGER = logging.getLogger("benchloop.mcp")
+# Arrays and objects inside one argument: ids are one level; anything deeper than this is refused
+# before it reaches code that walks it recursively.
+MAX_ARGUMENT_DEPTH = 8
 
 
 @dataclass
@@ -39,16 +52,61 @@ class Reply:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass
+class Job:
+    """A checked call that needs the backend: what one worker runs."""
+
+    tool: Tool
+    values: dict[str, Any]
+    query: Any
+    query_text: str | None
+
+
 class CallError(Exception):
     """A problem with a call, reported as a tool error with this message."""
 
 
+def nesting(value: Any, limit: int) -> int:
+    """How deeply arrays and objects nest in ``value`` (0 for a scalar); stops counting past ``limit``.
+    Iterative, so a value nested thousands deep is measured, not a RecursionError."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > limit:
+                return deepest
+            stack.extend((v, depth) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def argument_words(tool: Tool) -> Callable[[str], str]:
+    """A function that rewrites a CLI message for the tool: its flags (``-g/--group``, ``--scope``,
+    ``--task-id``) become the tool's argument names (``group``, ``scope``, ``task_id``)."""
+    names: dict[str, str] = {"--query": "query"}
+    if tool.action is not None:
+        for opt in tool.action.options:
+            flags = [f for f in opt.flags if f.startswith("-")]
+            if not flags:
+                continue
+            names["/".join(flags)] = opt.name
+            names["/".join(sorted(flags, key=len))] = opt.name  # "-g/--group", as the CLI's messages write it
+            for flag in flags:
+                names[flag] = opt.name
+            if opt.negative:
+                names[opt.negative] = f"{opt.name}=false"
+    ordered = sorted(names, key=len, reverse=True)
+    pattern = re.compile(r"(?<![\w-])(" + "|".join(re.escape(f) for f in ordered) + r")(?![\w-])")
+    return lambda text: pattern.sub(lambda m: names[m.group(1)], text)
+
+
 class Runner:
-    def __init__(self, client: Any, spec: Spec, served: list[Tool], every: list[Tool], *,
+    def __init__(self, make_client: Callable[[], Any], spec: Spec, served: list[Tool], every: list[Tool], *,
                  max_chars: int = results.DEFAULT_MAX_CHARS, download_dir: str | None = None,
-                 secrets: tuple[str, ...] = (), toolsets: set[str] | None = None,
-                 allow_writes: bool = False):
-        self.client = client
+                 secrets: tuple[str, ...] = (), toolsets: set[str] | None = None, allow_writes: bool = False,
+                 workers: int = DEFAULT_WORKERS, call_timeout: float = DEFAULT_CALL_TIMEOUT,
+                 first_client: Any = None):
         self.spec = spec
         self.tools = {t.name: t for t in served}
         self.every = {t.name: t for t in every}
@@ -57,43 +115,89 @@ class Runner:
         self.secrets = tuple(s for s in secrets if s)
         self.toolsets = toolsets
         self.allow_writes = allow_writes
+        self.call_timeout = call_timeout
+        self.workers = Workers(make_client, workers, first_client)
+        self._words = {name: argument_words(tool) for name, tool in self.every.items()}
+
+    def close(self) -> None:
+        self.workers.close()
 
     # ------------------------------------------------------------ entry
-    def call(self, name: str, arguments: Any) -> Reply:
+    def prepare(self, name: str, arguments: Any) -> Reply | Job:
+        """The local half of a call: an answer (describe, a usage error) or the job to run."""
+        return self._guarded(name, lambda: self._prepare(name, arguments))
+
+    def run(self, ticket: Ticket, job: Job) -> Reply:
+        """The network half, on the ticket's worker (in the calling thread; ``server.run_job`` puts
+        it in a thread under the call's deadline)."""
+        reply = self._guarded(job.tool.name, lambda: self.workers.run(ticket, lambda client: self.execute(job, client)))
+        assert isinstance(reply, Reply)
+        return reply
+
+    def busy(self) -> Reply:
+        count = self.workers.count
+        return self.error(f"[error] busy: all {count} workers of this server are running other calls to the "
+                          f"backend; try again when one of them has finished (bl mcp serve --workers {count} "
+                          "sets how many calls run at once)")
+
+    def overdue(self, job: Job) -> Reply:
+        kept = " Files written before the deadline stay." if job.tool.kind == DOWNLOAD else ""
+        return self.error(f"[error] deadline: {job.tool.name} took longer than {self.call_timeout:g} s and was "
+                          f"stopped (bl mcp serve --call-timeout SECONDS).{kept} Ask for less at a time (fewer "
+                          "ids, one page, a query) or try again later.")
+
+    def _guarded(self, name: str, work: Callable[[], Reply | Job]) -> Reply | Job:
         try:
-            return self._call(name, arguments)
+            outcome = work()
         except CallError as exc:
             return self.error(str(exc))
+        except RecursionError:
+            LOGGER.warning("tool %s: input or answer nested too deeply", name)
+            return self.error(f"[error] {name}: the data is nested too deeply to handle (an answer of the "
+                              "backend or a query result with thousands of levels)")
         except Exception as exc:  # never crash the server: the agent gets the error, stderr the traceback
             LOGGER.error("tool %s failed unexpectedly", name, exc_info=True)
             return self.error(f"[error] unexpected error: {type(exc).__name__}: {exc}")
+        return self.finish(outcome) if isinstance(outcome, Reply) else outcome
 
     def error(self, message: str) -> Reply:
-        return Reply([self.mask(message)], None, True)
+        return self.finish(Reply([message], None, True))
 
     def mask(self, text: str) -> str:
         return results.mask(text, self.secrets)
 
+    def finish(self, reply: Reply) -> Reply:
+        """Every channel masked and within the budget: the last step of every reply."""
+        texts = [self.mask(t) for t in reply.texts]
+        structured = results.mask_value(reply.structured, self.secrets)
+        if sum(len(t) for t in texts) > self.max_chars:  # an error text (a result was composed to fit)
+            texts = [results.fit_text("\n".join(texts), self.max_chars)]
+        return Reply(texts, structured, reply.is_error, reply.meta)
+
     # ----------------------------------------------------------- checks
-    def tool(self, name: str) -> Tool:
-        tool = self.tools.get(name)
+    def tool(self, name: Any) -> Tool:
+        tool = self.tools.get(name) if isinstance(name, str) else None
         if tool is not None:
             return tool
-        known = self.every.get(name)
+        known = self.every.get(name) if isinstance(name, str) else None
         if known is not None:
             raise CallError(gate_message(known, self.toolsets, self.allow_writes, self.download_dir is not None))
-        raise CallError(f"unknown tool {name!r}; this server has: {', '.join(self.tools)}")
+        raise CallError(f"unknown tool {results.clip(str(name), 100)!r}; this server has: {', '.join(self.tools)}")
 
     def arguments(self, tool: Tool, arguments: Any) -> tuple[dict[str, Any], str | None]:
-        """The client's keywords and the query, checked (unknown names, query type)."""
+        """The client's keywords and the query, checked (nesting, unknown names, query type)."""
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
             raise CallError(f"Error: the arguments of {tool.name} must be an object")
         unknown = [k for k in arguments if k not in tool.accepted]
         if unknown:
-            raise CallError(f"Error: {tool.name} got an unexpected argument {unknown[0]!r} "
+            raise CallError(f"Error: {tool.name} got an unexpected argument {results.clip(unknown[0], 100)!r} "
                             f"(takes {', '.join(tool.input_schema['properties'])})")
+        for key, value in arguments.items():
+            if nesting(value, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH:
+                raise CallError(f"Error: argument {key} is nested too deeply (more than {MAX_ARGUMENT_DEPTH} "
+                                "levels of arrays and objects); see the tool's input schema")
         values = {k: v for k, v in arguments.items() if v is not None}
         query = values.pop("query", None)
         if query is not None and not isinstance(query, str):
@@ -118,22 +222,44 @@ class Runner:
             raise CallError(f"Error: output_dir {given!r} leads outside the download directory")
         return target
 
+    def usage(self, tool: Tool, exc: BaseException) -> CallError:
+        """A usage error of the client or the engine, in the words of the tool's arguments."""
+        return CallError(f"Error: {self._words[tool.name](str(exc))}")
+
+    def compile_query(self, tool: Tool, text: str | None) -> Any:
+        try:
+            return formats.compile_query(text)
+        except InternalUsageError as exc:
+            raise self.usage(tool, exc) from None
+        except RecursionError:
+            raise CallError("Error: invalid query expression: nested too deeply to parse") from None
+
+    def check(self, tool: Tool, values: dict[str, Any]) -> None:
+        """The Python client's checks of the values (types, ids, choices, minimums, exclusions)
+        before a worker is taken, so that a wrong call is answered at once, never queued."""
+        from .. import sdk as benchloop
+        from ..sdk.methods import bind_call, sdk_options, values_for
+
+        action = tool.table_action
+        try:
+            bind_call(action, values_for(tool.name, sdk_options(action), values))
+        except benchloop.UsageError as exc:
+            raise self.usage(tool, exc) from None
+
     # ------------------------------------------------------------- call
-    def _call(self, name: str, arguments: Any) -> Reply:
+    def _prepare(self, name: str, arguments: Any) -> Reply | Job:
         tool = self.tool(name)
         values, query_text = self.arguments(tool, arguments)
-        try:
-            query = formats.compile_query(query_text)
-        except InternalUsageError as exc:
-            raise CallError(f"Error: {exc}") from None
+        query = self.compile_query(tool, query_text)
         if tool.kind == DESCRIBE:
             return self.describe(tool, values, query, query_text)
         if tool.kind == DOWNLOAD:
             target = self.target(values.pop("output_dir", None))
-            if tool.action.option("output_dir") is not None:
+            if tool.table_action.option("output_dir") is not None:
                 values["output_dir"] = target
         values.update(tool.fixed)
-        return self.run(tool, values, query, query_text)
+        self.check(tool, values)
+        return Job(tool, values, query, query_text)
 
     def describe(self, tool: Tool, values: dict[str, Any], query: Any, query_text: str | None) -> Reply:
         from ..surface.describe import describe_spec
@@ -150,16 +276,17 @@ class Runner:
             raise CallError(f"Error: {exc}") from None
         return self.reply(tool, document, query, query_text, [])
 
-    def run(self, tool: Tool, values: dict[str, Any], query: Any, query_text: str | None) -> Reply:
+    def execute(self, job: Job, client: Any) -> Reply:
         from .. import sdk as benchloop
 
-        action = tool.action
-        method = getattr(getattr(self.client, attribute(action.resource)), attribute(action.name))
+        tool, values = job.tool, dict(job.values)
+        action = tool.table_action
+        method = getattr(getattr(client, attribute(action.resource)), attribute(action.name))
         failures: list[tuple[str, str]] = []
         try:
             value = method(**values)
         except benchloop.UsageError as exc:
-            raise CallError(f"Error: {exc}") from None
+            raise self.usage(tool, exc) from None
         except benchloop.AuthError as exc:
             raise CallError(f"[error] authentication error: {exc}") from None
         except (benchloop.PartialFailure, benchloop.NetworkError) as exc:
@@ -169,29 +296,21 @@ class Runner:
         if isinstance(value, benchloop.DownloadResult):
             value = {"directory": values.get("output_dir", self.download_dir), "paths": value.paths,
                      "skipped": value.skipped}
-        return self.reply(tool, value, query, query_text, failures)
+        return self.reply(tool, value, job.query, job.query_text, failures)
 
     # ----------------------------------------------------------- result
     def reply(self, tool: Tool, value: Any, query: Any, query_text: str | None,
               failures: list[tuple[str, str]]) -> Reply:
         if query is not None:
-            value = query.search(value)
-        size = len(results.dumps(value))
-        value, cuts = results.cut(value, self.max_chars)
-        texts = [self.mask(results.dumps(value))]
-        structured: dict[str, Any] = {"result": value}
-        if cuts:
-            pages = tool.action is not None and tool.action.option("page") is not None
-            note, sentence = results.truncation(cuts, size, self.max_chars, query_text, pages)
-            structured["truncated"] = note
-            texts.append(sentence)
-        if failures:
-            real = [(i, m) for i, m in failures if i]
-            noun = "pull step(s)" if tool.action is not None and tool.action.compose is not None else "id(s)"
-            lines = [f"[error] {len(real)} {noun} failed:"] + [f"[error]   - {i}: {m}" for i, m in real]
-            lines += [f"[error] {m}" for i, m in failures if not i]
-            texts.append(self.mask("\n".join(lines)))
-            structured["failures"] = [{"id": self.mask(i), "message": self.mask(m)} for i, m in real]
-        if self.secrets and any(s in texts[0] for s in self.secrets):
-            structured = json.loads(self.mask(json.dumps(structured, ensure_ascii=False)))
-        return Reply(texts, structured, bool(failures))
+            try:
+                value = query.search(value)
+            except InternalUsageError as exc:  # the expression fails on this answer (a type error)
+                raise self.usage(tool, exc) from None
+        # Masked before it is measured and cut, so the note describes what is shown.
+        value = results.mask_value(value, self.secrets)
+        failures = [(self.mask(i), self.mask(m)) for i, m in failures]
+        noun = "pull step(s)" if tool.action is not None and tool.action.compose is not None else "id(s)"
+        pages = tool.action is not None and tool.action.option("page") is not None
+        texts, structured = results.compose(value, failures, noun, self.max_chars, query_text, pages)
+        return self.finish(Reply(texts, structured, bool(failures)))
+

@@ -5,7 +5,8 @@ are the global options, resolved exactly as for every other command; a bad one
 is a usage error (exit 2) before anything is served.  Without the ``mcp``
 extra the command says how to install it and exits 2.  Log lines go to
 stderr (never stdout: over stdio it carries protocol messages only), the API
-key masked.
+key and the HTTP token masked.  With ``--http`` the bearer token comes from
+``BENCHLOOP_MCP_TOKEN`` or is generated and shown once on stderr.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ import sys
 from typing import Any
 
 from ..base.errors import EXIT_INTERRUPTED, UsageError
-from . import results
+from . import guards, results
+from .workers import DEFAULT_CALL_TIMEOUT, DEFAULT_WORKERS
 
 INSTALL = "pip install 'benchloop-client[mcp]'"
+MAX_WORKERS = 256
 
 
 def require_sdk() -> None:
@@ -58,7 +61,13 @@ def _options(values: dict[str, Any]) -> dict[str, Any]:
     port = values.get("http")
     if port is not None and not 0 <= port <= 65535:
         raise UsageError("--http must be a TCP port (0 to 65535; 0 picks a free one)")
-    return values
+    workers = values.get("workers", DEFAULT_WORKERS)
+    if workers is None or not 1 <= workers <= MAX_WORKERS:
+        raise UsageError(f"--workers must be between 1 and {MAX_WORKERS}")
+    call_timeout = values.get("call_timeout", DEFAULT_CALL_TIMEOUT)
+    if call_timeout is None or not call_timeout > 0 or call_timeout == float("inf"):
+        raise UsageError("--call-timeout must be a number of seconds above 0")
+    return {**values, "workers": workers, "call_timeout": float(call_timeout)}
 
 
 def download_root(given: str | None) -> str | None:
@@ -73,8 +82,9 @@ def download_root(given: str | None) -> str | None:
     return path
 
 
-def build_runner(values: dict[str, Any], options: dict[str, Any]) -> Any:
-    """The runner of the served tools over a client with the global options' settings."""
+def build_runner(values: dict[str, Any], options: dict[str, Any], extra_secrets: tuple[str, ...] = ()) -> Any:
+    """The runner of the served tools; its workers' clients have the global options' settings.
+    ``extra_secrets`` are masked like the API key (the HTTP token)."""
     from .. import sdk as benchloop
     from ..settings import session
     from ..table.load import load_model
@@ -92,22 +102,29 @@ def build_runner(values: dict[str, Any], options: dict[str, Any]) -> Any:
                                 output_dir=options.get("output_dir"), config=options.get("config"),
                                 profile=options.get("profile"), ca_bundle=options.get("ca_bundle"),
                                 warn=lambda line: logging.getLogger("benchloop").warning("%s", line))
+    # A request never outlives the call it belongs to (a hung connect cannot be aborted, only timed out).
+    timeout = min(float(options.get("timeout", 300.0)), values["call_timeout"])
+
+    def make_client() -> Any:
+        return benchloop.Client(host=options.get("host"), api_key=options.get("api_key"),
+                                profile=options.get("profile"), config=options.get("config"),
+                                concurrency=options.get("concurrency", 5), retry=options.get("retry", 4),
+                                timeout=timeout,
+                                # Downloads go under DIR whatever the configured download root.
+                                output_dir=directory or options.get("output_dir"),
+                                ca_bundle=options.get("ca_bundle"), pretty=options.get("pretty", True))
+
     try:
-        client = benchloop.Client(host=options.get("host"), api_key=options.get("api_key"),
-                                  profile=options.get("profile"), config=options.get("config"),
-                                  concurrency=options.get("concurrency", 5), retry=options.get("retry", 4),
-                                  timeout=options.get("timeout", 300.0),
-                                  # Downloads go under DIR whatever the configured download root.
-                                  output_dir=directory or options.get("output_dir"),
-                                  ca_bundle=options.get("ca_bundle"), pretty=options.get("pretty", True))
+        first = make_client()  # the first worker's: bad settings are a usage error before serving
     except benchloop.UsageError as exc:
         raise UsageError(str(exc)) from None
     every = all_tools(spec)
     served = select(every, allow_writes=bool(values.get("allow_writes")), allow_downloads=directory is not None,
                     toolsets=toolsets)
-    secrets = (settings.api_key,) if settings.api_key and len(settings.api_key) >= 4 else ()
-    return Runner(client, spec, served, every, max_chars=values["max_chars"], download_dir=directory,
-                  secrets=secrets, toolsets=toolsets, allow_writes=bool(values.get("allow_writes")))
+    secrets = tuple(s for s in (settings.api_key, *extra_secrets) if s and len(s) >= 4)
+    return Runner(make_client, spec, served, every, max_chars=values["max_chars"], download_dir=directory,
+                  secrets=secrets, toolsets=toolsets, allow_writes=bool(values.get("allow_writes")),
+                  workers=values["workers"], call_timeout=values["call_timeout"], first_client=first)
 
 
 def serve(values: dict[str, Any], options: dict[str, Any]) -> int:
@@ -117,24 +134,36 @@ def serve(values: dict[str, Any], options: dict[str, Any]) -> int:
 
     from .server import build_server, serve_http, serve_stdio
 
-    runner = build_runner(values, options)
+    port = values.get("http")
+    token, generated = guards.server_token() if port is not None else ("", False)
+    runner = build_runner(values, options, (token,) if token else ())
     handler = configure_logging(options, runner.secrets)
     log = logging.getLogger("benchloop.mcp")
     server = build_server(runner)
-    port = values.get("http")
     log.info("serving %d tools: %s", len(runner.tools), ", ".join(runner.tools))
     try:
         if port is None:
             anyio.run(serve_stdio, server)
         else:
+            if not generated and len(token) < guards.WEAK_TOKEN:
+                log.warning("%s is shorter than %d characters: a guessable token", guards.TOKEN_ENV,
+                            guards.WEAK_TOKEN)
+
             def announce(url: str) -> None:
-                sys.stderr.write(f"mcp serving {url} ({len(runner.tools)} tools)\n")
+                lines = [f"mcp serving {url} ({len(runner.tools)} tools)"]
+                if generated:  # shown once, here; set BENCHLOOP_MCP_TOKEN to choose it
+                    lines.append(f"mcp token: {token} (clients send 'Authorization: Bearer <token>'; "
+                                 f"set {guards.TOKEN_ENV} to choose it)")
+                else:
+                    lines.append(f"mcp token: from {guards.TOKEN_ENV} (clients send 'Authorization: Bearer "
+                                 "<token>')")
+                sys.stderr.write("".join(line + "\n" for line in lines))
                 sys.stderr.flush()
 
-            anyio.run(serve_http, server, port, announce)
+            anyio.run(serve_http, server, port, announce, token)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     finally:
-        runner.client.close()
+        runner.close()
         logging.getLogger().removeHandler(handler)
     return 0

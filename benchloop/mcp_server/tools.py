@@ -18,6 +18,15 @@ Actions with another writer (plain text, ``ap-cmd``) are not tools.
 Each tool's input schema comes from the action's options: ids as arrays of
 strings, every other option with its type, choices, minimum, default and help,
 plus ``query`` (JMESPath, as ``--query``) on tools that return data.
+
+What is required: a tool with one kind of id lists it in ``required``
+(``jobs_get`` needs ``group``).  A tool with several kinds needs exactly one
+of them; the schema says so in words (its ``description`` and each id
+argument's), not with a root ``anyOf``/``oneOf``: the Anthropic API refuses
+tool schemas with ``oneOf``/``anyOf``/``allOf`` at the top level, and Claude
+Code drops tools with root ``if``/``then``, so such a schema would lose the
+tool (or the whole session) in the most used clients.  The MCP SDK checks no
+arguments against the schema; the runner checks them as the CLI does.
 """
 
 from __future__ import annotations
@@ -27,14 +36,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ..table.model import OPTION_DIMENSIONS, Action, Option, Spec
+from ..table.model import DIMENSION_KINDS, OPTION_DIMENSIONS, STDOUT_OPTIONS, Action, Option, Spec
 
 READ, LISTING, WRITE, DOWNLOAD, DESCRIBE = "read", "listing", "write", "download", "describe"
 # The gates: a tool is served only when every one of its gates is open.
 WRITES, DOWNLOADS = "writes", "downloads"
 SAFE_METHODS = ("GET", "HEAD")
 # Options that only shape what the CLI prints: a tool returns JSON (``query`` is its own argument).
-STDOUT_ONLY = ("output", "query")
 # The table's download options: where files go and whether existing ones are kept. A listing
 # writes nothing, so its tool has neither; a download tool's output_dir is relative to its DIR.
 FILE_OPTIONS = ("output_dir", "skip_existing")
@@ -63,6 +71,12 @@ class Tool:
     query: bool = True
 
     @property
+    def table_action(self) -> Action:
+        """The action of a tool that runs one (every tool but describe)."""
+        assert self.action is not None, f"{self.name} runs no action"
+        return self.action
+
+    @property
     def resource(self) -> str | None:
         return self.action.resource if self.action else None
 
@@ -86,7 +100,7 @@ class Tool:
             return "bl describe"
         words = self.action.command_line()
         if self.kind == LISTING:
-            return f"{words} {self.action.option(self.action.stdout_when).flag}"
+            return f"{words} {self.action.flag_of(self.action.stdout_when or '')}"
         return words
 
     @property
@@ -102,6 +116,8 @@ class Tool:
                 "failures": {"type": "array", "description": "The ids that failed, with the CLI's messages.",
                              "items": {"type": "object", "properties": {"id": {"type": "string"},
                                                                        "message": {"type": "string"}}}},
+                "failures_left_out": {"type": "integer", "description": "Failed ids not listed in failures "
+                                      "(the list was cut to the size budget)."},
             },
             "required": ["result"],
         }
@@ -132,7 +148,7 @@ def kinds(spec: Spec, action: Action) -> list[tuple[str, tuple[str, ...]]]:
     writes = sends_writes(spec, action)
     if action.writer == "stdout":
         return [(WRITE, (WRITES,))] if writes else [(READ, ())]
-    out = []
+    out: list[tuple[str, tuple[str, ...]]] = []
     if action.stdout_when:
         out.append((LISTING, (WRITES,) if writes else ()))
     out.append((DOWNLOAD, (WRITES, DOWNLOADS) if writes else (DOWNLOADS,)))
@@ -142,7 +158,8 @@ def kinds(spec: Spec, action: Action) -> list[tuple[str, tuple[str, ...]]]:
 # ------------------------------------------------------------------ schemas
 def _help(opt: Option) -> str:
     text = opt.help.strip()
-    if opt.type == "ids":  # the first sentence ("Group id(s).") - repeating a flag or '-' is for shells
+    if opt.name in OPTION_DIMENSIONS and opt.kind.many:  # the first sentence ("Group id(s).") - repeating
+        # a flag or '-' is for shells
         text = text.split(". ", 1)[0].rstrip(".") + "."
     flags = ", ".join(opt.flags) if opt.flags else opt.metavar
     return f"{text} [CLI: {flags}]"
@@ -151,60 +168,70 @@ def _help(opt: Option) -> str:
 def setting_options(spec: Spec) -> set[str]:
     """Options that set where a service is or its key (``--ap-base-url``, ``--ap-api-key``): never
     tool arguments, so a tool reaches only the backends configured when the server started."""
-    names = set()
-    for service in (getattr(spec, "services", None) or {}).values():
-        for sources in (getattr(service, "base_url", None), getattr(service, "key", None)):
-            if getattr(sources, "option", None):
-                names.add(sources.option)
-    return names
+    return {sources.option for service in spec.services.values() for sources in (service.base_url, service.key)
+            if sources.option}
 
 
 def option_schema(opt: Option) -> dict[str, Any]:
-    """The JSON Schema of one option's argument."""
-    kind = opt.type
-    schema: dict[str, Any]
-    if kind == "ids" or opt.name in OPTION_DIMENSIONS:
-        schema = {"type": "array", "items": {"type": "string"}}
-        if kind != "ids":  # one download-task id (--task-id of trajectory, metadata, artifacts)
+    """The JSON Schema of one option's argument: its type's (``table.optiontypes``), with the
+    option's choices, minimum and default.  Ids are always a list (one id a list of one)."""
+    kind = opt.kind
+    if opt.name in OPTION_DIMENSIONS:
+        schema: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+        if not kind.many:  # one download-task id (--task-id of trajectory, metadata, artifacts)
             schema["maxItems"] = 1
         schema["description"] = _help(opt) + " Several ids in one string may be separated by commas."
         return schema
-    if kind == "list":
-        schema = {"type": "array", "items": {"type": "string", **({"enum": list(opt.choices)} if opt.choices else {})}}
-    elif kind == "ints":
-        schema = {"type": "array", "items": {"type": "integer"}}
-    elif kind in ("flag", "bool"):
-        schema = {"type": "boolean", "default": bool(opt.default)}
-    elif kind == "int":
-        schema = {"type": "integer"}
-    elif kind == "float":
-        schema = {"type": "number"}
-    elif kind == "choice":
-        schema = {"type": "string", "enum": list(opt.choices)}
-    else:
-        schema = {"type": "string"}
-    if opt.min is not None and kind in ("int", "float"):
+    schema = kind.schema(opt.choices if kind.choices else ())
+    if kind.is_flag:
+        schema["default"] = bool(opt.default)
+    if opt.min is not None and kind.json_type in ("integer", "number") and not kind.many:
         schema["minimum"] = opt.min
-    if opt.default is not None and "default" not in schema and kind not in ("list", "ints"):
+    if opt.default is not None and "default" not in schema and not kind.many:
         schema["default"] = opt.default
     schema["description"] = _help(opt)
     return schema
 
 
-def _object(properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "additionalProperties": False}
+def _object(properties: dict[str, Any], required: list[str] | None = None,
+            description: str | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def id_arguments(action: Action, properties: Mapping[str, Any]) -> list[str]:
+    """The id arguments of the tool, one per dimension of the action (``group``, ``job``, ``task_id``)."""
+    ids = {DIMENSION_KINDS[d].option for d in action.dimensions if d in DIMENSION_KINDS}
+    return [name for name in properties if name in ids]
+
+
+def require_ids(action: Action, properties: dict[str, Any]) -> tuple[list[str], str | None]:
+    """``(required, description)`` of the input schema: the one id argument is required; of several,
+    exactly one is, which the schema and each id argument say in words (see the module docstring)."""
+    ids = id_arguments(action, properties)
+    if len(ids) == 1:
+        return ids, None
+    if not ids:
+        return [], None
+    rule = f"Exactly one of {', '.join(ids[:-1])} or {ids[-1]} is required."
+    for name in ids:
+        properties[name] = {**properties[name], "description": f"{properties[name]['description']} {rule}"}
+    return [], rule
 
 
 def _dimensions_text(action: Action) -> str:
-    names = {"group": "group ids (group)", "job": "job ids (job)", "task": "download-task ids (task_id)"}
-    dims = [names[d] for d in action.dimensions if d in names]
+    dims = [f"{DIMENSION_KINDS[d].noun} ({DIMENSION_KINDS[d].option})" for d in action.dimensions]
     return "Give exactly one kind of id: " + " or ".join(dims) + "." if dims else ""
 
 
 def action_tool(spec: Spec, action: Action, kind: str, gates: tuple[str, ...]) -> Tool:
     """The tool of one action of the table (READ, WRITE, LISTING or DOWNLOAD)."""
     settings = setting_options(spec)
-    options = [o for o in action.options if o.name not in STDOUT_ONLY and o.name not in settings]
+    options = [o for o in action.options if o.name not in STDOUT_OPTIONS and o.name not in settings]
     fixed: dict[str, Any] = {}
     if action.stdout_when:  # the listing tool sets the flag; the download tool leaves it off
         fixed[action.stdout_when] = kind == LISTING
@@ -224,7 +251,7 @@ def action_tool(spec: Spec, action: Action, kind: str, gates: tuple[str, ...]) -
         properties["query"] = {"type": "string", "description": QUERY_HELP}
     command = action.command_line()
     if kind == LISTING:
-        flag = action.option(action.stdout_when).flag
+        flag = action.flag_of(action.stdout_when or "")
         lead = (f"The listing of `{command} {flag}`: what a download would fetch, as JSON; nothing is "
                 "downloaded.")
     elif kind == DOWNLOAD:
@@ -236,7 +263,9 @@ def action_tool(spec: Spec, action: Action, kind: str, gates: tuple[str, ...]) -
             lead += " This changes the backend's state (it starts work there)."
     description = " ".join(p for p in (action.help, lead, _dimensions_text(action)) if p)
     name = _listing_name(spec, action) if kind == LISTING else tool_name(action)
-    return Tool(name=name, kind=kind, description=description, input_schema=_object(properties), action=action,
+    required, rule = require_ids(action, properties)
+    return Tool(name=name, kind=kind, description=description, input_schema=_object(properties, required, rule),
+                action=action,
                 gates=gates, fixed=MappingProxyType(fixed), accepted=tuple([*properties, *hidden]), query=query)
 
 
