@@ -42,14 +42,26 @@ class _Received(NamedTuple):
 
 
 class LoggedRequest(_Received):
-    """One request as received: unpacks as ``(method, path, headers)``; ``body`` holds its bytes."""
+    """One request as received: unpacks as ``(method, path, headers)``; ``body`` holds its bytes.
+
+    Once answered, ``status`` and ``content_type`` say how, and ``answer`` holds the body of a
+    JSON answer (None for bytes and streams), so tests can check answers against the table.
+    """
 
     body: bytes
+    status: int | None
+    content_type: str | None
+    answer: bytes | None
 
     def __new__(cls, method: str, path: str, headers: Headers, body: bytes = b""):
         entry = super().__new__(cls, method, path, headers)
         entry.body = body
+        entry.status = entry.content_type = entry.answer = None
         return entry
+
+    def answered(self, status: int, content_type: str, body: bytes | None) -> None:
+        self.status, self.content_type = status, content_type
+        self.answer = body if body is not None and content_type.startswith("application/json") else None
 
 
 @dataclass

@@ -38,7 +38,7 @@ def cache_dir() -> Path:
 
 
 _COMPILER_FILES = (
-    "table/compile.py", "table/lint.py", "table/locate.py", "engine/transforms.py", "engine/pagination.py", "table/globals.py", "table/stepdefs.py",
+    "table/compile.py", "table/lint.py", "table/locate.py", "table/responses.py", "engine/transforms.py", "engine/pagination.py", "table/globals.py", "table/stepdefs.py",
 )
 
 

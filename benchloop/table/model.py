@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from .responses import Response, Schemas
 from .templates import PAGE_VARS, lone_var, template_vars
 
 PROG = "bl"
@@ -191,9 +192,11 @@ class Service:
     # Hosts of the service's SSO login page: a download redirected there is an authentication
     # failure (exit 3), whatever the words in any other URL (``http.is_login_url``).
     login_hosts: tuple[str, ...] = ()
+    # The schema of its error bodies (``error:``; every status >= 400 of its endpoints).
+    error: Response | None = None
 
     @classmethod
-    def from_data(cls, name: str, data: Mapping[str, Any]) -> Service:
+    def from_data(cls, name: str, data: Mapping[str, Any], schemas: Schemas | None = None) -> Service:
         auth = data.get("auth") or {}
         derived = tuple(Derived(k, v["from"], _frozen(v.get("map")), v.get("default", ""))
                         for k, v in (data.get("derived") or {}).items())
@@ -201,7 +204,8 @@ class Service:
                    base_url=Sources.from_data(data.get("base_url")), auth_header=auth.get("header", "X-API-Key"),
                    key=Sources.from_data(auth), auth_statuses=tuple(auth.get("statuses") or (401,)),
                    key_required=auth.get("required"), headers=_frozen(data.get("headers")), derived=derived,
-                   default=name == DEFAULT_SERVICE, login_hosts=tuple(data.get("login_hosts") or ()))
+                   default=name == DEFAULT_SERVICE, login_hosts=tuple(data.get("login_hosts") or ()),
+                   error=Response.error_body(data.get("error"), schemas if schemas is not None else Schemas()))
 
     @property
     def variables(self) -> list[str]:
@@ -246,20 +250,22 @@ class Endpoint:
     help: str
     query: tuple[Param, ...] = ()
     body: tuple[Param, ...] | None = None  # None: no body (GET); () an empty JSON object
-    response: str = "json"
+    response: Response = field(default_factory=Response)  # what a success answers (``responses.py``)
     keep_empty: tuple[str, ...] = ()  # query parameters sent even when their value is ""
     service: str = DEFAULT_SERVICE  # the backend that serves it (``services:``)
+    required: tuple[str, ...] = ()  # query parameters and body fields the backend requires
 
     @classmethod
-    def from_data(cls, name: str, data: Mapping[str, Any]) -> Endpoint:
+    def from_data(cls, name: str, data: Mapping[str, Any], schemas: Schemas | None = None) -> Endpoint:
         body = data.get("body")
         if body is None and data["method"] == "POST":
             body = {}
         return cls(name=name, method=data["method"], path=data["path"], help=data["help"],
                    query=tuple(Param(k, v) for k, v in (data.get("query") or {}).items()),
                    body=None if body is None else tuple(Param(k, v) for k, v in body.items()),
-                   response=data.get("response", "json"), keep_empty=tuple(data.get("keep_empty") or ()),
-                   service=data.get("service", DEFAULT_SERVICE))
+                   response=Response.from_data(data.get("response"), schemas),
+                   keep_empty=tuple(data.get("keep_empty") or ()),
+                   service=data.get("service", DEFAULT_SERVICE), required=tuple(data.get("required") or ()))
 
     @property
     def path_vars(self) -> list[str]:
@@ -273,7 +279,16 @@ class Endpoint:
 
     @property
     def binary(self) -> bool:
-        return self.response == "binary"
+        return self.response.binary
+
+    def is_required(self, name: str) -> bool:
+        """True when the backend refuses the request without this query parameter or body field."""
+        return name in self.required
+
+    @property
+    def body_required(self) -> bool:
+        """True when the backend refuses the request without a body (a required body field)."""
+        return any(p.name in self.required for p in self.body or ())
 
 
 # --------------------------------------------------------------- pagination
@@ -683,6 +698,7 @@ class Spec:
     options: Mapping[str, Option]
     resources: Mapping[str, Resource]
     services: Mapping[str, Service] = field(default_factory=lambda: _frozen(None))
+    schemas: Schemas = field(default_factory=Schemas)  # the table's shared response shapes (``schemas:``)
 
     def service(self, name: str) -> Service:
         return self.services[name]
@@ -751,7 +767,8 @@ class _Builder:
 
     def __init__(self, data: Mapping[str, Any]):
         self.data = data
-        self.endpoints = {n: Endpoint.from_data(n, e) for n, e in data["endpoints"].items()}
+        self.schemas = Schemas(data.get("schemas"))
+        self.endpoints = {n: Endpoint.from_data(n, e, self.schemas) for n, e in data["endpoints"].items()}
         self.enumerations = {n: self.enumeration(n, e) for n, e in (data.get("enumerations") or {}).items()}
 
     def enumeration(self, name: str, data: Mapping[str, Any]) -> Enumeration:
@@ -838,10 +855,10 @@ class _Builder:
             actions = {a: self.action(rname, command, a, body) for a, body in res["actions"].items()}
             resources[rname] = Resource(rname, res["help"], _frozen(actions), command)
         options = {n: Option.from_data({"name": n, **o}) for n, o in self.data["options"].items()}
-        services = {n: Service.from_data(n, s) for n, s in (self.data.get("services") or {}).items()}
-        services.setdefault(DEFAULT_SERVICE, Service.from_data(DEFAULT_SERVICE, {}))
+        services = {n: Service.from_data(n, s, self.schemas) for n, s in (self.data.get("services") or {}).items()}
+        services.setdefault(DEFAULT_SERVICE, Service.from_data(DEFAULT_SERVICE, {}, self.schemas))
         return Spec(_frozen(self.endpoints), _frozen(self.enumerations), _frozen(options), _frozen(resources),
-                    _frozen(services))
+                    _frozen(services), self.schemas)
 
 
 def global_options() -> list[Option]:

@@ -47,3 +47,11 @@ STEP_BINDS: dict[str, dict[str, tuple[str, ...]]] = {
                    "template": ("cluster", "template", "revision"), "jobs": ("cluster",),
                    "job": ("cluster", "job"), "dataset": ("cluster", "dataset")},
 }
+
+# The ``with:`` key naming what a step's ``items:`` select from: an endpoint (whose answer it
+# is) or an earlier part of the dimension (whose request's answer it is); the lints check the
+# fields ``items:`` reads against that answer.  A part with a ``request`` selects from its own.
+ITEMS_FROM: dict[str, str] = {
+    "artifacts": "listing",
+    "trace_media": "source",
+}
