@@ -314,6 +314,10 @@ CASES = {
     "closed schema": (
         lambda d: d["schemas"]["Artifact"].update(additionalProperties=False),
         ["schemas.Artifact: additionalProperties: false closes the answer; the backend may add fields at any time"]),
+    "map values typed": (
+        lambda d: d["schemas"]["JobStats"]["properties"]["by_status"].update(additionalProperties={"type": "integer"}),
+        ["schemas.JobStats.properties.by_status: additionalProperties with a type refuses fields the backend may add "
+         "(describe the values instead)"]),
     "rows that are no array of objects": (
         lambda d: d["endpoints"]["group_job_ids"]["response"].update(rows=["job_ids"]),
         ["endpoints.group_job_ids: response rows 'job_ids' is not an array of objects in the response"]),

@@ -273,6 +273,8 @@ def _check_schema(c: _Lint, where: str, schema: Any) -> None:
     for key in ("additionalProperties", "unevaluatedProperties"):
         if schema.get(key) is False:
             c.add(f"{where}: {key}: false closes the answer; the backend may add fields at any time")
+        elif isinstance(schema.get(key), dict) and c.schemas.types(schema[key]):
+            c.add(f"{where}: {key} with a type refuses fields the backend may add (describe the values instead)")
     for key, value in schema.items():
         if key in _NAMED_SCHEMAS and isinstance(value, dict):
             for name, sub in value.items():
