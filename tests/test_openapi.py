@@ -97,6 +97,7 @@ def test_every_endpoint_is_an_operation():
         else:
             kind = "binary" if "binary" in response else "text"
             assert list(ok) == response[kind]
+        assert op["description"].startswith(endpoint["help"])  # every operation is described
         prefix = "" if endpoint.get("service", "benchloop") == "benchloop" else "AgentPlatform"
         for status, name in (("401", "Unauthorized"), ("404", "NotFound"), ("default", "Error")):
             assert op["responses"][status] == {"$ref": f"#/components/responses/{prefix}{name}"}
@@ -177,6 +178,9 @@ def test_endpoints_sharing_a_path_and_method_become_one_operation():
     assert op["x-benchloop-endpoints"] == ["job_meta", "job_meta_again"]
     assert [p["name"] for p in op["parameters"]] == ["fields"]
     assert op["summary"] == "Metadata of one job. / The same operation under another name."
+    assert op["description"] == ("Metadata of one job. Used by `bl trajectory download`, `bl metadata download`, "
+                                 "`bl pull`. / "
+                                 "The same operation under another name. Used by no command.")
     assert list(op["responses"]) == ["200", "400", "401", "404", "default"]
 
 

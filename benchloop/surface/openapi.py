@@ -103,9 +103,11 @@ def _query_parameter(spec: Spec, endpoint: Endpoint, name: str, template: Any) -
 
 def _operation(spec: Spec, endpoint: Endpoint, tags: list[str], commands: list[str]) -> dict[str, Any]:
     params = [_query_parameter(spec, endpoint, p.name, p.template) for p in endpoint.query]
+    used = f"Used by {', '.join(f'`{c}`' for c in commands)}." if commands else "Used by no command."
     op: dict[str, Any] = {
         "operationId": endpoint.name,
         "summary": endpoint.help,
+        "description": f"{endpoint.help} {used}",
         "tags": list(tags),
         "parameters": params,
     }
@@ -145,6 +147,7 @@ def _merge(op: dict[str, Any], name: str, other: dict[str, Any]) -> None:
     op["responses"] = {k: merged[k] for k in sorted(merged, key=lambda k: (k == "default", k))}
     if other["summary"] not in op["summary"]:
         op["summary"] = f"{op['summary']} / {other['summary']}"
+        op["description"] = f"{op['description']} / {other['description']}"
 
 
 def security_schemes(spec: Spec) -> dict[str, Any]:
