@@ -172,6 +172,30 @@ def test_the_contract_answers_validate_with_and_without_new_fields(endpoint, i, 
     assert list(check.iter_errors(with_new_fields(answer))) == []
 
 
+def undescribed(schemas: Schemas, node, where: str) -> list[str]:
+    """Declared fields with no description (of their own or of the schema they reference)."""
+    found = []
+    for name, sub in (node.get("properties") or {}).items():
+        if not (sub.get("description") or schemas.resolve(sub).get("description")):
+            found.append(f"{where}.{name}")
+        found += undescribed(schemas, sub, f"{where}.{name}")
+    subs = [(k, node[k]) for k in ("items", "additionalProperties") if isinstance(node.get(k), dict)]
+    subs += [(f"{k}{i}", b) for k in ("anyOf", "oneOf", "allOf") for i, b in enumerate(node.get(k) or ())]
+    for key, sub in subs:
+        if "$ref" not in sub:
+            found += undescribed(schemas, sub, f"{where}.{key}")
+    return found
+
+
+def test_every_schema_and_field_is_described():
+    """`bl describe` and the reference pages show these descriptions."""
+    schemas = MODEL.schemas
+    found = [name for name in schemas if not schemas.get(name).get("description")]
+    for name in schemas:
+        found += undescribed(schemas, schemas.get(name), name)
+    assert found == []
+
+
 def test_no_schema_is_closed():
     def closed(node):
         if isinstance(node, dict):
