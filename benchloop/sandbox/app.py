@@ -5,6 +5,11 @@ whether the key is right, which fault to inject, which body to send) is
 decided here from plain values, so the server module only moves bytes and the
 logic can be exercised without a network.
 
+Before any handler runs, a request is checked against what the table says
+the endpoint accepts (``validation.py``: required parameters, integers,
+typed body fields): what does not fit gets a 400, the same refusal the
+OpenAPI document promises.
+
 Besides the endpoint table, three pseudo-OSS paths are served (they stand in
 for presigned object-store URLs, so like those they need no API key but carry
 a ``sig`` query signature instead):

@@ -7,6 +7,11 @@ HTTP/1.1 and every response carries ``Content-Length``, so one client
 connection serves many requests - ``Sandbox.stats["connections"]`` counts
 accepted TCP connections to make that observable.
 
+Every method reaches the app, which answers 405 with ``Allow`` for a path
+that has other methods; the stdlib's own refusals (a malformed request, a
+header too long) are JSON too, so no answer of the sandbox is an HTML page,
+and a HEAD answer carries no body.
+
 ``start_sandbox()`` generates the dataset, binds (port 0 = any free port) and
 serves from a daemon thread; the returned :class:`Sandbox` is a context
 manager whose ``stop()`` also cuts idle keep-alive connections.

@@ -5,8 +5,15 @@ schema cannot: references between entries (requests, enumerations, shapes,
 pagination modes), that every path-template variable is bound where the
 endpoint is used (by parts, enumerations, archives and named steps), that
 every variable of a file, archive entry or step template is bound, and that no
-two outputs share a path template.  They run when the table is compiled and
-again as tests (``tests/test_speclint.py`` holds one broken table per message).
+two outputs share a path template.  For the answers (``responses.py``): every
+endpoint declares its response and every service its error body, every
+``$ref`` names a schema, no schema is closed, and every field the table reads
+(a pagination's collection, ids and total, ``items:`` fields, a waiter's
+status, hint and result, shape parameters, ``{parts.NAME.FIELD}``, an
+action's ``error_field``) is declared in the answer it is read from, so a typo
+in a field name fails here instead of at run time against a real backend.
+They run when the table is compiled and again as tests
+(``tests/test_speclint.py`` holds one broken table per message).
 
 ``lint`` walks the table one concern at a time (options, compose, dimensions,
 parts, outputs); each check is a small function that appends messages to the
@@ -26,6 +33,9 @@ from .responses import ITEMS, Schemas, ref_name, types_of
 from .templates import VAR, template_vars
 
 DIMENSION_OPTIONS = ("group", "job", "task")
+DIMENSION_OPTION_NAMES = {"group": "group", "job": "job", "task": "task_id"}
+PAGE_VARS = {"skip", "limit"}
+RESERVED = {"ctx"} | set(__import__("keyword").kwlist)
 JSON_TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
 # The field every walking pagination mode reads its total from (``engine/pagination.py``).
 PAGE_TOTAL = "total"
@@ -34,9 +44,6 @@ _NAMED_SCHEMAS = ("properties", "patternProperties", "$defs", "dependentSchemas"
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _ONE_SCHEMA = ("items", "additionalProperties", "unevaluatedProperties", "not", "contains", "if", "then", "else",
                "propertyNames")
-DIMENSION_OPTION_NAMES = {"group": "group", "job": "job", "task": "task_id"}
-PAGE_VARS = {"skip", "limit"}
-RESERVED = {"ctx"} | set(__import__("keyword").kwlist)
 
 
 def expand(spec: dict[str, Any]) -> dict[str, Any]:
