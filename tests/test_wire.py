@@ -160,7 +160,8 @@ def answer_problem(request, router, validators) -> str | None:
     endpoint = router.endpoints[match.route.name]
     if request.status >= 400 or endpoint.response.is_json:
         if request.answer is None:
-            return f"{request.status} answer is {request.content_type}, not JSON"
+            kind = "too large to keep" if request.content_type.startswith("application/json") else "not JSON"
+            return f"{request.status} answer is {request.content_type}, {kind}"
         which = "error" if request.status >= 400 else "response"
         errors = sorted(validators[(endpoint.name, which)].iter_errors(json.loads(request.answer)),
                         key=lambda e: list(map(str, e.absolute_path)))

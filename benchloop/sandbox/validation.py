@@ -45,35 +45,39 @@ class Refused(Exception):
 @dataclass(frozen=True)
 class _Rules:
     endpoint: Endpoint
-    query: dict[str, dict[str, Any]]
+    query: dict[str, tuple[dict[str, Any], Any]]  # name -> (schema, its validator)
     body: dict[str, Any] | None
+    fields: dict[str, Any]  # body field -> its validator
 
 
 class RequestRules:
-    """The schemas of every endpoint's query and body, built once per sandbox."""
+    """The schemas of every endpoint's query and body, and their validators, built once per sandbox."""
 
     def __init__(self, spec: Spec, endpoints: dict[str, Endpoint]):
-        self.rules = {
-            name: _Rules(ep, {p.name: query_schema(spec, ep, p.name, p.template) for p in ep.query},
-                         body_schema(spec, ep) if ep.body is not None else None)
-            for name, ep in endpoints.items()
-        }
         import jsonschema
 
-        self._validator = jsonschema.Draft202012Validator
+        def compiled(schema: dict[str, Any]) -> Any:
+            return jsonschema.Draft202012Validator(schema)
+
+        self.rules = {}
+        for name, ep in endpoints.items():
+            query = {p.name: query_schema(spec, ep, p.name, p.template) for p in ep.query}
+            body = body_schema(spec, ep) if ep.body is not None else None
+            self.rules[name] = _Rules(ep, {k: (v, compiled(v)) for k, v in query.items()}, body,
+                                      {k: compiled(v) for k, v in (body or {}).get("properties", {}).items()})
 
     def check(self, name: str, query: dict[str, str], raw_body: bytes, body: Any) -> None:
         """Raise :class:`Refused` when the request does not fit endpoint ``name``'s table entry."""
         rules = self.rules.get(name)
         if rules is None:
             return
-        for param, schema in rules.query.items():
+        for param, (schema, check) in rules.query.items():
             raw = query.get(param)
             if raw is None or raw == "":
                 if rules.endpoint.is_required(param):
                     raise Refused(self._message(name, param, f"{param} is required"))
                 continue
-            self._fits(name, param, _typed(raw, schema, name, param), schema, raw)
+            self._fits(name, param, _typed(raw, schema, name, param), check, raw)
         if rules.body is None:
             return
         if not raw_body:
@@ -85,12 +89,12 @@ class RequestRules:
         for param in rules.body.get("required", ()):
             if param not in body:
                 raise Refused(self._message(name, param, f"{param} is required"))
-        for param, schema in rules.body["properties"].items():
+        for param, check in rules.fields.items():
             if param in body:
-                self._fits(name, param, body[param], schema, body[param])
+                self._fits(name, param, body[param], check, body[param])
 
-    def _fits(self, name: str, param: str, value: Any, schema: dict[str, Any], shown: Any) -> None:
-        if not self._validator(schema).is_valid(value):
+    def _fits(self, name: str, param: str, value: Any, check: Any, shown: Any) -> None:
+        if not check.is_valid(value):
             raise Refused(self._message(name, param, f"invalid {param}: {shown!r}"))
 
     @staticmethod
