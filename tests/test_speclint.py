@@ -305,6 +305,10 @@ CASES = {
     "schema that is no object": (
         lambda d: d["schemas"]["Job"]["properties"].update(score="number"),
         ["schemas.Job.properties.score: a schema must be an object"]),
+    "unknown keyword (an unquoted comma)": (
+        lambda d: d["schemas"]["Job"]["properties"]["score"].update({"in seconds.": None}),
+        ["schemas.Job.properties.score: unknown keyword 'in seconds.' (in YAML, a comma splits an unquoted text of "
+         "a {...} mapping)"]),
     "unknown type": (
         lambda d: d["schemas"]["Job"]["properties"]["score"].update(type=["number", "nul"]),
         ["schemas.Job.properties.score: unknown type 'nul'"]),

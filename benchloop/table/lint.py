@@ -44,6 +44,17 @@ _NAMED_SCHEMAS = ("properties", "patternProperties", "$defs", "dependentSchemas"
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _ONE_SCHEMA = ("items", "additionalProperties", "unevaluatedProperties", "not", "contains", "if", "then", "else",
                "propertyNames")
+# Every keyword of JSON Schema 2020-12 (core, applicator, validation, meta-data, format, content).
+KEYWORDS = frozenset((
+    "$schema", "$id", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary", "$comment", "$defs",
+    "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas", "prefixItems", "items",
+    "contains", "properties", "patternProperties", "additionalProperties", "propertyNames",
+    "unevaluatedItems", "unevaluatedProperties", "type", "enum", "const", "multipleOf", "maximum",
+    "exclusiveMaximum", "minimum", "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems",
+    "minItems", "uniqueItems", "maxContains", "minContains", "maxProperties", "minProperties", "required",
+    "dependentRequired", "title", "description", "default", "deprecated", "readOnly", "writeOnly", "examples",
+    "format", "contentEncoding", "contentMediaType", "contentSchema",
+))
 
 
 def expand(spec: dict[str, Any]) -> dict[str, Any]:
@@ -267,6 +278,9 @@ def _check_schema(c: _Lint, where: str, schema: Any) -> None:
     if not isinstance(schema, dict):
         c.add(f"{where}: a schema must be an object")
         return
+    for key in schema:
+        if key not in KEYWORDS and not str(key).startswith("x-"):
+            c.add(f"{where}: unknown keyword {key!r} (in YAML, a comma splits an unquoted text of a {{...}} mapping)")
     ref = schema.get("$ref")
     if ref is not None and (ref_name(ref) is None or ref_name(ref) not in c.schemas):
         c.add(f"{where}: $ref {ref!r} names no schema (write #/schemas/NAME)")
