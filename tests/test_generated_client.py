@@ -5,7 +5,10 @@ Python package in a temporary directory, offline.  It must not drop any
 response (it warns for each one it cannot type, and ``--fail-on-warning``
 makes that an error), and the generated calls must parse the sandbox's
 answers into their typed models: one job, a paged list, a binary download,
-metrics whose sections are lists or objects, and an error body.
+metrics whose sections are lists or objects, and an error body.  Its parsers
+must also take every example answer of the contract (``test_responses.EXAMPLES``:
+``metrics: [2]``, steps as plain numbers, fields it does not know...), which a
+model built from a too narrow schema would crash on.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import sys
 
 import httpx
 import pytest
+from test_responses import EXAMPLES, with_new_fields
 
 from benchloop.surface.openapi import openapi_document
 from benchloop.table.model import load_model
@@ -121,3 +125,31 @@ def test_an_error_parses_as_the_error_body(client):
     opened, _ = client
     error = api("overview.job").sync(client=opened, job="NOPE")
     assert isinstance(error, model("Error")) and error.error == "job not found: NOPE"
+
+
+def _operation_module(name: str):
+    """The generated module of an operation (grouped by its first tag; ``ap-cmd`` is ``ap_cmd``)."""
+    import pkgutil
+
+    api = importlib.import_module(f"{PACKAGE}.api")
+    for tag in pkgutil.iter_modules(api.__path__):
+        try:
+            return importlib.import_module(f"{PACKAGE}.api.{tag.name}.{name}")
+        except ModuleNotFoundError:
+            continue
+    raise AssertionError(f"no generated module for {name}")
+
+
+CASES = [(name, i, answer) for name, answers in EXAMPLES.items() for i, answer in enumerate(answers)]
+
+
+@pytest.mark.parametrize(("endpoint", "i", "answer"), CASES, ids=[f"{n}-{i}" for n, i, _ in CASES])
+def test_the_generated_parsers_take_the_contracts_answers(generated, endpoint, i, answer):
+    module = _operation_module(endpoint)
+    client = importlib.import_module(f"{PACKAGE}.client").Client(base_url="http://unused")
+    for body in (answer, with_new_fields(answer)):
+        parsed = module._parse_response(client=client, response=httpx.Response(200, json=body))
+        assert parsed is not None
+        assert not isinstance(parsed, model("Error"))
+        if hasattr(parsed, "to_dict"):  # a model keeps what it read (fields it does not know too)
+            assert parsed.to_dict() == body

@@ -294,7 +294,7 @@ def _check_schema(c: _Lint, where: str, schema: Any) -> None:
     for key in ("additionalProperties", "unevaluatedProperties"):
         if schema.get(key) is False:
             c.add(f"{where}: {key}: false closes the answer; the backend may add fields at any time")
-        elif isinstance(schema.get(key), dict) and c.schemas.types(schema[key]):
+        elif isinstance(schema.get(key), dict) and not _any_value(c.schemas, schema[key]):
             c.add(f"{where}: {key} with a type refuses fields the backend may add (describe the values instead)")
     for key, value in schema.items():
         if key in _NAMED_SCHEMAS and isinstance(value, dict):
@@ -305,6 +305,16 @@ def _check_schema(c: _Lint, where: str, schema: Any) -> None:
                 _check_schema(c, f"{where}.{key}.{i}", sub)
         elif key in _ONE_SCHEMA and isinstance(value, dict):
             _check_schema(c, f"{where}.{key}", value)
+
+
+def _any_value(schemas: Schemas, schema: Any) -> bool:
+    """True when the schema takes a value of any type: it names none, or one of its
+    ``anyOf``/``oneOf`` branches takes any (``anyOf: [{$ref: X}, {description: ...}]``)."""
+    resolved = schemas.resolve(schema)
+    if types_of(resolved):
+        return False
+    branches = [*(resolved.get("anyOf") or ()), *(resolved.get("oneOf") or ())]
+    return not branches or any(_any_value(schemas, branch) for branch in branches)
 
 
 def _dotted(path: Any) -> str:
