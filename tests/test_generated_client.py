@@ -6,7 +6,7 @@ response (it warns for each one it cannot type, and ``--fail-on-warning``
 makes that an error), and the generated calls must parse the sandbox's
 answers into their typed models: one job, a paged list, a binary download,
 metrics whose sections are lists or objects, and an error body.  Its parsers
-must also take every example answer of the contract (``test_responses.EXAMPLES``:
+must also take every example answer of the contract (``support.CONTRACT_ANSWERS``:
 ``metrics: [2]``, steps as plain numbers, fields it does not know...), which a
 model built from a too narrow schema would crash on.
 """
@@ -20,7 +20,7 @@ import sys
 
 import httpx
 import pytest
-from test_responses import EXAMPLES, with_new_fields
+from support import CONTRACT_ANSWERS, with_new_fields
 
 from benchloop.surface.openapi import openapi_document
 from benchloop.table.model import load_model
@@ -140,7 +140,7 @@ def _operation_module(name: str):
     raise AssertionError(f"no generated module for {name}")
 
 
-CASES = [(name, i, answer) for name, answers in EXAMPLES.items() for i, answer in enumerate(answers)]
+CASES = [(name, i, answer) for name, answers in CONTRACT_ANSWERS.items() for i, answer in enumerate(answers)]
 
 
 @pytest.mark.parametrize(("endpoint", "i", "answer"), CASES, ids=[f"{n}-{i}" for n, i, _ in CASES])
