@@ -142,7 +142,7 @@ def describe_request(endpoint: Endpoint) -> dict[str, Any]:
         out["keep_empty"] = list(endpoint.keep_empty)
     if endpoint.body is not None:
         out["body"] = {p.name: p.template for p in endpoint.body}
-    out["response"] = endpoint.response
+    out["response"] = endpoint.response.describe()
     out["service"] = endpoint.service
     out["help"] = endpoint.help
     return out

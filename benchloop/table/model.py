@@ -29,6 +29,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from .optiontypes import OptionType, option_type
+from .responses import Response, Schemas
 from .templates import PAGE_VARS, lone_var, template_vars
 
 PROG = "bl"
@@ -220,6 +221,8 @@ class Service:
     # Hosts of the service's SSO login page: a download redirected there is an authentication
     # failure (exit 3), whatever the words in any other URL (``transport`` ``is_login_url``).
     login_hosts: tuple[str, ...] = ()
+    # The schema of its error bodies (``error:``; every status >= 400 of its endpoints).
+    error: Response | None = None
 
     @property
     def variables(self) -> list[str]:
@@ -264,9 +267,10 @@ class Endpoint:
     help: str
     query: tuple[Param, ...] = ()
     body: tuple[Param, ...] | None = None  # None: no body (GET); () an empty JSON object
-    response: str = "json"
+    response: Response = field(default_factory=Response)  # what a success answers (``responses.py``)
     keep_empty: tuple[str, ...] = ()  # query parameters sent even when their value is ""
     service: str = DEFAULT_SERVICE  # the backend that serves it (``services:``)
+    required: tuple[str, ...] = ()  # query parameters and body fields the backend requires
 
     @property
     def path_vars(self) -> list[str]:
@@ -280,7 +284,16 @@ class Endpoint:
 
     @property
     def binary(self) -> bool:
-        return self.response == "binary"
+        return self.response.binary
+
+    def is_required(self, name: str) -> bool:
+        """True when the backend refuses the request without this query parameter or body field."""
+        return name in self.required
+
+    @property
+    def body_required(self) -> bool:
+        """True when the backend refuses the request without a body (a required body field)."""
+        return any(p.name in self.required for p in self.body or ())
 
 
 # --------------------------------------------------------------- pagination
@@ -891,6 +904,7 @@ class Spec:
     global_options: tuple[Option, ...] = ()
     commands: Mapping[str, Command] = field(default_factory=frozen_map)
     steps: Mapping[str, StepDef] = field(default_factory=frozen_map)
+    schemas: Schemas = field(default_factory=Schemas)  # the table's shared response shapes (``schemas:``)
 
     def service(self, name: str) -> Service:
         return self.services[name]
