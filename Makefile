@@ -25,8 +25,11 @@ lint: install
 typecheck: install
 	$(PY) -m mypy
 
+# The suite on every core (a worker runs a test file at a time: their sandboxes are per module),
+# then the timing- and signal-sensitive tests alone.
 test: install lint typecheck docs-check
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist loadfile -m "not serial"
+	$(PY) -m pytest -m serial
 
 demo: install
 	bash scripts/demo.sh
