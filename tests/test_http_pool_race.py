@@ -34,11 +34,11 @@ import time
 import pytest
 from support import final_files, leftovers, run_inprocess
 
-pytestmark = pytest.mark.serial  # timing and signals: run alone (see the Makefile)
-
 from benchloop.sandbox import start_sandbox
 from benchloop.sandbox.scripted import Reply, json_reply, start_scripted
 from benchloop.transport.client import Http
+
+pytestmark = pytest.mark.serial  # timing: run alone (see the Makefile)
 
 KEY = "race-key-0123"
 CONCURRENCY = 8

@@ -627,3 +627,24 @@ def test_instant_export_and_sandbox_options():
             assert len(c.get("/openapi/jobs/G1-J0001/trajectory").json()["trajectory"]) == 2
             r = c.get("/openapi/jobs/G1-J0001/artifacts/download")
             assert len(r.content) == int(r.headers["content-length"]) == 100_000
+
+
+@pytest.mark.serial  # timing: run alone (make test runs these after the parallel part)
+def test_sigterm_stops_the_sandbox_well_under_a_second():
+    """`make demo` and scripts stop the sandbox with SIGTERM; it used to take 2 to 3 s."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    process = subprocess.Popen([sys.executable, "-m", "benchloop.sandbox", "--port", "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert process.stdout.readline().startswith("sandbox serving http://")
+        started = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=10)
+        took = time.monotonic() - started
+    finally:
+        process.kill()
+    assert process.returncode == 0 and took < 1.0, took

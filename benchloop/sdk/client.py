@@ -298,7 +298,7 @@ class Client:
         for part in parts.values():
             # Select the walking part as --all (``when: all``) or a ``select`` choice would.
             if part.when is not None:
-                values[part.when.option] = part.when.equals
+                values.update(dict.fromkeys(part.when.options, part.when.equals))
         dim, ids, opts = bind_call(action, values)
         if dim not in parts:
             from ..table.model import DIMENSION_KINDS

@@ -238,7 +238,7 @@ def describe_part(part: Part, options: dict[str, Option], writes: bool) -> dict[
     inner = part.part if isinstance(part, ArchiveEntry) else part
     out: dict[str, Any] = {}
     if inner.when:
-        flag = options[inner.when.option].flag if inner.when.option in options else f"--{inner.when.option}"
+        flag = "|".join(options[o].flag if o in options else f"--{o}" for o in inner.when.options)
         out["when"] = {"option": inner.when.option, "flag": flag, "equals": inner.when.equals}
     _what(inner, options, out)
     if inner.shape:

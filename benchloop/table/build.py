@@ -71,7 +71,8 @@ def option(data: Mapping[str, Any]) -> Option:
                   min=data.get("min"), negative=data.get("negative"), messages=frozen_map(data.get("messages")),
                   positional=bool(data.get("positional")), placeholder=data.get("metavar"),
                   required=bool(data.get("required")), path=data.get("path"),
-                  setting=sources(data["setting"]) if data.get("setting") is not None else None)
+                  setting=sources(data["setting"]) if data.get("setting") is not None else None,
+                  values=tuple(data.get("values") or ()))
 
 
 def service(name: str, data: Mapping[str, Any], schemas: Schemas | None = None) -> Service:
@@ -123,7 +124,7 @@ def progress(data: Mapping[str, Any] | None) -> Progress | None:
 def condition(text: str | None) -> Condition | None:
     if not text:
         return None
-    return Condition(text.removeprefix("not "), not text.startswith("not "))
+    return Condition(tuple(text.removeprefix("not ").split("|")), not text.startswith("not "))
 
 
 def items(data: Mapping[str, Any] | None) -> Items | None:

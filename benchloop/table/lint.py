@@ -649,9 +649,9 @@ def _lint_part(c: _Lint, where: str, part: dict[str, Any], bound: set[str], acti
         if action["writer"] != "files":
             c.add(f"{where}: 'each' parts need the files writer")
     if part.get("when"):
-        flag = part["when"].removeprefix("not ")
-        if options.get(flag, {}).get("type") != "flag":
-            c.add(f"{where}: when names no flag option {flag!r}")
+        for name in part["when"].removeprefix("not ").split("|"):
+            if name not in options:
+                c.add(f"{where}: when names no option of the action {name!r}")
     _check_pagination_fields(c, where, part.get("request"), part.get("pagination"))
     _check_shape_fields(c, where, part)
     if part.get("wait"):
@@ -664,8 +664,10 @@ def _lint_part(c: _Lint, where: str, part: dict[str, Any], bound: set[str], acti
         _check_endpoint_use(c.spec, where, part["empty_probe"], part_bound, c.known, c.problems)
     elif part.get("empty_probe_mode"):
         c.add(f"{where}: empty_probe_mode without empty_probe")
-    if part.get("empty_probe") and (part.get("pagination") or {}).get("mode") == "single_page":
-        c.add(f"{where}: empty_probe needs a scanning pagination (a single page may be empty past the end)")
+    pagination = part.get("pagination") or {}
+    if part.get("empty_probe") and pagination.get("mode") == "single_page" and not pagination.get("collection"):
+        c.add(f"{where}: empty_probe of a single page needs its collection (the probe asks only when page 1 is "
+              "empty: a later page may be empty past the end)")
     if part.get("wait") and not part.get("step"):
         c.add(f"{where}: a waiter produces the input of a step: 'wait' needs 'step'")
     return part_bound

@@ -132,6 +132,7 @@ class Option:
     required: bool = False  # a positional that must be given
     path: str | None = None  # "dir" or "file": the value names one (completion, the Python client)
     setting: Sources | None = None  # a global option's environment variables, config key and default
+    values: tuple[str, ...] = ()  # the values the backend is known to take (``values:``; not enforced)
 
     @property
     def kind(self) -> OptionType:
@@ -381,13 +382,19 @@ class Progress:
 
 @dataclass(frozen=True)
 class Condition:
-    """``when: FLAG`` / ``when: not FLAG``: a part runs only when the flag option is (not) set."""
+    """``when: OPTION`` / ``when: not OPTION``: a part runs only when the option is (not) given
+    (a flag set, a value not empty); ``when: a|b|c``: when any of them is (``not a|b|c``: none)."""
 
-    option: str
+    options: tuple[str, ...]
     equals: bool
 
+    @property
+    def option(self) -> str:
+        """The option, as messages and ``bl describe`` name it (``a|b`` for several)."""
+        return "|".join(self.options)
+
     def holds(self, options: Mapping[str, Any]) -> bool:
-        return bool(options.get(self.option)) == self.equals
+        return any(options.get(name) not in (None, False, "", [], ()) for name in self.options) == self.equals
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,10 @@ from .base import Format
 from .jsondoc import JsonArray, JsonLines
 from .query import compile_query
 from .table import Table
+from .text import Text
 from .yamldoc import YamlDocument
 
-FORMATS: dict[str, Format] = {f.name: f for f in (JsonArray(), JsonLines(), YamlDocument(), Table())}
+FORMATS: dict[str, Format] = {f.name: f for f in (JsonArray(), JsonLines(), YamlDocument(), Table(), Text())}
 
 __all__ = ["FORMATS", "Format", "compile_query", "emit"]
 
