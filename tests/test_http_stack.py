@@ -1,4 +1,4 @@
-"""The one HTTP stack (``benchloop/http.py``) and its retry policy (``benchloop/retry.py``).
+"""The one HTTP stack (``benchloop/transport/``) and its retry policy (``transport/retry.py``).
 
 Everything talks to real loopback servers (the scripted server, the sandbox);
 nothing in httpx is mocked.  What the sandbox never shows is scripted here:
@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 from support import leftovers, run_inprocess
 
+import benchloop.transport
 from benchloop.base.errors import ApiError, AuthError, Cancelled, NetworkError
 from benchloop.sandbox.scripted import Reply, json_reply, start_scripted
-from benchloop.transport import client as bl_http
-from benchloop.transport import retry
-from benchloop.transport.client import ArtifactMissing, Http
+from benchloop.transport import _decoding, retry
+from benchloop.transport.client import Http
 
 KEY = "stack-key-0123"
 REPORT = {"job_id": "J1", "summary": "ok", "words": ["ünïcode", "b"]}
@@ -61,13 +61,15 @@ def _report(api_url: str, *ids: str, retry_count: str = "2"):
 
 
 # ------------------------------------------------------------------ imports
-# Importing any of these would be a second HTTP stack (the sandbox, a server, is exempt).
+# Importing any of these would be a second HTTP stack: the transport speaks through httpcore
+# (and httpx's URL parser) only.
 FORBIDDEN = {"http.client", "socket", "urllib.request", "urllib3", "requests", "aiohttp", "httplib2",
-             "pycurl", "http.server", "socketserver", "asyncio", "httpcore", "h11", "h2"}
+             "pycurl", "http.server", "socketserver", "asyncio", "h11", "h2"}
+TRANSPORT = Path(benchloop.transport.__file__).parent
 
 
 def test_no_client_module_imports_another_http_library():
-    root = Path(bl_http.__file__).parent
+    root = TRANSPORT
     found = []
     for path in sorted(root.rglob("*.py")):
         if "sandbox" in path.relative_to(root).parts:
@@ -124,7 +126,7 @@ def test_an_undecodable_body_still_lets_the_status_decide(status, code, requests
 
 
 def test_a_compressed_json_answer_is_capped_when_decoded(monkeypatch):
-    monkeypatch.setattr(bl_http, "MAX_JSON_BYTES", 1 << 20)
+    monkeypatch.setattr(_decoding, "MAX_JSON_BYTES", 1 << 20)
     bomb = gzip.compress(b"[" + b" " * (4 << 20) + b"]")  # 4 MB of JSON in ~4 kB
     with start_scripted({"/openapi/jobs/J1/report": Reply(200, bomb, headers={"Content-Encoding": "gzip"})}) as api:
         result = _report(api.url, "J1")
@@ -422,22 +424,21 @@ def test_check_runs_once_per_attempt_but_never_for_a_401(tmp_path):
     assert (tmp_path / "obj").read_bytes() == OBJECT
 
 
-@pytest.mark.parametrize("reply, error", [
-    (json_reply({"error": "no artifact"}, 404), ArtifactMissing),
-    (Reply(200, b"<html>oops</html>", "text/html"), ArtifactMissing),
-])
-def test_missing_ok_is_the_built_in_check(tmp_path, reply, error):
-    with start_scripted({"/obj": reply}) as srv:
-        with pytest.raises(error):
-            _download(srv.url, "/obj", tmp_path / "obj", missing_ok=True)
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_missing_ok_takes_an_html_page_named_login_for_a_missing_artifact(tmp_path):
+def test_a_page_named_login_is_not_a_login_page(tmp_path):
     # Words in a URL mean nothing: only a redirect to a configured login host is a login page.
-    with start_scripted({"/sso/login.htm": Reply(200, b"<html>login</html>", "text/html")}) as srv:
-        with pytest.raises(ArtifactMissing):
-            _download(srv.url, "/sso/login.htm", tmp_path / "obj", missing_ok=True)
+    # The page is an answer like any other: the caller's check sees it (the table's
+    # ``missing:`` rule turns an HTML page into "no artifact" there).
+    seen = []
+    routes = {"/obj": Reply(302, b"", headers={"Location": "/sso/login.htm?back=/obj"}),
+              "/sso/login.htm": Reply(200, b"<html>login</html>", "text/html")}
+    with start_scripted(routes) as srv:
+        http = Http(srv.url, KEY, 10, 0, 4, _Log(), login_hosts=("login.example",))
+        try:
+            http.download("/obj", str(tmp_path / "obj"), check=lambda s, h, u: seen.append((s, h.get("content-type"))))
+        finally:
+            http.close()
+    assert seen == [(200, "text/html")]
+    assert (tmp_path / "obj").read_bytes() == b"<html>login</html>"
 
 
 def test_a_redirect_to_a_login_page_is_an_auth_failure(tmp_path):

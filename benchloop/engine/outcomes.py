@@ -26,7 +26,7 @@ from ..base.errors import (
     UsageError,
 )
 from ..base.files import NoRoomError, local_error
-from ..transport.client import current_slots, use_slots
+from ..transport.slots import current_slots, use_slots
 
 
 @dataclass
@@ -96,7 +96,7 @@ def as_error(exc: Exception, log: Any = None) -> BenchloopError:
 
 
 # Threads beyond --concurrency: while one decodes and writes its last answer, its
-# request slot already serves the next id (see ``http.use_slots``).
+# request slot already serves the next id (see ``transport.slots``).
 SPARE_THREADS = 2
 # Seconds a Ctrl-C waits for running workers to stop and clean up.
 INTERRUPT_GRACE = 0.8
