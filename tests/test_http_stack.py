@@ -18,13 +18,15 @@ import zlib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support import leftovers, run_inprocess
 
 import benchloop.transport
 from benchloop.base.errors import ApiError, AuthError, Cancelled, NetworkError
 from benchloop.sandbox.scripted import Reply, json_reply, start_scripted
-from benchloop.transport import _decoding, retry
-from benchloop.transport.client import Http
+from benchloop.transport import _decoding, _proxies, _trust, _wire, retry
+from benchloop.transport.client import Http, import_httpx
 
 KEY = "stack-key-0123"
 REPORT = {"job_id": "J1", "summary": "ok", "words": ["ünïcode", "b"]}
@@ -460,3 +462,136 @@ def test_the_key_follows_redirects_only_on_the_configured_origin(tmp_path):
     assert [s.headers.get("x-api-key") for s in backend] == [KEY]
     assert [s.headers.get("x-api-key") for s in foreign] == [None]
     assert (tmp_path / "obj").read_bytes() == OBJECT
+
+
+# ------------------------------------------------------------- public APIs only
+_LIBRARIES = ("httpx", "httpcore")
+_NAMEDTUPLE = {"_replace", "_asdict", "_fields", "_make"}  # public, despite the underscore
+
+
+def _library_bases(tree: ast.Module) -> dict[str, bool]:
+    """Each class of a module, and whether it subclasses a class of httpx or httpcore."""
+    return {node.name: any(isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name)
+                           and base.value.id in _LIBRARIES for base in node.bases)
+            for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+
+
+def _own_attributes(cls: ast.ClassDef) -> set[str]:
+    """The attribute names a class assigns to ``self`` (or defines) in its own body."""
+    names = {n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    names |= {t.id for n in cls.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+              for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
+                isinstance(node.value, ast.Name) and node.value.id == "self":
+            names.add(node.attr)
+    return names
+
+
+def _private_accesses(source: str, name: str = "<source>") -> list[str]:
+    """Any ``x._name`` on an object that is not our own ``self`` (it could be a library's private
+    state); inside a subclass of a library class, a ``self._name`` the subclass does not define;
+    ``getattr``/``setattr``/``hasattr`` with a private name."""
+    found = []
+    tree = ast.parse(source)
+    subclasses = _library_bases(tree)
+    for cls in [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)] + [tree]:
+        own = _own_attributes(cls) if isinstance(cls, ast.ClassDef) and subclasses.get(cls.name) else None
+        body = cls.body if isinstance(cls, ast.ClassDef) else [n for n in tree.body if not isinstance(n, ast.ClassDef)]
+        for node in (n for part in body for n in ast.walk(part)):
+            private = isinstance(node, ast.Attribute) and node.attr.startswith("_") and \
+                not node.attr.startswith("__") and node.attr not in _NAMEDTUPLE
+            if private and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.append(f"{name}:{node.lineno} .{node.attr}")
+            elif private and own is not None and node.attr not in own:
+                found.append(f"{name}:{node.lineno} self.{node.attr} (not defined by {cls.name})")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                    node.func.id in ("getattr", "setattr", "hasattr") and len(node.args) > 1 and \
+                    isinstance(node.args[1], ast.Constant) and str(node.args[1].value).startswith("_"):
+                found.append(f"{name}:{node.lineno} {node.func.id}(..., {node.args[1].value!r})")
+    return found
+
+
+def test_the_transport_uses_no_private_attribute_of_httpx_or_httpcore():
+    found = [hit for path in sorted(TRANSPORT.rglob("*.py"))
+             for hit in _private_accesses(path.read_text(encoding="utf-8"), path.name)]
+    assert found == []
+
+
+@pytest.mark.parametrize("source, hit", [
+    ("def send(client, request):\n    return client._transport_for_url(request.url)\n", "._transport_for_url"),
+    ("def hook(transport):\n    transport._pool._network_backend = None\n", "._network_backend"),
+    ("def hook(pool):\n    return getattr(pool, '_network_backend', None)\n", "getattr(..., '_network_backend')"),
+    ("import httpcore\nclass P(httpcore.ConnectionPool):\n    def n(self):\n        return len(self._connections)\n",
+     "self._connections (not defined by P)"),
+], ids=["method", "attribute", "getattr", "subclass"])
+def test_the_private_attribute_scan_finds_what_the_old_code_did(source, hit):
+    assert any(found.endswith(hit) for found in _private_accesses(source)), _private_accesses(source)
+
+
+# ------------------------------------------------------------- wire form of URLs
+_URL_TEXT = st.lists(st.sampled_from(list("aZ09-._~!$&'()*+,;=:@/%?#[]{}|\\^`\"<> é") + ["%2F", "%zz", "/.", "/.."]),
+                     max_size=16).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_URL_TEXT, _URL_TEXT, st.sampled_from(["http", "https"]),
+       st.sampled_from(["127.0.0.1:8080", "backend.example", "Backend.Example:443", "[::1]:81", "bäck.example",
+                        "h:80", "u:p@h.example:9"]))
+def test_urls_on_the_wire_are_the_ones_httpx_would_send(path, query, scheme, authority):
+    httpx = import_httpx()
+    url = f"{scheme}://{authority}/{path}" + (f"?{query}" if query else "")
+    try:
+        expected = httpx.URL(url)
+    except httpx.InvalidURL:
+        with pytest.raises(httpx.InvalidURL):
+            _wire.split(url)
+        return
+    place, target = _wire.split(url)
+    assert (place.scheme, place.host, place.url_port, place.host_header, target) == (
+        expected.scheme, expected.raw_host.decode(), expected.port, expected.netloc, expected.raw_path)
+
+
+# ------------------------------------------------------------- proxies
+PROXY = "http://proxy.example:3128"
+
+
+@pytest.mark.parametrize("env, url, expected", [
+    ({"HTTP_PROXY": PROXY}, "http://backend.example/x", PROXY),
+    ({"HTTP_PROXY": PROXY}, "https://backend.example/x", None),
+    ({"HTTPS_PROXY": "proxy.example:3128"}, "https://backend.example/x", PROXY),  # no scheme: http://
+    ({"ALL_PROXY": PROXY}, "https://backend.example/x", PROXY),
+    ({"http_proxy": PROXY, "HTTP_PROXY": "http://other:1"}, "http://b.example/", PROXY),  # lower case wins
+    ({"HTTP_PROXY": PROXY, "REQUEST_METHOD": "GET"}, "http://b.example/", None),  # CGI: HTTP_PROXY is a header
+    ({"ALL_PROXY": PROXY, "NO_PROXY": "*"}, "http://b.example/", None),
+    ({"ALL_PROXY": PROXY, "NO_PROXY": "example.com"}, "http://example.com/", None),
+    ({"ALL_PROXY": PROXY, "NO_PROXY": "example.com"}, "http://www.example.com/", None),
+    ({"ALL_PROXY": PROXY, "NO_PROXY": "example.com"}, "http://wwwexample.com/", PROXY),
+    ({"ALL_PROXY": PROXY, "NO_PROXY": ".example.com"}, "http://example.com/", PROXY),
+    ({"ALL_PROXY": PROXY, "NO_PROXY": ".example.com"}, "http://www.example.com/", None),
+    ({"ALL_PROXY": PROXY, "NO_PROXY": "127.0.0.1, localhost"}, "http://localhost:8080/", None),
+    ({"ALL_PROXY": PROXY, "NO_PROXY": "::1"}, "http://[::1]:8080/", None),
+    ({"ALL_PROXY": PROXY, "NO_PROXY": "http://b.example:8080"}, "http://b.example:8080/", None),
+    ({"ALL_PROXY": PROXY, "NO_PROXY": "http://b.example:8080"}, "http://b.example:9090/", PROXY),
+    ({"ALL_PROXY": PROXY, "NO_PROXY": "http://b.example:8080"}, "https://b.example:8080/", PROXY),
+])
+def test_proxy_rules_follow_httpx(env, url, expected):
+    place, _ = _wire.split(url)
+    table = _proxies.rules(env)
+    assert _proxies.proxy_for(table, place.scheme, place.host, place.url_port) == expected
+
+
+# ------------------------------------------------------------- TLS only for https
+def test_tls_state_is_made_only_for_an_https_host(cert, monkeypatch, tmp_path):
+    made = []
+    real = _trust.make_trust
+    monkeypatch.setattr(_trust, "make_trust", lambda ca_bundle: made.append(ca_bundle) or real(ca_bundle))
+    with start_scripted({"*": json_reply(REPORT)}) as plain, start_scripted({"*": json_reply(REPORT)}, tls=cert) as tls:
+        http = Http(plain.url, KEY, 10, 0, 4, _Log(), ca_bundle=cert[0])
+        try:
+            assert http.request_json("GET", "/a") == REPORT
+            assert made == []  # a plain-HTTP backend: no SSL context, no CA bundle read
+            assert http.download(f"{tls.url}/b", str(tmp_path / "b")) > 0 and made == [cert[0]]
+            assert http.download(f"{tls.url}/c", str(tmp_path / "c")) > 0 and made == [cert[0]]  # made once
+        finally:
+            http.close()
