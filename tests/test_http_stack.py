@@ -25,7 +25,7 @@ from support import leftovers, run_inprocess
 import benchloop.transport
 from benchloop.base.errors import ApiError, AuthError, Cancelled, NetworkError
 from benchloop.sandbox.scripted import Reply, json_reply, start_scripted
-from benchloop.transport import _decoding, _proxies, _trust, _wire, retry
+from benchloop.transport import _decoding, _proxies, _trust, _wire, retry, urls
 from benchloop.transport.client import Http, import_httpx
 
 KEY = "stack-key-0123"
@@ -595,3 +595,13 @@ def test_tls_state_is_made_only_for_an_https_host(cert, monkeypatch, tmp_path):
             assert http.download(f"{tls.url}/c", str(tmp_path / "c")) > 0 and made == [cert[0]]  # made once
         finally:
             http.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), st.one_of(
+    st.none(), st.booleans(), st.integers(), st.text(max_size=8),
+    st.lists(st.one_of(st.text(max_size=5), st.integers()), max_size=3)), max_size=4))
+def test_a_query_is_encoded_as_httpx_encodes_params(params):
+    httpx = import_httpx()
+    expected = httpx.URL("http://h/p", params=params).query.decode("ascii")
+    assert urls.encode_query(params) == expected

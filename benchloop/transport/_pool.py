@@ -108,9 +108,11 @@ class Connections:
         headers = [(b"Host", place.host_header), *headers]
         if content is not None:
             headers.append((b"Content-Length", b"%d" % len(content)))
+        # No body: an empty iterable, so that h11 is not handed an empty data event to frame.
         request = httpcore.Request(method, httpcore.URL(scheme=place.origin.scheme, host=place.origin.host,
                                                         port=place.port, target=target),
-                                   headers=headers, content=content, extensions=self._extensions)
+                                   headers=headers, content=() if content is None else content,
+                                   extensions=self._extensions)
         proxy = self._route(place)
         if proxy is not None:
             return Answer(self._proxy_pool(proxy, place.scheme).handle_request(request), url, None)

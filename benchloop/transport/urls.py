@@ -8,8 +8,11 @@ never a page to save.
 
 from __future__ import annotations
 
+import re
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
+
+_PLAIN = re.compile(r"[A-Za-z0-9_.~-]*")  # what ``quote_plus`` leaves as it is
 
 
 def quote_segment(value: str) -> str:
@@ -75,11 +78,15 @@ def _text(value: Any) -> str:
     return "true" if value is True else "false" if value is False else "" if value is None else str(value)
 
 
+def _quoted(text: str) -> str:
+    return text if _PLAIN.fullmatch(text) else quote_plus(text)
+
+
 def encode_query(params: dict[str, Any]) -> str:
     """A query string as httpx's ``params=`` encodes one: booleans lower-case, None empty,
-    lists repeated, ``urlencode`` quoting."""
-    return urlencode([(key, _text(item)) for key, value in params.items()
-                      for item in (value if isinstance(value, (list, tuple)) else [value])])
+    lists repeated, ``urlencode`` quoting (skipped for the plain words most values are)."""
+    return "&".join(f"{_quoted(str(key))}={_quoted(_text(item))}" for key, value in params.items()
+                    for item in (value if isinstance(value, (list, tuple)) else [value]))
 
 
 def with_query(url: str, params: dict[str, Any] | None) -> str:
