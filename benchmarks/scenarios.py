@@ -61,7 +61,7 @@ class Sizes:
 
     @classmethod
     def full(cls) -> Sizes:
-        return cls(startup_runs=15, startup_warmups=2, fanout_ids=2000, fanout_concurrency=[5, 8, 16, 32],
+        return cls(startup_runs=15, startup_warmups=2, fanout_ids=2000, fanout_concurrency=[5, 16],
                    fanout_runs=3, cpu_ids=1000, cpu_runs=5)
 
     @classmethod
