@@ -531,8 +531,8 @@ def test_fuzz_path_templates_stay_under_the_root(tmp_path_factory, template, one
     ctx = Context({"group": one, "job": two, "task": one})
     path = join_under(root, render_file(template, ctx))
     rel = os.path.relpath(path, root)
-    assert not rel.startswith("..") and not os.path.isabs(rel)
-    for part in rel.split(os.sep):
+    assert not os.path.isabs(rel)
+    for part in rel.split(os.sep):  # '..0_report.md' is a name under the root; '..' alone is not
         assert part not in ("", ".", "..") and len(part.encode("utf-8")) <= 255
         assert "\x00" not in part and "\\" not in part
 
