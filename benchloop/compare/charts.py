@@ -84,9 +84,9 @@ def pass_rates(groups: Sequence[dict[str, Any]], roles: Sequence[str]) -> str:
             continue
         body.append(rect(left, y, x(value) - left, 20, COLORS[role],
                          f"{g['group_id']}: {d.rate(value)} {d.rate_ci(g.get('pass_rate_ci95'))}"))
-        ci = g.get("pass_rate_ci95")
+        ci = g.get("pass_rate_ci95") or [None, None]
         end = x(value)
-        if d.finite(ci[0] if ci else None) and d.finite(ci[1] if ci else None):
+        if d.finite(ci[0]) and d.finite(ci[1]):
             lo, hi = x(ci[0]), x(ci[1])
             body += [line(lo, y + 10, hi, y + 10, COLORS["text"], 1.5),
                      line(lo, y + 4, lo, y + 16, COLORS["text"], 1.5),
@@ -148,14 +148,15 @@ def cost_vs_pass(name: str, cost: dict[str, Any], groups: Sequence[dict[str, Any
     """One panel: mean cost (x) against pass rate (y) of baseline and candidate."""
     width, height, left, right, top, bottom = 300, 220, 52, 16, 14, 40
     plot_w, plot_h = width - left - right, height - top - bottom
-    xs = [cost.get("baseline_mean"), cost.get("candidate_mean")]
-    ys = [g.get("pass_rate") for g in groups[:2]]
+    given = [cost.get("baseline_mean"), cost.get("candidate_mean"), *(g.get("pass_rate") for g in groups[:2])]
+    numbers = [v for v in given if d.finite(v)]
     body = []
     title = f"Mean {name} per instance against pass rate"
-    if not all(d.finite(v) for v in [*xs, *ys]):
+    if len(numbers) != 4:
         body.append(text(width / 2, height / 2, "no data", "middle"))
         body.append(text(width / 2, height - 8, name, "middle", 11))
         return svg(width, height, title, body, "chart-cost")
+    xs, ys = numbers[:2], numbers[2:]
     cis = [g.get("pass_rate_ci95") or [g["pass_rate"], g["pass_rate"]] for g in groups[:2]]
     y_lo = _clamp(min(min(c) for c in cis) - 0.05)
     y_hi = _clamp(max(max(c) for c in cis) + 0.05)

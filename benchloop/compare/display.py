@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..base.hiding import EscapeTable
 
@@ -44,7 +44,7 @@ def html_text(value: Any) -> str:
 
 
 # ------------------------------------------------------------------ numbers
-def finite(value: Any) -> bool:
+def finite(value: Any) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 

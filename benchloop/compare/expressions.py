@@ -29,9 +29,9 @@ Reader = Callable[[Any], Any]
 _TRUTH = _jv.TreeInterpreter()
 # jmespath's own rules for ==, ordering and truth.  They are module-private there: should a
 # release rename them, every expression simply runs through jmespath (slower, still right).
-_EQUALS = getattr(_jv, "_equals", None)
-_COMPARABLE = getattr(_jv, "_is_comparable", None)
-_IS_TRUE = getattr(_TRUTH, "_is_true", None)
+_EQUALS: Callable[[Any, Any], bool] | None = getattr(_jv, "_equals", None)
+_COMPARABLE: Callable[[Any], bool] | None = getattr(_jv, "_is_comparable", None)
+_IS_TRUE: Callable[[Any], bool] | None = getattr(_TRUTH, "_is_true", None)
 _OWN_RULES = None not in (_EQUALS, _COMPARABLE, _IS_TRUE)
 
 
@@ -91,11 +91,13 @@ def _compile_node(node: dict[str, Any]) -> Reader:
         op = node["value"]
         if op in ("eq", "ne"):
             equal = _EQUALS
+            assert equal is not None  # (only used with jmespath's own rules: _OWN_RULES)
             if op == "eq":
                 return lambda value: equal(left(value), right(value))
             return lambda value: not equal(left(value), right(value))
         compare = _jv.TreeInterpreter.COMPARATOR_FUNC[op]
         comparable = _COMPARABLE
+        assert comparable is not None
 
         def ordered(value: Any) -> Any:
             a, b = left(value), right(value)
@@ -106,6 +108,7 @@ def _compile_node(node: dict[str, Any]) -> Reader:
     if kind == "filter_projection":
         base, project, condition = (_compile_node(c) for c in children)
         is_true = _IS_TRUE
+        assert is_true is not None
 
         def filtered(value: Any) -> Any:
             items = base(value)

@@ -240,7 +240,8 @@ def job_rows(
     by_job = metrics if isinstance(metrics, Mapping) else metrics_by_job(metrics)
     rows = []
     for job in jobs:
-        element = by_job.get(job.get("job_id")) if isinstance(job.get("job_id"), str) else None
+        ident = job.get("job_id")
+        element = by_job.get(ident) if isinstance(ident, str) else None
         score, passed = (None, None) if element is None else score_and_pass(
             read_metric(element), pass_threshold)
         doc = {"group": group_id, "job": job, "metrics": _normalise(element, object_sections),

@@ -341,14 +341,14 @@ def cost_figures(baseline: Group, candidate: Group, costs: Sequence[str]) -> dic
 def changed_instances(baseline: Group, candidate: Group) -> list[dict[str, Any]]:
     """Every paired instance whose pass rate changed, largest |change| first (ties by key)."""
     b, c = baseline.scored, candidate.scored
-    out = []
+    changed: list[tuple[float, str]] = []
     for k in paired_keys(baseline, candidate):
         d = c[k].pass_rate - b[k].pass_rate  # type: ignore[operator]
         if d != 0:
-            out.append({"instance": k, "difference": d,
-                        "baseline": b[k].summary(), "candidate": c[k].summary()})
-    out.sort(key=lambda e: (-abs(e["difference"]), str(e["instance"])))
-    return out
+            changed.append((d, k))
+    changed.sort(key=lambda e: (-abs(e[0]), str(e[1])))
+    return [{"instance": k, "difference": d, "baseline": b[k].summary(), "candidate": c[k].summary()}
+            for d, k in changed]
 
 
 def compare_pair(baseline: Group, candidate: Group, *, metric: str, pass_threshold: float,

@@ -11,12 +11,15 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from .base import Format
+from .csvdoc import Csv
 from .jsondoc import JsonArray, JsonLines
+from .markdowndoc import Markdown
 from .query import compile_query
 from .table import Table
 from .yamldoc import YamlDocument
 
-FORMATS: dict[str, Format] = {f.name: f for f in (JsonArray(), JsonLines(), YamlDocument(), Table())}
+FORMATS: dict[str, Format] = {f.name: f for f in (JsonArray(), JsonLines(), YamlDocument(), Table(), Csv(),
+                                                    Markdown())}
 
 __all__ = ["FORMATS", "Format", "compile_query", "emit"]
 
