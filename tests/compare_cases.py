@@ -10,11 +10,37 @@ instance key, a score sent as a string.
 ``payloads(group, spec)`` turns such a table into what the backend sends: the
 job-list entries and the detail-metrics elements (``run_metrics`` as a
 one-element list of strings of numbers, as the contract's fixtures show).
+
+``table_rows`` builds a group's rows with what the endpoint table says (the
+columns of ``bl jobs table``, the defaults of ``--metric``, ``--unit`` and
+``--pass-threshold``); ``COMPARE_COLUMNS`` and ``COSTS`` are ``bl compare``'s.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from benchloop.compare import rows as _rows
+from benchloop.table.load import load_model
+
+_MODEL = load_model()
+_TABLE_PART = _MODEL.action("jobs", "table").dimensions["group"].parts["rows"]
+_COMPARE = _MODEL.action("compare", "compare")
+_COMPARE_PART = _COMPARE.dimensions["group"].parts["rows"]
+
+COLUMNS = [{"name": c.name, "from": c.source, "type": c.type}
+           for c in _TABLE_PART.params.columns("columns")]
+SECTIONS = list(_TABLE_PART.params.texts("sections"))
+DEFAULTS = {"metric": _COMPARE.defaults["metric"], "unit": _COMPARE.defaults["unit"],
+            "pass_threshold": _COMPARE.defaults["pass_threshold"]}
+COMPARE_COLUMNS = _rows.select_columns(COLUMNS, _COMPARE_PART.params.texts("keep"))
+COSTS = list(_COMPARE.combine.params.texts("costs"))
+
+
+def table_rows(group: str, jobs: Any, metrics: Any, **overrides: Any) -> list[dict[str, Any]]:
+    """``benchloop.compare.rows.job_rows`` with the table's columns and defaults (``overrides`` win)."""
+    return _rows.job_rows(group, jobs, metrics, **{"columns": COLUMNS, "object_sections": SECTIONS, **DEFAULTS,
+                                                   **overrides})
 
 # (job number, instance, metric value (None: no eval metric), status, duration_s)
 HAND_BASELINE = [

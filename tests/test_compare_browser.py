@@ -30,9 +30,9 @@ import zlib
 from pathlib import Path
 
 import pytest
-from compare_cases import HAND_BASELINE, HAND_CANDIDATE, payloads
+from compare_cases import HAND_BASELINE, HAND_CANDIDATE, payloads, table_rows
 
-from benchloop.compare import html_report, job_rows
+from benchloop.compare import html_report
 from benchloop.compare.stats import compare_groups
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -186,7 +186,7 @@ def test_report_charts_have_size_in_a_real_browser(tmp_path):
     groups = []
     for gid, table in (("G1", HAND_BASELINE), ("G2", HAND_CANDIDATE)):
         jobs, metrics = payloads(gid, table)
-        groups.append((gid, job_rows(gid, jobs, metrics)))
+        groups.append((gid, table_rows(gid, jobs, metrics)))
     results = compare_groups(groups, metric="m", pass_threshold=0.5, unit="instance_id",
                              costs=["duration_s", "tool_error_count"])
     report = tmp_path / "report.html"

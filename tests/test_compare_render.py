@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
 import pytest
-from compare_cases import HAND_BASELINE, HAND_CANDIDATE, payloads
+from compare_cases import HAND_BASELINE, HAND_CANDIDATE, payloads, table_rows
 
-from benchloop.compare import charts, html_report, job_rows, markdown, terminal
+from benchloop.compare import charts, html_report, markdown, terminal
 from benchloop.compare.stats import compare_groups
 
 HOSTILE = [
@@ -34,7 +34,7 @@ def hand() -> list[dict]:
     groups = []
     for gid, table in (("G1", HAND_BASELINE), ("G2", HAND_CANDIDATE)):
         jobs, metrics = payloads(gid, table)
-        groups.append((gid, job_rows(gid, jobs, metrics)))
+        groups.append((gid, table_rows(gid, jobs, metrics)))
     return compare_groups(groups, metric="metrics[?type=='eval'].data.task_score | [0]",
                           pass_threshold=0.5, unit="instance_id", costs=["duration_s", "tool_error_count"])
 

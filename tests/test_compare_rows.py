@@ -11,12 +11,12 @@ import json
 
 import jmespath
 import pytest
-from compare_cases import HAND_BASELINE, payloads
+from compare_cases import COLUMNS, HAND_BASELINE, payloads, table_rows
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from benchloop.compare import rows as R
-from benchloop.compare.rows import ColumnError, job_rows
+from benchloop.compare.rows import ColumnError
 from benchloop.sandbox import payloads as sandbox_payloads
 
 JOB = {"job_id": "G1-J0001", "group_id": "G1", "created_at": "2026-07-01T00:00:00", "template": "t",
@@ -30,10 +30,10 @@ def element(run_metrics, metrics=None, tokenized=None):
 
 
 def test_a_row_has_every_declared_column_in_order_with_numbers_typed():
-    [row] = job_rows("G1", [JOB], [element([{"duration_s": "12.5", "tokens_sent": "100",
+    [row] = table_rows("G1", [JOB], [element([{"duration_s": "12.5", "tokens_sent": "100",
                                              "tool_error_count": "0"}],
                                            tokenized=[{"llm_calls": 3, "tokenizer_output_total": 42}])])
-    assert list(row) == [c["name"] for c in R.DEFAULT_COLUMNS]
+    assert list(row) == [c["name"] for c in COLUMNS]
     assert row["job_id"] == "G1-J0001" and row["group_id"] == "G1"
     assert row["instance"] == row["instance_id"] == "django__django-1001"
     assert (row["score"], row["pass"]) == (0.85, True)
@@ -46,9 +46,9 @@ def test_a_row_has_every_declared_column_in_order_with_numbers_typed():
 
 def test_run_metrics_as_an_object_or_a_one_element_list_give_the_same_row():
     run = {"duration_s": "12.5", "api_call_count": "7"}
-    as_list = job_rows("G1", [JOB], [element([run])])
-    as_object = job_rows("G1", [JOB], [element(run)])
-    numbers = job_rows("G1", [JOB], [element({"duration_s": 12.5, "api_call_count": 7})])
+    as_list = table_rows("G1", [JOB], [element([run])])
+    as_object = table_rows("G1", [JOB], [element(run)])
+    numbers = table_rows("G1", [JOB], [element({"duration_s": 12.5, "api_call_count": 7})])
     assert as_list == as_object == numbers
     assert as_list[0]["duration_s"] == 12.5 and as_list[0]["api_call_count"] == 7
 
@@ -56,23 +56,23 @@ def test_run_metrics_as_an_object_or_a_one_element_list_give_the_same_row():
 def test_a_one_element_list_value_is_unwrapped():
     columns = [{"name": "resolved", "from": "metrics.metrics[?type=='eval'].data.resolved", "type": "boolean"},
                {"name": "data", "from": "metrics.metrics[0].data", "type": "json"}]
-    [row] = job_rows("G1", [JOB], [element({}, metrics=[{"type": "eval", "data": {"resolved": True}}])],
+    [row] = table_rows("G1", [JOB], [element({}, metrics=[{"type": "eval", "data": {"resolved": True}}])],
                      columns=columns)
     assert row == {"resolved": True, "data": {"resolved": True}}
 
 
 def test_job_without_metrics_is_in_the_table_unscored():
     other = dict(JOB, job_id="G1-J0002")
-    rows = job_rows("G1", [JOB, other], [element({})])
+    rows = table_rows("G1", [JOB, other], [element({})])
     assert [r["job_id"] for r in rows] == ["G1-J0001", "G1-J0002"]
     assert (rows[1]["score"], rows[1]["pass"], rows[1]["duration_s"]) == (None, None, None)
     # metrics of a job that is not in the job list add no row
-    assert len(job_rows("G1", [JOB], [element({}), dict(element({}), job_id="G9-J1")])) == 1
+    assert len(table_rows("G1", [JOB], [element({}), dict(element({}), job_id="G9-J1")])) == 1
 
 
 def test_rows_are_plain_scalars_a_data_frame_takes_as_they_are():
     jobs, metrics = payloads("G1", HAND_BASELINE)
-    rows = job_rows("G1", jobs, metrics)
+    rows = table_rows("G1", jobs, metrics)
     keys = [list(r) for r in rows]
     assert all(k == keys[0] for k in keys)
     for row in rows:
@@ -87,7 +87,7 @@ def test_sandbox_job_metrics_are_read_by_the_default_columns():
            "score": 0.25, "duration_s": 42.5, "num_turns": 7, "output_total": 1234, "context_peak": 8192,
            "salt": 12345}
     entry, metrics = sandbox_payloads.job_summary(job), sandbox_payloads.job_metrics(job)
-    [row] = job_rows("G1", [entry], [metrics])
+    [row] = table_rows("G1", [entry], [metrics])
     facts = sandbox_payloads.run_facts(job)
     assert (row["score"], row["pass"], row["instance"]) == (0.25, False, "flask__flask-1001")
     assert row["duration_s"] == facts["duration_s"]
@@ -106,7 +106,7 @@ def test_instance_key_is_text(value, expected):
 
 def test_unit_and_metric_are_expressions():
     job = dict(JOB, meta={"task": {"name": "t-7"}})
-    [row] = job_rows("G1", [job], [element({}, metrics=[{"type": "eval", "data": {"task_score": "0.3"}},
+    [row] = table_rows("G1", [job], [element({}, metrics=[{"type": "eval", "data": {"task_score": "0.3"}},
                                                         {"type": "judge", "data": {"score": 0.9}}])],
                      unit="meta.task.name", metric="metrics[?type=='judge'].data.score | [0]",
                      pass_threshold=0.8)
@@ -183,52 +183,16 @@ def test_bad_column_definitions_are_refused(columns, message):
 
 
 def test_fields_choose_and_order_columns():
-    picked = R.select_columns(R.DEFAULT_COLUMNS, ["score", "job_id"])
+    picked = R.select_columns(COLUMNS, ["score", "job_id"])
     assert [c["name"] for c in picked] == ["score", "job_id"]
-    [row] = job_rows("G1", [JOB], [element({})], columns=picked)
+    [row] = table_rows("G1", [JOB], [element({})], columns=picked)
     assert row == {"score": 0.85, "job_id": "G1-J0001"}
     with pytest.raises(ColumnError, match="unknown field 'nope'; the columns are: group_id, job_id"):
-        R.select_columns(R.DEFAULT_COLUMNS, ["nope"])
-
-
-def test_compare_columns_refuse_an_undeclared_cost():
-    names = [c["name"] for c in R.compare_columns(["duration_s"])]
-    assert names == ["job_id", "instance", "score", "pass", "duration_s"]
-    with pytest.raises(ColumnError, match="cost 'walltime' is not a declared column"):
-        R.compare_columns(["walltime"])
-    with pytest.raises(ColumnError, match="not a run metric"):
-        R.compare_columns(["score"])
+        R.select_columns(COLUMNS, ["nope"])
 
 
 def test_bad_metric_or_unit_expression_names_the_option():
     with pytest.raises(ColumnError, match="invalid --metric expression"):
-        job_rows("G1", [JOB], [], metric="metrics[")
+        table_rows("G1", [JOB], [], metric="metrics[")
     with pytest.raises(ColumnError, match="invalid --unit expression"):
-        job_rows("G1", [JOB], [], unit="")
-
-
-def test_the_compare_package_imports_only_the_base_layer_and_jmespath():
-    """benchloop/compare is pure: no engine, no transport, no request (the CLI, the Python
-    client and the MCP tool all reuse it); pandas, numpy and scipy are never imported."""
-    import ast
-    from pathlib import Path
-
-    import benchloop.compare
-
-    allowed_third_party = {"jmespath"}
-    for path in Path(benchloop.compare.__file__).parent.glob("*.py"):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.level:
-                assert node.level == 1 or (node.level == 2 and (node.module or "").startswith("base")), (
-                    path.name, node.module)
-                continue
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module] if isinstance(node, ast.ImportFrom) else [])
-            for name in names:
-                top = name.split(".")[0]
-                if top == "benchloop":
-                    assert name.startswith(("benchloop.base", "benchloop.compare")), (path.name, name)
-                else:
-                    import sys
-                    assert top in sys.stdlib_module_names or top in allowed_third_party, (path.name, name)
+        table_rows("G1", [JOB], [], unit="")

@@ -18,10 +18,10 @@ import random
 
 import numpy as np
 import pytest
-from compare_cases import HAND_BASELINE, HAND_CANDIDATE, job_id, payloads
+from compare_cases import HAND_BASELINE, HAND_CANDIDATE, job_id, payloads, table_rows
 from scipy import stats as sp
 
-from benchloop.compare import job_rows, stats
+from benchloop.compare import stats
 from benchloop.compare.stats import compare_groups, p_value, sample_sd, score_and_pass
 
 COSTS = ["duration_s", "tool_error_count"]
@@ -31,7 +31,7 @@ def hand_result() -> dict:
     groups = []
     for gid, table in (("G1", HAND_BASELINE), ("G2", HAND_CANDIDATE)):
         jobs, metrics = payloads(gid, table)
-        groups.append((gid, job_rows(gid, jobs, metrics)))
+        groups.append((gid, table_rows(gid, jobs, metrics)))
     [result] = compare_groups(groups, metric="m", pass_threshold=0.5, unit="instance_id", costs=COSTS)
     return result
 
@@ -264,7 +264,7 @@ def test_interval_shrinks_as_one_over_sqrt_n():
 def test_order_of_rows_does_not_change_any_figure():
     jobs, metrics = payloads("G1", HAND_BASELINE)
     cjobs, cmetrics = payloads("G2", HAND_CANDIDATE)
-    rows_a, rows_b = job_rows("G1", jobs, metrics), job_rows("G2", cjobs, cmetrics)
+    rows_a, rows_b = table_rows("G1", jobs, metrics), table_rows("G2", cjobs, cmetrics)
     first = compare_groups([("G1", rows_a), ("G2", rows_b)], metric="m", pass_threshold=0.5, unit="u",
                            costs=COSTS)
     rng = random.Random(11)
@@ -356,12 +356,12 @@ def test_a_boolean_metric_end_to_end():
     for element in metrics:
         for m in element["metrics"]:
             m["data"]["resolved"] = bool(float(m["data"]["task_score"]) >= 0.7)
-    rows = job_rows("G1", jobs, metrics, metric="metrics[?type=='eval'].data.resolved")
+    rows = table_rows("G1", jobs, metrics, metric="metrics[?type=='eval'].data.resolved")
     scored = [r for r in rows if r["score"] is not None]
     assert {r["score"] for r in scored} == {0.0, 1.0}
     assert all(r["pass"] == (r["score"] == 1.0) for r in scored)
     # threshold does not matter for a boolean
-    assert job_rows("G1", jobs, metrics, metric="metrics[?type=='eval'].data.resolved",
+    assert table_rows("G1", jobs, metrics, metric="metrics[?type=='eval'].data.resolved",
                     pass_threshold=100) == rows
 
 

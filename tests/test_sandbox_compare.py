@@ -12,9 +12,8 @@ from collections import Counter
 
 import httpx
 import pytest
+from compare_cases import COMPARE_COLUMNS, COSTS, table_rows
 
-from benchloop.compare import job_rows
-from benchloop.compare.rows import DEFAULT_COSTS, compare_columns
 from benchloop.compare.stats import compare_groups
 from benchloop.sandbox import payloads
 from benchloop.sandbox.dataset import COMPARE_GROUPS, COMPARE_TRIALS, Dataset
@@ -110,11 +109,11 @@ def test_outcomes_differ_as_the_groups_say():
     groups = []
     for gid in COMPARE_GROUPS:
         jobs = list(data.iter_group_jobs(gid))
-        groups.append((gid, job_rows(gid, [payloads.job_summary(j) for j in jobs],
+        groups.append((gid, table_rows(gid, [payloads.job_summary(j) for j in jobs],
                                      [payloads.job_metrics(j) for j in jobs],
-                                     columns=compare_columns(DEFAULT_COSTS))))
+                                     columns=COMPARE_COLUMNS)))
     cand, cand2 = compare_groups(groups, metric="m", pass_threshold=0.5, unit="instance_id",
-                                 costs=DEFAULT_COSTS)
+                                 costs=COSTS)
     for result in (cand, cand2):
         p = result["paired"]
         assert p["improved"] > 0 and p["regressed"] > 0 and p["unchanged"] > 0

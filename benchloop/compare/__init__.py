@@ -15,7 +15,7 @@ package depends on ``benchloop.base`` and jmespath only.
 
 from __future__ import annotations
 
-from .rows import DEFAULT_COLUMNS, DEFAULT_METRIC, DEFAULT_UNIT, job_rows
+from .rows import job_rows
 from .stats import compare_groups
 
-__all__ = ["DEFAULT_COLUMNS", "DEFAULT_METRIC", "DEFAULT_UNIT", "compare_groups", "job_rows"]
+__all__ = ["compare_groups", "job_rows"]

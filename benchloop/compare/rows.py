@@ -6,8 +6,8 @@ the same keys in the same order for every job, numbers typed as numbers, so
 ``pandas.DataFrame(rows)`` (or ``csv.DictWriter``) takes the rows as they are.
 
 Why columns as data: which fields a row holds is a list of column
-definitions ``{"name", "from", "type"}`` (the ``compare:`` section of the
-endpoint table), not code.  ``from`` is a JMESPath expression evaluated on one
+definitions ``{"name", "from", "type"}`` (the ``columns`` of the ``job_rows``
+step in the endpoint table), not code.  ``from`` is a JMESPath expression evaluated on one
 document per job::
 
     {"group": <group id>,
@@ -24,11 +24,11 @@ as its element.  ``type`` converts: ``number`` (run metrics arrive as strings
 of numbers: ``"12.5"`` -> 12.5, ``"100"`` -> 100; anything else -> null),
 ``string``, ``boolean``, ``json`` (as it is).
 
-The three computed values come from the ``compare:`` settings, not columns:
-the instance key is a JMESPath expression on the job-list entry (``unit``,
-``instance_id`` by default) read as text; the score is a JMESPath expression
-on the metrics element *as ``metrics get -j`` prints it* (``metric``), and
-pass follows :func:`benchloop.compare.stats.score_and_pass`.
+The three computed values come from options, not columns (their defaults are
+the table's): the instance key is a JMESPath expression on the job-list entry
+(``--unit``) read as text; the score is a JMESPath expression on the metrics
+element *as ``metrics get -j`` prints it* (``--metric``), and pass follows
+:func:`benchloop.compare.stats.score_and_pass` (``--pass-threshold``).
 """
 
 from __future__ import annotations
@@ -40,46 +40,7 @@ from typing import Any
 from . import expressions
 from .stats import as_boolean, as_number, score_and_pass
 
-DEFAULT_UNIT = "instance_id"
-DEFAULT_METRIC = "metrics[?type=='eval'].data.task_score | [0]"
-DEFAULT_PASS_THRESHOLD = 0.5
-DEFAULT_COSTS = ("duration_s", "tokens_sent", "api_call_count", "tool_error_count")
-OBJECT_SECTIONS = ("run_metrics", "tokenized_metrics")
 COLUMN_TYPES = ("string", "number", "boolean", "json")
-COMPUTED = ("instance", "score", "pass")
-
-
-def _column(name: str, source: str, kind: str) -> dict[str, str]:
-    return {"name": name, "from": source, "type": kind}
-
-
-def _run(name: str) -> dict[str, str]:
-    return _column(name, f"metrics.run_metrics.{name}", "number")
-
-
-def _tokens(name: str) -> dict[str, str]:
-    return _column(name, f"metrics.tokenized_metrics.{name}", "number")
-
-
-# The columns of `bl jobs table` unless the table says otherwise (the same list as
-# the `compare: columns:` entry of spec/benchloop.yaml; a test keeps them equal).
-DEFAULT_COLUMNS: tuple[dict[str, str], ...] = (
-    _column("group_id", "group", "string"),
-    _column("job_id", "job.job_id", "string"),
-    _column("created_at", "job.created_at", "string"),
-    _column("template", "job.template", "string"),
-    _column("status", "job.status", "string"),
-    _column("instance_id", "job.instance_id", "string"),
-    _column("instance", "instance", "string"),
-    _column("score", "score", "number"),
-    _column("pass", "pass", "boolean"),
-    *(_run(n) for n in ("duration_s", "duration_api_s", "num_turns", "api_call_count",
-                        "api_error_count", "tool_call_count", "tool_error_count",
-                        "rate_limit_count", "tokens_sent", "thinking_total_length",
-                        "context_peak")),
-    *(_tokens(n) for n in ("tokenizer_dedup_input", "tokenizer_user_input",
-                           "tokenizer_output_total", "tokenizer_context_peak", "llm_calls")),
-)
 
 
 class ColumnError(ValueError):
@@ -220,11 +181,11 @@ def job_rows(
     jobs: Iterable[Mapping[str, Any]],
     metrics: Mapping[str, Any] | Iterable[Any],
     *,
-    columns: Sequence[Mapping[str, str]] = DEFAULT_COLUMNS,
-    unit: str = DEFAULT_UNIT,
-    metric: str = DEFAULT_METRIC,
-    pass_threshold: float = DEFAULT_PASS_THRESHOLD,
-    object_sections: Sequence[str] = OBJECT_SECTIONS,
+    columns: Sequence[Mapping[str, str]],
+    unit: str,
+    metric: str,
+    pass_threshold: float,
+    object_sections: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """One row per job of ``jobs`` (the job list: it says which jobs the group has).
 
@@ -248,19 +209,3 @@ def job_rows(
                "instance": instance_key(read_unit(job)), "score": score, "pass": passed}
         rows.append({name: typed(read(doc)) for name, read, typed in readers})
     return rows
-
-
-def compare_columns(costs: Sequence[str], columns: Sequence[Mapping[str, str]] = DEFAULT_COLUMNS
-                    ) -> list[dict[str, str]]:
-    """The columns ``bl compare`` needs: job_id, instance, score, pass and the named costs."""
-    by_name = {c["name"]: c for c in columns}
-    out = [_column("job_id", "job.job_id", "string"), _column("instance", "instance", "string"),
-           _column("score", "score", "number"), _column("pass", "pass", "boolean")]
-    for name in costs:
-        if name in COMPUTED or name == "job_id":
-            raise ColumnError(f"cost {name!r} is not a run metric column")
-        if name not in by_name:
-            raise ColumnError(f"cost {name!r} is not a declared column; the columns are: "
-                              f"{', '.join(by_name)}")
-        out.append(dict(by_name[name], type="number"))
-    return out
