@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -35,16 +36,21 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 def cell(value: Any) -> str:
     """One CSV field (see the module docstring)."""
+    kind = type(value)
+    if kind is str:
+        text = value.translate(_HIDING)
+        return "'" + text if text.startswith(FORMULA_STARTS) else text
     if value is None:
         return ""
-    if isinstance(value, bool):
+    if kind is bool:
         return "true" if value else "false"
-    if isinstance(value, (int, float)):
+    if kind is int:
+        return int.__repr__(value)  # as JSON writes it (a subclass, an IntEnum, would not be)
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value)  # as JSON writes it: 0.5, 1e+100
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         return json.dumps(value)
-    if not isinstance(value, str):
-        value = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    text = value.translate(_HIDING)
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
+    return cell(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
 class Csv:
