@@ -25,8 +25,11 @@ lint: install
 typecheck: install
 	$(PY) -m mypy
 
+# The suite on every core (a worker runs a test file at a time: their sandboxes are per module),
+# then the timing- and signal-sensitive tests alone.
 test: install lint typecheck docs-check
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist loadfile -m "not serial"
+	$(PY) -m pytest -m serial
 
 # Opt-in: the HTML report of `bl compare` laid out by a real headless Chromium (skipped
 # without one; `apt-get install chromium`, or BENCHLOOP_CHROMIUM=/path/to/chrome).

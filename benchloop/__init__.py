@@ -52,8 +52,7 @@ def __getattr__(name: str) -> object:
         from . import sdk
 
         value = getattr(sdk, name)
-        # Not ``globals()``: the submodule benchloop.table.globals shadows that name in this namespace.
-        setattr(sys.modules[__name__], name, value)
+        globals()[name] = value
         return value
     raise AttributeError(f"module 'benchloop' has no attribute {name!r}")
 

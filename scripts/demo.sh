@@ -17,7 +17,9 @@ for _ in $(seq 100); do
 done
 url=$(grep -o 'http://[0-9.:]*' "$log" | head -n1)
 [ -n "$url" ] || { echo "sandbox did not start:"; cat "$log"; exit 1; }
-echo "sandbox: $url"
+echo "sandbox: $url (2 groups of 12 jobs, G1 and G2, and the ids of the README's table; key demo-key)"
+echo "  a smaller dataset than the README's 'bl sandbox serve' (40 jobs per group, key sandbox-key),"
+echo "  so that the demo runs in seconds; BENCHLOOP_HOST and BENCHLOOP_API_KEY point bl at it"
 export BENCHLOOP_HOST="$url" BENCHLOOP_API_KEY=demo-key BENCHLOOP_CONFIG="$OUT/.config.toml"
 
 # Print the command quoted so that it can be pasted into any POSIX shell, run it, show its exit code.

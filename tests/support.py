@@ -15,6 +15,9 @@ in the wheel.
 * ``Origin`` with ``js``, ``binary``, ``redirect``, ``NOT_FOUND``: a tiny stdlib
   HTTP server that plays the backend or another origin and records every
   request's headers (the ``origins`` fixture starts and stops them).
+* ``CONTRACT_ANSWERS``: the contract's example answers of every JSON endpoint
+  (docs/contract.md section 9), and ``with_new_fields(answer)``: the same
+  answer with fields the table does not know in every object.
 """
 
 from __future__ import annotations
@@ -228,3 +231,117 @@ NOT_FOUND: Answer = (404, {"Content-Type": "application/json"}, b'{"error": "not
 
 def redirect(location: str) -> Answer:
     return 302, {"Location": location, "Content-Type": "text/plain"}, b""
+
+
+# ------------------------------------------------------------ contract answers
+# The contract's example answers, one or more per JSON endpoint (docs/contract.md 9).
+CONTRACT_ANSWERS = {
+    "download_task": [{"task_id": "T1", "group_id": "G1", "job_count": 2, "job_ids": ["J1", "J2"],
+                       "created_at": "2026-07-14T10:00:00"},
+                      {"task_id": "T9", "group_id": "G1", "job_count": 0, "job_ids": []}],
+    "job_metrics": [
+        {"job_id": "J1", "metrics": [{"type": "eval", "data": {"task_score": 0.85}}],
+         "run_metrics": [{"duration_s": "12.5", "thinking_total_length": "900", "tokens_sent": "100",
+                          "context_peak": "200"}],
+         "tokenized_metrics": [{"schema_version": "v1.1", "tokenizer_class": "Qwen2Tokenizer",
+                                "tokenizer_output_total": 42, "llm_calls": 3}]},
+        {"job_id": "J2", "metrics": [], "run_metrics": {"duration_s": 2, "tokens_sent": 99},
+         "tokenized_metrics": {"llm_calls": 1}},
+        {"job_id": None, "metrics": [2]},
+    ],
+    "group_metrics_overall": [
+        {"group_id": "G1", "run_metrics": {"job_count": 3, "avg_duration_s": 12.5, "avg_thinking_length": 456.0,
+                                           "avg_tokens_sent": 100.0},
+         "tokenized_metrics": {"tokenized_job_count": 3, "avg_tokenizer_output_total": 42.0,
+                               "max_tokenizer_output_total": 50.0, "total_tokenizer_output_total": 126.0,
+                               "internal_debug_field": "hidden"}},
+        {"group_id": "G1", "run_metrics": [{"job_count": 3}], "tokenized_metrics": [{"avg_llm_calls": 4.0}]},
+    ],
+    "group_metrics_detail": [{"total": 3, "metrics": [
+        {"job_id": "J1", "metrics": [{"type": "eval", "data": {"task_score": 1}}]},
+        {"job_id": "J2", "metrics": [2]}], "tokenized_metrics": {"tokenized_job_count": 1, "avg_llm_calls": 4.0,
+                                                                   "hidden_aggregate": 9}}],
+    "job_list": [{"jobs": [{"job_id": "J1", "created_at": "2026-07-22T04:00:00"},
+                           {"job_id": "J2", "created_at": "2026-07-22T03:00:00"}], "total": 6}],
+    "group_tasks": [{"tasks": [{"task_id": "T1"}, {"task_id": "T2"}], "total": 3},
+                    {"tasks": [{"id": "T1"}], "total": 1}],
+    "group_eval_summary": [{"score": 0.8}],
+    "job": [{"job_id": "J1", "group_id": "G1"}],
+    "job_stats": [{"total": 5}],
+    "job_trajectory": [
+        {"job_id": "J1", "trajectory": [{"step": "J1"}]},
+        {"steps": [{"t": 1}, {"t": 2}]},
+        {"job_id": "J1", "trajectory": [{"messages": [{"role": "tool", "parts": [{"response": [
+            {"type": "input_image", "trace_media": {"mime_type": "image/png",
+                                                    "oss_uri": "oss://bucket/a/b/shot.png"}}]}]}]}]},
+    ],
+    "group_trace_export": [{"status": "waiting_for_data", "retry_after_seconds": 15},
+                           {"status": "running", "download_job_name": "sls-1"},
+                           {"status": "succeeded", "download_url": "https://oss.example/trace.gz"},
+                           {"status": "Succeeded", "downloadUrl": "https://oss.example/trace.gz"}],
+    "group_trace_export_status": [{"status": "running"},
+                                  {"status": "succeeded", "download_url": "https://oss.example/trace.gz"}],
+    "group_job_ids": [{"group_id": "G1", "total": 3, "job_ids": ["J1", "J2", "J3"]}],
+    "job_meta": [{"job_id": "J1", "model": "qwen-max", "tags": ["t1"]}],
+    "job_artifacts": [
+        {"job_id": "J1", "artifacts": [{"name": "result.tgz", "url": "https://oss.example.com/J1/result.tgz"}]},
+        {"job_id": "J1", "artifacts": [{"name": "result.tgz", "error_code": "artifact_sign_failed"},
+                                       {"error_code": "no_artifact"}]},
+        {"artifacts": []},
+    ],
+    "job_report": [{"job_id": "J1", "reports": [{"content": "# J1", "fail_reason": "model",
+                                                 "sub_fail_reason": "reason-a"}]},
+                   {"reports": []}],
+    "group_report": [{"group_id": "G1", "reports": [{"content": "# Group Report"}], "stats": {"fail_reason": {
+        "model": {"count": 1, "sub_fail_reason": {"timeout": 1}},
+        "environment": {"count": 1, "sub_fail_reason": {"timeout": 1}}}}}],
+    "job_report_trigger": [{"status": "triggered"}],
+    "group_report_trigger": [{"status": "triggered"}],
+    "job_rsi_trigger": [{"status": "creating", "accepted": True}],
+    "group_rsi_trigger": [{"status": "creating", "accepted": True}],
+    "job_rsi": [{"entity_type": "job", "job_id": "J1", "status": "not_created", "report": None, "request": None},
+                {"status": "creating", "report": None},
+                {"status": "created", "report": {"report_md": "# job rsi"}}],
+    "group_rsi": [{"entity_type": "group", "group_id": "G1", "status": "created",
+                   "report": {"summary_md": "# group"}, "request": None}],
+    "behavior_steps": [{"hasStep": True, "steps": [10, 20, 30], "samplingMode": "step"},
+                       {"hasStep": False, "steps": [], "samplingMode": "all_jobs", "candidateCount": 8},
+                       {"has_step": True, "steps": [{"step": 10}, 20.0]}],
+    "behavior_create": [{"uid": "uid-1"}, {"uid": "uid-1", "task_id": "tsearch-uid:1"}],
+    "behavior_task": [{"uid": "uid-1", "status": "Running"},
+                      {"uid": "uid-1", "status": "Finished", "task_id": "tsearch-uid:9"}],
+    "behavior_analysis": [{"summary": {"totalSamples": 3, "averageOverallScore": 4.2},
+                           "categoryScores": [{"category": "A", "scoreSum": 1.5}],
+                           "behaviorPatterns": {"positive": [{"id": "P1", "triggerRate": 0.1}],
+                                                "negative": [{"id": "N1", "triggerRate": 0.2}]},
+                           "samplingMode": "step"}],
+    "behavior_list": [[{"uid": "uid-1", "groupId": "G1", "status": "Finished"},
+                       {"uid": "uid-2", "groupId": "G1", "status": "Running"}],
+                      {"tasks": [{"uid": "uid-1"}]}, {"uid": "uid-3"}],
+    "group": [{"group_id": "G1"}, {"cluster": "EVAL-HK-PROD-1"}],
+    "ap_group": [{"group_id": "G123", "template": "my-template", "name": "my-suite", "dataset": "my-dataset",
+                  "agenthub_revision": "rev1", "max_concurrency": 4, "queue_id": "q1",
+                  "submission_context": {"params": {"model": "qwen3.7-max", "model_api_key": "k"},
+                                         "overrides": {"resources": {"cpu": "2"}}, "batch_size": 100}},
+                 {"group_id": "G124", "profile_id": "prof1", "profile_version": 2,
+                  "submission_context": {"trials": 3}}],
+    "ap_template": [{"params_schema": {"model": {"default": "qwen3.7-max", "required": False},
+                                       "model_api_key": {"default": "", "required": False}}}],
+    "ap_profile": [{"profile_id": "prof1", "name": "prof", "version": 2, "spec": {
+        "template": "my-template", "agenthub_revision": "rev0", "concurrency": 2, "dataset": "other-dataset",
+        "trials": 1, "params": {"temperature": 0.5}, "overrides": {"resources": {"cpu": "2"}}}}],
+    "ap_group_jobs": [{"jobs": [{"job_id": "job1"}]}],
+    "ap_job": [{"job_spec_data": {"spec": {"env": {"model": "qwen3.7-max", "INSTANCE_ID": "i1", "DATASET": "d1",
+                                                   "SPLIT": "test"}}}}],
+    "ap_dataset_instances": [{"instances": []}],
+}
+
+
+def with_new_fields(value):
+    """The same answer with fields the table does not know in every object (maps included)."""
+    if isinstance(value, dict):
+        return {**{k: with_new_fields(v) for k, v in value.items()}, "added_later": {"any": [1, None, "x"]},
+                "added_text": "x", "added_null": None}
+    if isinstance(value, list):
+        return [with_new_fields(v) for v in value]
+    return value

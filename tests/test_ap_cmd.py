@@ -210,8 +210,12 @@ def test_extra_p_without_a_p_segment_is_appended(ap):
 def test_not_found_on_any_cluster(ap):
     result = ap("APG-NONE", "--ap-cluster", "somewhere")
     assert (result.code, result.out) == (1, "")
-    assert result.err == ("[error] group 'APG-NONE' not found on any known cluster.\n"
-                          "Hint: if the group is on an unlisted cluster, specify it with: bl ap-cmd APG-NONE@<cluster_name>\n")
+    assert result.err.startswith("[error] group 'APG-NONE' not found on any known cluster.\n"
+                                 "Hint: if the group is on an unlisted cluster, specify it with: bl ap-cmd "
+                                 "APG-NONE@<cluster_name>\n"
+                                 "Searched on AgentPlatform (/api/groups/{group}), in this order: somewhere, hk-test, ")
+    assert result.err.endswith("bj-prod-1. ap-cmd takes the id of an AgentPlatform group, the one a benchmark group "
+                               "was submitted as.\n")
 
 
 def test_discovery_tries_the_clusters_in_order(ap, sandbox):

@@ -622,7 +622,7 @@ OK = {"status": "succeeded", "download_url": "SELF"}
 
 
 @pytest.mark.parametrize(("create", "export", "poll", "message"), [
-    (OK, gzip.compress(b'{"job_id": "J1"}\nnot json\n'), None, "invalid trace trajectory JSON at line 2"),
+    (OK, gzip.compress(b'{"job_id": "J1"}\nnot json\n', mtime=0), None, "invalid trace trajectory JSON at line 2"),
     (OK, b'{"job_id": "J1"}\n\n[1]\n', None, "trace trajectory row at line 3 is not an object"),
     (OK, b'{"step": 1}\n', None, "trace trajectory row is missing job_id"),
     (OK, b'{"job_id": "  "}\n', None, "trace trajectory row is missing job_id"),

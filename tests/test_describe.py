@@ -156,7 +156,7 @@ def test_specific_facts(document):
 
     jobs = res["jobs"]["actions"]["get"]["dimensions"]["group"]["parts"]
     assert jobs["page"]["when"] == {"option": "all", "flag": "--all", "equals": False}
-    assert jobs["page"]["pagination"]["parameters"] == {"page": "{page}", "page_size": "{page_size}"}
+    assert jobs["page"]["pagination"]["parameters"] == {"page": "{page}", "collection": "jobs", "page_size": "{page_size}"}
 
     reports = res["report"]["actions"]["download"]["dimensions"]["group"]
     assert reports["parts"]["jobs"]["each"]["binds"] == "job"

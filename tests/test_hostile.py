@@ -386,6 +386,7 @@ def test_the_configured_sso_host_is_still_an_authentication_failure(tmp_path):
 
 
 # ====================================================== time and size are bounded
+@pytest.mark.serial  # timing: run alone (make test runs these after the parallel part)
 def test_timeout_bounds_a_request_that_drips_one_byte_at_a_time(raw):
     server = raw(drip)
     started = time.monotonic()
@@ -413,6 +414,7 @@ def ctrl_c(url: str, *args: str, signals: int = 1) -> tuple[int, float, str]:
     return process.returncode, time.monotonic() - sent, err
 
 
+@pytest.mark.serial  # timing: run alone (make test runs these after the parallel part)
 @pytest.mark.parametrize("concurrency", ["1", "4"])
 def test_ctrl_c_ends_a_command_stalled_in_reads_within_a_second(raw, tmp_path, concurrency):
     server = raw(stall)
@@ -424,6 +426,7 @@ def test_ctrl_c_ends_a_command_stalled_in_reads_within_a_second(raw, tmp_path, c
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.serial  # timing: run alone (make test runs these after the parallel part)
 def test_a_second_ctrl_c_is_never_ignored(raw, tmp_path):
     server = raw(stall)
     code, took, err = ctrl_c(server.url, "--concurrency", "4", "report", "get", "-j", "J1,J2,J3,J4", signals=2)

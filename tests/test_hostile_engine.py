@@ -84,7 +84,7 @@ def test_the_mcp_tool_over_full_pages_without_ids_or_total_is_an_error():
         try:
             reply = runner.call("tasks_get", {"group": ["G1"], "all": True, "page_size": 50})
         finally:
-            runner.client.close()
+            runner.close()
     assert reply.is_error and "made no progress" in reply.texts[-1], reply.texts
     assert server.requests == 2
 

@@ -38,6 +38,8 @@ from benchloop.sandbox import start_sandbox
 from benchloop.sandbox.scripted import Reply, json_reply, start_scripted
 from benchloop.transport.client import Http
 
+pytestmark = pytest.mark.serial  # timing: run alone (see the Makefile)
+
 KEY = "race-key-0123"
 CONCURRENCY = 8
 SECTIONS = ("report", "artifacts")  # the two sections that fan out over the jobs, side by side

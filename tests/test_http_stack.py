@@ -251,6 +251,7 @@ def test_a_5xx_is_retried_for_get_only(method, requests):
     assert caught.value.status == 503 and caught.value.body == {"error": "busy"}
 
 
+@pytest.mark.serial  # timing: run alone (make test runs these after the parallel part)
 def test_a_429_is_retried_for_a_post_too_honouring_retry_after():
     replies = [json_reply({"error": "slow down"}, 429, **{"Retry-After": "0"}), json_reply({"ok": True})]
     with start_scripted({"/x": replies}) as srv:

@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 from support import final_files, is_hidden, leftovers
 
+pytestmark = pytest.mark.serial  # timing and signals: run alone (see the Makefile)
+
 KEY = "crash-key"
 BL = str(Path(sys.executable).with_name("bl"))
 KILLS = 20

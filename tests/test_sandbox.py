@@ -94,6 +94,112 @@ def test_wrong_method_is_405(client):
     r = client.post("/openapi/jobs/stats", json={})
     assert r.status_code == 405
     assert "error" in r.json()
+    assert r.headers["allow"] == "GET"
+
+
+@pytest.mark.parametrize("method", ["TRACE", "OPTIONS", "DELETE", "PUT", "PATCH", "BREW"])
+def test_any_other_method_is_405_in_json_with_allow(client, method):
+    """The stdlib server answered TRACE/OPTIONS (and unknown methods) 501 with an HTML page."""
+    r = client.request(method, "/openapi/behavior/tasks")
+    assert (r.status_code, r.headers["allow"]) == (405, "GET, POST")
+    assert r.headers["content-type"] == "application/json"
+    assert r.json() == {"error": f"method not allowed: {method}"}
+
+
+def test_head_answers_without_a_body_and_keeps_the_connection(sandbox, client):
+    sandbox.reset_stats()
+    r = client.head("/openapi/jobs/G1-J0001")
+    assert (r.status_code, r.headers["allow"], r.content) == (405, "GET", b"")
+    assert client.get("/openapi/jobs/G1-J0001").json()["job_id"] == "G1-J0001"
+    assert sandbox.stats["connections"] == 1
+
+
+def test_a_malformed_request_is_refused_in_json(sandbox):
+    import socket
+
+    with socket.create_connection((sandbox.host, sandbox.port), timeout=10) as sock:
+        sock.sendall(b"GET /openapi/jobs HTTP/1.1\r\nX-Long: " + b"a" * 70000 + b"\r\n\r\n")
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 431 ") and b"Content-Type: application/json" in head
+    assert json.loads(body) == {"error": "Line too long"}
+
+
+def _filled(endpoint: Endpoint) -> str:
+    ids = {"group": "G1", "job": "G1-J0001", "task": "uid-G1-1", "name": "x"}
+    return endpoint.path.format(**{var: ids[var] for var in endpoint.path_vars})
+
+
+REQUIRED = [(e, p.name) for e in load_endpoints().values() for p in e.query if e.is_required(p.name)]
+
+
+@pytest.mark.parametrize(("endpoint", "param"), REQUIRED, ids=[f"{e.name}-{p}" for e, p in REQUIRED])
+def test_a_required_parameter_missing_or_empty_is_400(client, endpoint, param):
+    """What `bl describe --openapi` marks required, the sandbox requires (schemathesis found
+    group_id marked optional but refused when missing)."""
+    others = {p.name: "oss://sandbox-media/G1/x.png" if p.name == "ossUri" else "G1"
+              for p in endpoint.query if p.name != param and endpoint.is_required(p.name)}
+    for value in (None, ""):
+        params = others if value is None else {**others, param: value}
+        r = client.get(_filled(endpoint), params=params)
+        assert r.status_code == 400, (param, value)
+        assert r.json()["error"] in (f"{param} is required", "groupId 不能为空")
+
+
+PAGED = [e for e in load_endpoints().values() if any(p.name == "skip" for p in e.query)]
+
+
+@pytest.mark.parametrize("endpoint", PAGED, ids=[e.name for e in PAGED])
+@pytest.mark.parametrize("value", [str(2**63), "-1", "1.5", "1_000", "ten", "9" * 5000])
+def test_integers_out_of_range_or_malformed_are_400_never_500(client, endpoint, value):
+    """skip=9223372036854775808 crashed SQLite (500, OverflowError); limit did not fit int64 either."""
+    headers = {"X-CLUSTER": "hk-prod-2", "Env": "product", "X-API-KEY": "ap-sandbox-key"} \
+        if endpoint.service != "benchloop" else {}
+    group = "APG-SAMPLE" if endpoint.service != "benchloop" else "G1"
+    if value == "-1" and endpoint.service != "benchloop":
+        return  # AgentPlatform's skip/limit are literal integers in the table, not pages: -1 fits int64
+    for name in ("skip", "limit"):
+        r = client.get(_filled(endpoint).replace("G1", group), params={"group_id": group, name: value},
+                       headers=headers)
+        assert r.status_code == 400, (name, r.text)
+        assert r.json()["error"].startswith(f"invalid {name}: ")
+    largest = client.get(_filled(endpoint).replace("G1", group), params={"group_id": group, "skip": 2**63 - 1},
+                         headers=headers)
+    assert largest.status_code == 200 and largest.json()["jobs" if "jobs" in largest.json() else
+                                                          "tasks" if "tasks" in largest.json() else "metrics"] == []
+
+
+def test_bodies_are_checked_against_the_table(client, sandbox):
+    """A trigger's body is optional (bl sends {}), a behaviour analysis' is required; fields are typed."""
+    sandbox.reset_state()
+    try:
+        assert client.post("/openapi/jobs/G1-J0001/report/trigger").status_code == 200
+        assert client.post("/openapi/groups/G1/rsi/trigger").status_code == 200
+        r = client.post("/openapi/groups/G1/report/trigger", json={"include_passed": "yes"})
+        assert (r.status_code, r.json()) == (400, {"error": "invalid include_passed: 'yes'"})
+        r = client.post("/openapi/groups/G1/report/trigger", json=[True])
+        assert (r.status_code, r.json()) == (400, {"error": "request body must be a JSON object"})
+        r = client.post("/openapi/behavior/tasks")
+        assert (r.status_code, r.json()) == (400, {"error": "request body is required"})
+        r = client.post("/openapi/behavior/tasks", json={"groupId": "G2", "scoringLimit": 2**63})
+        assert (r.status_code, r.json()) == (400, {"error": "scoringLimit 必须大于 0"})
+        r = client.post("/openapi/behavior/tasks", json={"groupId": "G2", "scoringLimit": 3, "steps": ["1"]})
+        assert (r.status_code, r.json()) == (400, {"error": "steps 必须是整数列表"})
+        assert client.post("/openapi/behavior/tasks", json={"groupId": "G2", "scoringLimit": 3}).status_code == 200
+    finally:
+        sandbox.reset_state()
+
+
+def test_a_media_type_that_is_no_media_type_is_not_repeated(client):
+    uri = "oss://sandbox-media/G1/G1-J0005/shot.png"
+    ok = client.get("/openapi/getTrajV2/mediaFile", params={"ossUri": uri, "mime": "image/png"})
+    assert ok.headers["content-type"] == "image/png"
+    for mime in ("not a type", "image/png\r\nX-Evil: 1", "", "a/b;c=d"):
+        r = client.get("/openapi/getTrajV2/mediaFile", params={"ossUri": uri, "mime": mime})
+        assert r.status_code == 200 and r.headers["content-type"] == "application/octet-stream"
+        assert "x-evil" not in r.headers
 
 
 def test_every_table_endpoint_has_a_handler():
@@ -521,3 +627,24 @@ def test_instant_export_and_sandbox_options():
             assert len(c.get("/openapi/jobs/G1-J0001/trajectory").json()["trajectory"]) == 2
             r = c.get("/openapi/jobs/G1-J0001/artifacts/download")
             assert len(r.content) == int(r.headers["content-length"]) == 100_000
+
+
+@pytest.mark.serial  # timing: run alone (make test runs these after the parallel part)
+def test_sigterm_stops_the_sandbox_well_under_a_second():
+    """`make demo` and scripts stop the sandbox with SIGTERM; it used to take 2 to 3 s."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    process = subprocess.Popen([sys.executable, "-m", "benchloop.sandbox", "--port", "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert process.stdout.readline().startswith("sandbox serving http://")
+        started = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=10)
+        took = time.monotonic() - started
+    finally:
+        process.kill()
+    assert process.returncode == 0 and took < 1.0, took

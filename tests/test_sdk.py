@@ -121,7 +121,8 @@ def test_bad_settings_are_usage_errors(kwargs, message):
 @pytest.mark.parametrize(("call", "message"), [
     (lambda bl: bl.metrics.get(), "at least one -g/--group or -j/--job is required"),
     (lambda bl: bl.metrics.get(group="G1", job="J1"), "-g/--group and -j/--job are mutually exclusive"),
-    (lambda bl: bl.jobs.get(job="J1"), "jobs takes group ids (-g/--group), not -j/--job"),  # reworded on purpose
+    # A method offers only the ids its resource takes (no ``job`` keyword on jobs.get).
+    (lambda bl: bl.jobs.get(job="J1"), "jobs.get() got an unexpected keyword argument 'job'"),
     (lambda bl: bl.jobs.get(group="G1", page_size=0), "--page-size must be at least 1"),
     (lambda bl: bl.jobs.get(group="G1", page="x"), 'Invalid value for --page: unable to convert "x" into int.'),
     (lambda bl: bl.trajectory.download(task_id="a/b"), "--task-id must not contain path separators"),

@@ -383,6 +383,112 @@ CASES = {
         lambda d: part(d, "metadata", "download", "task", "metadata").update(entry="metadata/all.json"),
         [f"{META_TASK}.parts.metadata: entry 'metadata/all.json' does not use {{job}}: "
          "every job would write the same path"]),
+    # -- responses: every answer declared, every schema sound, every field the table reads declared --
+    "endpoint without a response": (
+        lambda d: without(d["endpoints"]["job_meta"], "response"),
+        ["endpoints.job_meta: no response declared (json: SCHEMA, binary: [TYPES] or text: [TYPES])"]),
+    "service without an error body": (
+        lambda d: without(d["services"]["agentplatform"], "error"),
+        ["services.agentplatform: no error body declared (error: SCHEMA)"]),
+    "reference to no schema": (
+        lambda d: d["schemas"]["Job"]["properties"].update(status={"$ref": "#/schemas/JobStatuz"}),
+        ["schemas.Job.properties.status: $ref '#/schemas/JobStatuz' names no schema (write #/schemas/NAME)"]),
+    "reference outside the schemas": (
+        lambda d: d["endpoints"]["job_meta"]["response"].update(json={"$ref": "#/definitions/JobMeta"}),
+        ["endpoints.job_meta.response.json: $ref '#/definitions/JobMeta' names no schema (write #/schemas/NAME)"]),
+    "schema that is no object": (
+        lambda d: d["schemas"]["Job"]["properties"].update(score="number"),
+        ["schemas.Job.properties.score: a schema must be an object"]),
+    "unknown keyword (an unquoted comma)": (
+        lambda d: d["schemas"]["Job"]["properties"]["score"].update({"in seconds.": None}),
+        ["schemas.Job.properties.score: unknown keyword 'in seconds.' (in YAML, a comma splits an unquoted text of "
+         "a {...} mapping)"]),
+    "unknown type": (
+        lambda d: d["schemas"]["Job"]["properties"]["score"].update(type=["number", "nul"]),
+        ["schemas.Job.properties.score: unknown type 'nul'"]),
+    "required field not declared": (
+        lambda d: d["schemas"]["JobPage"].update(required=["jobs", "totl"]),
+        ["schemas.JobPage: required field 'totl' is not declared in properties"]),
+    "closed schema": (
+        lambda d: d["schemas"]["Artifact"].update(additionalProperties=False),
+        ["schemas.Artifact: additionalProperties: false closes the answer; the backend may add fields at any time"]),
+    "map values typed": (
+        lambda d: d["schemas"]["JobStats"]["properties"]["by_status"].update(additionalProperties={"type": "integer"}),
+        ["schemas.JobStats.properties.by_status: additionalProperties with a type refuses fields the backend may add "
+         "(describe the values instead)"]),
+    "rows that are no array of objects": (
+        lambda d: d["endpoints"]["group_job_ids"]["response"].update(rows=["job_ids"]),
+        ["endpoints.group_job_ids: response rows 'job_ids' is not an array of objects in the response"]),
+    "required name that is no parameter": (
+        lambda d: d["endpoints"]["group_metrics_detail"].update(required=["group"]),
+        ["endpoints.group_metrics_detail: required 'group' is no query parameter or body field"]),
+    "pagination collection not declared": (
+        lambda d: d["enumerations"]["group_jobs"]["pagination"].update(collection="jobz"),
+        ["enumerations.group_jobs: pagination collection 'jobz' is not declared in the response of endpoint 'job_list'"]),
+    "pagination collection that is no array": (
+        lambda d: part(d, "metrics", "download", "group", "detail")["pagination"].update(collection="total"),
+        [f"{METRICS_GROUP}.parts.detail: pagination collection 'total' is not an array in the response of "
+         "endpoint 'group_metrics_detail'"]),
+    "pagination id key not declared": (
+        lambda d: part(d, "jobs", "download", "group", "all")["pagination"].update(id_keys=["jobid"]),
+        [f"{JOBS_ALL}: pagination field 'jobs.*.jobid' is not declared in the response of endpoint 'job_list'"]),
+    "pagination total not declared": (
+        lambda d: d["schemas"]["TaskPage"]["properties"].update(count=d["schemas"]["TaskPage"]["properties"].pop(
+            "total")) or d["schemas"]["TaskPage"].update(required=["tasks"]),
+        [f"{where('tasks', 'get', 'group', 'all')}: pagination field 'total' is not declared in the response of "
+         "endpoint 'group_tasks'",
+         f"{where('tasks', 'download', 'group', 'all')}: pagination field 'total' is not declared in the response of "
+         "endpoint 'group_tasks'"]),
+    "items collection not declared": (
+        lambda d: part(d, "artifacts", "download", "job", "artifacts")["items"].update(collection="artefacts"),
+        [f"{ART}.job.parts.artifacts: items collection 'artefacts' is not declared in the response of endpoint "
+         "'job_artifacts'"]),
+    "items filter field not declared": (
+        lambda d: part(d, "artifacts", "download", "job", "artifacts")["items"]["filter"].update(field="nam"),
+        [f"{ART}.job.parts.artifacts: items field 'artifacts.*.nam' is not declared in the response of endpoint "
+         "'job_artifacts'"]),
+    "items find key declared nowhere": (
+        lambda d: part(d, "trajectory", "download", "task", "source")["items"].update(find="trace_medya"),
+        [f"{TRAJ_TASK}.parts.source: items find 'trace_medya' is declared nowhere in the response of endpoint "
+         "'job_trajectory'"]),
+    "items field of a found object not declared": (
+        lambda d: part(d, "trajectory", "download", "task", "source")["items"].update(require="oss_url"),
+        [f"{TRAJ_TASK}.parts.source: items field 'oss_url' of 'trace_media' is not declared in the response of "
+         "endpoint 'job_trajectory'"]),
+    "waiter status not declared": (
+        lambda d: part(d, "trajectory", "get", "group", "trajectory")["wait"].update(status="statuz"),
+        [f"{where('trajectory', 'get', 'group', 'trajectory')}: wait status 'statuz' is not declared in the response "
+         "of endpoint 'group_trace_export'",
+         f"{where('trajectory', 'get', 'group', 'trajectory')}: wait status 'statuz' is not declared in the response "
+         "of endpoint 'group_trace_export_status'"]),
+    "waiter hint not declared": (
+        lambda d: part(d, "trajectory", "get", "group", "trajectory")["wait"].update(
+            hint=["retry_after_seconds", "retryAfterSecs"]),
+        [f"{where('trajectory', 'get', 'group', 'trajectory')}: wait hint 'retryAfterSecs' is not declared in the "
+         "response of endpoint 'group_trace_export'",
+         f"{where('trajectory', 'get', 'group', 'trajectory')}: wait hint 'retryAfterSecs' is not declared in the "
+         "response of endpoint 'group_trace_export_status'"]),
+    "waiter result not declared": (
+        lambda d: part(d, "trajectory", "get", "group", "trajectory")["wait"].update(result=["download_uri"]),
+        [f"{where('trajectory', 'get', 'group', 'trajectory')}: wait result 'download_uri' is not declared in the "
+         "response of endpoint 'group_trace_export'",
+         f"{where('trajectory', 'get', 'group', 'trajectory')}: wait result 'download_uri' is not declared in the "
+         "response of endpoint 'group_trace_export_status'"]),
+    "waiter poll field not declared": (
+        lambda d: part(d, "trajectory", "get", "group", "trajectory")["wait"]["poll"].update(fields=["job_name"]),
+        [f"{where('trajectory', 'get', 'group', 'trajectory')}: wait poll field 'job_name' is not declared in the "
+         "response of endpoint 'group_trace_export'"]),
+    "shape field not declared": (
+        lambda d: part(d, "rsi", "download", "job", "rsi")["shape"]["with"].update(path=["report", "reportmd"]),
+        [f"{where('rsi', 'download', 'job', 'rsi')}: shape 'text_field' field 'report.reportmd' is not declared in "
+         "the response of endpoint 'job_rsi'"]),
+    "field of an earlier part not declared": (
+        lambda d: d["endpoints"]["job_stats"]["query"].update(group_id="{parts.job.groupid}"),
+        [f"{where('overview', 'get', 'job', 'stats')}: {{parts.job.groupid}} field 'groupid' is not declared in the "
+         "response of endpoint 'job'"]),
+    "error field not declared": (
+        lambda d: action(d, "brm", "list").update(error_field="message"),
+        [f"{where('brm', 'list')}: error_field 'message' is not declared in the error body of service 'benchloop'"]),
     # -- outputs -------------------------------------------------------------------------------
     "output of another resource": (
         lambda d: part(d, "report", "download", "job", "report").update(file="{job}/job_list.json"),
@@ -558,3 +664,15 @@ def test_schema_wrong_value(tmp_path):
         compile_text(tmp_path, text)
     assert str(err.value) == (f"{tmp_path / 'benchloop.yaml'}:{line}: endpoints.job.method: "
                               "'FETCH' is not one of ['GET', 'POST']")
+
+
+def test_schema_response_names_its_form(tmp_path):
+    """A response is {json: SCHEMA}, {binary: [TYPES]} or {text: [TYPES]}: the bare word of old tables
+    (which said nothing of the content types) is refused where it is written."""
+    text = SPEC.read_text(encoding="utf-8").replace(
+        '    response: {json: {$ref: "#/schemas/JobMeta"}}\n', "    response: binary\n", 1)
+    line = text.splitlines().index("    response: binary") + 1
+    with pytest.raises(SpecError) as err:
+        compile_text(tmp_path, text)
+    assert str(err.value) == (f"{tmp_path / 'benchloop.yaml'}:{line}: endpoints.job_meta.response: "
+                              "'binary' is not valid under any of the given schemas")

@@ -9,6 +9,11 @@ properties its request body declares.  The pseudo object-store paths that
 stand in for presigned URLs (``/_export``, ``/_oss``, ``/_sso``) are not API
 calls and are left out.  Finally every endpoint of the table must have been
 called at least once, so the run really covered the table.
+
+The answers are checked too: every JSON answer the sandbox gave fits the
+schema its endpoint declares (``response:``, or the service's ``error:`` for a
+status of 400 or more), and every other answer comes with one of the endpoint's
+declared content types.
 """
 
 from __future__ import annotations
@@ -142,6 +147,84 @@ def test_every_endpoint_was_called(wire):
             if method == request.method and pattern.match(url.path):
                 called.update(op["x-benchloop-endpoints"])
     assert sorted(set(load_model().endpoints) - called) == []
+
+
+def _media_fits(content_type: str, declared: tuple[str, ...]) -> bool:
+    media = content_type.split(";")[0].strip().lower()
+    return any(d in ("*/*", media) or (d.endswith("/*") and media.startswith(d[:-1])) for d in declared)
+
+
+def answer_problem(request, router, validators) -> str | None:
+    """None when the logged answer fits what the table declares for its endpoint, else what is wrong."""
+    match = router.match(request.method, urlsplit(request.path).path)
+    if match is None or match.route is None:
+        return None  # not an operation (404/405): the sandbox's own refusals, checked in test_sandbox
+    endpoint = router.endpoints[match.route.name]
+    if request.status >= 400 or endpoint.response.is_json:
+        if request.answer is None:
+            kind = "too large to keep" if request.content_type.startswith("application/json") else "not JSON"
+            return f"{request.status} answer is {request.content_type}, {kind}"
+        which = "error" if request.status >= 400 else "response"
+        errors = sorted(validators[(endpoint.name, which)].iter_errors(json.loads(request.answer)),
+                        key=lambda e: list(map(str, e.absolute_path)))
+        return f"{which} {errors[0].json_path}: {errors[0].message}" if errors else None
+    if 300 <= request.status < 400:
+        return None
+    if not _media_fits(request.content_type, endpoint.response.content_types):
+        return f"content type {request.content_type} is not one of {endpoint.response.content_types}"
+    return None
+
+
+def _validators(spec) -> dict:
+    import jsonschema
+
+    out = {}
+    for name, endpoint in spec.endpoints.items():
+        error = spec.services[endpoint.service].error
+        out[(name, "error")] = jsonschema.Draft202012Validator(error.resolved)
+        if endpoint.response.is_json:
+            out[(name, "response")] = jsonschema.Draft202012Validator(endpoint.response.resolved)
+    return out
+
+
+def test_every_answer_fits_its_declared_schema(wire):
+    from benchloop.sandbox.routing import Router
+
+    requests, _ = wire
+    spec = load_model()
+    router, validators = Router(dict(spec.endpoints)), _validators(spec)
+    api = [r for r in requests if not urlsplit(r.path).path.startswith(PSEUDO)]
+    checked = {(r.method, urlsplit(r.path).path, r.status): answer_problem(r, router, validators) for r in api}
+    assert {k: v for k, v in checked.items() if v} == {}
+    json_answers = [r for r in api if r.answer is not None]
+    assert len(json_answers) > 50 and {r.status for r in api} >= {200, 404}
+    assert {router.match(r.method, urlsplit(r.path).path).route.name for r in json_answers} >= {
+        n for n, e in spec.endpoints.items() if e.response.is_json}
+
+
+def test_the_answer_check_catches_a_misfit():
+    """The checker itself: a missing required field, a wrong type, an undeclared content type."""
+    from benchloop.sandbox.routing import Router
+    from benchloop.sandbox.state import Headers, LoggedRequest
+
+    spec = load_model()
+    router, validators = Router(dict(spec.endpoints)), _validators(spec)
+
+    def answered(path, status, content_type, body):
+        entry = LoggedRequest("GET", path, Headers())
+        entry.answered(status, content_type, body)
+        return answer_problem(entry, router, validators)
+
+    page = {"jobs": [{"job_id": "J1", "status": "done", "surprise": {"new": [1]}}], "total": 1, "more": True}
+    assert answered("/openapi/jobs?group_id=G1", 200, "application/json", json.dumps(page).encode()) is None
+    assert "'total' is a required property" in answered("/openapi/jobs", 200, "application/json", b'{"jobs": []}')
+    assert "is not of type 'integer'" in answered("/openapi/jobs", 200, "application/json",
+                                                  b'{"jobs": [], "total": "3"}')
+    assert "error $.error" in answered("/openapi/jobs/J1", 404, "application/json", b'{"error": 404}')
+    assert "not JSON" in answered("/openapi/jobs/J1", 500, "text/html", b"<html></html>")
+    assert answered("/openapi/jobs/J1/artifacts/download", 200, "application/octet-stream", None) is None
+    assert "not one of" in answered("/openapi/jobs/J1/artifacts/download", 200, "application/zip", None)
+    assert answered("/openapi/getTrajV2/mediaFile?ossUri=x", 200, "image/png", None) is None
 
 
 def test_the_check_catches_an_undeclared_parameter():

@@ -2,7 +2,9 @@
 
 Each value is split on commas, tokens are trimmed, empty tokens dropped and
 duplicates removed keeping the first occurrence.  A value that is exactly '-'
-reads all of stdin and splits it on whitespace (no comma split there).
+reads all of stdin and splits it on whitespace (no comma split there); a token of
+stdin that is a JSON string (``"G1-J0032"``, a line of ``--output jsonl``) is that
+string, so the tool's own JSON output can be piped back in.
 """
 
 from __future__ import annotations
@@ -26,11 +28,30 @@ def expand_ids(values: Iterable[str] | None, stdin: TextIO | None = None, dedupe
             stream = stdin if stdin is not None else sys.stdin
             data = stream.read() if stream is not None else ""
             for token in data.split():
-                add(token)
+                add(json_string(token))
             continue
         for token in value.split(","):
             add(token.strip())
     return out
+
+
+def json_string(token: str) -> str:
+    """The string a token spells as JSON (``"G1-J0032"`` -> ``G1-J0032``), else the token."""
+    if len(token) >= 2 and token[0] == token[-1] == '"':
+        import json
+
+        try:
+            value = json.loads(token)
+        except ValueError:
+            return token
+        if isinstance(value, str):
+            return value.strip()
+    return token
+
+
+def quoted(ident: str) -> bool:
+    """Whether an id still carries the quotes of JSON output (``"G1-J0032"``)."""
+    return len(ident) >= 2 and ident[0] == ident[-1] and ident[0] in "\"'"
 
 
 def check_task_id(value: str) -> str:

@@ -36,6 +36,11 @@ class Log:
         self.json_errors = error_format == "json"
         self.hidden: dict[str, int] = {}  # per-file lines not shown on a terminal, by kind
         self.network_failed = False  # the failure summary had a network failure
+        # --error-format json: a command's errors are one JSON object.  A command run collects
+        # them (``defer_json``) and ``flush`` prints the object at its end: the failure summary
+        # or the first error, with the later lines (advice) under "hints".
+        self.defer_json = False
+        self._json: dict | None = None
 
     @property
     def stream(self):
@@ -156,19 +161,35 @@ class Log:
 
     def error(self, message: str) -> None:
         if self.json_errors:
-            self._emit(json.dumps({"error": message}, ensure_ascii=False))
+            if self._json is None:
+                self._json = {"error": message}
+            else:
+                self._json.setdefault("hints", []).append(message)
+            if not self.defer_json:
+                self.flush()
         else:
             self._emit(f"[error] {message}")
+
+    def flush(self) -> None:
+        """Print the collected JSON error object, if any (``--error-format json``)."""
+        if self._json is not None:
+            self._emit(json.dumps(self._json, ensure_ascii=False))
+            self._json = None
 
     def failures(self, noun: str, failures: list, code: int) -> None:
         """The end-of-run failure summary: text lines, or one JSON object."""
         self.network_failed = self.network_failed or any(getattr(f, "network", False) for f in failures)
         if self.json_errors:
-            self._emit(json.dumps({
+            summary: dict = {
                 "error": f"{len(failures)} {noun} failed",
                 "exit_code": code,
                 "failures": [{"id": f.ident, "message": f.message, "network": f.network} for f in failures],
-            }, ensure_ascii=False))
+            }
+            if self._json is not None:  # errors logged before the summary come with it
+                summary["hints"] = [self._json["error"], *self._json.get("hints", ())]
+            self._json = summary
+            if not self.defer_json:
+                self.flush()
             return
         self._emit(f"[error] {len(failures)} {noun} failed:")
         for failure in failures:

@@ -55,6 +55,7 @@ class Invocation:
         self.profile_values = settings.values
         self.settings = settings
         log = Log(quiet=opts["quiet"], verbose=opts["verbose"], error_format=opts["error_format"])
+        log.defer_json = True  # one JSON error object per command: printed after the advice (``run``)
         return session.runtime(settings, log, timeout=opts["timeout"], retry=opts["retry"],
                                concurrency=opts["concurrency"], pretty=opts["pretty"], ca_bundle=opts["ca_bundle"],
                                stdout=sys.stdout)
@@ -73,6 +74,7 @@ class Invocation:
             rt.close()
             self.other_service = bool(rt.failed_services) and "benchloop" not in rt.failed_services
             self.explain(rt.log, code)
+            rt.log.flush()
             message = check.notice() if check else None
             if message and not self.options["quiet"]:
                 sys.stderr.write(message + "\n")
@@ -87,6 +89,9 @@ class Invocation:
         if settings is not None and code == EXIT_AUTH and not settings.api_key:
             log.error("no API key is configured, so none was sent; set one with "
                       "'bl config set --api-key KEY' or the BENCHLOOP_API_KEY environment variable")
+        elif settings is not None and code == EXIT_AUTH:
+            log.error(f"{mask_url(settings.host)} refused the API key from {settings.source('api_key')}; "
+                      "check that it is the key of this backend")
         elif settings is not None and (log.network_failed or code == 4):
             log.error(f"network errors talking to {mask_url(settings.host)} (host from {settings.source('host')}); "
                       "check the URL and the network" + ("" if log.verbose else " (-v shows each retry)"))

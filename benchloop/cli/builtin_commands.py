@@ -131,6 +131,9 @@ def config_show(values: dict[str, Any], ctx: Any) -> int:
         "host": mask_url(settings.host),
         "api_key": mask(settings.api_key),
         "output_dir": settings.output_dir,
+        # Where each value came from (a flag, a variable, the file and its table, or the default),
+        # as `aws configure list` shows it.
+        "sources": {key: settings.source(key) for key in ("host", "api_key", "output_dir")},
     }, opts["pretty"]))
     return 0
 

@@ -17,9 +17,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ..base.errors import EXIT_AUTH, EXIT_FAILURE, ApiError, AuthError, BenchloopError, StepError
+from ..base.ids import quoted
 from ..table.model import Action
 from . import formats
 from .archive import run_archive
+from .arguments import unknown_values
 from .compose import run_compose
 from .outcomes import Failure, Outcome, as_error, exit_code, summarize
 from .pipeline import Pipeline
@@ -32,6 +34,15 @@ def process(pipeline: Pipeline, ident: str) -> Any:
     if pipeline.dim.archive is not None:
         return run_archive(pipeline, ident)
     return pipeline.process(ident)
+
+
+def explained(ident: str, exc: BenchloopError) -> BenchloopError:
+    """A 404 for an id that still carries the quotes of JSON output says so (the id was piped
+    from ``--output json``/``jsonl`` as it was printed)."""
+    if isinstance(exc, ApiError) and exc.status == 404 and quoted(ident):
+        return StepError(f"{exc} (the id {ident} still has its quotes: pipe ids with --output text, "
+                         "or jq -r)")
+    return exc
 
 
 def backend_message(action: Action, exc: BenchloopError) -> BenchloopError:
@@ -50,6 +61,8 @@ def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[st
     ``on_done`` sees each id's outcome as soon as it is known (jsonl streams
     it).  A 401 raises ``AuthError`` after cancelling the remaining work.
     """
+    for message in unknown_values(action, opts):
+        rt.log.warn(message)
     if action.compose is not None:
         return run_compose(rt, action, dim, ids, opts, process)
     pipeline = Pipeline(rt, action, dim, opts, id_count=len(ids))
@@ -60,7 +73,7 @@ def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[st
         try:
             result = process(pipeline, ident)
         except Exception as exc:  # noqa: BLE001 - one bad id never takes the others down
-            exc = as_error(exc, rt.log)
+            exc = explained(ident, as_error(exc, rt.log))
             if counter:
                 counter.step(ident, ok=False)
             if on_done is not None:

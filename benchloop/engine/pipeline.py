@@ -135,7 +135,7 @@ class Pipeline:
                 if status in missing.status:
                     raise NothingThere(f"not found (HTTP {status})")
                 if status < 300 and kind in missing.content_types:
-                    raise NothingThere(f"the answer is {kind}, not the file")
+                    raise NothingThere(f"answered with {kind}, not the file")
         try:
             self.download(endpoint, ctx, dest, check=check, on_bytes=on_bytes)
         except NothingThere as exc:
@@ -181,9 +181,29 @@ class Pipeline:
                 label=f"{self.dim.name} {ident}", debug=log.debug, **args)
         except PaginationError as exc:
             raise StepError(str(exc)) from None
-        if probe and isinstance(result, Scan) and not result.items:
-            self.probe(probe, ctx, ident, pagination.collection or "items", probe_warns)
+        collection = pagination.collection
+        if isinstance(result, Scan):
+            empty = not result.items
+        else:  # one page: empty only when page 1 is (a later page may be past the end)
+            empty = bool(collection) and args["page"] == 1 and isinstance(result, dict) and not result.get(collection)
+        if empty:
+            filters = self.filters_given(endpoint)
+            if filters:  # nothing matched: say so, or the user sees an empty list and exit 0
+                log.warn(f"{self.dim.name} {ident}: no {collection or 'items'} match {' '.join(filters)}")
+            elif probe:
+                self.probe(probe, ctx, ident, collection or "items", probe_warns)
         return result
+
+    def filters_given(self, endpoint: Endpoint) -> list[str]:
+        """The options given that filter an endpoint's answer (its query values from options), as
+        typed: ``--status failed``."""
+        out = []
+        for param in endpoint.query:
+            opt = self.action.option(param.var) if param.var else None
+            value = self.opts.get(opt.name) if opt is not None and not opt.kind.is_flag else None
+            if opt is not None and value not in (None, "") and opt.name not in ("page", "page_size"):
+                out.append(f"{opt.flag} {value}")
+        return out
 
     def probe(self, probe: Endpoint, ctx: Context, ident: str, collection: str, warns: bool) -> None:
         """Ask whether an id with an empty list exists: a 404 fails the id, or with

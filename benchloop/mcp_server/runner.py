@@ -127,6 +127,15 @@ class Runner:
         """The local half of a call: an answer (describe, a usage error) or the job to run."""
         return self._guarded(name, lambda: self._prepare(name, arguments))
 
+    def call(self, name: str, arguments: Any) -> Reply:
+        """One call, synchronously (scripts and tests): its local half, then its network half on
+        a free worker ("busy" when there is none)."""
+        prepared = self.prepare(name, arguments)
+        if isinstance(prepared, Reply):
+            return prepared
+        ticket = self.workers.acquire()
+        return self.busy() if ticket is None else self.run(ticket, prepared)
+
     def run(self, ticket: Ticket, job: Job) -> Reply:
         """The network half, on the ticket's worker (in the calling thread; ``server.run_job`` puts
         it in a thread under the call's deadline)."""

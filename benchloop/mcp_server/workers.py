@@ -34,22 +34,14 @@ DEFAULT_CALL_TIMEOUT = 120.0  # --call-timeout, seconds (the table: commands.mcp
 
 
 def cancel_client(client: Any) -> None:
-    """Stop every request of ``client`` now: blocked reads end, retry and poll waits end.
-
-    ``benchloop.Client`` has no per-call cancel of its own yet; its runtime's
-    ``cancel`` sets the cancel switch of each of its HTTP clients (the one the
-    Ctrl-C of the command line sets), which shuts their connections down.  The
-    default service's HTTP client is made first, so a call that has not sent
-    its first request yet is stopped too."""
-    runtime = client._rt
-    runtime.http  # noqa: B018 - made now, so that the switch below exists
-    runtime.cancel()
+    """Stop every request of ``client`` now: blocked reads end, retry and poll waits end
+    (``benchloop.Client.cancel``, the switch the command line's Ctrl-C sets)."""
+    client.cancel()
 
 
 def reset_client(client: Any) -> None:
-    """Clear the cancel switches set by :func:`cancel_client` once the cancelled call has ended."""
-    for http in client._rt._clients():
-        http.cancelled.clear()
+    """Make ``client`` usable again once the cancelled call has ended."""
+    client.resume()
 
 
 class Worker:

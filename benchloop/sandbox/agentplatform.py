@@ -228,7 +228,8 @@ def ap_template(app: Any, req: Request) -> Response:
 def ap_group_jobs(app: Any, req: Request) -> Response:
     _group(req)
     jobs = JOBS.get(req.params["group"], [])
-    skip, limit = int(req.query.get("skip", 0)), int(req.query.get("limit", 50))
+    # The table's rules (validation.py) let only integers through.
+    skip, limit = max(0, int(req.query.get("skip", 0))), max(0, int(req.query.get("limit", 50)))
     return json_response({"jobs": [{"job_id": jid} for jid, _ in jobs[skip:skip + limit]], "total": len(jobs)})
 
 

@@ -5,6 +5,11 @@ whether the key is right, which fault to inject, which body to send) is
 decided here from plain values, so the server module only moves bytes and the
 logic can be exercised without a network.
 
+Before any handler runs, a request is checked against what the table says
+the endpoint accepts (``validation.py``: required parameters, integers,
+typed body fields): what does not fit gets a 400, the same refusal the
+OpenAPI document promises.
+
 Besides the endpoint table, three pseudo-OSS paths are served (they stand in
 for presigned object-store URLs, so like those they need no API key but carry
 a ``sig`` query signature instead):
@@ -34,6 +39,7 @@ from .faults import RANGE_ENDPOINTS, FaultPlan, apply_range, fault_response
 from .handlers import ApiError, Request, Response, error_response, json_response
 from .routing import Router, load_endpoints
 from .state import Fault, Headers, State
+from .validation import Refused, RequestRules
 
 
 @dataclass
@@ -67,6 +73,9 @@ class App:
         self.config = config
         self.state = state or State()
         self.router = Router(endpoints if endpoints is not None else load_endpoints())
+        from benchloop.table.load import load_model
+
+        self.rules = RequestRules(load_model(), self.router.endpoints)
         self.state.endpoint_names = tuple(self.router.endpoints)
         self.state.reset_stats()
         self.default_base_url = "http://127.0.0.1"
@@ -208,7 +217,8 @@ class App:
             self.state.count("not_found")
             return "not_found", error_response(404, "not found"), False
         if match.route is None:
-            return "_method", error_response(405, f"method not allowed: {method}"), False
+            return "_method", error_response(405, f"method not allowed: {method}",
+                                             {"Allow": ", ".join(match.allowed)}), False
         name = match.route.name
         self.state.count(name)
 
@@ -222,6 +232,10 @@ class App:
                 body = json.loads(raw_body)
             except ValueError:
                 return name, error_response(400, "request body is not valid JSON"), fault is not None
+        try:
+            self.rules.check(name, query, raw_body, body)
+        except Refused as exc:
+            return name, error_response(400, str(exc)), fault is not None
         if method == "POST":
             self.state.record_post(name, match.params, body if raw_body else {},
                                    trigger=name.endswith("_trigger"))

@@ -20,6 +20,7 @@ empty result, like the real backend (the client then probes
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,9 @@ App = Any
 
 MAX_LIMIT = 1000
 DEFAULT_LIMIT = 50
+INT64_MAX = 2**63 - 1  # SQLite's largest integer: a larger skip would crash the query
+# A media type the sandbox repeats in Content-Type: type/subtype of token characters only.
+MEDIA_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*")
 
 
 # ------------------------------------------------------------------- types
@@ -102,7 +106,7 @@ def _int_arg(query: dict[str, str], key: str, default: int) -> int:
         value = int(raw)
     except ValueError:
         raise ApiError(400, f"invalid {key}: {raw!r}") from None
-    if value < 0:
+    if not 0 <= value <= INT64_MAX:
         raise ApiError(400, f"invalid {key}: {raw!r}")
     return value
 
@@ -307,8 +311,9 @@ def trace_media(app: App, req: Request) -> Response:
         location = f"{req.base_url}/_sso/login.alibaba-inc.com/ssoLogin.htm?backURL={back}"
         return Response(status=302, body=b"", content_type="text/html;charset=utf-8",
                         headers={"Location": location})
+    # The file keeps the type it was asked for; anything that is no media type is plain bytes.
     return Response(body=payloads.media_bytes(uri, mime),
-                    content_type=mime or "application/octet-stream")
+                    content_type=mime if MEDIA_TYPE.fullmatch(mime) else "application/octet-stream")
 
 
 # -------------------------------------------------------- download tasks

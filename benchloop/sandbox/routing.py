@@ -43,6 +43,7 @@ class Route:
 class Match:
     route: Route | None  # None: the path exists but not for this method
     params: dict[str, str]
+    allowed: tuple[str, ...] = ()  # the methods the path has (for the 405's ``Allow``)
 
 
 def _split(path: str) -> list[str]:
@@ -70,7 +71,7 @@ class Router:
     def match(self, method: str, raw_path: str) -> Match | None:
         """The best route for ``raw_path`` (no query); None if no template fits."""
         parts = [unquote(p, errors="strict") for p in _split(raw_path)]
-        wrong_method = False
+        allowed: list[str] = []
         for route in self.routes:
             if len(route.segments) != len(parts):
                 continue
@@ -85,5 +86,5 @@ class Router:
             else:
                 if route.method == method:
                     return Match(route, params)
-                wrong_method = True
-        return Match(None, {}) if wrong_method else None
+                allowed.append(route.method)
+        return Match(None, {}, tuple(sorted(set(allowed)))) if allowed else None

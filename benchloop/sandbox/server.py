@@ -7,6 +7,11 @@ HTTP/1.1 and every response carries ``Content-Length``, so one client
 connection serves many requests - ``Sandbox.stats["connections"]`` counts
 accepted TCP connections to make that observable.
 
+Every method reaches the app, which answers 405 with ``Allow`` for a path
+that has other methods; the stdlib's own refusals (a malformed request, a
+header too long) are JSON too, so no answer of the sandbox is an HTML page,
+and a HEAD answer carries no body.
+
 ``start_sandbox()`` generates the dataset, binds (port 0 = any free port) and
 serves from a daemon thread; the returned :class:`Sandbox` is a context
 manager whose ``stop()`` also cuts idle keep-alive connections.
@@ -74,7 +79,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
         raw_body = self.rfile.read(length) if length else b""
         headers = Headers(self.headers.items())
         app = self.server.app
-        app.state.record_request(LoggedRequest(self.command, self.path, headers, raw_body))
+        entry = LoggedRequest(self.command, self.path, headers, raw_body)
+        app.state.record_request(entry)
         app.state.enter()
         try:
             if self.server.latency_s:
@@ -83,11 +89,25 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 resp = app.handle(self.command, self.path, headers, raw_body)
             except Exception as exc:  # noqa: BLE001 - always answer something
                 resp = error_response(500, f"sandbox failure: {exc!r}")
+            entry.answered(resp.status, resp.content_type, resp.body if resp.chunks is None else None)
             self._write(resp)
         finally:
             app.state.leave()
 
-    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve
+    def __getattr__(self, name: str) -> Any:
+        """Every method reaches the app (``do_GET``, ``do_TRACE``, ``do_FOO``...): it answers 405
+        with ``Allow`` for a path that has other methods, like any error, in JSON."""
+        if name.startswith("do_"):
+            return self._serve
+        raise AttributeError(name)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The stdlib's own refusals (a malformed request line, headers too long) as JSON, not HTML."""
+        self.close_connection = True
+        try:
+            self._write(error_response(code, message or self.responses.get(code, ("error",))[0]))
+        except OSError:
+            pass
 
     def _write(self, resp: Response) -> None:
         if resp.fault == "reset":
@@ -107,6 +127,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self.send_header("Connection", "close")
             self.close_connection = True
         self.end_headers()
+        if self.command == "HEAD" or resp.status in (204, 304) or resp.status < 200:
+            return  # no body, whatever Content-Length says (RFC 9110 9.3.2)
         if resp.fault == "truncate":
             body = resp.body if resp.chunks is None else b"".join(resp.chunks)
             self.wfile.write(body[: max(0, len(body) // 2)])

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 LOG_LIMIT = 2000
+ANSWER_LIMIT = 256 * 1024  # larger JSON answers are logged without their body
 
 
 class Headers(dict):
@@ -42,14 +43,28 @@ class _Received(NamedTuple):
 
 
 class LoggedRequest(_Received):
-    """One request as received: unpacks as ``(method, path, headers)``; ``body`` holds its bytes."""
+    """One request as received: unpacks as ``(method, path, headers)``; ``body`` holds its bytes.
+
+    Once answered, ``status`` and ``content_type`` say how, and ``answer`` holds the body of a
+    JSON answer (None for bytes, streams and answers over ``ANSWER_LIMIT``: the log is bounded in
+    entries, this bounds it in bytes), so tests can check answers against the table.
+    """
 
     body: bytes
+    status: int | None
+    content_type: str | None
+    answer: bytes | None
 
     def __new__(cls, method: str, path: str, headers: Headers, body: bytes = b""):
         entry = super().__new__(cls, method, path, headers)
         entry.body = body
+        entry.status = entry.content_type = entry.answer = None
         return entry
+
+    def answered(self, status: int, content_type: str, body: bytes | None) -> None:
+        self.status, self.content_type = status, content_type
+        kept = body is not None and content_type.startswith("application/json") and len(body) <= ANSWER_LIMIT
+        self.answer = body if kept else None
 
 
 @dataclass

@@ -214,6 +214,18 @@ class Client:
             self._closed = True
         self._rt.close()
 
+    def cancel(self) -> None:
+        """Stop every request of this client now, from any thread: blocked reads end, retry and
+        poll waits end, and the calls in progress raise.  Call :meth:`resume` once they have
+        ended to use the client again."""
+        self._rt.http  # noqa: B018 - made now, so that a call about to send its first request stops too
+        self._rt.cancel()
+
+    def resume(self) -> None:
+        """Make the client usable again after :meth:`cancel` (its calls in progress have ended)."""
+        for http in self._rt._clients():
+            http.cancelled.clear()
+
     def __enter__(self) -> Client:
         return self
 
@@ -294,7 +306,7 @@ class Client:
         for part in parts.values():
             # Select the walking part as --all (``when: all``) or a ``select`` choice would.
             if part.when is not None:
-                values[part.when.option] = part.when.equals
+                values.update(dict.fromkeys(part.when.options, part.when.equals))
         dim, ids, opts = bind_call(action, values)
         if dim not in parts:
             from ..table.model import DIMENSION_KINDS

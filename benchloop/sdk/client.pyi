@@ -41,6 +41,8 @@ class Client:
                  ca_bundle: str | os.PathLike[str] | None = None, pretty: bool = True,
                  progress: Callable[[str], Any] | None = None) -> None: ...
     def close(self) -> None: ...
+    def cancel(self) -> None: ...
+    def resume(self) -> None: ...
     def __enter__(self) -> Client: ...
     def __exit__(self, *exc_info: Any) -> None: ...
     @property
@@ -69,13 +71,13 @@ class OverviewResource(ResourceClient):
 
 class JobsResource(ResourceClient):
     """Job lists of groups."""
-    def get(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, page: int = 1, page_size: int = 50, all: bool = False, template: str | None = None, status: str | None = None, instance_id: str | None = None) -> list[Any]:
+    def get(self, *, group: str | Sequence[str] | None = None, page: int = 1, page_size: int = 50, all: bool = False, template: str | None = None, status: str | None = None, instance_id: str | None = None) -> list[Any]:
         """Print one page (or with --all every page) of each group's jobs."""
         ...
-    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, page_size: int = 1000, template: str | None = None, status: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
+    def download(self, *, group: str | Sequence[str] | None = None, page_size: int = 1000, template: str | None = None, status: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
         """Write every job of each group to <group>/job_list.json."""
         ...
-    def table(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, fields: str | Sequence[str] | None = None, template: str | None = None, status: str | None = None, instance_id: str | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id') -> list[Any]:
+    def table(self, *, group: str | Sequence[str] | None = None, fields: str | Sequence[str] | None = None, template: str | None = None, status: str | None = None, instance_id: str | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id') -> list[Any]:
         """Print one flat row per job of each group (every page): its job-list fields, instance, score, pass, run and token metrics; numbers are numbers."""
         ...
     def iter(self, *, group: str | Sequence[str] | None = None, page_size: int = 50, template: str | None = None, status: str | None = None, instance_id: str | None = None) -> Iterator[dict[str, Any]]:
@@ -95,10 +97,10 @@ class CompareResource(ResourceClient):
 
 class TasksResource(ResourceClient):
     """Evaluation task lists of groups."""
-    def get(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, page: int = 1, page_size: int = 50, all: bool = False, search: str | None = None, status: str | None = None) -> list[Any]:
+    def get(self, *, group: str | Sequence[str] | None = None, page: int = 1, page_size: int = 50, all: bool = False, search: str | None = None, status: str | None = None) -> list[Any]:
         """Print one page (or with --all every page) of each group's tasks."""
         ...
-    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, page_size: int = 1000, search: str | None = None, status: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
+    def download(self, *, group: str | Sequence[str] | None = None, page_size: int = 1000, search: str | None = None, status: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
         """Write every task of each group to <group>/task_list.json."""
         ...
     def iter(self, *, group: str | Sequence[str] | None = None, page_size: int = 50, search: str | None = None, status: str | None = None) -> Iterator[dict[str, Any]]:
@@ -111,7 +113,7 @@ class ReportResource(ResourceClient):
     def get(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None) -> list[Any]:
         """Print the raw report responses as a JSON array, one element per id."""
         ...
-    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
+    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, status: str | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
         """Write report markdown; a group writes its summary and every job's report."""
         ...
     def trigger(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, include_passed: bool = False) -> list[Any]:
@@ -124,8 +126,8 @@ class TrajectoryResource(ResourceClient):
     def get(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, download_timeout: int = 1800) -> list[Any]:
         """Print trajectories as a JSON array, one element per id."""
         ...
-    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, task_id: str | Sequence[str] | None = None, download_timeout: int = 1800, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
-        """Write trajectory files; a download task becomes one ZIP archive."""
+    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, task_id: str | Sequence[str] | None = None, download_timeout: int = 1800, status: str | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
+        """Write trajectory files; a download task becomes one ZIP archive. A group is one server-side export, or with --status/--template/--instance-id its matching jobs one file each."""
         ...
 
 
@@ -139,21 +141,21 @@ class MetadataResource(ResourceClient):
 class ArtifactsResource(ResourceClient):
     """Artifacts (result archives) of jobs, groups and download tasks."""
     @overload
-    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, task_id: str | Sequence[str] | None = None, include: str | None = None, exclude: str | None = None, list_only: Literal[True], output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> list[Any]: ...
+    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, task_id: str | Sequence[str] | None = None, include: str | None = None, exclude: str | None = None, list_only: Literal[True], status: str | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> list[Any]: ...
     @overload
-    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, task_id: str | Sequence[str] | None = None, include: str | None = None, exclude: str | None = None, list_only: Literal[False] = False, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult: ...
+    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, task_id: str | Sequence[str] | None = None, include: str | None = None, exclude: str | None = None, list_only: Literal[False] = False, status: str | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult: ...
     @overload
-    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, task_id: str | Sequence[str] | None = None, include: str | None = None, exclude: str | None = None, list_only: bool = False, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> list[Any] | DownloadResult:
+    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, task_id: str | Sequence[str] | None = None, include: str | None = None, exclude: str | None = None, list_only: bool = False, status: str | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> list[Any] | DownloadResult:
         """Download artifacts through the backend proxy; --list-only prints the listing instead."""
         ...
 
 
 class PullResource(ResourceClient):
     """Download several resources of groups or jobs in one go (sections run concurrently)."""
-    def pull(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, sections: str | Sequence[str] | None = None, download_timeout: int = 1800, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
+    def pull(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, sections: str | Sequence[str] | None = None, download_timeout: int = 1800, status: str | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
         """Run the download commands of the chosen sections for each id; files land where those commands put them."""
         ...
-    def __call__(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, sections: str | Sequence[str] | None = None, download_timeout: int = 1800, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
+    def __call__(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, sections: str | Sequence[str] | None = None, download_timeout: int = 1800, status: str | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
         """Run the download commands of the chosen sections for each id; files land where those commands put them."""
         ...
 
@@ -163,7 +165,7 @@ class RsiResource(ResourceClient):
     def get(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None) -> list[Any]:
         """Print the raw RSI responses as a JSON array, one element per id."""
         ...
-    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
+    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, status: str | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
         """Write RSI markdown; a group writes its summary and every job's analysis."""
         ...
     def trigger(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, include_passed: bool = False) -> list[Any]:

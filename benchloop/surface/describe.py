@@ -144,7 +144,7 @@ def describe_request(endpoint: Endpoint) -> dict[str, Any]:
         out["keep_empty"] = list(endpoint.keep_empty)
     if endpoint.body is not None:
         out["body"] = {p.name: p.template for p in endpoint.body}
-    out["response"] = endpoint.response
+    out["response"] = endpoint.response.describe()
     out["service"] = endpoint.service
     out["help"] = endpoint.help
     return out
@@ -240,7 +240,7 @@ def describe_part(part: Part, options: dict[str, Option], writes: bool) -> dict[
     inner = part.part if isinstance(part, ArchiveEntry) else part
     out: dict[str, Any] = {}
     if inner.when:
-        flag = options[inner.when.option].flag if inner.when.option in options else f"--{inner.when.option}"
+        flag = "|".join(options[o].flag if o in options else f"--{o}" for o in inner.when.options)
         out["when"] = {"option": inner.when.option, "flag": flag, "equals": inner.when.equals}
     _what(inner, options, out)
     if inner.shape:

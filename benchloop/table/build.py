@@ -56,6 +56,7 @@ from .model import (
     freeze,
     frozen_map,
 )
+from .responses import Response, Schemas
 
 
 def sources(data: Mapping[str, Any] | None) -> Sources:
@@ -72,10 +73,11 @@ def option(data: Mapping[str, Any]) -> Option:
                   min=data.get("min"), negative=data.get("negative"), messages=frozen_map(data.get("messages")),
                   positional=bool(data.get("positional")), placeholder=data.get("metavar"),
                   required=bool(data.get("required")), path=data.get("path"),
-                  setting=sources(data["setting"]) if data.get("setting") is not None else None)
+                  setting=sources(data["setting"]) if data.get("setting") is not None else None,
+                  values=tuple(data.get("values") or ()))
 
 
-def service(name: str, data: Mapping[str, Any]) -> Service:
+def service(name: str, data: Mapping[str, Any], schemas: Schemas | None = None) -> Service:
     auth = data.get("auth") or {}
     derived = tuple(Derived(k, v["from"], frozen_map(v.get("map")), v.get("default", ""))
                     for k, v in (data.get("derived") or {}).items())
@@ -83,18 +85,20 @@ def service(name: str, data: Mapping[str, Any]) -> Service:
                    base_url=sources(data.get("base_url")), auth_header=auth.get("header", "X-API-Key"),
                    key=sources(auth), auth_statuses=tuple(auth.get("statuses") or (401,)),
                    key_required=auth.get("required"), headers=frozen_map(data.get("headers")), derived=derived,
-                   default=name == DEFAULT_SERVICE, login_hosts=tuple(data.get("login_hosts") or ()))
+                   default=name == DEFAULT_SERVICE, login_hosts=tuple(data.get("login_hosts") or ()),
+                   error=Response.error_body(data.get("error"), schemas if schemas is not None else Schemas()))
 
 
-def endpoint(name: str, data: Mapping[str, Any]) -> Endpoint:
+def endpoint(name: str, data: Mapping[str, Any], schemas: Schemas | None = None) -> Endpoint:
     body = data.get("body")
     if body is None and data["method"] == "POST":
         body = {}
     return Endpoint(name=name, method=data["method"], path=data["path"], help=data["help"],
                     query=tuple(Param(k, freeze(v)) for k, v in (data.get("query") or {}).items()),
                     body=None if body is None else tuple(Param(k, freeze(v)) for k, v in body.items()),
-                    response=data.get("response", "json"), keep_empty=tuple(data.get("keep_empty") or ()),
-                    service=data.get("service", DEFAULT_SERVICE))
+                    response=Response.from_data(data.get("response"), schemas),
+                    keep_empty=tuple(data.get("keep_empty") or ()),
+                    service=data.get("service", DEFAULT_SERVICE), required=tuple(data.get("required") or ()))
 
 
 def pagination(data: Mapping[str, Any]) -> Pagination:
@@ -122,7 +126,7 @@ def progress(data: Mapping[str, Any] | None) -> Progress | None:
 def condition(text: str | None) -> Condition | None:
     if not text:
         return None
-    return Condition(text.removeprefix("not "), not text.startswith("not "))
+    return Condition(tuple(text.removeprefix("not ").split("|")), not text.startswith("not "))
 
 
 def items(data: Mapping[str, Any] | None) -> Items | None:
@@ -172,7 +176,8 @@ class Builder:
 
     def __init__(self, data: Mapping[str, Any]):
         self.data = data
-        self.endpoints = {n: endpoint(n, e) for n, e in data["endpoints"].items()}
+        self.schemas = Schemas(data.get("schemas"))
+        self.endpoints = {n: endpoint(n, e, self.schemas) for n, e in data["endpoints"].items()}
         self.enumerations = {n: self.enumeration(n, e) for n, e in (data.get("enumerations") or {}).items()}
         self.steps = {n: step_def(n, s) for n, s in (data.get("steps") or {}).items()}
         self.combines = {n: step_def(n, c) for n, c in (data.get("combines") or {}).items()}
@@ -291,14 +296,14 @@ class Builder:
             actions = {a: self.action(rname, is_command, a, body) for a, body in res["actions"].items()}
             resources[rname] = Resource(rname, res["help"], frozen_map(actions), is_command)
         options = {n: option({"name": n, **o}) for n, o in self.data["options"].items()}
-        services = {n: service(n, s) for n, s in (self.data.get("services") or {}).items()}
-        services.setdefault(DEFAULT_SERVICE, service(DEFAULT_SERVICE, {}))
+        services = {n: service(n, s, self.schemas) for n, s in (self.data.get("services") or {}).items()}
+        services.setdefault(DEFAULT_SERVICE, service(DEFAULT_SERVICE, {}, self.schemas))
         return Spec(
             endpoints=frozen_map(self.endpoints), enumerations=frozen_map(self.enumerations),
             options=frozen_map(options), resources=frozen_map(resources), services=frozen_map(services),
             global_options=tuple(option({"name": n, **o}) for n, o in (self.data.get("global_options") or {}).items()),
             commands=frozen_map({n: command(n, c) for n, c in (self.data.get("commands") or {}).items()}),
-            steps=frozen_map(self.steps), combines=frozen_map(self.combines))
+            steps=frozen_map(self.steps), schemas=self.schemas, combines=frozen_map(self.combines))
 
 
 def build_model(data: Mapping[str, Any]) -> Spec:

@@ -89,8 +89,12 @@ def validate(doc: Any, path: Path) -> None:
     # Prefer the most specific error of the first failing branch.
     err = jsonschema.exceptions.best_match(errors) or err
     while err.validator in ("oneOf", "anyOf") and err.context:
-        # Of the branches, the one for the value's own type says what is wrong ("not one of ...").
-        err = next((e for e in err.context if e.validator != "type"), err.context[0])
+        # Of the branches, the one for the value's own type says what is wrong ("not one of ..."),
+        # if one is of its type at all.
+        inner = next((e for e in err.context if e.validator != "type"), None)
+        if inner is None:
+            break
+        err = inner
     keys = list(err.absolute_path)
     message = err.message
     if err.validator == "additionalProperties" and isinstance(err.instance, dict):

@@ -6,8 +6,15 @@ pagination modes, steps, combines), that every path-template variable is bound
 where the endpoint is used (by parts, enumerations, archives and named steps),
 that every variable of a file, archive entry or step template is bound, that
 JMESPath values compile and columns are unique, and that no two outputs share
-a path template.  They run when the table is compiled and
-again as tests (``tests/test_speclint.py`` holds one broken table per message).
+a path template.  For the answers (``responses.py``): every
+endpoint declares its response and every service its error body, every
+``$ref`` names a schema, no schema is closed, and every field the table reads
+(a pagination's collection, ids and total, ``items:`` fields, a waiter's
+status, hint and result, shape parameters, ``{parts.NAME.FIELD}``, an
+action's ``error_field``) is declared in the answer it is read from, so a typo
+in a field name fails here instead of at run time against a real backend.
+They run when the table is compiled and again as tests
+(``tests/test_speclint.py`` holds one broken table per message).
 
 ``lint`` walks the table one concern at a time (options, compose, dimensions,
 parts, outputs); each check is a small function that appends messages to the
@@ -17,14 +24,35 @@ parts, outputs); each check is a small function that appends messages to the
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .model import DIMENSION_KINDS, DIMENSIONS
+from .responses import ITEMS, Schemas, ref_name, types_of
 from .templates import PAGE_VARS, VAR, template_vars
 
 DIMENSION_OPTION_NAMES = {k.name: k.option for k in DIMENSION_KINDS.values()}
 RESERVED = {"ctx"} | set(__import__("keyword").kwlist)
+JSON_TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
+# The field every walking pagination mode reads its total from (``engine/pagination.py``).
+PAGE_TOTAL = "total"
+# Keywords whose value is a mapping of names to schemas, or a list of schemas, or one schema.
+_NAMED_SCHEMAS = ("properties", "patternProperties", "$defs", "dependentSchemas")
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_ONE_SCHEMA = ("items", "additionalProperties", "unevaluatedProperties", "not", "contains", "if", "then", "else",
+               "propertyNames")
+# Every keyword of JSON Schema 2020-12 (core, applicator, validation, meta-data, format, content).
+KEYWORDS = frozenset((
+    "$schema", "$id", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary", "$comment", "$defs",
+    "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas", "prefixItems", "items",
+    "contains", "properties", "patternProperties", "additionalProperties", "propertyNames",
+    "unevaluatedItems", "unevaluatedProperties", "type", "enum", "const", "multipleOf", "maximum",
+    "exclusiveMaximum", "minimum", "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems",
+    "minItems", "uniqueItems", "maxContains", "minContains", "maxProperties", "minProperties", "required",
+    "dependentRequired", "title", "description", "default", "deprecated", "readOnly", "writeOnly", "examples",
+    "format", "contentEncoding", "contentMediaType", "contentSchema",
+))
 
 
 def expand(spec: dict[str, Any]) -> dict[str, Any]:
@@ -76,6 +104,7 @@ class _Lint:
     spec: dict[str, Any]
     known: set[str]
     problems: list[str] = field(default_factory=list)
+    schemas: Schemas = field(default_factory=Schemas)
     # Normalized output template -> the first place that writes it, over all resources.
     files: dict[str, str] = field(default_factory=dict)
 
@@ -264,13 +293,14 @@ def _step_value(spec: dict[str, Any], kind: str, value: Any, bound: set[str]) ->
 
 
 def lint(spec: dict[str, Any]) -> list[str]:
-    c = _Lint(spec, _all_option_names(spec))
+    c = _Lint(spec, _all_option_names(spec), schemas=Schemas(spec.get("schemas")))
     _lint_options(c, "global_options", [{"name": n, **o} for n, o in (spec.get("global_options") or {}).items()],
                   own_globals=True)
     for path, command in _command_leaves(spec.get("commands") or {}):
         _lint_options(c, f"commands.{path}", [{"name": n, **o} for n, o in (command.get("options") or {}).items()],
                       own_globals=True)
     _lint_services(c)
+    _lint_responses(c)
     _lint_enumerations(c)
     _lint_combines(c)
     for rname, resource in spec["resources"].items():
@@ -318,10 +348,204 @@ def _lint_services(c: _Lint) -> None:
                 c.add(f"{source}: option {option!r} is defined by no action")
 
 
+# ---------------------------------------------------------------- responses
+def _lint_responses(c: _Lint) -> None:
+    """Every endpoint declares what it answers and every service its error body; every schema
+    is well formed (references resolve, types exist, required fields are declared) and open."""
+    for name, schema in c.schemas.shapes.items():
+        _check_schema(c, f"schemas.{name}", schema)
+    for name, endpoint in c.spec["endpoints"].items():
+        where, response = f"endpoints.{name}", endpoint.get("response")
+        if response is None:
+            c.add(f"{where}: no response declared (json: SCHEMA, binary: [TYPES] or text: [TYPES])")
+        elif "json" in response:
+            _check_schema(c, f"{where}.response.json", response["json"])
+            rows = response.get("rows")
+            if rows is not None and c.schemas.rows(response["json"], rows) is None:
+                c.add(f"{where}: response rows {_dotted(rows)!r} is not an array of objects in the response")
+        names = set(endpoint.get("query") or {}) | set(endpoint.get("body") or {})
+        for param in endpoint.get("required") or ():
+            if param not in names:
+                c.add(f"{where}: required {param!r} is no query parameter or body field")
+    for name, service in (c.spec.get("services") or {}).items():
+        where = f"services.{name}"
+        if "error" not in service:
+            c.add(f"{where}: no error body declared (error: SCHEMA)")
+        else:
+            _check_schema(c, f"{where}.error", service["error"])
+
+
+def _check_schema(c: _Lint, where: str, schema: Any) -> None:
+    """One schema and every schema inside it."""
+    if isinstance(schema, bool):
+        return
+    if not isinstance(schema, Mapping):
+        c.add(f"{where}: a schema must be an object")
+        return
+    for key in schema:
+        if key not in KEYWORDS and not str(key).startswith("x-"):
+            c.add(f"{where}: unknown keyword {key!r} (in YAML, a comma splits an unquoted text of a {{...}} mapping)")
+    ref = schema.get("$ref")
+    name = ref_name(ref) if ref is not None else None
+    if ref is not None and (name is None or name not in c.schemas):
+        c.add(f"{where}: $ref {ref!r} names no schema (write #/schemas/NAME)")
+    for kind in types_of(schema):
+        if kind not in JSON_TYPES:
+            c.add(f"{where}: unknown type {kind!r}")
+    declared = c.schemas.properties(schema)
+    for name in schema.get("required") or ():
+        if name not in declared:
+            c.add(f"{where}: required field {name!r} is not declared in properties")
+    for key in ("additionalProperties", "unevaluatedProperties"):
+        if schema.get(key) is False:
+            c.add(f"{where}: {key}: false closes the answer; the backend may add fields at any time")
+        elif isinstance(schema.get(key), Mapping) and not _any_value(c.schemas, schema[key]):
+            c.add(f"{where}: {key} with a type refuses fields the backend may add (describe the values instead)")
+    for key, value in schema.items():
+        if key in _NAMED_SCHEMAS and isinstance(value, Mapping):
+            for name, sub in value.items():
+                _check_schema(c, f"{where}.{key}.{name}", sub)
+        elif key in _SCHEMA_LISTS and isinstance(value, (list, tuple)):
+            for i, sub in enumerate(value):
+                _check_schema(c, f"{where}.{key}.{i}", sub)
+        elif key in _ONE_SCHEMA and isinstance(value, Mapping):
+            _check_schema(c, f"{where}.{key}", value)
+
+
+def _any_value(schemas: Schemas, schema: Any) -> bool:
+    """True when the schema takes a value of any type: it names none, or one of its
+    ``anyOf``/``oneOf`` branches takes any (``anyOf: [{$ref: X}, {description: ...}]``)."""
+    resolved = schemas.resolve(schema)
+    if types_of(resolved):
+        return False
+    branches = [*(resolved.get("anyOf") or ()), *(resolved.get("oneOf") or ())]
+    return not branches or any(_any_value(schemas, branch) for branch in branches)
+
+
+def _dotted(path: Any) -> str:
+    return ".".join(str(step) for step in path) if isinstance(path, (list, tuple)) else str(path)
+
+
+def _answer(c: _Lint, endpoint: str | None) -> Any:
+    """The JSON schema of an endpoint's answer; None when there is none to check fields
+    against (an unknown endpoint, no response, bytes or text: other lints say so)."""
+    response = (c.spec["endpoints"].get(endpoint or "") or {}).get("response") or {}
+    return response.get("json")
+
+
+def _check_fields(c: _Lint, where: str, endpoint: str | None, label: str, paths: list[Any]) -> None:
+    """Each field path is declared in the endpoint's answer (a typo in the table is an error)."""
+    schema = _answer(c, endpoint)
+    if schema is None:
+        return
+    for path in paths:
+        steps = path if isinstance(path, (list, tuple)) else [path]
+        if not c.schemas.declares(schema, steps):
+            c.add(f"{where}: {label} {_dotted(steps)!r} is not declared in the response of endpoint {endpoint!r}")
+
+
+def _check_collection(c: _Lint, where: str, endpoint: str | None, label: str, collection: str,
+                      item_fields: list[str]) -> None:
+    """A collection field is declared as an array, and the fields read from its entries are declared."""
+    schema = _answer(c, endpoint)
+    if schema is None:
+        return
+    found = c.schemas.field(schema, [collection])
+    if found is None:
+        _check_fields(c, where, endpoint, f"{label} collection", [collection])
+        return
+    if not c.schemas.is_array(found):
+        c.add(f"{where}: {label} collection {collection!r} is not an array in the response of endpoint {endpoint!r}")
+        return
+    _check_fields(c, where, endpoint, f"{label} field", [[collection, ITEMS, key] for key in item_fields])
+
+
+def _check_pagination_fields(c: _Lint, where: str, endpoint: str | None, pagination: dict[str, Any] | None) -> None:
+    """A walking mode reads the collection, its entries' id and tie fields, the total and the kept fields."""
+    if not pagination or pagination["mode"] == "single_page":
+        return
+    if pagination.get("collection"):
+        keys = [*(pagination.get("id_keys") or ()), *([pagination["tie_key"]] if pagination.get("tie_key") else [])]
+        _check_collection(c, where, endpoint, "pagination", pagination["collection"], keys)
+    _check_fields(c, where, endpoint, "pagination field", [PAGE_TOTAL, *(pagination.get("keep_first") or ())])
+
+
+def _items_answer(c: _Lint, part: dict[str, Any], dim: dict[str, Any]) -> str | None:
+    """The endpoint whose answer a part's ``items:`` select from: the part's request, else the
+    endpoint or earlier part named by the ``with:`` value that the step's declaration gives as
+    its ``items_from``."""
+    if part.get("request"):
+        return part["request"]
+    declared = (c.spec.get("steps") or {}).get(part.get("step") or "") or {}
+    source = (part.get("with") or {}).get(declared.get("items_from") or "")
+    if source in c.spec["endpoints"]:
+        return source
+    return (dim["parts"].get(source) or {}).get("request") if isinstance(source, str) else None
+
+
+def _check_items(c: _Lint, where: str, endpoint: str | None, items: dict[str, Any]) -> None:
+    named = [items.get("require"), items.get("unique"), (items.get("filter") or {}).get("field")]
+    entry_fields: list[str] = list(dict.fromkeys(f for f in named if f))
+    if items.get("collection"):
+        _check_collection(c, where, endpoint, "items", items["collection"], entry_fields)
+    schema = _answer(c, endpoint)
+    if items.get("find") and schema is not None:
+        found = c.schemas.find(schema, items["find"])
+        if found is None:
+            c.add(f"{where}: items find {items['find']!r} is declared nowhere in the response of endpoint {endpoint!r}")
+        else:
+            for name in entry_fields:
+                if name not in c.schemas.properties(found):
+                    c.add(f"{where}: items field {name!r} of {items['find']!r} is not declared in the response of endpoint {endpoint!r}")
+
+
+def _check_shape_fields(c: _Lint, where: str, part: dict[str, Any]) -> None:
+    """Shape parameters that name fields of the part's answer (collection, path, sections) are declared."""
+    shape = part.get("shape")
+    if not isinstance(shape, dict) or not part.get("request"):
+        return
+    params = shape.get("with") or {}
+    paths = [[params["collection"]]] if isinstance(params.get("collection"), str) else []
+    paths += [params["path"]] if isinstance(params.get("path"), list) else []
+    paths += [[name] for name in params.get("sections") or {}] if isinstance(params.get("sections"), dict) else []
+    _check_fields(c, where, part["request"], f"shape {shape['name']!r} field", paths)
+
+
+def _check_part_templates(c: _Lint, where: str, part: dict[str, Any], requests: dict[str, str]) -> None:
+    """``{parts.NAME.FIELD}`` in the part's request reads a field declared in part NAME's answer."""
+    endpoint = c.spec["endpoints"].get(part.get("request") or "")
+    if endpoint is None:
+        return
+    values = [*(endpoint.get("query") or {}).values(), *(endpoint.get("body") or {}).values()]
+    for var in template_vars(*[str(v) for v in values]):
+        steps = var.split(".")
+        if steps[0] == "parts" and len(steps) > 2 and steps[1] in requests:
+            _check_fields(c, where, requests[steps[1]], f"{{{var}}} field", [steps[2:]])
+
+
+def _check_error_field(c: _Lint, where: str, action: dict[str, Any]) -> None:
+    """``error_field`` is declared in the error body of the service of every endpoint the action's parts call."""
+    name = action.get("error_field")
+    if not name:
+        return
+    services = set()
+    for dim in action["dimensions"].values():
+        for part in dim["parts"].values():
+            endpoints = [part.get("request")] + [v for v in (part.get("with") or {}).values() if isinstance(v, str)]
+            for endpoint in endpoints:
+                if endpoint in c.spec["endpoints"]:
+                    services.add(c.spec["endpoints"][endpoint].get("service", "benchloop"))
+    for service in sorted(services):
+        error = ((c.spec.get("services") or {}).get(service) or {}).get("error")
+        if error is not None and name not in c.schemas.properties(error):
+            c.add(f"{where}: error_field {name!r} is not declared in the error body of service {service!r}")
+
+
 def _lint_enumerations(c: _Lint) -> None:
     for name, enum in (c.spec.get("enumerations") or {}).items():
         where = f"enumerations.{name}"
         _check_endpoint_use(c.spec, where, enum["request"], {"group"}, c.known, c.problems)
+        _check_pagination_fields(c, where, enum["request"], enum["pagination"])
         if enum.get("empty_probe"):
             _check_endpoint_use(c.spec, where, enum["empty_probe"], {"group"}, c.known, c.problems)
 
@@ -382,6 +606,7 @@ def _lint_action(c: _Lint, rname: str, aname: str, action: dict[str, Any]) -> No
     listing = action.get("stdout_when")
     if listing and options.get(listing, {}).get("type") != "flag":
         c.add(f"{where}: stdout_when names no flag option {listing!r}")
+    _check_error_field(c, where, action)
     _lint_combine(c, where, action)
     if action.get("min_ids") and action.get("max_ids") and action["min_ids"] > action["max_ids"]:
         c.add(f"{where}: min_ids {action['min_ids']} is above max_ids {action['max_ids']}")
@@ -466,11 +691,17 @@ def _lint_dimension(c: _Lint, where: str, dname: str, dim: dict[str, Any], actio
     if dim.get("archive"):
         bound.add("job")
         outputs.append(_lint_archive(c, where, dname, dim))
+    requests: dict[str, str] = {}  # earlier part -> its request, for {parts.NAME.FIELD}
     for pname, part in dim["parts"].items():
         part_where = f"{where}.parts.{pname}"
         part_bound = _lint_part(c, part_where, part, bound, action, options)
         outputs += _part_outputs(c, part_where, dname, pname, part, part_bound, dim, action)
+        _check_part_templates(c, part_where, part, requests)
+        if part.get("items"):
+            _check_items(c, part_where, _items_answer(c, part, dim), part["items"])
         bound.add(f"parts.{pname}")
+        if part.get("request"):
+            requests[pname] = part["request"]
     return outputs
 
 
@@ -535,9 +766,11 @@ def _lint_part(c: _Lint, where: str, part: dict[str, Any], bound: set[str], acti
         if action["writer"] != "files":
             c.add(f"{where}: 'each' parts need the files writer")
     if part.get("when"):
-        flag = part["when"].removeprefix("not ")
-        if options.get(flag, {}).get("type") != "flag":
-            c.add(f"{where}: when names no flag option {flag!r}")
+        for name in part["when"].removeprefix("not ").split("|"):
+            if name not in options:
+                c.add(f"{where}: when names no option of the action {name!r}")
+    _check_pagination_fields(c, where, part.get("request"), part.get("pagination"))
+    _check_shape_fields(c, where, part)
     if part.get("wait"):
         _lint_waiter(c, where, part["wait"], part_bound, options)
     if part.get("step"):
@@ -548,8 +781,10 @@ def _lint_part(c: _Lint, where: str, part: dict[str, Any], bound: set[str], acti
         _check_endpoint_use(c.spec, where, part["empty_probe"], part_bound, c.known, c.problems)
     elif part.get("empty_probe_mode"):
         c.add(f"{where}: empty_probe_mode without empty_probe")
-    if part.get("empty_probe") and (part.get("pagination") or {}).get("mode") == "single_page":
-        c.add(f"{where}: empty_probe needs a scanning pagination (a single page may be empty past the end)")
+    pagination = part.get("pagination") or {}
+    if part.get("empty_probe") and pagination.get("mode") == "single_page" and not pagination.get("collection"):
+        c.add(f"{where}: empty_probe of a single page needs its collection (the probe asks only when page 1 is "
+              "empty: a later page may be empty past the end)")
     if part.get("wait") and not part.get("step"):
         c.add(f"{where}: a waiter produces the input of a step: 'wait' needs 'step'")
     return part_bound
@@ -561,6 +796,15 @@ def _lint_waiter(c: _Lint, where: str, wait: dict[str, Any], bound: set[str], op
     poll = wait.get("poll")
     if poll:
         _check_endpoint_use(c.spec, where, poll["request"], bound | {poll["binds"]}, c.known, c.problems)
+    # Every answer of the wait says its status and may give the hint and the result; the first
+    # request's answer names the export the poll follows.
+    answers = [wait["request"], *([poll["request"]] if poll else [])]
+    for endpoint in answers:
+        _check_fields(c, where, endpoint, "wait status", [wait.get("status", "status")])
+        _check_fields(c, where, endpoint, "wait hint", list(wait.get("hint") or ()))
+        _check_fields(c, where, endpoint, "wait result", list(wait.get("result") or ()))
+    if poll:
+        _check_fields(c, where, wait["request"], "wait poll field", list(poll.get("fields") or ()))
     if options.get(wait["timeout"], {}).get("type") not in ("int", "float"):
         c.add(f"{where}: wait timeout names no number option {wait['timeout']!r}")
 

@@ -40,7 +40,7 @@ def cache_dir() -> Path:
 
 # Every module of this package takes part in compiling the table (the compiler, its lints and
 # the template syntax they check); nothing outside it does (a test holds that).
-_COMPILER_FILES = ("compiler.py", "lint.py", "locate.py", "templates.py", "optiontypes.py", "model.py")
+_COMPILER_FILES = ("compiler.py", "lint.py", "locate.py", "templates.py", "optiontypes.py", "model.py", "responses.py", "params.py")
 _TABLE_DIR = _PKG_DIR / "table"
 
 

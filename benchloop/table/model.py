@@ -29,6 +29,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from .optiontypes import OptionType, option_type
+from .responses import Response, Schemas
 from .templates import PAGE_VARS, lone_var, template_vars
 
 PROG = "bl"
@@ -131,6 +132,7 @@ class Option:
     required: bool = False  # a positional that must be given
     path: str | None = None  # "dir" or "file": the value names one (completion, the Python client)
     setting: Sources | None = None  # a global option's environment variables, config key and default
+    values: tuple[str, ...] = ()  # the values the backend is known to take (``values:``; not enforced)
 
     @property
     def kind(self) -> OptionType:
@@ -220,6 +222,8 @@ class Service:
     # Hosts of the service's SSO login page: a download redirected there is an authentication
     # failure (exit 3), whatever the words in any other URL (``transport`` ``is_login_url``).
     login_hosts: tuple[str, ...] = ()
+    # The schema of its error bodies (``error:``; every status >= 400 of its endpoints).
+    error: Response | None = None
 
     @property
     def variables(self) -> list[str]:
@@ -264,9 +268,10 @@ class Endpoint:
     help: str
     query: tuple[Param, ...] = ()
     body: tuple[Param, ...] | None = None  # None: no body (GET); () an empty JSON object
-    response: str = "json"
+    response: Response = field(default_factory=Response)  # what a success answers (``responses.py``)
     keep_empty: tuple[str, ...] = ()  # query parameters sent even when their value is ""
     service: str = DEFAULT_SERVICE  # the backend that serves it (``services:``)
+    required: tuple[str, ...] = ()  # query parameters and body fields the backend requires
 
     @property
     def path_vars(self) -> list[str]:
@@ -280,7 +285,16 @@ class Endpoint:
 
     @property
     def binary(self) -> bool:
-        return self.response == "binary"
+        return self.response.binary
+
+    def is_required(self, name: str) -> bool:
+        """True when the backend refuses the request without this query parameter or body field."""
+        return name in self.required
+
+    @property
+    def body_required(self) -> bool:
+        """True when the backend refuses the request without a body (a required body field)."""
+        return any(p.name in self.required for p in self.body or ())
 
 
 # --------------------------------------------------------------- pagination
@@ -368,13 +382,19 @@ class Progress:
 
 @dataclass(frozen=True)
 class Condition:
-    """``when: FLAG`` / ``when: not FLAG``: a part runs only when the flag option is (not) set."""
+    """``when: OPTION`` / ``when: not OPTION``: a part runs only when the option is (not) given
+    (a flag set, a value not empty); ``when: a|b|c``: when any of them is (``not a|b|c``: none)."""
 
-    option: str
+    options: tuple[str, ...]
     equals: bool
 
+    @property
+    def option(self) -> str:
+        """The option, as messages and ``bl describe`` name it (``a|b`` for several)."""
+        return "|".join(self.options)
+
     def holds(self, options: Mapping[str, Any]) -> bool:
-        return bool(options.get(self.option)) == self.equals
+        return any(options.get(name) not in (None, False, "", [], ()) for name in self.options) == self.equals
 
 
 @dataclass(frozen=True)
@@ -944,6 +964,7 @@ class Spec:
     global_options: tuple[Option, ...] = ()
     commands: Mapping[str, Command] = field(default_factory=frozen_map)
     steps: Mapping[str, StepDef] = field(default_factory=frozen_map)
+    schemas: Schemas = field(default_factory=Schemas)  # the table's shared response shapes (``schemas:``)
     combines: Mapping[str, StepDef] = field(default_factory=frozen_map)
 
     def service(self, name: str) -> Service:

@@ -130,7 +130,10 @@ def find_group(call: StepCall, group_id: str, cluster: str, pinned: bool, cluste
             raise StepError(f"failed to fetch group {group_id}: the group is not a JSON object")
         return body, candidate
     raise StepError(f"group '{group_id}' not found on any known cluster.\n"
-                    f"Hint: if the group is on an unlisted cluster, specify it with: bl ap-cmd {group_id}@<cluster_name>")
+                    f"Hint: if the group is on an unlisted cluster, specify it with: bl ap-cmd {group_id}@<cluster_name>\n"
+                    f"Searched on AgentPlatform ({call.params.endpoint('group').path}), in this order: "
+                    f"{', '.join(order)}. ap-cmd takes the id of an AgentPlatform group, the one a "
+                    "benchmark group was submitted as.")
 
 
 def build(call: StepCall, group_id: str, group: dict, cluster: str, changes: Changes, clusters: list[str],
