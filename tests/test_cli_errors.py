@@ -250,7 +250,9 @@ def test_wrong_api_key_exits_3(bl, sandbox):
                 "metrics", "get", "-j", "G1-J0001,G1-J0002,G1-J0003")
     assert result.code == 3
     assert result.out == ""
-    assert result.err.splitlines() == ["[error] authentication error: authentication failed (HTTP 401)"]
+    assert result.err.splitlines() == ["[error] authentication error: authentication failed (HTTP 401)",
+                                       f"[error] {sandbox.url} refused the API key from --api-key; "
+                                       "check that it is the key of this backend"]
     # README: a 401 cancels the remaining work at once
     assert sandbox.stats["unauthorized"] == 1
 

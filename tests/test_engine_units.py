@@ -161,7 +161,7 @@ def test_the_pool_keeps_input_order_and_bounds_concurrency():
     running, peak, lock = [0], [0], threading.Lock()
 
     def work(ident: str) -> str:
-        from benchloop.transport.client import current_slots
+        from benchloop.transport.slots import current_slots
 
         gate = current_slots()
         if gate is not None:
@@ -178,6 +178,7 @@ def test_the_pool_keeps_input_order_and_bounds_concurrency():
 
     ids = [f"j{n}" for n in range(12)]
     outcomes = run_pool(ids, work, 3, lambda: None)
+    assert [o.failures for o in outcomes] == [[]] * len(ids)
     assert [o.value for o in outcomes] == [i.upper() for i in ids]
     assert 1 <= peak[0] <= 3
 
@@ -208,7 +209,7 @@ def test_a_multi_failure_keeps_the_partial_value():
 def test_the_output_choices_are_the_registered_formats():
     output = load_model().options["output"]
     assert set(output.choices) == set(formats.FORMATS)
-    assert [name for name, f in formats.FORMATS.items() if f.streams] == ["jsonl"]
+    assert sorted(name for name, f in formats.FORMATS.items() if f.streams) == ["jsonl", "text"]
 
 
 @pytest.mark.parametrize("name", sorted(formats.FORMATS))

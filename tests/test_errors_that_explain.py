@@ -59,10 +59,12 @@ def test_missing_key_says_how_to_set_one(bl, sandbox):
     ]
 
 
-def test_wrong_key_keeps_the_plain_message(api):
+def test_wrong_key_keeps_the_plain_message_and_names_its_source(api, sandbox):
     result = api("metrics", "get", "-j", "G1-J0001", key="wrong")
     assert result.code == 3
-    assert result.err == "[error] authentication error: authentication failed (HTTP 401)\n"
+    assert result.err == ("[error] authentication error: authentication failed (HTTP 401)\n"
+                          f"[error] {sandbox.url} refused the API key from --api-key; "
+                          "check that it is the key of this backend\n")
 
 
 # ------------------------------------------------------ 6. invalid config

@@ -155,7 +155,9 @@ def test_the_python_client_gets_the_new_resource(use_spec, sandbox, backend, tmp
         result = bl.job_meta.download(group="G1", output_dir=tmp_path / "out")
         assert len(result.paths) == 40 and result.failures == []
         assert sorted(result.paths) == sorted(str(tmp_path / "out" / name) for name in tree(tmp_path / "out"))
-        with pytest.raises(benchloop.UsageError, match=r"job-meta takes job ids \(-j/--job\), not -g/--group"):
+        # the method offers only the ids its action takes: a TypeError as for any Python call
+        with pytest.raises(TypeError, match=r"job_meta\.get\(\) got an unexpected keyword argument 'group' "
+                                            r"\(takes job"):
             bl.job_meta.get(group="G1")
         with pytest.raises(benchloop.PartialFailure) as caught:
             bl.job_meta.get(job="G1-J0001,NOPE")

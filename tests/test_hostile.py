@@ -265,6 +265,48 @@ def test_a_206_of_an_object_of_another_length_is_never_glued(tmp_path):
     assert saved == V2 + b"2" * 50_000  # never 100,000 ones followed by twos
 
 
+OLD_DATE, NEW_DATE = "Mon, 30 Nov 2026 10:00:00 GMT", "Tue, 01 Dec 2026 10:00:00 GMT"
+
+
+@pytest.mark.parametrize("sent, answered", [
+    ({"ETag": '"v1"'}, {"ETag": '"v2"'}),
+    ({"Last-Modified": OLD_DATE}, {"Last-Modified": NEW_DATE}),
+    ({"ETag": '"v1"'}, {}),  # a 206 must carry the validator it answers to
+], ids=["etag", "last-modified", "none"])
+def test_a_206_under_another_validator_is_never_glued(tmp_path, sent, answered):
+    # Issue 22: a server that ignores If-Range sends the rest of a new version of the same
+    # length. Appending it would save the first 100,000 bytes of v1 and the rest of v2.
+    listing = {"artifacts": [{"name": "result.tgz", "url": "x"}]}
+    first = Reply(200, V1, "application/octet-stream", headers=sent, cut="truncate", send=100_000)
+    rest = Reply(206, V2[100_000:], "application/octet-stream",
+                 headers={"Content-Range": "bytes 100000-199999/200000", **answered})
+    whole = Reply(200, V2, "application/octet-stream", headers=answered)
+    routes = {"/openapi/jobs/J1/artifacts": json_reply(listing),
+              "/openapi/jobs/J1/artifacts/download": [first, rest, whole]}
+    with start_scripted(routes) as srv:
+        result = bl(srv.url, "artifacts", "download", "-j", "J1", "-o", str(tmp_path), retry="3")
+        asked = [s.headers for s in srv.seen if s.path.endswith("/download")]
+    assert result.code == 0, result.err
+    assert asked[1].get("if-range") == next(iter(sent.values()))
+    assert [h.get("range") for h in asked] == [None, "bytes=100000-", None]  # started over
+    assert final_files(tmp_path) == {"J1/result.tgz": V2}
+
+
+def test_a_206_under_the_same_validator_is_appended(tmp_path):
+    listing = {"artifacts": [{"name": "result.tgz", "url": "x"}]}
+    first = Reply(200, V1, "application/octet-stream", headers={"ETag": '"v1"'}, cut="truncate", send=100_000)
+    rest = Reply(206, V1[100_000:], "application/octet-stream",
+                 headers={"Content-Range": "bytes 100000-199999/200000", "ETag": '"v1"'})
+    routes = {"/openapi/jobs/J1/artifacts": json_reply(listing),
+              "/openapi/jobs/J1/artifacts/download": [first, rest]}
+    with start_scripted(routes) as srv:
+        result = bl(srv.url, "artifacts", "download", "-j", "J1", "-o", str(tmp_path), retry="3")
+        asked = [s.headers.get("range") for s in srv.seen if s.path.endswith("/download")]
+    assert result.code == 0, result.err
+    assert asked == [None, "bytes=100000-"]
+    assert final_files(tmp_path) == {"J1/result.tgz": V1}
+
+
 def test_an_artifact_named_like_another_ones_temp_file_is_kept(tmp_path):
     listing = {"artifacts": [{"name": ".result.tgz.part", "url": "x"}, {"name": "result.tgz", "url": "x"}]}
 

@@ -1,12 +1,13 @@
-"""No request ever waits in httpcore's connection queue (encode/httpcore#1110).
+"""No request ever waits for a pooled connection (encode/httpcore#1110).
 
-httpcore 1.0.9 can close a connection it has already handed to a waiting
-request - to make room when the pool is at ``max_connections``, or as surplus
-keep-alive - and a request that started on it meanwhile hangs until its read
-timeout although the server answered.  Both closes need a full pool, so
-``benchloop.transport.client.pool_limits`` sets no limit: the request slots
-(``--concurrency`` per worker pool, nested pools included) are what bound the
-connections.  docs/reliability.md described the stall this caused under
+httpcore 1.0.9's connection pool can close a connection it has already handed
+to a waiting request - to make room when the pool is at ``max_connections``,
+or as surplus keep-alive - and a request that started on it meanwhile hangs
+until its read timeout although the server answered.  Both closes need a full
+pool.  The transport's own pool (``benchloop/transport/_pool.py``) never
+queues a request and has no limit (proxies use httpcore's pool, unlimited):
+the request slots (``--concurrency`` per worker pool, nested pools included)
+are what bound the connections.  docs/reliability.md described the stall this caused under
 ``pull`` with faults.
 
 1. ``test_no_request_waits_for_a_pooled_connection``: 24 requests that can only

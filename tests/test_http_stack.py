@@ -1,4 +1,4 @@
-"""The one HTTP stack (``benchloop/http.py``) and its retry policy (``benchloop/retry.py``).
+"""The one HTTP stack (``benchloop/transport/``) and its retry policy (``transport/retry.py``).
 
 Everything talks to real loopback servers (the scripted server, the sandbox);
 nothing in httpx is mocked.  What the sandbox never shows is scripted here:
@@ -18,13 +18,15 @@ import zlib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support import leftovers, run_inprocess
 
+import benchloop.transport
 from benchloop.base.errors import ApiError, AuthError, Cancelled, NetworkError
 from benchloop.sandbox.scripted import Reply, json_reply, start_scripted
-from benchloop.transport import client as bl_http
-from benchloop.transport import retry
-from benchloop.transport.client import ArtifactMissing, Http
+from benchloop.transport import _decoding, _proxies, _trust, _wire, retry, urls
+from benchloop.transport.client import Http, import_httpx
 
 KEY = "stack-key-0123"
 REPORT = {"job_id": "J1", "summary": "ok", "words": ["ünïcode", "b"]}
@@ -61,13 +63,15 @@ def _report(api_url: str, *ids: str, retry_count: str = "2"):
 
 
 # ------------------------------------------------------------------ imports
-# Importing any of these would be a second HTTP stack (the sandbox, a server, is exempt).
+# Importing any of these would be a second HTTP stack: the transport speaks through httpcore
+# (and httpx's URL parser) only.
 FORBIDDEN = {"http.client", "socket", "urllib.request", "urllib3", "requests", "aiohttp", "httplib2",
-             "pycurl", "http.server", "socketserver", "asyncio", "httpcore", "h11", "h2"}
+             "pycurl", "http.server", "socketserver", "asyncio", "h11", "h2"}
+TRANSPORT = Path(benchloop.transport.__file__).parent
 
 
 def test_no_client_module_imports_another_http_library():
-    root = Path(bl_http.__file__).parent
+    root = TRANSPORT
     found = []
     for path in sorted(root.rglob("*.py")):
         if "sandbox" in path.relative_to(root).parts:
@@ -124,7 +128,7 @@ def test_an_undecodable_body_still_lets_the_status_decide(status, code, requests
 
 
 def test_a_compressed_json_answer_is_capped_when_decoded(monkeypatch):
-    monkeypatch.setattr(bl_http, "MAX_JSON_BYTES", 1 << 20)
+    monkeypatch.setattr(_decoding, "MAX_JSON_BYTES", 1 << 20)
     bomb = gzip.compress(b"[" + b" " * (4 << 20) + b"]")  # 4 MB of JSON in ~4 kB
     with start_scripted({"/openapi/jobs/J1/report": Reply(200, bomb, headers={"Content-Encoding": "gzip"})}) as api:
         result = _report(api.url, "J1")
@@ -423,22 +427,21 @@ def test_check_runs_once_per_attempt_but_never_for_a_401(tmp_path):
     assert (tmp_path / "obj").read_bytes() == OBJECT
 
 
-@pytest.mark.parametrize("reply, error", [
-    (json_reply({"error": "no artifact"}, 404), ArtifactMissing),
-    (Reply(200, b"<html>oops</html>", "text/html"), ArtifactMissing),
-])
-def test_missing_ok_is_the_built_in_check(tmp_path, reply, error):
-    with start_scripted({"/obj": reply}) as srv:
-        with pytest.raises(error):
-            _download(srv.url, "/obj", tmp_path / "obj", missing_ok=True)
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_missing_ok_takes_an_html_page_named_login_for_a_missing_artifact(tmp_path):
+def test_a_page_named_login_is_not_a_login_page(tmp_path):
     # Words in a URL mean nothing: only a redirect to a configured login host is a login page.
-    with start_scripted({"/sso/login.htm": Reply(200, b"<html>login</html>", "text/html")}) as srv:
-        with pytest.raises(ArtifactMissing):
-            _download(srv.url, "/sso/login.htm", tmp_path / "obj", missing_ok=True)
+    # The page is an answer like any other: the caller's check sees it (the table's
+    # ``missing:`` rule turns an HTML page into "no artifact" there).
+    seen = []
+    routes = {"/obj": Reply(302, b"", headers={"Location": "/sso/login.htm?back=/obj"}),
+              "/sso/login.htm": Reply(200, b"<html>login</html>", "text/html")}
+    with start_scripted(routes) as srv:
+        http = Http(srv.url, KEY, 10, 0, 4, _Log(), login_hosts=("login.example",))
+        try:
+            http.download("/obj", str(tmp_path / "obj"), check=lambda s, h, u: seen.append((s, h.get("content-type"))))
+        finally:
+            http.close()
+    assert seen == [(200, "text/html")]
+    assert (tmp_path / "obj").read_bytes() == b"<html>login</html>"
 
 
 def test_a_redirect_to_a_login_page_is_an_auth_failure(tmp_path):
@@ -460,3 +463,146 @@ def test_the_key_follows_redirects_only_on_the_configured_origin(tmp_path):
     assert [s.headers.get("x-api-key") for s in backend] == [KEY]
     assert [s.headers.get("x-api-key") for s in foreign] == [None]
     assert (tmp_path / "obj").read_bytes() == OBJECT
+
+
+# ------------------------------------------------------------- public APIs only
+_LIBRARIES = ("httpx", "httpcore")
+_NAMEDTUPLE = {"_replace", "_asdict", "_fields", "_make"}  # public, despite the underscore
+
+
+def _library_bases(tree: ast.Module) -> dict[str, bool]:
+    """Each class of a module, and whether it subclasses a class of httpx or httpcore."""
+    return {node.name: any(isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name)
+                           and base.value.id in _LIBRARIES for base in node.bases)
+            for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+
+
+def _own_attributes(cls: ast.ClassDef) -> set[str]:
+    """The attribute names a class assigns to ``self`` (or defines) in its own body."""
+    names = {n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    names |= {t.id for n in cls.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+              for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
+                isinstance(node.value, ast.Name) and node.value.id == "self":
+            names.add(node.attr)
+    return names
+
+
+def _private_accesses(source: str, name: str = "<source>") -> list[str]:
+    """Any ``x._name`` on an object that is not our own ``self`` (it could be a library's private
+    state); inside a subclass of a library class, a ``self._name`` the subclass does not define;
+    ``getattr``/``setattr``/``hasattr`` with a private name."""
+    found = []
+    tree = ast.parse(source)
+    subclasses = _library_bases(tree)
+    for cls in [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)] + [tree]:
+        own = _own_attributes(cls) if isinstance(cls, ast.ClassDef) and subclasses.get(cls.name) else None
+        body = cls.body if isinstance(cls, ast.ClassDef) else [n for n in tree.body if not isinstance(n, ast.ClassDef)]
+        for node in (n for part in body for n in ast.walk(part)):
+            private = isinstance(node, ast.Attribute) and node.attr.startswith("_") and \
+                not node.attr.startswith("__") and node.attr not in _NAMEDTUPLE
+            if private and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.append(f"{name}:{node.lineno} .{node.attr}")
+            elif private and own is not None and node.attr not in own:
+                found.append(f"{name}:{node.lineno} self.{node.attr} (not defined by {cls.name})")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                    node.func.id in ("getattr", "setattr", "hasattr") and len(node.args) > 1 and \
+                    isinstance(node.args[1], ast.Constant) and str(node.args[1].value).startswith("_"):
+                found.append(f"{name}:{node.lineno} {node.func.id}(..., {node.args[1].value!r})")
+    return found
+
+
+def test_the_transport_uses_no_private_attribute_of_httpx_or_httpcore():
+    found = [hit for path in sorted(TRANSPORT.rglob("*.py"))
+             for hit in _private_accesses(path.read_text(encoding="utf-8"), path.name)]
+    assert found == []
+
+
+@pytest.mark.parametrize("source, hit", [
+    ("def send(client, request):\n    return client._transport_for_url(request.url)\n", "._transport_for_url"),
+    ("def hook(transport):\n    transport._pool._network_backend = None\n", "._network_backend"),
+    ("def hook(pool):\n    return getattr(pool, '_network_backend', None)\n", "getattr(..., '_network_backend')"),
+    ("import httpcore\nclass P(httpcore.ConnectionPool):\n    def n(self):\n        return len(self._connections)\n",
+     "self._connections (not defined by P)"),
+], ids=["method", "attribute", "getattr", "subclass"])
+def test_the_private_attribute_scan_finds_what_the_old_code_did(source, hit):
+    assert any(found.endswith(hit) for found in _private_accesses(source)), _private_accesses(source)
+
+
+# ------------------------------------------------------------- wire form of URLs
+_URL_TEXT = st.lists(st.sampled_from(list("aZ09-._~!$&'()*+,;=:@/%?#[]{}|\\^`\"<> é") + ["%2F", "%zz", "/.", "/.."]),
+                     max_size=16).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_URL_TEXT, _URL_TEXT, st.sampled_from(["http", "https"]),
+       st.sampled_from(["127.0.0.1:8080", "backend.example", "Backend.Example:443", "[::1]:81", "bäck.example",
+                        "h:80", "u:p@h.example:9"]))
+def test_urls_on_the_wire_are_the_ones_httpx_would_send(path, query, scheme, authority):
+    httpx = import_httpx()
+    url = f"{scheme}://{authority}/{path}" + (f"?{query}" if query else "")
+    try:
+        expected = httpx.URL(url)
+    except httpx.InvalidURL:
+        with pytest.raises(httpx.InvalidURL):
+            _wire.split(url)
+        return
+    place, target = _wire.split(url)
+    assert (place.scheme, place.host, place.url_port, place.host_header, target) == (
+        expected.scheme, expected.raw_host.decode(), expected.port, expected.netloc, expected.raw_path)
+
+
+# ------------------------------------------------------------- proxies
+PROXY = "http://proxy.example:3128"
+
+
+@pytest.mark.parametrize("env, url, expected", [
+    ({"HTTP_PROXY": PROXY}, "http://backend.example/x", PROXY),
+    ({"HTTP_PROXY": PROXY}, "https://backend.example/x", None),
+    ({"HTTPS_PROXY": "proxy.example:3128"}, "https://backend.example/x", PROXY),  # no scheme: http://
+    ({"ALL_PROXY": PROXY}, "https://backend.example/x", PROXY),
+    ({"http_proxy": PROXY, "HTTP_PROXY": "http://other:1"}, "http://b.example/", PROXY),  # lower case wins
+    ({"HTTP_PROXY": PROXY, "REQUEST_METHOD": "GET"}, "http://b.example/", None),  # CGI: HTTP_PROXY is a header
+    ({"ALL_PROXY": PROXY, "NO_PROXY": "*"}, "http://b.example/", None),
+    ({"ALL_PROXY": PROXY, "NO_PROXY": "example.com"}, "http://example.com/", None),
+    ({"ALL_PROXY": PROXY, "NO_PROXY": "example.com"}, "http://www.example.com/", None),
+    ({"ALL_PROXY": PROXY, "NO_PROXY": "example.com"}, "http://wwwexample.com/", PROXY),
+    ({"ALL_PROXY": PROXY, "NO_PROXY": ".example.com"}, "http://example.com/", PROXY),
+    ({"ALL_PROXY": PROXY, "NO_PROXY": ".example.com"}, "http://www.example.com/", None),
+    ({"ALL_PROXY": PROXY, "NO_PROXY": "127.0.0.1, localhost"}, "http://localhost:8080/", None),
+    ({"ALL_PROXY": PROXY, "NO_PROXY": "::1"}, "http://[::1]:8080/", None),
+    ({"ALL_PROXY": PROXY, "NO_PROXY": "http://b.example:8080"}, "http://b.example:8080/", None),
+    ({"ALL_PROXY": PROXY, "NO_PROXY": "http://b.example:8080"}, "http://b.example:9090/", PROXY),
+    ({"ALL_PROXY": PROXY, "NO_PROXY": "http://b.example:8080"}, "https://b.example:8080/", PROXY),
+])
+def test_proxy_rules_follow_httpx(env, url, expected):
+    place, _ = _wire.split(url)
+    table = _proxies.rules(env)
+    assert _proxies.proxy_for(table, place.scheme, place.host, place.url_port) == expected
+
+
+# ------------------------------------------------------------- TLS only for https
+def test_tls_state_is_made_only_for_an_https_host(cert, monkeypatch, tmp_path):
+    made = []
+    real = _trust.make_trust
+    monkeypatch.setattr(_trust, "make_trust", lambda ca_bundle: made.append(ca_bundle) or real(ca_bundle))
+    with start_scripted({"*": json_reply(REPORT)}) as plain, start_scripted({"*": json_reply(REPORT)}, tls=cert) as tls:
+        http = Http(plain.url, KEY, 10, 0, 4, _Log(), ca_bundle=cert[0])
+        try:
+            assert http.request_json("GET", "/a") == REPORT
+            assert made == []  # a plain-HTTP backend: no SSL context, no CA bundle read
+            assert http.download(f"{tls.url}/b", str(tmp_path / "b")) > 0 and made == [cert[0]]
+            assert http.download(f"{tls.url}/c", str(tmp_path / "c")) > 0 and made == [cert[0]]  # made once
+        finally:
+            http.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), st.one_of(
+    st.none(), st.booleans(), st.integers(), st.text(max_size=8),
+    st.lists(st.one_of(st.text(max_size=5), st.integers()), max_size=3)), max_size=4))
+def test_a_query_is_encoded_as_httpx_encodes_params(params):
+    httpx = import_httpx()
+    expected = httpx.URL("http://h/p", params=params).query.decode("ascii")
+    assert urls.encode_query(params) == expected

@@ -48,7 +48,7 @@ def imports(path: Path) -> list[str]:
     """Every benchloop module the file imports, as absolute names."""
     package = module_name(path) if path.name == "__init__.py" else module_name(path).rsplit(".", 1)[0]
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found += [alias.name for alias in node.names if alias.name.split(".")[0] == "benchloop"]
         elif isinstance(node, ast.ImportFrom):
@@ -64,6 +64,20 @@ def imports(path: Path) -> list[str]:
             modules = [f"{target}.{a.name}" for a in node.names if _exists(f"{target}.{a.name}")]
             found += modules or [target]
     return found
+
+
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node but those under ``if TYPE_CHECKING:`` (annotations only: never imported)."""
+    out: list[ast.AST] = []
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            todo += node.orelse
+            continue
+        out.append(node)
+        todo += list(ast.iter_child_nodes(node))
+    return out
 
 
 def _exists(name: str) -> bool:

@@ -11,7 +11,7 @@
    plus one.  The sandbox counts accepted connections.
 3. ``--concurrency`` bounds the requests in flight, although the worker pool
    has spare threads: the sandbox records the peak it answered at once.
-4. One HTTP stack: JSON calls and streamed downloads go through one httpx
+4. One HTTP stack: JSON calls and streamed downloads go through one
    client and share its keep-alive connections.
 """
 
@@ -26,7 +26,7 @@ import pytest
 
 from benchloop.sandbox import start_sandbox
 
-HEAVY = ("httpx", "yaml", "jsonschema", "jinja2")
+HEAVY = ("httpx", "httpcore", "yaml", "jsonschema", "jinja2")
 FRAMEWORK = ("rich", "cyclopts")
 
 _CHECK = r"""

@@ -37,7 +37,7 @@ from benchloop.sandbox import start_sandbox
 from benchloop.sandbox.scripted import Reply, json_reply, start_scripted
 from benchloop.table.load import load_model, load_spec
 from benchloop.table.templates import Context, render_file
-from benchloop.transport import client as bl_http
+from benchloop.transport import retry, urls
 
 KEY = "input-key"
 REPO = Path(__file__).resolve().parents[1]
@@ -499,8 +499,8 @@ def test_fuzz_artifact_listings_raise_only_step_errors(body, mode):
 @FUZZ
 @given(st.one_of(st.none(), st.text(max_size=12), st.sampled_from(["0", "1.5", "-3", "1e9", "nan", "inf"])))
 def test_fuzz_retry_after_is_bounded(value):
-    wait = bl_http._retry_after(value)
-    assert wait is None or (0.0 <= wait <= bl_http.MAX_RETRY_AFTER)
+    wait = retry.retry_after(value)
+    assert wait is None or (0.0 <= wait <= retry.MAX_RETRY_AFTER)
 
 
 @FUZZ
@@ -508,10 +508,10 @@ def test_fuzz_retry_after_is_bounded(value):
 def test_fuzz_origin_checks_never_raise(a, b):
     for url in (a, b, "http://" + a, "https://" + b):
         try:
-            bl_http.same_origin(url, "http://127.0.0.1:8080")
+            urls.same_origin(url, "http://127.0.0.1:8080")
         except ValueError:
             pass  # urlsplit refuses some hosts/ports; the caller treats that as foreign
-        bl_http.is_login_url(url, ("login.example",), "http://127.0.0.1:8080")
+        urls.is_login_url(url, ("login.example",), "http://127.0.0.1:8080")
 
 
 FILE_TEMPLATES = sorted({

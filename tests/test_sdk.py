@@ -378,7 +378,7 @@ def test_threads_share_one_client(sandbox):
     assert errors == []
     assert len({tuple(v) for v in seen.values()}) == 1
     # One HTTP client for every thread; at most one connection per thread in a request at once.
-    assert http is not None and http.client.is_closed
+    assert http is not None and http.closed
     assert sandbox.stats["connections"] <= threads + 1
 
 
@@ -386,6 +386,6 @@ def test_close(sandbox):
     bl = benchloop.Client(host=sandbox.url, api_key=sandbox.api_key)
     bl.report.get(job="G1-J0001")
     bl.close()
-    assert bl._rt._http.client.is_closed
+    assert bl._rt._http.closed
     with pytest.raises(benchloop.BenchloopError, match="closed"):
         bl.report.get(job="G1-J0001")

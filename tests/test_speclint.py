@@ -196,10 +196,10 @@ CASES = {
     "probe mode without a probe": (
         lambda d: part(d, "overview", "get", "group", "summary").update(empty_probe_mode="warn"),
         [f"{where('overview', 'get', 'group', 'summary')}: empty_probe_mode without empty_probe"]),
-    "probe on a single page": (
-        lambda d: part(d, "jobs", "get", "group", "page").update(empty_probe="group"),
-        [f"{where('jobs', 'get', 'group', 'page')}: empty_probe needs a scanning pagination "
-         "(a single page may be empty past the end)"]),
+    "probe on a single page without its collection": (
+        lambda d: part(d, "jobs", "get", "group", "page")["pagination"].pop("collection"),
+        [f"{where('jobs', 'get', 'group', 'page')}: empty_probe of a single page needs its collection "
+         "(asked only when page 1 is empty)"]),
     "query names no earlier part": (
         lambda d: reorder(dim(d, "overview", "get", "job")["parts"], "job"),
         [f"{where('overview', 'get', 'job', 'stats')}: {{parts.job.group_id}} of endpoint 'job_stats' "
@@ -339,8 +339,8 @@ CASES = {
         lambda d: part(d, "report", "get", "group", "report").update(each="group_jobs", request="job_report"),
         [f"{where('report', 'get', 'group', 'report')}: 'each' parts need the files writer"]),
     "when": (
-        lambda d: part(d, "jobs", "get", "group", "page").update(when="not page"),
-        [f"{where('jobs', 'get', 'group', 'page')}: when names no flag option 'page'"]),
+        lambda d: part(d, "jobs", "get", "group", "page").update(when="not everything"),
+        [f"{where('jobs', 'get', 'group', 'page')}: when names no option of the action 'everything'"]),
     "wait without a step": (
         lambda d: without(part(d, "trajectory", "get", "group", "trajectory"), "step"),
         [f"{where('trajectory', 'get', 'group', 'trajectory')}: a waiter produces the input of a step: "

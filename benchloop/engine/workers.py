@@ -15,7 +15,7 @@ from typing import Any
 
 from ..base.errors import AuthError, BenchloopError, StdoutClosed, UsageError
 from ..base.files import NoRoomError
-from ..transport.client import current_slots, use_slots
+from ..transport.slots import current_slots, use_slots
 from .outcomes import Failure, MultiFailure, Outcome, as_error
 
 # Threads beyond --concurrency: while one decodes and writes its last answer, its

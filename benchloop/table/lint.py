@@ -783,8 +783,7 @@ def _lint_part(c: _Lint, where: str, part: dict[str, Any], bound: set[str], acti
         c.add(f"{where}: empty_probe_mode without empty_probe")
     pagination = part.get("pagination") or {}
     if part.get("empty_probe") and pagination.get("mode") == "single_page" and not pagination.get("collection"):
-        c.add(f"{where}: empty_probe of a single page needs its collection (the probe asks only when page 1 is "
-              "empty: a later page may be empty past the end)")
+        c.add(f"{where}: empty_probe of a single page needs its collection (asked only when page 1 is empty)")
     if part.get("wait") and not part.get("step"):
         c.add(f"{where}: a waiter produces the input of a step: 'wait' needs 'step'")
     return part_bound

@@ -92,10 +92,10 @@ def classify_status(status: int, auth: tuple[int, ...] = (401,)) -> str | None:
 
 
 def classify_transport(exc: BaseException) -> str:
-    """``UNSENT`` when an httpx transport error proves the request never left, else ``SENT``."""
-    import httpx  # only called with an httpx error in hand: already imported
+    """``UNSENT`` when a transport error (httpcore's) proves the request never left, else ``SENT``."""
+    import httpcore  # only called with an httpcore error in hand: already imported
 
-    unsent = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.ProxyError)
+    unsent = (httpcore.ConnectError, httpcore.ConnectTimeout, httpcore.PoolTimeout, httpcore.ProxyError)
     return UNSENT if isinstance(exc, unsent) else SENT
 
 
@@ -142,11 +142,12 @@ class RetryPolicy:
             return failure.retry_after if failure.retry_after is not None else self.backoff(attempt)
         return None
 
-    def run(self, method: str, label: str, attempt: Callable[[], T]) -> T:
+    def run(self, method: str, label: str | Callable[[], str], attempt: Callable[[], T]) -> T:
         """Call ``attempt`` until it returns, raises something final, or the budget is spent.
 
         ``attempt`` raises :class:`Failed` for a failure the policy judges; any
-        other exception passes through unchanged.
+        other exception passes through unchanged.  ``label`` names the request in the
+        log (a function: made only when a retry is logged).
         """
         for n in range(self.attempts):
             try:
@@ -156,6 +157,7 @@ class RetryPolicy:
                 if wait is None:
                     raise failure.error from None
                 if self.log is not None:
-                    self.log.debug(f"{method} {label}: {failure.error}; retrying in {wait:.1f}s")
+                    shown = label() if callable(label) else label
+                    self.log.debug(f"{method} {shown}: {failure.error}; retrying in {wait:.1f}s")
                 self.sleep(wait)  # outside the slot: the attempt released it
         raise AssertionError("unreachable: the last attempt's failure is final")
