@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint typecheck demo docs docs-check bench clean
+.PHONY: install test test-browser lint typecheck demo docs docs-check bench clean
 
 install: $(STAMP)
 
@@ -30,6 +30,11 @@ typecheck: install
 test: install lint typecheck docs-check
 	$(PY) -m pytest -n auto --dist loadfile -m "not serial"
 	$(PY) -m pytest -m serial
+
+# Opt-in: the HTML report of `bl compare` laid out by a real headless Chromium (skipped
+# without one; `apt-get install chromium`, or BENCHLOOP_CHROMIUM=/path/to/chrome).
+test-browser: install
+	BENCHLOOP_TEST_BROWSER=1 $(PY) -m pytest tests/test_compare_browser.py -rs
 
 demo: install
 	bash scripts/demo.sh

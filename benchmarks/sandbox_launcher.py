@@ -182,6 +182,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--artifact-bytes", type=int, default=4096)
     p.add_argument("--export-waiting", type=int, default=1)
     p.add_argument("--export-running", type=int, default=1)
+    p.add_argument("--compare-jobs", type=int, default=0, help="jobs in each of BASE, CAND and CAND2")
     p.add_argument("--prebuild-export", action="append", default=[], metavar="GROUP",
                    help="build this group's trace export before serving (repeatable)")
     return p
@@ -194,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         tasks_per_group=args.tasks_per_group, api_key=args.api_key, latency_ms=args.latency_ms,
         host=args.host, port=args.port, trajectory_steps=args.trajectory_steps,
         artifact_bytes=args.artifact_bytes, export_waiting=args.export_waiting,
-        export_running=args.export_running,
+        export_running=args.export_running, compare_jobs=args.compare_jobs,
     )
     try:
         exports = prebuild_exports(sandbox, args)

@@ -53,6 +53,7 @@ class Sizes:
     cpu_runs: int
     sdk_calls: int = 1000  # Python client: metrics.get calls in one process
     sdk_cli_samples: int = 100  # CLI invocations actually run (scaled to sdk_calls)
+    compare_jobs: int = 20_000  # bl compare: jobs in each group
     export_jobs: int = 16_000
     export_steps: int = 500  # 16,000 x 500 steps: ~7.4 M rows, ~1.07 GB uncompressed
     jobs_group: int = 100_000
@@ -68,7 +69,7 @@ class Sizes:
     def quick(cls) -> Sizes:
         return cls(startup_runs=5, startup_warmups=1, fanout_ids=200, fanout_concurrency=[5, 16],
                    fanout_runs=1, cpu_ids=200, cpu_runs=2, sdk_calls=200, sdk_cli_samples=20,
-                   scale_jobs=(200, 2_000), scale_runs=1)
+                   scale_jobs=(200, 2_000), scale_runs=1, compare_jobs=2000)
 
 
 @dataclass
@@ -688,6 +689,56 @@ def sdk(b: Bench) -> list[Table]:
     return [start, table]
 
 
+# =========================================================================
+# 7. bl compare on big groups
+# =========================================================================
+COMPARE_TARGET_S = 10.0  # "finishes in seconds"
+COMPARE_REQUESTS_PER_JOB = 0.01  # "far below one request per job"
+
+
+def compare(b: Bench) -> list[Table]:
+    """``bl compare`` and ``bl jobs table`` on two groups of ``compare_jobs`` jobs each."""
+    s = b.sizes
+    n = s.compare_jobs
+    bl = b.clients[0]  # another build may have no compare
+    runs = max(1, s.cpu_runs)
+    with SandboxProcess(groups=0, compare_jobs=n) as sb:
+        b.show([sys.executable, "-m", "benchmarks.sandbox_launcher", *sb.options])
+        commands = {
+            "compare": ["-q", "compare", "-g", "BASE", "-g", "CAND"],
+            "compare --output table": ["-q", "compare", "-g", "BASE", "-g", "CAND", "--output", "table"],
+            "jobs table --output csv": ["-q", "jobs", "table", "-g", "BASE,CAND", "--output", "csv"],
+        }
+        results: dict[str, list[tuple[Run, int]]] = {name: [] for name in commands}
+        b.log(f"compare: 2 groups x {n:,} jobs, {runs} runs of {len(commands)} commands")
+        for _ in range(runs):
+            for name, tail in commands.items():
+                argv = b.client_argv(bl, sb, *tail)
+                b.show(argv, url=sb.url)
+                sb.reset()
+                result = b.run(argv, stdout=str(b.work / "compare-out.txt"), timeout=900)
+                results[name].append((result, sb.stats().get("requests", 0)))
+    jobs = 2 * n
+    table = Table(f"`bl compare` and `bl jobs table` on two groups of {n:,} jobs ({jobs:,} jobs)",
+                  ["command", "requests", "requests per job", "wall s", "CPU s", "max RSS MB", "target", "met"])
+    for name, rs in results.items():
+        med = median_run([r for r, _ in rs])
+        requests = max(req for _, req in rs)
+        per_job = requests / jobs
+        ok = None if not all(r.ok for r, _ in rs) else (
+            med["wall"] < COMPARE_TARGET_S and per_job < COMPARE_REQUESTS_PER_JOB)
+        table.rows.append([f"`{name}`", str(requests), f"{per_job:.4f}", secs(med["wall"]), secs(med["cpu"]),
+                           mb(med["maxrss_mb"]), f"< {COMPARE_TARGET_S:g} s, < {COMPARE_REQUESTS_PER_JOB:g}/job",
+                           {True: "yes", False: "**NO**", None: "failed"}[ok]])
+        if name == "compare":
+            b.verdict(f"`bl compare` of two {n:,}-job groups < {COMPARE_TARGET_S:g} s with < "
+                      f"{COMPARE_REQUESTS_PER_JOB:g} requests per job",
+                      f"{secs(med['wall'])} s, {requests} requests for {jobs:,} jobs", ok)
+    table.notes.append(f"Median of {runs} runs, no injected latency. Each group's job list and detail metrics "
+                       "are scanned concurrently, 1,000 items per request; requests = what the sandbox counted.")
+    return [table]
+
+
 @dataclass
 class Scenario:
     name: str
@@ -703,6 +754,7 @@ SCENARIOS = [
     Scenario("cpu", "3. Client CPU per 1,000 requests", cpu),
     Scenario("sdk", "5. Python client", sdk),
     Scenario("scale", "6. Big groups", scale),
+    Scenario("compare", "7. bl compare on big groups", compare),
     Scenario("mem-export", "4. Peak memory (big)", mem_export, big=True),
     Scenario("mem-jobs", "4. Peak memory (big)", mem_jobs, big=True),
 ]

@@ -16,6 +16,7 @@ import jinja2
 
 from benchloop.table.load import load_model
 from benchloop.table.model import (
+    Action,
     ArchiveEntry,
     Dimension,
     FanOutPart,
@@ -36,7 +37,7 @@ def option_row(opt: Option) -> dict[str, str]:
     if opt.negative:
         flags += f", `{opt.negative}`"
     kind = " \\| ".join(opt.choices) if opt.type == "choice" else opt.type
-    shown = "" if opt.default in (None, False) else f"`{opt.default}`"
+    shown = "" if opt.default in (None, False) else f"`{opt.default}`".replace("|", "\\|")
     return {"flags": flags, "type": kind, "default": shown, "help": opt.help.replace("|", "\\|")}
 
 
@@ -48,10 +49,32 @@ def _request(part: Part) -> str:
         used = part.wait.endpoints if part.wait else []
         used += list(part.params.endpoints.values())
         kind = f"wait, then step `{part.step.name}`" if part.wait else f"step `{part.step.name}`"
-        return f"{kind}: " + ", ".join(f"`{e.method} {e.path}`" for e in used)
+        requests = [f"`{e.method} {e.path}`" for e in used]
+        requests += [f"every page of `{e.request.method} {e.request.path}`" for e in part.params.enumerations.values()]
+        return f"{kind}: " + ", ".join(requests)
     endpoint = part.request
     query = "&".join(f"{p.name}={p.template}" for p in endpoint.query)
     return f"`{endpoint.method} {endpoint.path}" + (f"?{query}" if query else "") + "`"
+
+
+def columns_of(dim: Dimension) -> dict[str, Any] | None:
+    """The columns of the rows a step part of the dimension builds (a ``columns`` value of its
+    ``with:``; only those a ``column_names`` value keeps, in its order), with the help of the
+    step's ``columns`` parameter (what ``from`` reads)."""
+    for part in dim.parts.values():
+        if not isinstance(part, StepPart):
+            continue
+        kinds = {k: p.type for k, p in part.step.params.items()}
+        key = next((k for k in part.params if kinds.get(k) == "columns"), None)
+        if key is None:
+            continue
+        columns = {c.name: c for c in part.params.columns(key)}
+        kept = next((part.params.texts(k) for k in part.params if kinds.get(k) == "column_names"), None)
+        rows = [{"name": c.name, "from": c.source.replace("|", "\\|"), "type": c.type}
+                for c in (columns[n] for n in kept)] if kept is not None else [
+            {"name": c.name, "from": c.source.replace("|", "\\|"), "type": c.type} for c in columns.values()]
+        return {"step": part.step.name, "help": part.step.params[key].help, "rows": rows}
+    return None
 
 
 def requests_of(dim: Dimension) -> list[dict[str, Any]]:
@@ -72,6 +95,16 @@ def requests_of(dim: Dimension) -> list[dict[str, Any]]:
     return rows
 
 
+def output_line(action: Action) -> str:
+    """Where an action's output goes, in words (a combine says what it makes of the ids)."""
+    if action.combine is not None:
+        what = action.combine.definition.help
+        return f"one JSON array on stdout (the combine `{action.combine.name}` of every id's value): " + (
+            what[:1].lower() + what[1:])
+    return {"stdout": "one JSON array on stdout, one element per id",
+            "text": "plain text on stdout"}.get(action.writer, "files under the output root (written atomically)")
+
+
 def builtins_line(spec: Spec) -> str:
     words = []
     for name, command in spec.commands.items():
@@ -83,7 +116,8 @@ def render() -> dict[Path, str]:
     spec = load_model()
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), keep_trailing_newline=True,
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
-    env.globals.update(option_row=option_row, requests_of=requests_of)
+    env.globals.update(option_row=option_row, requests_of=requests_of, output_line=output_line,
+                       columns_of=columns_of)
     pages = {OUT / "index.md": env.get_template("index.md.j2").render(
         spec=spec, globals=[option_row(o) for o in spec.global_options], builtins=builtins_line(spec))}
     page = env.get_template("resource.md.j2")

@@ -161,7 +161,7 @@ def _rows(options: list[Option], literal_flag: str | None = None) -> list[str]:
     rows = ["| keyword | type | default | CLI flag | meaning |", "| --- | --- | --- | --- | --- |"]
     for opt in options:
         annotation, default = type_of(opt)
-        rows.append(f"| `{opt.name}` | `{_cell(annotation)}` | `{default}` | `{opt.flag}` | {_cell(opt.help)} |")
+        rows.append(f"| `{opt.name}` | `{_cell(annotation)}` | `{_cell(default)}` | `{opt.flag}` | {_cell(opt.help)} |")
     return rows
 
 

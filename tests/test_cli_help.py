@@ -211,6 +211,7 @@ def test_sandbox_fault_kinds_are_the_sandbox_ones():
 
 
 SERVE_ARGS = ["--port", "0", "--seed", "3", "--groups", "2", "--jobs-per-group", "4", "--tasks-per-group", "1",
+              "--compare-jobs", "8",
               "--api-key", "k9", "--latency-ms", "2.5", "--fault-rate", "0.25", "--fault-seed", "5",
               "--fault-kinds", "status, 429", "--no-range", "--artifact-bytes", "10", "--trajectory-steps", "2",
               "--export-waiting", "0", "--export-running", "0", "--hostile"]
@@ -237,7 +238,7 @@ def test_both_sandbox_entry_points_serve_the_same(bl, served):
         "host": "::1", "port": 0, "seed": 3, "groups": 2, "jobs_per_group": 4, "tasks_per_group": 1,
         "api_key": "k9", "latency_ms": 2.5, "fault_rate": 0.25, "fault_seed": 5, "fault_kinds": ("status", "429"),
         "range_support": False, "artifact_bytes": 10, "trajectory_steps": 2, "export_waiting": 0,
-        "export_running": 0, "hostile": True}
+        "export_running": 0, "hostile": True, "compare_jobs": 8}
 
 
 def test_both_sandbox_entry_points_share_the_defaults(bl, served):
@@ -254,6 +255,7 @@ def test_both_sandbox_entry_points_share_the_defaults(bl, served):
     (["--fault-kinds", "status,nope"], "--fault-kinds must name some of"),
     (["--port", "70000"], "--port must be between 0 and 65535"),
     (["--groups", "-1"], "--groups must not be negative"),
+    (["--compare-jobs", "-1"], "--compare-jobs must not be negative"),
 ])
 def test_both_sandbox_entry_points_refuse_the_same_values(bl, served, capsys, args, message):
     from benchloop.sandbox.__main__ import main as module_main

@@ -220,3 +220,109 @@ def test_every_format_renders_a_result(name):
     if name in ("json", "jsonl"):
         assert json.loads(out.getvalue().splitlines()[0]) in ([{"job_id": "J1", "status": "failed"}],
                                                              {"job_id": "J1", "status": "failed"})
+
+
+def test_csv_is_rfc4180_with_the_rows_and_columns_of_the_table():
+    import csv as csvlib
+
+    out = io.StringIO()
+    pages = [{"group_id": "G1", "jobs": [{"job_id": "J1", "score": 0.5}, {"job_id": "J2", "note": "a,b\n\"c\""}]}]
+    formats.emit(out, pages, "csv", pretty=False)
+    text = out.getvalue()
+    assert text.endswith("\r\n")  # RFC 4180 line ends
+    assert list(csvlib.reader(io.StringIO(text))) == [
+        ["group_id", "job_id", "score", "note"], ["G1", "J1", "0.5", ""], ["G1", "J2", "", "a,b\n\"c\""]]
+
+
+def test_csv_cells_cannot_run_as_formulas_and_keep_their_types():
+    from benchloop.engine.formats.csvdoc import cell
+
+    for text in ("=HYPERLINK(\"x\")", "+1", "-1", "@SUM(A1)", "\tx", "\rx"):
+        assert cell(text) == "'" + text
+    assert (cell(-1), cell(-0.5), cell(2), cell(None), cell(True), cell(False)) == ("-1", "-0.5", "2", "", "true",
+                                                                                 "false")
+    assert cell({"a": [1, "x"]}) == '{"a":[1,"x"]}' and cell([1]) == "[1]"
+    assert cell("a\x1b[31mb\u202e") == "a\\x1b[31mb\\u202e" and cell("two\nlines") == "two\nlines"
+
+
+def test_markdown_cells_cannot_break_the_table_or_become_markup():
+    out = io.StringIO()
+    formats.emit(out, [{"name": "a|b *c* <img> [x](y)\nz", "n": 12.5}, {"name": "`q`", "n": -1}], "markdown",
+                 pretty=False)
+    lines = out.getvalue().splitlines()
+    assert lines[:2] == ["| name | n |", "| --- | ---: |"]
+    assert lines[2] == "| a\\|b \\*c\\* &lt;img> \\[x\\](y) z | 12.5 |"
+    assert lines[3] == "| \\`q\\` | -1 |"
+
+
+# ------------------------------------------------------------------ combines
+def paged(items: list[dict], key: str):
+    def page(query: dict) -> dict:
+        skip, limit = int(query["skip"]), int(query["limit"])
+        return {"total": len(items), key: items[skip:skip + limit]}
+    return page
+
+
+def test_the_job_rows_step_scans_two_enumerations_by_pages_and_joins_them(tmp_path):
+    jobs = [{"job_id": f"J{n}", "created_at": 100 - n, "instance_id": f"i{n % 3}", "status": "succeeded"}
+            for n in range(2500)]
+    metrics = [{"job_id": f"J{n}", "metrics": [{"type": "eval", "data": {"task_score": n % 2}}],
+                "run_metrics": [{"duration_s": str(n)}]} for n in range(2500) if n != 7]
+    backend = Backend({"/openapi/jobs": paged(jobs, "jobs"), "/openapi/metrics": paged(metrics, "metrics")})
+    rows = pipeline(backend, tmp_path, "jobs", "table", "group", fields=["job_id,instance", "score",
+                                                                         "pass,duration_s"]).process("G1")
+    assert len(rows) == 2500 and rows[1] == {"job_id": "J1", "instance": "i1", "score": 1.0, "pass": True,
+                                             "duration_s": 1}
+    assert rows[7] == {"job_id": "J7", "instance": "i1", "score": None, "pass": None, "duration_s": None}
+    # whole pages of 1,000 of both listings (the job list steps back one item over ties on
+    # created_at), never one request per job
+    assert sorted((r[1], r[2]["skip"], r[2]["limit"]) for r in backend.requests) == [
+        ("/openapi/jobs", 0, 1000), ("/openapi/jobs", 999, 1000), ("/openapi/jobs", 1998, 1000),
+        ("/openapi/metrics", 0, 1000), ("/openapi/metrics", 1000, 1000), ("/openapi/metrics", 2000, 1000)]
+
+
+def test_an_unknown_field_is_a_usage_error_before_any_request(tmp_path):
+    backend = Backend({})
+    with pytest.raises(UsageError, match="--fields: unknown column 'nope'; the columns are: group_id, job_id"):
+        pipeline(backend, tmp_path, "jobs", "table", "group", fields=["job_id,nope"]).process("G1")
+    assert backend.requests == []
+
+
+def test_a_combine_gets_every_value_and_its_renderings_and_files_are_used(tmp_path, monkeypatch):
+    from benchloop.engine import combining
+    from benchloop.engine.combinecall import Combined
+    from benchloop.engine.combines import COMBINES
+
+    seen = {}
+
+    def fake(call):
+        seen.update(ids=call.ids, values=call.values, failed=call.failed, costs=call.params.texts("costs"))
+        return Combined([{"n": len(call.values)}], {"table": lambda: "summary\n"},
+                        {str(tmp_path / "r.html"): lambda: "<p>page</p>", str(tmp_path): lambda: "a directory"})
+
+    monkeypatch.setitem(COMBINES, "compare", fake)
+    action = load_model().action("compare", "compare")
+    outcomes = [Outcome("A", value=[1]), Outcome("B", failures=[Failure("B", "gone", False)]), Outcome("C", value=[2])]
+    log = Log(quiet=True, stream=io.StringIO())
+    result = combining.combine_outcomes(action, action.defaults, outcomes, log)
+    assert seen == {"ids": ["A", "B", "C"], "values": [("A", [1]), ("C", [2])], "failed": ["B"],
+                    "costs": ("duration_s", "tokens_sent", "api_call_count", "tool_error_count")}
+    out = io.StringIO()
+    combining.print_combined(out, log, result, "table", False, None)
+    assert out.getvalue() == "summary\n"  # its own rendering
+    out = io.StringIO()
+    combining.print_combined(out, log, result, "table", False, formats.compile_query("[0]"))
+    assert out.getvalue().split() == ["n", "-", "2"]  # reshaped by --query: the generic table
+    failed = combining.write_files(log, result)
+    assert (tmp_path / "r.html").read_text() == "<p>page</p>"
+    assert failed == [(str(tmp_path), f"cannot write {tmp_path}: it is a directory")]
+
+
+def test_concat_flattens_every_ids_rows_in_order():
+    from benchloop.engine import combining
+
+    action = load_model().action("jobs", "table")
+    outcomes = [Outcome("G2", value=[{"r": 1}, {"r": 2}]), Outcome("G9", failures=[Failure("G9", "x", False)]),
+                Outcome("G1", value=[{"r": 3}])]
+    result = combining.combine_outcomes(action, action.defaults, outcomes, Log(quiet=True, stream=io.StringIO()))
+    assert result.elements == [{"r": 1}, {"r": 2}, {"r": 3}] and not result.renderings and not result.files

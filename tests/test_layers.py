@@ -5,6 +5,7 @@ or absolute) is read with ``ast``; each package may import only the packages bel
 
     base  <-  table, transport  <-  engine  <-  settings  <-  sdk  <-  mcp_server  <-  cli
     table <-  surface (views of the model), sandbox (a backend: the table only)
+    base  <-  compare (the figures of ``bl compare``: pure, no engine; jmespath its only library)  <-  engine
 
 A module whose name starts with ``_`` is private to its package.  A ``__main__`` module is
 an entry point and may import anything.  There are no import cycles.
@@ -26,7 +27,8 @@ ALLOWED = {
     "base": set(),
     "table": {"base"},
     "transport": {"base"},
-    "engine": {"base", "table", "transport"},
+    "compare": {"base"},
+    "engine": {"base", "table", "transport", "compare"},
     "settings": {"base", "table", "transport", "engine"},
     "surface": {"base", "table"},
     "sandbox": {"base", "table"},
@@ -131,6 +133,19 @@ def test_no_import_cycles():
 
     for start in graph:
         visit(start, [])
+
+
+def test_compare_needs_no_library_but_jmespath():
+    """The statistics are plain Python: numpy and scipy are the tests' (an independent check)."""
+    for path in sorted((PACKAGE / "compare").glob("*.py")):
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                found.add((node.module or "").split(".")[0])
+        third_party = {n for n in found if n not in sys.stdlib_module_names and n not in ("benchloop", "__future__")}
+        assert third_party <= {"jmespath"}, (path.name, third_party)
 
 
 def test_the_tree_shows_the_layers():

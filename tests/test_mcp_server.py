@@ -104,6 +104,10 @@ def _cases() -> list[Any]:
         pytest.param("artifacts_list", {"job": ["G1-J0001"], "include": "*.tgz"}, id="artifacts_list-include"),
         pytest.param("brm_run", {"group": ["G1"], "steps": [10, 10]}, id="brm_run-duplicate-steps"),
         pytest.param("metrics_get", {"job": ["G1-J0001,G1-J0002"]}, id="metrics_get-commas"),
+        pytest.param("compare", {"group": ["G1", "G2"], "pass_threshold": 0.6}, id="compare-two-groups"),
+        pytest.param("compare", {"group": ["G1", "NOPE", "G2"], "query": "[].candidate"}, id="compare-failed-candidate"),
+        pytest.param("compare", {"group": ["G1"]}, id="compare-one-group"),
+        pytest.param("jobs_table", {"group": ["G1", "G2"], "fields": ["job_id", "score"]}, id="jobs_table-fields"),
     ]
     return cases
 

@@ -141,9 +141,19 @@ def test_toolsets():
     assert parse_toolsets(SPEC, None) is None
     assert parse_toolsets(SPEC, "metrics, jobs") == {"metrics", "jobs"}
     tools = served(toolsets={"metrics", "jobs"})
-    assert names(tools) == ["metrics_get", "jobs_get", "describe"]
+    assert names(tools) == ["metrics_get", "jobs_get", "jobs_table", "describe"]
     with pytest.raises(ValueError, match="unknown resource"):
         parse_toolsets(SPEC, "metrics,nope")
+
+
+def test_a_tool_that_returns_data_writes_no_local_file():
+    """``bl compare --report FILE`` writes a file where the command runs: the read-only tool has no
+    such argument (only download tools write, under their directory)."""
+    compare = next(t for t in all_tools(SPEC) if t.name == "compare")
+    assert compare.read_only and "report" not in compare.input_schema["properties"]
+    assert {"group", "metric", "pass_threshold", "unit", "status", "template", "query"} == set(
+        compare.input_schema["properties"])
+    assert compare.input_schema["required"] == ["group"]
 
 
 def test_a_yaml_added_action_is_a_tool_with_no_python():

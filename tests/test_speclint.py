@@ -67,6 +67,10 @@ TRAJ_TASK = where("trajectory", "download", "task")
 META_TASK = where("metadata", "download", "task")
 ART = "resources.artifacts.actions.download.dimensions"
 JOBS_ALL = where("jobs", "download", "group", "all")
+JOBS_TABLE = where("jobs", "table")
+JOBS_ROWS = where("jobs", "table", "group", "rows")
+COMPARE = where("compare", "compare")
+COMPARE_ROWS = where("compare", "compare", "group", "rows")
 PULL = where("pull", "pull")
 BRM_RUN = where("brm", "run", "group", "task")
 AP = ("ap-cmd", "ap-cmd")
@@ -104,6 +108,75 @@ CASES = {
     "extra arguments without a positional": (
         lambda d: action(d, "brm", "run").update(extra_args=True),
         ["resources.brm.actions.run: extra_args needs a positional option (where the extra arguments start)"]),
+    # -- combines, columns and JMESPath options (bl compare, bl jobs table) -----------------
+    "unknown combine": (
+        lambda d: action(d, "jobs", "table").update(combine="nope"),
+        [f"{JOBS_TABLE}: unknown combine 'nope'"]),
+    "combine of a files action": (
+        lambda d: action(d, "jobs", "table").update(writer="files"),
+        [f"{JOBS_TABLE}: combine 'concat' needs the stdout writer (it makes what is printed)"]),
+    "combine value it does not declare": (
+        lambda d: action(d, "jobs", "table").update(combine={"name": "concat", "with": {"costs": ["score"]}}),
+        [f"{JOBS_TABLE}: combine 'concat' takes no 'with.costs' (it takes: nothing)"]),
+    "combine value missing": (
+        lambda d: action(d, "compare", "compare").update(combine="compare"),
+        [f"{COMPARE}: combine 'compare' needs 'with.costs' (column_names)"]),
+    "combine cost that is no column of the rows": (
+        lambda d: action(d, "compare", "compare")["combine"]["with"].update(costs=["duration_s", "walltime"]),
+        [f"{COMPARE}: with.costs of combine 'compare' names no column 'walltime' (the columns: job_id, instance, "
+         "score, pass, duration_s, tokens_sent, api_call_count, tool_error_count)"]),
+    "combine cost the rows do not keep": (
+        lambda d: action(d, "compare", "compare")["combine"]["with"].update(costs=["num_turns"]),
+        [f"{COMPARE}: with.costs of combine 'compare' names no column 'num_turns' (the columns: job_id, instance, "
+         "score, pass, duration_s, tokens_sent, api_call_count, tool_error_count)"]),
+    "combine declaring a request": (
+        lambda d: d["combines"]["compare"]["with"].update(baseline={"type": "endpoint", "help": "x"}),
+        ["combines.compare: with.baseline of type endpoint is for steps (a combine makes no request)",
+         f"{COMPARE}: combine 'compare' needs 'with.baseline' (endpoint)"]),
+    "column kept twice": (
+        lambda d: part(d, "compare", "compare", "group", "rows")["with"].update(keep=["job_id", "job_id"]),
+        [f"{COMPARE}: with.costs of combine 'compare' names no column 'duration_s' (the columns: job_id)",
+         f"{COMPARE_ROWS}: with.keep of step 'job_rows' names a column twice"]),
+    "column declared twice": (
+        lambda d: part(d, "jobs", "table", "group", "rows")["with"].update(
+            columns=[{"name": "score", "from": "score", "type": "number"},
+                     {"name": "score", "from": "pass", "type": "boolean"}]),
+        [f"{JOBS_ROWS}: with.columns of step 'job_rows' declares column 'score' twice"]),
+    "column read by an expression that is not JMESPath": (
+        lambda d: part(d, "jobs", "table", "group", "rows")["with"].update(
+            columns=[{"name": "score", "from": "metrics.[", "type": "number"}]),
+        [f"{JOBS_ROWS}: with.columns of step 'job_rows' column 'score': from is not a valid JMESPath expression "
+         "(Invalid jmespath expression: Incomplete expression:)"]),
+    "column of an unknown type": (
+        lambda d: part(d, "jobs", "table", "group", "rows")["with"].update(
+            columns=[{"name": "score", "from": "score", "type": "float"}]),
+        [f"{JOBS_ROWS}: with.columns of step 'job_rows' column 'score': type must be one of number, string, "
+         "boolean, json"]),
+    "column without a name": (
+        lambda d: part(d, "jobs", "table", "group", "rows")["with"].update(columns=[{"from": "score"}]),
+        [f"{JOBS_ROWS}: with.columns of step 'job_rows' column 0 must be {{name, from, type}} (name and from are "
+         "text)"]),
+    "columns that are not a list": (
+        lambda d: part(d, "jobs", "table", "group", "rows")["with"].update(columns="score"),
+        [f"{JOBS_ROWS}: with.columns of step 'job_rows' must be a list of columns {{name, from, type}}"]),
+    "kept column that is not declared": (
+        lambda d: part(d, "compare", "compare", "group", "rows")["with"].update(
+            keep=["job_id", "instance", "score", "pass", "duration_s", "tokens_sent", "api_call_count",
+                  "tool_error_count", "walltime"]),
+        [f"{COMPARE_ROWS}: with.keep of step 'job_rows' names no column 'walltime' (the columns: group_id, job_id, "
+         "created_at, template, status, instance_id, instance, score, pass, duration_s, duration_api_s, "
+         "num_turns, api_call_count, api_error_count, tool_call_count, tool_error_count, rate_limit_count, "
+         "tokens_sent, thinking_total_length, context_peak, tokenizer_dedup_input, tokenizer_user_input, "
+         "tokenizer_output_total, tokenizer_context_peak, llm_calls)"]),
+    "JMESPath option whose default is not JMESPath": (
+        lambda d: d["options"]["unit"].update(default="job.["),
+        [f"{JOBS_TABLE}: default of option 'unit' is not a valid JMESPath expression (Invalid jmespath "
+         "expression: Incomplete expression:)",
+         f"{COMPARE}: default of option 'unit' is not a valid JMESPath expression (Invalid jmespath "
+         "expression: Incomplete expression:)"]),
+    "fewer ids allowed than required": (
+        lambda d: action(d, "compare", "compare").update(max_ids=1),
+        [f"{COMPARE}: min_ids 2 is above max_ids 1"]),
     # -- enumerations and endpoint use ------------------------------------------------
     "enumeration endpoint": (
         lambda d: d["enumerations"]["group_jobs"].update(request="nope"),
@@ -515,14 +588,16 @@ def test_step_binds_are_what_makes_step_endpoints_pass():
 
 
 def test_the_engine_implements_exactly_the_declared_steps_transforms_and_modes():
-    """The table declares names (its steps, and the schema's enums of transforms and pagination
-    modes); the engine's registries implement them, no more and no less."""
+    """The table declares names (its steps and combines, and the schema's enums of transforms and
+    pagination modes); the engine's registries implement them, no more and no less."""
+    from benchloop.engine.combines import COMBINES
     from benchloop.engine.pagination import ITER_MODES, MODES
     from benchloop.engine.steps import STEPS
     from benchloop.engine.transforms import TRANSFORMS
 
     schema = json.loads((spec_dir() / "benchloop.schema.json").read_text(encoding="utf-8"))["$defs"]
     assert set(STEPS) == set(TABLE["steps"])
+    assert set(COMBINES) == set(TABLE["combines"])
     assert set(TRANSFORMS) == set(schema["shape"]["oneOf"][0]["enum"]) == set(
         schema["shape"]["oneOf"][1]["properties"]["name"]["enum"])
     assert set(MODES) == set(schema["pagination"]["properties"]["mode"]["enum"])

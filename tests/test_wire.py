@@ -38,6 +38,8 @@ EXTRA = {  # options that select other parts (and so other requests)
     ("rsi", "trigger"): [["--include-passed"]],
     ("pull", "pull"): [["--with", "metrics,trajectory,report,artifacts,tasks,jobs"]],
     ("brm", "run"): [["--steps", "10,20"]],  # G1 samples by step (the body has sampleSize)
+    ("compare", "compare"): [["-g", "G2", "--status", "failed"]],  # a baseline and a candidate
+    ("jobs", "table"): [["--template", "t", "--status", "failed", "--instance-id", "i"]],
 }
 ALL_JOBS_RUN = ["brm", "run", "-g", "G2"]  # G2 samples all jobs (no sampleSize in the body)
 EMPTY_GROUP = ["report", "download", "-g", "GEMPTY"]  # no jobs: the group existence probe

@@ -11,6 +11,7 @@ This module imports no command-line framework.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..base.errors import UsageError
@@ -47,6 +48,8 @@ def bind(action: Action, values: dict[str, Any], stdin_token: str = STDIN) -> tu
     _check_choices(action, values)
     if action.max_ids and len(given[dim]) > action.max_ids:
         raise UsageError(action.max_ids_message or f"at most {action.max_ids} id(s) allowed")
+    if action.min_ids and len(given[dim]) < action.min_ids:  # ids are unique: -g A,A is one id
+        raise UsageError(action.min_ids_message or f"at least {action.min_ids} different ids are required")
     return dim, given[dim], values
 
 
@@ -175,10 +178,29 @@ def _given_ids(kwargs: dict[str, Any], stdin_token: str) -> dict[str, list[str]]
 
 
 def _check_values(action: Action, kwargs: dict[str, Any], stdin_token: str) -> None:
-    """Integer lists and minimums, before the ids are checked (the contract's order)."""
+    """Integer lists and minimums, before the ids are checked (the contract's order); numbers
+    are finite and JMESPath options compile, so that nothing is requested in vain."""
     for opt in action.options:
         value = kwargs.get(opt.name)
         if opt.type == "ints":
             kwargs[opt.name] = _ints(opt, value, stdin_token)
         elif opt.type == "int" and opt.min is not None and value is not None and value < opt.min:
             raise UsageError(opt.message("min", f"{opt.flag} must be at least {opt.min}"))
+        elif opt.type == "float" and value is not None and not math.isfinite(value):
+            raise UsageError(opt.message("invalid", f"{opt.flag} must be a finite number, not {value}"))
+        elif opt.type == "jmespath" and value is not None:
+            _check_expression(opt, value)
+
+
+def _check_expression(opt: Option, text: str) -> None:
+    """A usage error naming the option when ``text`` is not a JMESPath expression."""
+    import jmespath
+    from jmespath.exceptions import JMESPathError
+
+    try:
+        jmespath.compile(text)
+    except JMESPathError as exc:
+        detail = " ".join(str(exc).split())  # one line: jmespath draws a caret under the expression
+        raise UsageError(f"invalid {opt.flag} expression: {detail}") from None
+    except RecursionError:
+        raise UsageError(f"invalid {opt.flag} expression: nested too deeply to parse") from None

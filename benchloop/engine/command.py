@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..base.errors import EXIT_AUTH, ApiError, AuthError, BenchloopError, StepError
+from ..base.errors import EXIT_AUTH, EXIT_FAILURE, ApiError, AuthError, BenchloopError, StepError
 from ..base.ids import quoted
 from ..table.model import Action
 from . import formats
@@ -96,19 +96,27 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
     query = formats.compile_query(opts.get("query")) if action.prints else None
     prints = action.prints and not action.writes_files(opts)
     stream = None
-    if prints and formats.FORMATS[output].streams and query is None:
+    if prints and formats.FORMATS[output].streams and query is None and action.combine is None:
         stream = Stream(rt.stdout, rt.log, action, ids, formats.FORMATS[output])
     try:
         outcomes = execute(rt, action, dim, ids, opts, stream.done if stream is not None else None)
     except AuthError as exc:
         rt.log.error(f"authentication error: {exc}")
         return EXIT_AUTH
+    unwritten: list[tuple[str, str]] = []
     if prints:
         if stream is not None:
             stream.finish()
+        elif action.combine is not None:  # every id's value together (bl compare, bl jobs table)
+            from .combining import combine_outcomes, print_combined, write_files
+
+            result = combine_outcomes(action, opts, outcomes, rt.log)
+            print_combined(rt.stdout, rt.log, result, output, rt.pretty, query)
+            unwritten = write_files(rt.log, result)
         else:
             print_all(rt.stdout, rt.log, action, outcomes, output, rt.pretty, query)
-    return summarize(rt.log, outcomes, noun="pull step(s)" if action.compose is not None else "id(s)")
+    code = summarize(rt.log, outcomes, noun="pull step(s)" if action.compose is not None else "id(s)")
+    return code or (EXIT_FAILURE if unwritten else code)
 
 
 def run_text(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any]) -> int:

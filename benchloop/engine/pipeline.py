@@ -409,6 +409,10 @@ class PipelineCall:
     def enumerate(self, key: str) -> list[str]:
         return self._p.enumerate(self.params.enumeration(key), self._ctx, self.ident)
 
+    def scan(self, key: str) -> list[dict[str, Any]]:
+        enum = self.params.enumeration(key)
+        return self._p.paginate(enum.request, enum.pagination, self._ctx, self.ident, enum.empty_probe).items
+
     def map(self, items: list[str], work: Callable[[str], Any]) -> list[Outcome]:
         return self._p.rt.map(items, work)
 

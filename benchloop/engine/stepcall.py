@@ -82,6 +82,11 @@ class StepCall(Protocol):
         """Every id the enumeration named by ``with.<key>`` lists for this id."""
         ...
 
+    def scan(self, key: str) -> list[dict[str, Any]]:
+        """Every item (the whole entry, not only its id) that the enumeration named by ``with.<key>``
+        lists for this id: every page, as its pagination walks them (one request per page)."""
+        ...
+
     def map(self, items: list[str], work: Callable[[str], Any]) -> list[Outcome]:
         """``work`` for every item on the command's worker pool, outcomes in input order."""
         ...

@@ -17,7 +17,9 @@ Actions with another writer (plain text, ``ap-cmd``) are not tools.
 
 Each tool's input schema comes from the action's options: ids as arrays of
 strings, every other option with its type, choices, minimum, default and help,
-plus ``query`` (JMESPath, as ``--query``) on tools that return data.
+plus ``query`` (JMESPath, as ``--query``) on tools that return data.  A tool that
+returns data takes no option that names a local file (``path:`` in the table, such
+as ``bl compare --report``): only download tools write, under their directory.
 
 What is required: a tool with one kind of id lists it in ``required``
 (``jobs_get`` needs ``group``).  A tool with several kinds needs exactly one
@@ -238,6 +240,8 @@ def action_tool(spec: Spec, action: Action, kind: str, gates: tuple[str, ...]) -
         options = [o for o in options if o.name != action.stdout_when]
     if kind == LISTING:
         options = [o for o in options if o.name not in FILE_OPTIONS]
+    if kind != DOWNLOAD:  # a tool that returns data writes no local file (compare's --report)
+        options = [o for o in options if o.path is None]
     hidden = [o.name for o in options if o.name in OPTION_DIMENSIONS and not action.dimension_of(o.name)]
     properties = {o.name: option_schema(o) for o in options if o.name not in hidden}
     if kind == DOWNLOAD and "output_dir" in properties:

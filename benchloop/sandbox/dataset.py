@@ -31,6 +31,16 @@ Data rules (also what test writers rely on):
   7, ``JORPHAN``, ``../JODD x``), ``T3`` (G1 job 1 and the unknown
   ``JMISSING``), ``TMEDIA`` (G1 jobs 10 and 25: every kind of trace media) and
   ``TEMPTY`` (no job ids); G1 job ids beyond the group's size are left out;
+* only with ``compare_jobs=N`` (N > 0; ``bl sandbox serve`` has 160): the
+  groups ``BASE``, ``CAND`` and ``CAND2``, three runs of one benchmark for
+  ``bl compare`` (see ``COMPARE_GROUPS``): N jobs each, jobs ``n`` running
+  instance ``offset + ((n - 1) % M)`` of a shared instance list
+  (``M = ceil(N / COMPARE_TRIALS)``, so about four trials per instance), each
+  instance with a latent pass probability that a candidate may raise (fixed),
+  lower (broken) or keep; the offsets (``BASE`` 0, ``CAND`` k, ``CAND2`` 2k,
+  ``k = max(1, M // 20)`` when ``M >= 4``) leave instances in one group only;
+  ~3% of the jobs are running and ~2% cancelled (no score); one task per
+  instance; created after every other job, so no other answer changes;
 * only with ``hostile=True``: the group ``GHOSTILE`` whose jobs have the ids
   of ``HOSTILE_JOBS`` (``../``, absolute paths, NUL, backslashes, control
   characters, 1,000 characters) and whose artifact listings carry the names of
@@ -81,6 +91,19 @@ HOSTILE_JOBS = (
 )
 
 _BASE_TIME = datetime(2026, 7, 1, 0, 0, 0)
+
+# The comparison groups (compare_jobs > 0): group id -> (share of instances a candidate fixes,
+# share it breaks, factor on duration, factor on turns).  BASE is the baseline; CAND fixes some
+# instances and breaks others (a difference within the noise, slower); CAND2 fixes many more than
+# it breaks (a difference whose CI excludes 0, more turns, hence more tokens).
+COMPARE_GROUPS = {
+    "BASE": (0.0, 0.0, 1.0, 1.0),
+    "CAND": (0.20, 0.15, 1.25, 1.0),
+    "CAND2": (0.35, 0.05, 0.9, 1.5),
+}
+COMPARE_TRIALS = 4  # jobs per instance (about: M = ceil(N / 4) instances share N jobs)
+COMPARE_TEMPLATE = TEMPLATES[0]
+COMPARE_LEVELS = (0.0, 0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.0)  # latent pass probabilities
 
 JOB_COLUMNS = (
     "seq", "job_id", "group_id", "n", "created_at", "template", "status", "instance_id",
@@ -150,9 +173,13 @@ class Dataset:
         tasks_per_group: int | Sequence[int] = 25,
         db_path: str = ":memory:",
         hostile: bool = False,
+        compare_jobs: int = 0,
     ) -> None:
         if groups < 0:
             raise ValueError("groups must be >= 0")
+        if compare_jobs < 0:
+            raise ValueError("compare_jobs must be >= 0")
+        self.compare_jobs = compare_jobs
         self.seed = seed
         self.group_count = groups
         self.job_sizes = _per_group(jobs_per_group, groups, "jobs_per_group")
@@ -210,13 +237,15 @@ class Dataset:
                 CLUSTERS[0], _BASE_TIME.isoformat(), len(HOSTILE_JOBS), 0,
             ))
         db.executemany("INSERT INTO groups VALUES (?,?,?,?,?,?,?,?,?)", group_rows)
-        self._special_jobs(seq)
+        seq = self._special_jobs(seq)
+        if self.compare_jobs:
+            self._compare_groups(seq, self.group_count + 3)
         db.executemany("INSERT INTO download_tasks VALUES (?,?,?,?)", self._download_tasks())
         db.executescript(_INDEXES)
         db.commit()
 
-    def _special_jobs(self, seq: int) -> None:
-        """The hostile group's jobs (when asked for) and the jobs without a group."""
+    def _special_jobs(self, seq: int) -> int:
+        """The hostile group's jobs (when asked for) and the jobs without a group; the last seq."""
         db = self._db
         if self.hostile:
             hrng = self._rng(f"group:{HOSTILE_GROUP}")
@@ -241,6 +270,84 @@ class Dataset:
                  0.25 if status == "failed" else 0.9, 42.5, 7, 1234, 8192,
                  special.getrandbits(31)),
             )
+        return seq
+
+    # ------------------------------------------------------ comparison groups
+    def _compare_groups(self, seq: int, first_idx: int) -> None:
+        """BASE, CAND and CAND2: the same benchmark run three times (see the module docstring).
+
+        Everything is drawn from streams seeded by the dataset seed and the group
+        id, so an instance's latent pass probability and a candidate's effect on it
+        are the same whatever the group size, and the figures of ``bl compare`` on
+        these groups are reproducible.
+        """
+        db = self._db
+        njobs = self.compare_jobs
+        m = -(-njobs // COMPARE_TRIALS)
+        k_only = max(1, m // 20) if m >= 4 else 0
+        universe = m + 2 * k_only
+        names_rng = self._rng("compare:names")
+        levels_rng = self._rng("compare:levels")
+        names, levels = [], []
+        for k in range(1, universe + 1):
+            repo = REPOS[names_rng.randrange(len(REPOS))]
+            names.append(f"{repo}__{repo}-{10_000 + 1000 * k + names_rng.randrange(1000)}")
+            levels.append(COMPARE_LEVELS[levels_rng.randrange(len(COMPARE_LEVELS))])
+        group_rows = []
+        for i, (gid, (fixed, broken, slower, longer)) in enumerate(COMPARE_GROUPS.items()):
+            idx, offset = first_idx + i, i * k_only
+            start = _BASE_TIME + timedelta(days=30 + i)
+            group_rows.append((idx, gid, f"compare-{gid.lower()}", COMPARE_TEMPLATE, DATASETS[0],
+                               CLUSTERS[0], start.isoformat(), njobs, m))
+            effects = self._rng(f"compare:effects:{gid}")
+            chance = []
+            for level in levels:
+                roll = effects.random()
+                chance.append(min(1.0, level + 0.6) if roll < fixed
+                              else max(0.0, level - 0.6) if roll < fixed + broken else level)
+            mine = range(offset, offset + m)
+            tasks = []
+            for k, inst in enumerate(mine, start=1):
+                status = "passed" if chance[inst] >= 0.5 else "failed"
+                tasks.append((idx * 10_000_000 + k, task_id_for(gid, k), gid, k, names[inst], status,
+                              round(chance[inst], 4)))
+            db.executemany(f"INSERT INTO tasks VALUES ({','.join('?' * len(TASK_COLUMNS))})", tasks)
+            rows = self._compare_job_rows(gid, njobs, [names[j] for j in mine], [chance[j] for j in mine],
+                                          start, slower, longer)
+            rows.reverse()  # newest first: seq ascending == list order inside a tie
+            db.executemany(f"INSERT INTO jobs VALUES ({','.join('?' * len(JOB_COLUMNS))})",
+                           [(seq + j + 1, *row) for j, row in enumerate(rows)])
+            seq += len(rows)
+        db.executemany("INSERT INTO groups VALUES (?,?,?,?,?,?,?,?,?)", group_rows)
+
+    def _compare_job_rows(self, gid: str, count: int, names: list[str], chance: list[float],
+                          start: datetime, slower: float, longer: float) -> list[tuple]:
+        time_rng, rng = self._rng(f"compare:times:{gid}"), self._rng(f"compare:jobs:{gid}")
+        stamps, t = [], start
+        for _ in range((count + TIE_RUN - 1) // TIE_RUN):
+            t += timedelta(seconds=time_rng.randint(5, 120))
+            stamps.append(t.isoformat())
+        rnd, randint, getrandbits = rng.random, rng.randint, rng.getrandbits
+        m, rows = len(names), []
+        for n in range(1, count + 1):
+            inst = (n - 1) % m
+            r = rnd()
+            if r < 0.03:
+                status = "running"
+            elif r < 0.05:
+                status = "cancelled"
+            else:
+                status = "succeeded" if rnd() < chance[inst] else "failed"
+            x = rnd()
+            score = (round(0.5 + 0.5 * x, 4) if status == "succeeded"
+                     else round(0.5 * x, 4) if status == "failed" else None)
+            rows.append((
+                job_id_for(gid, n), gid, n, stamps[(n - 1) // TIE_RUN], COMPARE_TEMPLATE, status,
+                names[inst], score, round((5 + 600 * rnd()) * slower, 2),
+                min(120, max(1, round(randint(1, 60) * longer))), randint(100, 50_000),
+                randint(1_000, 128_000), getrandbits(31),
+            ))
+        return rows
 
     @staticmethod
     def _instance_names(rng: random.Random, count: int) -> list[str]:

@@ -93,8 +93,8 @@ def serve_options(values: Mapping[str, Any]) -> int:
         raise ValueError("--fault-rate must be between 0 and 1")
     if not kinds or any(kind not in RATE_KINDS for kind in kinds):
         raise ValueError(f"--fault-kinds must name some of: {', '.join(RATE_KINDS)}")
-    for name in ("groups", "jobs_per_group", "tasks_per_group", "artifact_bytes", "trajectory_steps",
-                 "export_waiting", "export_running", "latency_ms"):
+    for name in ("groups", "jobs_per_group", "tasks_per_group", "compare_jobs", "artifact_bytes",
+                 "trajectory_steps", "export_waiting", "export_running", "latency_ms"):
         if values[name] < 0:
             raise ValueError(f"--{name.replace('_', '-')} must not be negative")
     return serve(host=values["listen"], port=values["port"], seed=values["seed"], groups=values["groups"],
@@ -103,4 +103,5 @@ def serve_options(values: Mapping[str, Any]) -> int:
                  fault_rate=values["fault_rate"], fault_seed=values["fault_seed"], fault_kinds=kinds,
                  range_support=not values["no_range"], artifact_bytes=values["artifact_bytes"],
                  trajectory_steps=values["trajectory_steps"], export_waiting=values["export_waiting"],
-                 export_running=values["export_running"], hostile=values["hostile"])
+                 export_running=values["export_running"], hostile=values["hostile"],
+                 compare_jobs=values["compare_jobs"])

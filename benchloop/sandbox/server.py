@@ -375,6 +375,7 @@ def start_sandbox(
     fault_kinds: Sequence[str] = RATE_KINDS,
     range_support: bool = True,
     hostile: bool = False,
+    compare_jobs: int = 0,
     object_store_url: str | None = None,
     redirect_artifacts: bool = False,
     tls: tuple[str, str] | None = None,
@@ -393,10 +394,13 @@ def start_sandbox(
     ``hostile=True`` adds the group ``GHOSTILE`` (job ids and artifact names
     with ``../``, absolute paths, NUL, backslashes, control characters, 1,000
     characters) and the download task ``THOSTILE`` over its jobs.
+    ``compare_jobs=N`` adds the groups ``BASE``, ``CAND`` and ``CAND2`` of N jobs
+    each: three runs of one benchmark for ``bl compare`` (0, the default, keeps
+    the dataset's totals as they are).
     """
     plan = FaultPlan(rate=fault_rate, seed=fault_seed, kinds=tuple(fault_kinds))
     dataset = Dataset(seed, groups, jobs_per_group, tasks_per_group, db_path=db_path,
-                      hostile=hostile)
+                      hostile=hostile, compare_jobs=compare_jobs)
     state = State(export_waiting=export_waiting, export_running=export_running,
                   behavior_running_polls=behavior_running_polls)
     app = App(dataset, Config(api_key=api_key, ap_api_key=ap_api_key, trajectory_steps=trajectory_steps,

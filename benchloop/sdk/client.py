@@ -283,7 +283,15 @@ class Client:
         if failures and self._auth_epoch != epoch and any(m == "cancelled" for _, m in failures):
             raise AuthError("authentication failed (HTTP 401) in another call of this client")
         result: Any
-        if action.prints and not action.writes_files(opts):
+        if action.prints and not action.writes_files(opts) and action.combine is not None:
+            # Every id's value together (bl.compare, bl.jobs.table); files its options ask for
+            # (report=...) are written, and one that cannot be is a failure of the call.
+            from ..engine.combining import combine_outcomes, write_files
+
+            combined = combine_outcomes(action, opts, outcomes, rt.log)
+            result = list(combined.elements)
+            failures += write_files(rt.log, combined)
+        elif action.prints and not action.writes_files(opts):
             result = [e for o in outcomes for e in contributed(action, o, rt.log)]
         else:
             result = DownloadResult(list(rt.log.paths), list(rt.log.skipped), failures)

@@ -22,6 +22,7 @@ class Client:
     metrics: MetricsResource
     overview: OverviewResource
     jobs: JobsResource
+    compare: CompareResource
     tasks: TasksResource
     report: ReportResource
     trajectory: TrajectoryResource
@@ -76,8 +77,21 @@ class JobsResource(ResourceClient):
     def download(self, *, group: str | Sequence[str] | None = None, page_size: int = 1000, template: str | None = None, status: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
         """Write every job of each group to <group>/job_list.json."""
         ...
+    def table(self, *, group: str | Sequence[str] | None = None, fields: str | Sequence[str] | None = None, template: str | None = None, status: str | None = None, instance_id: str | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id') -> list[Any]:
+        """Print one flat row per job of each group (every page): its job-list fields, instance, score, pass, run and token metrics; numbers are numbers."""
+        ...
     def iter(self, *, group: str | Sequence[str] | None = None, page_size: int = 50, template: str | None = None, status: str | None = None, instance_id: str | None = None) -> Iterator[dict[str, Any]]:
         """Every item (jobs) of every page that `bl jobs get` walks, one page at a time."""
+        ...
+
+
+class CompareResource(ResourceClient):
+    """Compare benchmark runs instance by instance, with 95% confidence intervals."""
+    def compare(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: str | None = None, template: str | None = None, report: str | os.PathLike[str] | None = None) -> list[Any]:
+        """Compare every group with the first (the baseline): pass rates and mean scores over instances, paired differences with 95% CIs and p-values, costs, the instances that changed. --output table and markdown print a readable summary of it (a difference whose CI excludes 0 is marked *)."""
+        ...
+    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: str | None = None, template: str | None = None, report: str | os.PathLike[str] | None = None) -> list[Any]:
+        """Compare every group with the first (the baseline): pass rates and mean scores over instances, paired differences with 95% CIs and p-values, costs, the instances that changed. --output table and markdown print a readable summary of it (a difference whose CI excludes 0 is marked *)."""
         ...
 
 

@@ -184,6 +184,9 @@ def docstring(help_text: str, options: list[Option], returns: str) -> str:
 
 def returns(action: Action) -> str:
     """What a method returns, in words (its docstring and the reference)."""
+    if action.writer == "stdout" and action.combine is not None:
+        return (f"`list`: the elements of the CLI's JSON array, as Python values (made of every id's value "
+                f"together by the combine `{action.combine.name}`).")
     if action.writer == "stdout":
         return "`list`: the elements of the CLI's JSON array, as Python values."
     text = "`DownloadResult` (`paths`, `skipped`, `failures`)."

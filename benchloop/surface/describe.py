@@ -21,6 +21,8 @@ Conventions worth knowing when reading the output:
 * A named step's ``with:`` values that name an endpoint or an enumeration are
   resolved into ``endpoints`` / ``enumerations``; a ``layout`` value is the path
   template of the files the step writes.
+* An action with a ``combine`` prints what its named combine makes of every id's
+  value together (``bl compare``: one element per candidate), not one element per id.
 
 This module must stay light: no httpx, no YAML parsing (the compiled table is
 read from the cache).
@@ -330,6 +332,11 @@ def describe_action(spec: Spec, action: Action) -> dict[str, Any]:
             "max_ids": action.max_ids,
         },
     }
+    if action.min_ids:
+        out["ids"]["min_ids"] = action.min_ids
+    if action.combine:
+        out["combine"] = {"name": action.combine.name, "help": action.combine.definition.help,
+                          "with": action.combine.params.plain()}
     if action.extra_args:
         out["extra_args"] = True
     if action.stdout_when:

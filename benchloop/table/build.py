@@ -20,6 +20,8 @@ from .model import (
     Action,
     Archive,
     ArchiveEntry,
+    Column,
+    Combine,
     Command,
     Compose,
     Condition,
@@ -178,6 +180,7 @@ class Builder:
         self.endpoints = {n: endpoint(n, e, self.schemas) for n, e in data["endpoints"].items()}
         self.enumerations = {n: self.enumeration(n, e) for n, e in (data.get("enumerations") or {}).items()}
         self.steps = {n: step_def(n, s) for n, s in (data.get("steps") or {}).items()}
+        self.combines = {n: step_def(n, c) for n, c in (data.get("combines") or {}).items()}
 
     def enumeration(self, name: str, data: Mapping[str, Any]) -> Enumeration:
         probe = data.get("empty_probe")
@@ -200,7 +203,8 @@ class Builder:
             result=tuple(data["result"]), label=data["label"], message=data.get("message"))
 
     def step_args(self, step: StepDef, given: Mapping[str, Any]) -> StepArgs:
-        """The ``with:`` values of a step part, each as its declared type (defaults filled in)."""
+        """The ``with:`` values of a step part or a combine, each as its declared type (defaults
+        filled in)."""
         values: dict[str, Any] = {}
         for key, param in step.params.items():
             value = given.get(key, param.default)
@@ -212,6 +216,8 @@ class Builder:
                 value = self.enumerations[value]
             elif param.type == "progress":
                 value = progress(value)
+            elif param.type == "columns":
+                value = tuple(Column(c["name"], c["from"], c.get("type", "json")) for c in value)
             values[key] = freeze(value)
         return StepArgs(values)
 
@@ -260,6 +266,14 @@ class Builder:
             serial=bool(data.get("serial")), progress=progress(data.get("progress")),
             aggregate_failures=data.get("aggregate_failures"), composite=bool(data.get("composite")))
 
+    def combine(self, data: Any) -> Combine | None:
+        """An action's ``combine:``: a name, or ``{name, with}``."""
+        if not data:
+            return None
+        name, given = (data, {}) if isinstance(data, str) else (data["name"], data.get("with") or {})
+        definition = self.combines[name]
+        return Combine(definition, self.step_args(definition, given))
+
     def action(self, resource: str, is_command: bool, name: str, data: Mapping[str, Any]) -> Action:
         options = tuple(option(o) for o in data["options"])
         compose = data.get("compose")
@@ -272,7 +286,8 @@ class Builder:
                                         for n, s in compose["sections"].items()})) if compose else None,
             max_ids=data.get("max_ids"), max_ids_message=data.get("max_ids_message"),
             error_field=data.get("error_field"), progress=progress(data.get("progress")),
-            extra_args=bool(data.get("extra_args")))
+            extra_args=bool(data.get("extra_args")), combine=self.combine(data.get("combine")),
+            min_ids=data.get("min_ids"), min_ids_message=data.get("min_ids_message"))
 
     def spec(self) -> Spec:
         resources = {}
@@ -288,7 +303,7 @@ class Builder:
             options=frozen_map(options), resources=frozen_map(resources), services=frozen_map(services),
             global_options=tuple(option({"name": n, **o}) for n, o in (self.data.get("global_options") or {}).items()),
             commands=frozen_map({n: command(n, c) for n, c in (self.data.get("commands") or {}).items()}),
-            steps=frozen_map(self.steps), schemas=self.schemas)
+            steps=frozen_map(self.steps), schemas=self.schemas, combines=frozen_map(self.combines))
 
 
 def build_model(data: Mapping[str, Any]) -> Spec:

@@ -2,10 +2,11 @@
 
 The JSON Schema checks the shape of each entry; these checks cover what a
 schema cannot: references between entries (requests, enumerations, shapes,
-pagination modes), that every path-template variable is bound where the
-endpoint is used (by parts, enumerations, archives and named steps), that
-every variable of a file, archive entry or step template is bound, and that no
-two outputs share a path template.  For the answers (``responses.py``): every
+pagination modes, steps, combines), that every path-template variable is bound
+where the endpoint is used (by parts, enumerations, archives and named steps),
+that every variable of a file, archive entry or step template is bound, that
+JMESPath values compile and columns are unique, and that no two outputs share
+a path template.  For the answers (``responses.py``): every
 endpoint declares its response and every service its error body, every
 ``$ref`` names a schema, no schema is closed, and every field the table reads
 (a pagination's collection, ids and total, ``items:`` fields, a waiter's
@@ -175,19 +176,8 @@ def _check_step(spec: dict[str, Any], where: str, part: dict[str, Any], problems
         problems.append(f"{where}: unknown step {name!r}")
         return
     params = part.get("with") or {}
-    for key in params:
-        if key not in declared["with"]:
-            problems.append(f"{where}: step {name!r} takes no 'with.{key}' (it takes: {', '.join(declared['with'])})")
-    for key, param in declared["with"].items():
-        value = params.get(key, param.get("default"))
-        if value is None:
-            if not param.get("optional"):
-                problems.append(f"{where}: step {name!r} needs 'with.{key}' ({param['type']})")
-            continue
-        problem = _step_value(spec, param["type"], value, bound)
-        if problem:
-            problems.append(f"{where}: with.{key} of step {name!r} {problem}")
-            continue
+    checked = _check_values(spec, where, "step", name, declared, params, problems, bound)
+    for key, param, value in checked:
         binds = bound | set(param.get("binds") or ())
         if param["type"] == "endpoint":
             _check_endpoint_use(spec, where, value, binds, known, problems)
@@ -195,6 +185,86 @@ def _check_step(spec: dict[str, Any], where: str, part: dict[str, Any], problems
             for var in template_vars(value["label"] if param["type"] == "progress" else value):
                 if var not in binds:
                     problems.append(f"{where}: with.{key} variable {{{var}}} is not bound")
+
+
+def _check_values(spec: dict[str, Any], where: str, what: str, name: str, declared: dict[str, Any],
+                  params: dict[str, Any], problems: list[str], bound: set[str],
+                  columns: list[str] | None = None) -> list[tuple[str, dict[str, Any], Any]]:
+    """The ``with:`` of a step part or a combine against its declaration: no key it does not
+    declare, every value it needs, each of its type; ``(key, declaration, value)`` of each
+    value that is fine.  ``column_names`` name columns of the part's own ``columns`` value,
+    or (a combine) of ``columns``: the columns the action's rows have."""
+    for key in params:
+        if key not in (declared.get("with") or {}):
+            takes = ", ".join(declared.get("with") or {}) or "nothing"
+            problems.append(f"{where}: {what} {name!r} takes no 'with.{key}' (it takes: {takes})")
+    own = next((_column_names(v) for k, v in params.items()
+                if (declared.get("with") or {}).get(k, {}).get("type") == "columns" and isinstance(v, list)), None)
+    checked = []
+    for key, param in (declared.get("with") or {}).items():
+        value = params.get(key, param.get("default"))
+        if value is None:
+            if not param.get("optional"):
+                problems.append(f"{where}: {what} {name!r} needs 'with.{key}' ({param['type']})")
+            continue
+        problem = _step_value(spec, param["type"], value, bound)
+        if problem is None and param["type"] == "column_names":
+            problem = _unknown_columns(value, own if own is not None else columns or [])
+        if problem:
+            problems.append(f"{where}: with.{key} of {what} {name!r} {problem}")
+            continue
+        checked.append((key, param, value))
+    return checked
+
+
+def _column_names(columns: list[Any]) -> list[str]:
+    return [c["name"] for c in columns if isinstance(c, dict) and isinstance(c.get("name"), str)]
+
+
+def _unknown_columns(names: list[str], columns: list[str]) -> str | None:
+    unknown = [n for n in names if n not in columns]
+    if unknown:
+        return f"names no column {unknown[0]!r} (the columns: {', '.join(columns) or 'none'})"
+    if len(set(names)) != len(names):
+        return "names a column twice"
+    return None
+
+
+def _columns_value(value: Any) -> str | None:
+    """Why ``value`` is not a list of columns ``{name, from, type}``: unique names, valid
+    JMESPath, known types; or None."""
+    from .model import COLUMN_TYPES
+
+    if not isinstance(value, list) or not value:
+        return "must be a list of columns {name, from, type}"
+    names: list[str] = []
+    for i, column in enumerate(value):
+        if not isinstance(column, dict) or set(column) - {"name", "from", "type"} or not isinstance(
+                column.get("name"), str) or not column["name"] or not isinstance(column.get("from"), str):
+            return f"column {i} must be {{name, from, type}} (name and from are text)"
+        if column["name"] in names:
+            return f"declares column {column['name']!r} twice"
+        names.append(column["name"])
+        if column.get("type", "json") not in COLUMN_TYPES:
+            return f"column {column['name']!r}: type must be one of {', '.join(COLUMN_TYPES)}"
+        problem = _jmespath_problem(column["from"])
+        if problem:
+            return f"column {column['name']!r}: from {problem}"
+    return None
+
+
+def _jmespath_problem(value: Any) -> str | None:
+    """Why ``value`` is not a JMESPath expression (one line), or None."""
+    if not isinstance(value, str):
+        return "must be a JMESPath expression"
+    import jmespath
+    from jmespath.exceptions import JMESPathError
+
+    try:
+        jmespath.compile(value)
+    except JMESPathError as exc:
+        return f"is not a valid JMESPath expression ({str(exc).splitlines()[0]})"
+    return None
 
 
 def _step_value(spec: dict[str, Any], kind: str, value: Any, bound: set[str]) -> str | None:
@@ -208,24 +278,17 @@ def _step_value(spec: dict[str, Any], kind: str, value: Any, bound: set[str]) ->
         return None if isinstance(value, str) and f"parts.{value}" in bound else "must name an earlier part"
     if kind == "integer":
         return None if isinstance(value, int) and not isinstance(value, bool) else "must be an integer"
-    if kind == "texts":
+    if kind in ("texts", "column_names"):
         ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
         return None if ok else "must be a list of strings"
+    if kind == "columns":
+        return _columns_value(value)
     if kind == "progress":
         ok = isinstance(value, dict) and {"label", "unit", "action"} <= set(value) and set(value) <= {
             "label", "unit", "action", "eta", "counts"} and value.get("counts", "ids") in ("ids", "jobs")
         return None if ok else "must be a progress counter (label, unit, action; eta, counts: ids or jobs)"
     if kind == "jmespath":
-        if not isinstance(value, str):
-            return "must be a JMESPath expression"
-        import jmespath
-        from jmespath.exceptions import JMESPathError
-
-        try:
-            jmespath.compile(value)
-        except JMESPathError as exc:
-            return f"is not a valid JMESPath expression ({str(exc).splitlines()[0]})"
-        return None
+        return _jmespath_problem(value)
     return None if isinstance(value, str) else "must be a string"
 
 
@@ -239,6 +302,7 @@ def lint(spec: dict[str, Any]) -> list[str]:
     _lint_services(c)
     _lint_responses(c)
     _lint_enumerations(c)
+    _lint_combines(c)
     for rname, resource in spec["resources"].items():
         for aname, action in resource["actions"].items():
             _lint_action(c, rname, aname, action)
@@ -486,6 +550,52 @@ def _lint_enumerations(c: _Lint) -> None:
             _check_endpoint_use(c.spec, where, enum["empty_probe"], {"group"}, c.known, c.problems)
 
 
+STEP_ONLY_TYPES = ("endpoint", "enumeration", "part", "template", "progress")
+
+
+def _lint_combines(c: _Lint) -> None:
+    """A combine works on the values the ids produced: it makes no request and binds nothing."""
+    for name, combine in (c.spec.get("combines") or {}).items():
+        where = f"combines.{name}"
+        for key, param in (combine.get("with") or {}).items():
+            if param["type"] in STEP_ONLY_TYPES:
+                c.add(f"{where}: with.{key} of type {param['type']} is for steps (a combine makes no request)")
+
+
+def _row_columns(spec: dict[str, Any], action: dict[str, Any]) -> list[str]:
+    """The columns of the rows an action's steps build: of each step part, its ``column_names``
+    value (the columns it keeps) or else the names of its ``columns`` value."""
+    found: list[str] = []
+    for dim in action["dimensions"].values():
+        for part in dim["parts"].values():
+            declared = ((spec.get("steps") or {}).get(part.get("step") or "") or {}).get("with") or {}
+            given = part.get("with") or {}
+            kinds = {key: p["type"] for key, p in declared.items()}
+            kept = next((v for k, v in given.items() if kinds.get(k) == "column_names"), None)
+            every = next((_column_names(v) for k, v in given.items() if kinds.get(k) == "columns"
+                          and isinstance(v, list)), [])
+            for column in kept if isinstance(kept, list) else every:
+                if column not in found:
+                    found.append(column)
+    return found
+
+
+def _lint_combine(c: _Lint, where: str, action: dict[str, Any]) -> None:
+    """The combine is declared (``combines:``), its ``with:`` is what it declares, and it
+    combines what is printed (a ``stdout`` action)."""
+    combine = action.get("combine")
+    if not combine:
+        return
+    name, params = (combine, {}) if isinstance(combine, str) else (combine["name"], combine.get("with") or {})
+    declared = (c.spec.get("combines") or {}).get(name)
+    if declared is None:
+        c.add(f"{where}: unknown combine {name!r}")
+        return
+    if action["writer"] != "stdout":
+        c.add(f"{where}: combine {name!r} needs the stdout writer (it makes what is printed)")
+    _check_values(c.spec, where, "combine", name, declared, params, c.problems, set(), _row_columns(c.spec, action))
+
+
 def _lint_action(c: _Lint, rname: str, aname: str, action: dict[str, Any]) -> None:
     where = f"resources.{rname}.actions.{aname}"
     options = {opt["name"]: opt for opt in action["options"]}
@@ -497,6 +607,9 @@ def _lint_action(c: _Lint, rname: str, aname: str, action: dict[str, Any]) -> No
     if listing and options.get(listing, {}).get("type") != "flag":
         c.add(f"{where}: stdout_when names no flag option {listing!r}")
     _check_error_field(c, where, action)
+    _lint_combine(c, where, action)
+    if action.get("min_ids") and action.get("max_ids") and action["min_ids"] > action["max_ids"]:
+        c.add(f"{where}: min_ids {action['min_ids']} is above max_ids {action['max_ids']}")
     outputs: list[_Output] = []
     for dname, dim in action["dimensions"].items():
         outputs += _lint_dimension(c, f"{where}.dimensions.{dname}", dname, dim, action, options)
@@ -540,6 +653,10 @@ def _lint_options(c: _Lint, where: str, options: list[dict[str, Any]], own_globa
             flags.add(flag)
         if opt["type"] == "choice" and opt.get("default") not in opt.get("choices", []):
             c.add(f"{where}: option {opt['name']!r} default is not one of its choices")
+        if opt["type"] == "jmespath" and opt.get("default") is not None:
+            problem = _jmespath_problem(opt["default"])
+            if problem:
+                c.add(f"{where}: default of option {opt['name']!r} {problem}")
 
 
 def _target(spec: dict[str, Any], section: dict[str, Any]) -> dict[str, Any] | None:

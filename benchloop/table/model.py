@@ -462,10 +462,12 @@ class Waiter:
 # -------------------------------------------------------------------- steps
 @dataclass(frozen=True)
 class StepParam:
-    """One ``with:`` parameter a named step declares (``steps:`` in the table)."""
+    """One ``with:`` parameter a named step or combine declares (``steps:``, ``combines:``)."""
 
     name: str
-    type: str  # endpoint, enumeration, part, template, text, integer, texts, jmespath
+    # endpoint, enumeration, part, template, text, integer, texts, jmespath, progress, columns,
+    # column_names
+    type: str
     help: str
     optional: bool = False
     binds: tuple[str, ...] = ()  # variables the step binds itself for this endpoint or template
@@ -474,11 +476,26 @@ class StepParam:
 
 @dataclass(frozen=True)
 class StepDef:
-    """A named step of the table: behaviour no generic part can express (``engine/steps/``)."""
+    """A named step of the table (behaviour no generic part can express, ``engine/steps/``) or
+    a named combine (``engine/combines/``): its help and the typed ``with:`` values it takes."""
 
     name: str
     help: str
     params: Mapping[str, StepParam]
+
+
+COLUMN_TYPES = ("number", "string", "boolean", "json")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a flat table a step builds (a ``columns`` value of its ``with:``): its name,
+    the JMESPath expression that reads it from one document per row (``from``) and its type
+    (``COLUMN_TYPES``: the value is converted to it, or null)."""
+
+    name: str
+    source: str
+    type: str = "json"
 
 
 def _compiled(expression: str) -> Any:
@@ -543,6 +560,17 @@ class StepArgs(Mapping[str, Any]):
     def progress(self, key: str) -> Progress:
         return self._typed(key, Progress)
 
+    def columns(self, key: str) -> tuple[Column, ...]:
+        """A ``columns`` value: the column definitions, in the table's order."""
+        value = self._typed(key, tuple)
+        if not all(isinstance(c, Column) for c in value):
+            raise TypeError(f"with.{key} is not a list of columns")
+        return value
+
+    def optional_texts(self, key: str) -> tuple[str, ...] | None:
+        """A ``texts`` or ``column_names`` value that may be left out (None then)."""
+        return self.texts(key) if self._values.get(key) is not None else None
+
     def expression(self, key: str) -> Any:
         """A ``jmespath`` value, compiled (once per process and expression)."""
         return _compiled(self.text(key))
@@ -558,7 +586,16 @@ class StepArgs(Mapping[str, Any]):
     def plain(self) -> dict[str, Any]:
         """The values as the table wrote them (endpoints and enumerations by name)."""
         return {k: v.name if isinstance(v, (Endpoint, Enumeration)) else _plain_progress(v)
-                if isinstance(v, Progress) else thaw(v) for k, v in self._values.items()}
+                if isinstance(v, Progress) else _plain_columns(v) if _is_columns(v) else thaw(v)
+                for k, v in self._values.items()}
+
+
+def _is_columns(value: Any) -> bool:
+    return isinstance(value, tuple) and bool(value) and all(isinstance(c, Column) for c in value)
+
+
+def _plain_columns(columns: tuple[Column, ...]) -> list[dict[str, str]]:
+    return [{"name": c.name, "from": c.source, "type": c.type} for c in columns]
 
 
 def _plain_progress(progress: Progress) -> dict[str, Any]:
@@ -710,6 +747,19 @@ Part = RequestPart | PagedPart | FanOutPart | StepPart | ArchiveEntry
 
 
 @dataclass(frozen=True)
+class Combine:
+    """An action's named combine (``combine:``): what every id's value together becomes - the
+    printed elements, the Python client's and the MCP tool's result (``engine/combines/``)."""
+
+    definition: StepDef
+    params: StepArgs = field(default_factory=lambda: StepArgs({}))
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+
+@dataclass(frozen=True)
 class Archive:
     file: str
     kind: str
@@ -798,6 +848,9 @@ class Action:
     error_field: str | None = None
     progress: Progress | None = None
     extra_args: bool = False  # unknown arguments are passed to the command (``ap-cmd``), not refused
+    combine: Combine | None = None  # all ids' values become the elements together (``bl compare``)
+    min_ids: int | None = None  # fewer different ids is a usage error (before any request)
+    min_ids_message: str | None = None
 
     @property
     def positional(self) -> Option | None:
@@ -912,6 +965,7 @@ class Spec:
     commands: Mapping[str, Command] = field(default_factory=frozen_map)
     steps: Mapping[str, StepDef] = field(default_factory=frozen_map)
     schemas: Schemas = field(default_factory=Schemas)  # the table's shared response shapes (``schemas:``)
+    combines: Mapping[str, StepDef] = field(default_factory=frozen_map)
 
     def service(self, name: str) -> Service:
         return self.services[name]

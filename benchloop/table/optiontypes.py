@@ -1,12 +1,16 @@
 """The types an option of the table can have, and everything each consumer needs of one.
 
 An option's ``type:`` in the table (``str``, ``int``, ``float``, ``flag``, ``bool``,
-``choice``, ``ids``, ``list``, ``ints``) names one :class:`OptionType`.  It is the
+``choice``, ``ids``, ``list``, ``ints``, ``jmespath``) names one :class:`OptionType`.  It is the
 only place that says how a type is parsed on the command line, what a Python caller
 passes, its JSON Schema (MCP tools, ``bl describe``), its placeholder on a help page
 and what a shell completes for it.  The command builder, the built-in commands, the
 Python client and its stubs, the MCP server, ``bl describe``, help pages and shell
 completion all ask the type instead of comparing type names.
+
+A ``jmespath`` option is text that must be a JMESPath expression (``--metric``): it is
+compiled before any request (``engine.arguments.bind``; a usage error otherwise) and its
+default is checked when the table is compiled (``table.lint``).
 
 Two distinctions matter:
 
@@ -79,6 +83,7 @@ _TYPES = {
     "ids": OptionType("ids", "string", metavar="ID...", many=True, stdin=True),
     "list": OptionType("list", "string", metavar="NAME...", many=True, choices=True),
     "ints": OptionType("ints", "integer", item=int, metavar="N...", many=True, stdin=True),
+    "jmespath": OptionType("jmespath", "string", metavar="EXPR"),
 }
 TYPES = MappingProxyType(_TYPES)
 

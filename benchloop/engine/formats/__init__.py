@@ -11,13 +11,16 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from .base import Format
+from .csvdoc import Csv
 from .jsondoc import JsonArray, JsonLines
+from .markdowndoc import Markdown
 from .query import compile_query
 from .table import Table
 from .text import Text
 from .yamldoc import YamlDocument
 
-FORMATS: dict[str, Format] = {f.name: f for f in (JsonArray(), JsonLines(), YamlDocument(), Table(), Text())}
+FORMATS: dict[str, Format] = {f.name: f for f in (JsonArray(), JsonLines(), YamlDocument(), Table(), Text(), Csv(),
+                                                    Markdown())}
 
 __all__ = ["FORMATS", "Format", "compile_query", "emit"]
 

@@ -93,6 +93,15 @@ def _widths(natural: list[int], width: int) -> list[int]:
     return [max(min(n, low), min(n, 4)) for n in natural]
 
 
+def columns_of(rows: list[dict]) -> list[str]:
+    """The columns of a table of rows: every key, in the order keys first appear."""
+    columns: dict[str, None] = {}
+    for row in rows:
+        for key in row:
+            columns.setdefault(key, None)
+    return list(columns)
+
+
 def render_table(rows: list[Any], width: int | None = None) -> str:
     width = width or shutil.get_terminal_size((120, 24)).columns
     rows = flatten(rows)
@@ -100,9 +109,7 @@ def render_table(rows: list[Any], width: int | None = None) -> str:
         return "(no results)\n"
     if not all(isinstance(row, dict) for row in rows):
         rows = [{"value": row} for row in rows]
-    columns: list[str] = []
-    for row in rows:
-        columns += [key for key in row if key not in columns]
+    columns = columns_of(rows)
     cells = [[_cell(row.get(col)) for col in columns] for row in rows]
     header = [_cell(col) for col in columns]
     natural = [max(textwidth.width(header[i]), *(textwidth.width(r[i]) for r in cells)) for i in range(len(columns))]

@@ -11,7 +11,7 @@ action writes files (the step then writes it itself and returns ``WRITTEN``), or
 
 from __future__ import annotations
 
-from . import ap_command, artifacts, behavior_run, trace_export, trace_media  # noqa: F401 - they register
+from . import ap_command, artifacts, behavior_run, job_rows, trace_export, trace_media  # noqa: F401 - they register
 from .registry import STEPS, WRITTEN, step
 
 __all__ = ["STEPS", "WRITTEN", "step"]

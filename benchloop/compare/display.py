@@ -1,0 +1,130 @@
+"""What the three renderings of a comparison share: number formats and escaping.
+
+Every string in a comparison that came from the server (group, job and
+instance ids) or from the user (the metric expression) is hostile input as far
+as a renderer is concerned: it may carry terminal escape sequences, bidi
+overrides that reorder a line, markdown that turns into links, or HTML.  Each
+renderer passes every such string through its escaper here, and numbers
+through the formatters (which only ever see numbers computed by
+:mod:`.stats`).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any, TypeGuard
+
+from ..base.hiding import EscapeTable
+
+# Controls, bidi overrides, zero-width and other hiding characters (``base.hiding``) are
+# shown as escapes: they could drive a terminal or reorder a line ("Trojan source").
+_CONTROL = EscapeTable()
+_MARKDOWN = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+-.!|~>"})
+
+MARK = "*"  # after a difference whose 95% CI excludes 0
+MARK_LEGEND = "* the 95% CI excludes 0"
+
+
+# ----------------------------------------------------------------- escaping
+def terminal_text(value: Any) -> str:
+    """Text that cannot drive a terminal: control and bidi characters shown as escapes."""
+    return str(value).translate(_CONTROL)
+
+
+def markdown_text(value: Any) -> str:
+    """Text that renders as itself in markdown: no markup, links, HTML or line breaks."""
+    text = terminal_text(value).translate(_MARKDOWN)
+    return text.replace("&", "&amp;").replace("<", "&lt;")
+
+
+def html_text(value: Any) -> str:
+    """Text that renders as itself in HTML, in element content and in quoted attributes."""
+    return html.escape(terminal_text(value), quote=True)
+
+
+# ------------------------------------------------------------------ numbers
+def finite(value: Any) -> TypeGuard[float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def excludes_zero(ci: Any) -> bool:
+    """Whether a 95% CI ``[low, high]`` lies wholly above or below 0."""
+    return (isinstance(ci, (list, tuple)) and len(ci) == 2 and finite(ci[0]) and finite(ci[1])
+            and (ci[0] > 0 or ci[1] < 0))
+
+
+def rate(value: Any) -> str:
+    """A rate as a percentage: ``52.0%``."""
+    return f"{100 * value:.1f}%" if finite(value) else "n/a"
+
+
+def points(value: Any, signed: bool = True) -> str:
+    """A difference of rates in percentage points: ``+3.0 pp``."""
+    if not finite(value):
+        return "n/a"
+    return f"{100 * value:+.1f} pp" if signed else f"{100 * value:.1f} pp"
+
+
+def scale_of(*values: Any) -> float:
+    """The size that decides how many decimals a set of related numbers gets (a row of a table)."""
+    sizes = [abs(v) for v in values if finite(v)]
+    return max(sizes) if sizes else 0.0
+
+
+def number(value: Any, signed: bool = False, scale: float | None = None) -> str:
+    """A cost with as many decimals as its size (or the ``scale`` of its row) needs."""
+    if not finite(value):
+        return "n/a"
+    sign = "+" if signed else ""
+    size = abs(value) if scale is None else scale
+    if size >= 1000:
+        return f"{value:{sign},.0f}"
+    if size >= 10:
+        return f"{value:{sign}.1f}"
+    if size >= 1:
+        return f"{value:{sign}.2f}"
+    return f"{value:{sign}.3f}"
+
+
+def score(value: Any, signed: bool = False) -> str:
+    """A score (or a difference of scores): three decimals."""
+    if not finite(value):
+        return "n/a"
+    return f"{value:+.3f}" if signed else f"{value:.3f}"
+
+
+def rate_ci(ci: Any) -> str:
+    return f"[{rate(ci[0])}, {rate(ci[1])}]" if _pair(ci) else ""
+
+
+def points_ci(ci: Any) -> str:
+    return f"[{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]" if _pair(ci) else ""
+
+
+def number_ci(ci: Any, signed: bool = False, scale: float | None = None) -> str:
+    return f"[{number(ci[0], signed, scale)}, {number(ci[1], signed, scale)}]" if _pair(ci) else ""
+
+
+def score_ci(ci: Any, signed: bool = False) -> str:
+    return f"[{score(ci[0], signed)}, {score(ci[1], signed)}]" if _pair(ci) else ""
+
+
+def cost_scale(cost: dict[str, Any]) -> float:
+    """One scale for a cost's row: its means, difference and CI."""
+    ci = cost.get("ci95") or []
+    return scale_of(cost.get("baseline_mean"), cost.get("candidate_mean"), cost.get("difference"), *ci)
+
+
+def p_text(value: Any) -> str:
+    if not finite(value):
+        return "n/a"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _pair(ci: Any) -> bool:
+    return isinstance(ci, (list, tuple)) and len(ci) == 2 and finite(ci[0]) and finite(ci[1])
+
+
+def mark(ci: Any) -> str:
+    return MARK if excludes_zero(ci) else ""

@@ -1,0 +1,105 @@
+"""``bl compare --output table``: a comparison as a summary a person reads on a terminal.
+
+Figures come with their 95% CIs; a difference whose CI excludes 0 is marked
+with ``*`` (the legend says so).  Every id is escaped (control and bidi
+characters cannot drive the terminal) and cut to a width; the changed
+instances are the largest few (``--output json`` lists them all).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..base import textwidth
+from . import display as d
+
+INSTANCE_COLUMNS = 60  # longest instance name shown before it is cut with "…"
+
+
+def _text(value: Any, columns: int = INSTANCE_COLUMNS) -> str:
+    return textwidth.cut(d.terminal_text(value), columns, "…")
+
+
+def table(rows: Sequence[Sequence[str]], right: Sequence[bool], indent: str = "  ") -> list[str]:
+    """Rows aligned in columns (display width, so CJK text lines up); ``right`` per column."""
+    if not rows:
+        return []
+    widths = [max(textwidth.width(row[i]) for row in rows) for i in range(len(rows[0]))]
+    out = []
+    for row in rows:
+        cells = []
+        for i, cell in enumerate(row):
+            gap = " " * (widths[i] - textwidth.width(cell))
+            cells.append(gap + cell if right[i] else cell + gap)
+        out.append((indent + "  ".join(cells)).rstrip())
+    return out
+
+
+def _names(label: str, names: Sequence[str], limit: int) -> list[str]:
+    if not names:
+        return []
+    shown = ", ".join(_text(n, 40) for n in names[:limit])
+    more = f", ... and {len(names) - limit} more" if len(names) > limit else ""
+    return [f"  {label} ({len(names)}): {shown}{more}"]
+
+
+def comparison(result: dict[str, Any], changed_limit: int = 10, names_limit: int = 10) -> list[str]:
+    """The lines of one element of ``bl compare``'s answer."""
+    base, cand = _text(result["baseline"], 40), _text(result["candidate"], 40)
+    lines = [f"compare {cand} with baseline {base}",
+             f"  metric {_text(result['metric'], 200)} (pass: >= {result['pass_threshold']}; "
+             f"unit {_text(result['unit'], 100)})", ""]
+    rows = [["group", "jobs", "scored", "instances", "pass rate", "", "mean score", ""]]
+    for g in result["groups"]:
+        rows.append([_text(g["group_id"], 40), str(g["jobs"]), str(g["jobs_scored"]),
+                     str(g["instances"]), d.rate(g["pass_rate"]), d.rate_ci(g["pass_rate_ci95"]),
+                     d.score(g["mean"]), d.score_ci(g["mean_ci95"])])
+    lines += table(rows, [False, True, True, True, True, False, True, False])
+
+    p = result["paired"]
+    if not p["instances"]:
+        lines += ["", "  no instance is scored in both groups: nothing to pair (is --unit the instance key?)"]
+        return lines + _only(result, base, cand, names_limit)
+    lines += ["", f"  paired over {p['instances']} instances (candidate - baseline)"]
+    lines += table([
+        ["pass rate", d.points(p["pass_rate_difference"]) + d.mark(p["ci95"]),
+         d.points_ci(p["ci95"]), f"se {d.points(p['se'], signed=False)}", f"p {d.p_text(p['p_value'])}"],
+        ["mean score", d.score(p["mean_difference"], signed=True) + d.mark(p["mean_difference_ci95"]),
+         d.score_ci(p["mean_difference_ci95"], signed=True),
+         f"se {d.score(p.get('mean_difference_se'))}", f"p {d.p_text(p.get('mean_difference_p_value'))}"],
+    ], [False, True, False, False, False], indent="    ")
+    lines.append(f"    instances: {p['improved']} improved, {p['regressed']} regressed, "
+                 f"{p['unchanged']} unchanged")
+
+    costs = result.get("costs") or {}
+    if costs:
+        rows = [["cost (per instance)", "baseline", "candidate", "difference", "95% CI", "instances"]]
+        for name, c in costs.items():
+            rows.append([_text(name, 40), d.number(c["baseline_mean"], scale=d.cost_scale(c)), d.number(c["candidate_mean"], scale=d.cost_scale(c)),
+                         d.number(c["difference"], True, d.cost_scale(c)) + d.mark(c["ci95"]),
+                         d.number_ci(c["ci95"], True, d.cost_scale(c)), str(c.get("instances", ""))])
+        lines += ["", *table(rows, [False, True, True, True, False, True])]
+
+    changed = result.get("instances") or []
+    if changed:
+        shown = changed[:changed_limit]
+        lines += ["", f"  changed instances ({len(shown)} of {len(changed)}, largest change first)"]
+        rows = [["change", "baseline", "candidate", "instance"]]
+        for e in shown:
+            rows.append([d.points(e["difference"]), d.rate(e["baseline"]["pass_rate"]),
+                         d.rate(e["candidate"]["pass_rate"]), _text(e["instance"])])
+        lines += table(rows, [True, True, True, False])
+    return lines + _only(result, base, cand, names_limit)
+
+
+def _only(result: dict[str, Any], base: str, cand: str, names_limit: int) -> list[str]:
+    only = [*_names(f"only in {base}", result.get("only_baseline") or [], names_limit),
+            *_names(f"only in {cand}", result.get("only_candidate") or [], names_limit)]
+    return ["", *only] if only else []
+
+
+def render(results: Sequence[dict[str, Any]], changed_limit: int = 10) -> str:
+    """Every comparison of ``bl compare``'s answer, then the legend of the mark."""
+    blocks = ["\n".join(comparison(r, changed_limit)) for r in results]
+    return "\n\n".join(blocks) + f"\n\n{d.MARK_LEGEND}\n"

@@ -1,0 +1,60 @@
+"""What a named combine may use (:class:`CombineCall`) and what it gives back (:class:`Combined`).
+
+Most commands print one element per id, each as soon as it is known.  A few need the
+values of every id together: ``bl compare`` compares every group with the first one,
+``bl jobs table`` prints the rows of every group as one flat table.  An action names
+its combine in the table (``combine: NAME``, with typed ``with:`` values declared under
+``combines:``); the implementation is a function of ``engine/combines/`` registered by
+name.  The command line, the Python client and the MCP server all run it the same way
+(``combining.py``), after every id has finished.
+
+A combine is pure: it gets the values the ids produced, the options and its ``with:``
+values, never the pipeline or an HTTP client.  What it returns may carry, besides the
+elements, formats it renders itself (``--output table`` of ``bl compare`` is a summary
+for people, not the generic table) and files that its options ask for (``--report
+FILE.html``): the engine prints and writes them, so a file that cannot be written never
+costs the printed result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Protocol
+
+from ..table.model import StepArgs
+from .stepcall import StepLog
+
+
+class CombineCall(Protocol):
+    ids: list[str]  # every id of the command, in the order given
+    values: list[tuple[str, Any]]  # (id, value) of every id that succeeded, in that order
+    failed: list[str]  # the ids that failed (their failures are in the summary and the exit code)
+    options: dict[str, Any]  # the command's option values
+    params: StepArgs  # the combine's ``with:`` values, typed by its declaration
+
+    @property
+    def log(self) -> StepLog:
+        """Where the combine's lines go (stderr)."""
+        ...
+
+
+def _empty() -> Mapping[str, Callable[[], str]]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class Combined:
+    """What a combine made of the ids' values.
+
+    ``elements`` are what every front end gets (printed in the ``--output`` format, after
+    ``--query``; the Python client's list; the MCP tool's result).  ``renderings`` maps an
+    ``--output`` name to the text the combine renders itself for it (used when no
+    ``--query`` is given; called only when that format is asked for).  ``files`` maps a
+    path its options named to the text to write there (atomically, after printing).
+    """
+
+    elements: list[Any]
+    renderings: Mapping[str, Callable[[], str]] = field(default_factory=_empty)
+    files: Mapping[str, Callable[[], str]] = field(default_factory=_empty)

@@ -1,0 +1,25 @@
+"""The registry of named combines: each module registers its function with :func:`combine`.
+
+The table declares every combine and the types of its ``with:`` values (``combines:`` in
+``spec/benchloop.yaml``); this registry holds their implementations, and a test checks
+that the two name the same combines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..combinecall import CombineCall, Combined
+
+Combiner = Callable[[CombineCall], Combined]
+COMBINES: dict[str, Combiner] = {}
+
+
+def combine(name: str) -> Callable[[Combiner], Combiner]:
+    """Register ``function`` as the implementation of the table's combine ``name``."""
+
+    def register(function: Combiner) -> Combiner:
+        COMBINES[name] = function
+        return function
+
+    return register

@@ -1,0 +1,77 @@
+"""``--output csv``: the rows of ``--output table`` as RFC 4180 CSV, for spreadsheets and data frames.
+
+The rows and the columns are the ones the table format chooses (``table.flatten``: one
+row per element, or the objects of the elements' one list with their ids in front;
+columns in the order they first appear), written by the standard library's ``csv``
+module: one header row, fields quoted when they hold a comma, a quote or a line break,
+lines ending in CRLF as RFC 4180 says.
+
+Cells: null is empty, ``true``/``false`` are JSON's, numbers as JSON writes them, a list
+or an object is its compact JSON.  Text is server data, so two things are done to it:
+
+* a cell a spreadsheet would run as a formula - text starting with ``=``, ``+``, ``-``,
+  ``@``, a tab or a carriage return - gets a leading ``'`` (the OWASP advice against CSV
+  injection: ``=HYPERLINK(...)`` shows as text).  Numbers are never changed (``-1`` is a
+  number), so only text can start that way;
+* control, bidi and other hiding characters are written as escapes (``\\x1b``), as on
+  the terminal: a CSV is read on terminals too.  Line feeds and tabs stay (quoted).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from ...base.hiding import EscapeTable
+from .table import columns_of, flatten, table_hint
+
+# Hiding characters escaped; a line feed, a tab and a carriage return stay as they are (the
+# csv module quotes the field).
+_HIDING = EscapeTable({0x0A: "\n", 0x09: "\t", 0x0D: "\r"})
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def cell(value: Any) -> str:
+    """One CSV field (see the module docstring)."""
+    kind = type(value)
+    if kind is str:
+        text = value.translate(_HIDING)
+        return "'" + text if text.startswith(FORMULA_STARTS) else text
+    if value is None:
+        return ""
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return int.__repr__(value)  # as JSON writes it (a subclass, an IntEnum, would not be)
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value)  # as JSON writes it: 0.5, 1e+100
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return json.dumps(value)
+    return cell(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+class Csv:
+    """``--output csv``: one header row, then one line per row of the table format."""
+
+    name = "csv"
+    streams = False
+
+    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None) -> None:
+        rows = flatten(result if isinstance(result, list) else [result])
+        if rows and not all(isinstance(row, dict) for row in rows):
+            rows = [{"value": row} for row in rows]
+        columns = columns_of(rows)
+        writer = csv.writer(stream)
+        if columns:
+            writer.writerow([cell(c) for c in columns])
+        for row in rows:
+            writer.writerow([cell(row.get(c)) for c in columns])
+        hint = table_hint(rows)
+        if hint and note is not None:
+            note(hint)
+
+    def line(self, element: Any) -> str:
+        raise NotImplementedError("csv waits for every row (one header for all)")

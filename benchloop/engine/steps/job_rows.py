@@ -1,0 +1,49 @@
+"""``job_rows``: one flat row per job of a group (``bl jobs table``, the input of ``bl compare``).
+
+The rows join two whole listings of the group, the job list (which jobs there are, in
+its order) and the paged detail metrics (each job's metrics element): both are the
+enumerations the part's ``with:`` names, scanned at the same time, every page through
+the engine (1,000 items per request: a group of 20,000 jobs costs about 40 requests,
+never one per job).  The columns are the table's (``with.columns``), chosen by
+``with.keep`` or else by ``--fields``; the instance key, the score and pass come from
+``--unit``, ``--metric`` and ``--pass-threshold`` (``benchloop.compare.rows``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...base.errors import StepError, UsageError
+from ..stepcall import StepCall
+from .registry import step
+
+
+def fields(given: Any) -> list[str] | None:
+    """``--fields``: repeated or comma-separated column names, in order (None: every column)."""
+    if not given:
+        return None
+    return [name.strip() for value in given for name in str(value).split(",") if name.strip()]
+
+
+@step("job_rows")
+def job_rows(call: StepCall) -> list[dict[str, Any]]:
+    from ...compare import rows
+
+    options = call.options
+    columns = [{"name": c.name, "from": c.source, "type": c.type} for c in call.params.columns("columns")]
+    keep = call.params.optional_texts("keep")
+    try:  # before the first request: a wrong --fields name costs nothing
+        chosen = rows.select_columns(columns, list(keep) if keep is not None else fields(options.get("fields")))
+    except rows.ColumnError as exc:
+        raise UsageError(str(exc).replace("unknown field", "--fields: unknown column")) from None
+    found: dict[str, list[dict[str, Any]]] = {}
+
+    def scan(key: str) -> None:
+        found[key] = call.scan(key)
+
+    for outcome in call.map(["jobs", "metrics"], scan):
+        for failure in outcome.failures:
+            raise StepError(failure.message, network=failure.network)
+    return rows.job_rows(call.ident, found["jobs"], found["metrics"], columns=chosen, unit=options["unit"],
+                         metric=options["metric"], pass_threshold=float(options["pass_threshold"]),
+                         object_sections=call.params.texts("sections"))

@@ -1,0 +1,336 @@
+"""``bl compare`` and ``bl jobs table`` against the sandbox's comparison groups.
+
+The figures are checked against an independent computation (numpy, scipy)
+from what the backend serves when asked directly, page by page - the
+definitions of issue 23 applied to the raw job lists and detail metrics, not
+through ``benchloop.compare``.  The fetching is checked by the requests the
+sandbox counted: whole pages of the job list and of the detail metrics,
+never one request per job.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from html.parser import HTMLParser
+
+import numpy as np
+import pytest
+from scipy import stats as sp
+
+from benchloop import Client
+
+JOBS = 160
+COSTS = ("duration_s", "tokens_sent", "api_call_count", "tool_error_count")
+
+
+@pytest.fixture(scope="module")
+def sandbox(make_sandbox):
+    return make_sandbox(seed=7, groups=3, jobs_per_group=40, tasks_per_group=25, compare_jobs=JOBS)
+
+
+def ok_json(result):
+    assert result.code == 0, result.err
+    return json.loads(result.out)
+
+
+def every_page(backend, path: str, key: str, **params) -> list[dict]:
+    items, skip = [], 0
+    while True:
+        body = backend(path, skip=skip, limit=1000, **params)
+        items += body[key]
+        skip += len(body[key])
+        if not body[key] or skip >= body["total"]:
+            return items
+
+
+# ------------------------------------------------------- independent figures
+def raw_group(backend, gid: str, threshold: float = 0.5) -> dict[str, dict]:
+    """instance -> {"jobs": [...], "scores": [...], "passes": [...], costs...} from the raw payloads."""
+    jobs = every_page(backend, "/openapi/jobs", "jobs", group_id=gid)
+    metrics = {m["job_id"]: m for m in every_page(backend, "/openapi/metrics", "metrics", group_id=gid)}
+    out: dict[str, dict] = {}
+    for job in jobs:
+        inst = out.setdefault(job["instance_id"], {"jobs": [], "scores": [], "passes": [],
+                                                   **{c: [] for c in COSTS}})
+        inst["jobs"].append(job["job_id"])
+        element = metrics.get(job["job_id"]) or {}
+        evals = [m["data"]["task_score"] for m in element.get("metrics") or [] if m.get("type") == "eval"]
+        if not evals:
+            continue
+        score = float(evals[0])
+        inst["scores"].append(score)
+        inst["passes"].append(1.0 if score >= threshold else 0.0)
+        run = element["run_metrics"][0] if isinstance(element["run_metrics"], list) else element["run_metrics"]
+        for cost in COSTS:
+            if run.get(cost) is not None:
+                inst[cost].append(float(run[cost]))
+    return {k: v for k, v in out.items()}
+
+
+def ci(values) -> tuple[float, float, float, float]:
+    values = np.asarray(values, dtype=float)
+    m = values.mean()
+    se = values.std(ddof=1) / math.sqrt(len(values))
+    return m, se, m - 1.96 * se, m + 1.96 * se
+
+
+def close(a, b) -> bool:
+    return a == pytest.approx(b, rel=1e-9, abs=1e-12)
+
+
+def check_against_raw(result: dict, base: dict, cand: dict) -> None:
+    scored_b = {k: v for k, v in base.items() if v["scores"]}
+    scored_c = {k: v for k, v in cand.items() if v["scores"]}
+    for g, raw in zip(result["groups"], (base, cand), strict=True):
+        scored = {k: v for k, v in raw.items() if v["scores"]}
+        assert g["jobs"] == sum(len(v["jobs"]) for v in raw.values())
+        assert g["jobs_scored"] == sum(len(v["scores"]) for v in raw.values())
+        assert g["instances"] == len(scored)
+        m, _, lo, hi = ci([np.mean(v["passes"]) for v in scored.values()])
+        assert close(g["pass_rate"], m) and close(g["pass_rate_ci95"][0], lo) and close(g["pass_rate_ci95"][1], hi)
+        m, _, lo, hi = ci([np.mean(v["scores"]) for v in scored.values()])
+        assert close(g["mean"], m) and close(g["mean_ci95"][0], lo) and close(g["mean_ci95"][1], hi)
+    paired = sorted(set(scored_b) & set(scored_c))
+    p = result["paired"]
+    assert p["instances"] == len(paired)
+    d = np.array([np.mean(scored_c[k]["passes"]) - np.mean(scored_b[k]["passes"]) for k in paired])
+    m, se, lo, hi = ci(d)
+    assert close(p["pass_rate_difference"], m) and close(p["se"], se)
+    assert close(p["ci95"][0], lo) and close(p["ci95"][1], hi)
+    assert close(p["p_value"], 2 * sp.norm.sf(abs(m) / se))
+    assert (p["improved"], p["regressed"], p["unchanged"]) == (int((d > 0).sum()), int((d < 0).sum()),
+                                                               int((d == 0).sum()))
+    dm = np.array([np.mean(scored_c[k]["scores"]) - np.mean(scored_b[k]["scores"]) for k in paired])
+    m, _, lo, hi = ci(dm)
+    assert close(p["mean_difference"], m)
+    assert close(p["mean_difference_ci95"][0], lo) and close(p["mean_difference_ci95"][1], hi)
+    for cost in COSTS:
+        both = [k for k in paired if scored_b[k][cost] and scored_c[k][cost]]
+        diff = np.array([np.mean(scored_c[k][cost]) - np.mean(scored_b[k][cost]) for k in both])
+        m, _, lo, hi = ci(diff)
+        c = result["costs"][cost]
+        assert close(c["difference"], m) and close(c["ci95"][0], lo) and close(c["ci95"][1], hi)
+        assert close(c["baseline_mean"], np.mean([np.mean(scored_b[k][cost]) for k in both]))
+    changed = {k: float(x) for k, x in zip(paired, d, strict=True) if x != 0}
+    assert {e["instance"]: e["difference"] for e in result["instances"]} == pytest.approx(changed)
+    sizes = [abs(e["difference"]) for e in result["instances"]]
+    assert sizes == sorted(sizes, reverse=True)
+    for entry in result["instances"]:
+        assert entry["baseline"]["jobs"] == base[entry["instance"]]["jobs"]
+        assert entry["candidate"]["jobs"] == cand[entry["instance"]]["jobs"]
+    assert result["only_baseline"] == sorted(set(scored_b) - set(scored_c))
+    assert result["only_candidate"] == sorted(set(scored_c) - set(scored_b))
+
+
+def test_compare_follows_the_definitions(api, backend):
+    results = ok_json(api("compare", "-g", "BASE", "-g", "CAND", "-g", "CAND2"))
+    assert [(r["baseline"], r["candidate"]) for r in results] == [("BASE", "CAND"), ("BASE", "CAND2")]
+    base = raw_group(backend, "BASE")
+    for result in results:
+        assert result["metric"] == "metrics[?type=='eval'].data.task_score | [0]"
+        assert (result["pass_threshold"], result["unit"]) == (0.5, "instance_id")
+        check_against_raw(result, base, raw_group(backend, result["candidate"]))
+    # the sandbox's design: CAND2 fixes many more instances than it breaks
+    assert results[1]["paired"]["ci95"][0] > 0
+
+
+def test_pass_threshold_option(api, backend):
+    [result] = ok_json(api("compare", "-g", "BASE,CAND", "--pass-threshold", "0.8"))
+    assert result["pass_threshold"] == 0.8
+    check_against_raw(result, raw_group(backend, "BASE", 0.8), raw_group(backend, "CAND", 0.8))
+
+
+def test_requests_are_pages_not_jobs(api, sandbox):
+    sandbox.reset_stats()
+    ok_json(api("compare", "-g", "BASE", "-g", "CAND"))
+    stats = sandbox.stats
+    # 160 jobs per group: one page of the job list and one of the detail metrics each
+    assert stats.get("job_list") == 2 and stats.get("group_metrics_detail") == 2
+    assert not stats.get("job_metrics") and not stats.get("job")
+
+
+def test_large_groups_take_a_few_pages(make_sandbox, bl, module_env):
+    big = make_sandbox(seed=7, groups=0, compare_jobs=2001)
+    result = bl("--host", big.url, "--api-key", big.api_key, "--retry", "0", "compare", "-g", "BASE,CAND",
+                "--query", "[0].groups[].jobs")
+    assert result.code == 0, result.err
+    assert json.loads(result.out) == [2001, 2001]
+    stats = big.stats
+    # pages of 1000: 3 of each list per group, 12 requests for 4,002 jobs
+    assert stats.get("job_list") == 6 and stats.get("group_metrics_detail") == 6
+    assert not stats.get("job_metrics")
+
+
+def test_status_filter_and_unit(api, backend):
+    [result] = ok_json(api("compare", "-g", "BASE,CAND", "--status", "succeeded"))
+    succeeded = backend("/openapi/jobs", group_id="BASE", status="succeeded", limit=1)["total"]
+    assert result["groups"][0]["jobs"] == result["groups"][0]["jobs_scored"] == succeeded
+    assert result["groups"][0]["pass_rate"] == 1.0
+    [by_template] = ok_json(api("compare", "-g", "BASE,CAND", "--unit", "template"))
+    assert by_template["unit"] == "template" and by_template["paired"]["instances"] == 1
+
+
+def test_boolean_metric(api):
+    [result] = ok_json(api("compare", "-g", "BASE,CAND2", "--metric", "metrics[?type=='eval'].data.resolved | [0]",
+                           "--pass-threshold", "5"))
+    # resolved is true exactly for succeeded jobs, which are the ones at or above 0.5
+    [plain] = ok_json(api("compare", "-g", "BASE,CAND2"))
+    assert result["groups"][0]["pass_rate"] == plain["groups"][0]["pass_rate"]
+    assert result["paired"]["pass_rate_difference"] == plain["paired"]["pass_rate_difference"]
+
+
+# ------------------------------------------------------------- renderings
+def test_table_summary_and_markdown(api):
+    table = api("compare", "-g", "BASE", "-g", "CAND2", "--output", "table")
+    assert table.code == 0, table.err
+    assert table.out.startswith("compare CAND2 with baseline BASE\n")
+    assert "pass rate   +" in table.out and "pp*" in table.out  # its CI excludes 0: marked
+    assert table.out.rstrip().endswith("* the 95% CI excludes 0")
+    markdown = api("compare", "-g", "BASE", "-g", "CAND2", "--output", "markdown")
+    assert markdown.code == 0 and markdown.out.startswith("### CAND2 vs baseline BASE\n")
+    assert "| pass rate | **+" in markdown.out
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+
+
+def test_report_file(api, tmp_path):
+    path = tmp_path / "report.html"
+    result = api("compare", "-g", "BASE,CAND,CAND2", "--report", str(path), "--query", "length(@)")
+    assert result.code == 0 and result.out == "2\n"
+    assert f"wrote {path}" in result.err
+    parser = _Tags()
+    parser.feed(path.read_text(encoding="utf-8"))
+    assert parser.tags.count("section") == 2 and parser.tags.count("svg") >= 6 and "script" not in parser.tags
+
+
+# ------------------------------------------------------------------ errors
+def test_one_group_is_a_usage_error(api, sandbox):
+    sandbox.reset_stats()
+    result = api("compare", "-g", "BASE")
+    assert result.code == 2 and "compare needs at least two different groups: -g BASELINE -g CANDIDATE" in result.err
+    assert api("compare", "-g", "BASE,BASE").code == 2  # the same id twice is one group
+    assert api("compare", "-j", "BASE-J0001,BASE-J0002").code == 2  # groups only
+    assert sum(v for k, v in sandbox.stats.items() if k in ("job_list", "group_metrics_detail")) == 0
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--metric", "metrics["], "invalid --metric expression: Invalid jmespath expression: Incomplete expression"),
+    (["--unit", "job.["], "invalid --unit expression"),
+    (["--pass-threshold", "nan"], "--pass-threshold must be a finite number, not nan"),
+    (["--pass-threshold", "inf"], "--pass-threshold must be a finite number, not inf"),
+    (["--output", "pdf"], "--output must be one of json, jsonl, yaml, table, text, csv, markdown"),
+])
+def test_bad_options_stop_before_any_request(api, sandbox, args, message):
+    sandbox.reset_stats()
+    result = api("compare", "-g", "BASE,CAND", *args)
+    assert result.code == 2 and message in result.err and result.out == ""
+    assert not sandbox.stats.get("job_list") and not sandbox.stats.get("group_metrics_detail")
+
+
+def test_a_failed_candidate_leaves_the_others(api):
+    result = api("compare", "-g", "BASE,NOPE,CAND")
+    assert result.code == 1
+    assert [r["candidate"] for r in json.loads(result.out)] == ["CAND"]
+    assert "NOPE: API error 404" in result.err
+    no_baseline = api("compare", "-g", "NOPE,CAND", "--output", "table")
+    assert no_baseline.code == 1 and no_baseline.out == "(no comparison)\n"
+    assert "[warn] nothing compared: the baseline NOPE failed" in no_baseline.err
+    assert json.loads(api("compare", "-g", "NOPE,CAND").out) == []
+
+
+def test_a_report_that_cannot_be_written_costs_nothing_printed(api, tmp_path):
+    result = api("compare", "-g", "BASE,CAND", "--report", str(tmp_path), "--query", "[0].candidate")
+    assert result.code == 1 and json.loads(result.out) == "CAND"
+    assert f"cannot write {tmp_path}: it is a directory" in result.err
+
+
+# --------------------------------------------------------------- jobs table
+def test_jobs_table_is_one_row_per_job(api, backend):
+    rows = ok_json(api("jobs", "table", "-g", "BASE,G1"))
+    jobs = every_page(backend, "/openapi/jobs", "jobs", group_id="BASE") + every_page(
+        backend, "/openapi/jobs", "jobs", group_id="G1")
+    assert [r["job_id"] for r in rows] == [j["job_id"] for j in jobs]
+    metrics = {m["job_id"]: m for g in ("BASE", "G1") for m in every_page(backend, "/openapi/metrics", "metrics",
+                                                                          group_id=g)}
+    for row, job in zip(rows, jobs, strict=True):
+        assert (row["group_id"], row["status"], row["instance"]) == (job["group_id"], job["status"],
+                                                                      job["instance_id"])
+        element = metrics[job["job_id"]]
+        evals = [m["data"]["task_score"] for m in element["metrics"] if m["type"] == "eval"]
+        assert row["score"] == (evals[0] if evals else None)
+        assert row["pass"] == (None if not evals else evals[0] >= 0.5)
+        if element["run_metrics"]:
+            assert row["duration_s"] == float(element["run_metrics"][0]["duration_s"])
+            assert row["tokens_sent"] == int(element["run_metrics"][0]["tokens_sent"])
+            assert isinstance(row["tokens_sent"], int) and isinstance(row["duration_s"], float)
+        else:
+            assert row["duration_s"] is None
+
+
+def test_jobs_table_formats_and_fields(api):
+    fields = ["--fields", "job_id,score", "--fields", "pass"]
+    rows = ok_json(api("jobs", "table", "-g", "G1", *fields))
+    assert list(rows[0]) == ["job_id", "score", "pass"] and len(rows) == 40
+    lines = api("--no-pretty", "jobs", "table", "-g", "G1", *fields, "--output", "jsonl").out.splitlines()
+    assert [json.loads(line) for line in lines] == rows
+    text = api("jobs", "table", "-g", "G1", *fields, "--output", "csv").out
+    parsed = list(csv.reader(io.StringIO(text)))
+    assert parsed[0] == ["job_id", "score", "pass"] and len(parsed) == 41
+    assert parsed[1] == [rows[0]["job_id"], "" if rows[0]["score"] is None else repr(rows[0]["score"]),
+                         {True: "true", False: "false", None: ""}[rows[0]["pass"]]]
+    table = api("jobs", "table", "-g", "G1", *fields, "--output", "table").out
+    assert table.splitlines()[0].split() == ["job_id", "score", "pass"]
+    bad = api("jobs", "table", "-g", "G1", "--fields", "job_id,nope")
+    assert bad.code == 2 and "--fields: unknown column 'nope'; the columns are: group_id, job_id" in bad.err
+
+
+def test_jobs_table_of_several_groups_is_one_table(api):
+    text = api("jobs", "table", "-g", "G1,G2", "--fields", "group_id,job_id", "--output", "csv").out
+    parsed = list(csv.reader(io.StringIO(text)))
+    assert parsed[0] == ["group_id", "job_id"] and len(parsed) == 81  # one header for both groups
+    assert [r[0] for r in parsed[1:]] == ["G1"] * 40 + ["G2"] * 40
+    markdown = api("jobs", "table", "-g", "G1", "--fields", "job_id,score", "--output", "markdown").out
+    assert markdown.splitlines()[:2] == ["| job\\_id | score |", "| --- | ---: |"]
+
+
+def test_jobs_table_filters_as_jobs_get(api, backend):
+    rows = ok_json(api("jobs", "table", "-g", "BASE", "--status", "failed", "--fields", "job_id,status"))
+    failed = every_page(backend, "/openapi/jobs", "jobs", group_id="BASE", status="failed")
+    assert rows == [{"job_id": j["job_id"], "status": "failed"} for j in failed] and rows
+
+
+# --------------------------------------------------------------- the client
+def test_python_client_returns_the_same(sandbox, api, module_env):
+    cli_rows = ok_json(api("jobs", "table", "-g", "CAND"))
+    cli_compare = ok_json(api("compare", "-g", "BASE,CAND", "--pass-threshold", "0.7"))
+    with Client(host=sandbox.url, api_key=sandbox.api_key) as bl:
+        rows = bl.jobs.table(group="CAND")
+        result = bl.compare(group=["BASE", "CAND"], pass_threshold=0.7)
+        same = bl.compare.compare(group="BASE,CAND", pass_threshold=0.7)
+    assert rows == cli_rows
+    assert result == same == cli_compare
+    assert all(list(r) == list(rows[0]) for r in rows)  # one set of columns: a DataFrame takes them as they are
+    assert all(isinstance(r["duration_s"], (float, type(None))) for r in rows)
+
+
+def test_python_client_writes_the_report_and_refuses_what_the_cli_refuses(sandbox, module_env, tmp_path):
+    from benchloop.sdk.errors import UsageError
+
+    path = tmp_path / "report.html"
+    with Client(host=sandbox.url, api_key=sandbox.api_key) as bl:
+        [result] = bl.compare(group=["BASE", "CAND2"], report=path)
+        with pytest.raises(UsageError, match="at least two different groups"):
+            bl.compare(group=["BASE"])
+        with pytest.raises(UsageError, match="invalid --metric expression"):
+            bl.compare(group=["BASE", "CAND"], metric="metrics[")
+    assert result["candidate"] == "CAND2" and "<svg" in path.read_text(encoding="utf-8")

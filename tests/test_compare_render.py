@@ -1,0 +1,303 @@
+"""The renderings of a comparison: terminal summary, markdown, self-contained HTML report.
+
+The HTML is parsed (html.parser into a small tree) and checked for its
+structure, for having no way to reach the network or run code, for charts
+with a size, and for every hostile id shown as text.  The terminal and
+markdown renderings are checked for escaping and for the mark on a
+difference whose CI excludes 0; the worked example is kept as snapshots.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+
+import pytest
+from compare_cases import HAND_BASELINE, HAND_CANDIDATE, payloads, table_rows
+
+from benchloop.compare import charts, html_report, markdown, terminal
+from benchloop.compare.stats import compare_groups
+
+HOSTILE = [
+    "<script>alert(1)</script>",
+    '" onmouseover="alert(2)',
+    "\x1b[31mred\x1b[0m\x9b2J",
+    "abc\u202edcba",
+    "a|b [x](javascript:alert(3)) *bold* `code`",
+    "</svg><img src=x onerror=alert(4)>",
+    "&amp; &lt;",
+]
+
+
+def hand() -> list[dict]:
+    groups = []
+    for gid, table in (("G1", HAND_BASELINE), ("G2", HAND_CANDIDATE)):
+        jobs, metrics = payloads(gid, table)
+        groups.append((gid, table_rows(gid, jobs, metrics)))
+    return compare_groups(groups, metric="metrics[?type=='eval'].data.task_score | [0]",
+                          pass_threshold=0.5, unit="instance_id", costs=["duration_s", "tool_error_count"])
+
+
+def _rows(gid: str, scores: dict[str, list[float]], cost: float = 10.0) -> list[dict]:
+    return [{"job_id": f"{gid}-{inst}-{k}", "instance": inst, "score": s, "pass": s >= 0.5,
+             "duration_s": cost + k}
+            for inst, trials in scores.items() for k, s in enumerate(trials)]
+
+
+def clear_win() -> list[dict]:
+    """A candidate that passes 20 of 24 instances the baseline fails: CIs exclude 0."""
+    base = {f"i{k}": [0.0, 0.0] for k in range(24)}
+    cand = {f"i{k}": [1.0, 1.0] if k < 20 else [0.0, 0.0] for k in range(24)}
+    return compare_groups([("BASE", _rows("BASE", base)), ("CAND", _rows("CAND", cand, cost=30.0))],
+                          metric="m", pass_threshold=0.5, unit="u", costs=["duration_s"])
+
+
+def hostile() -> list[dict]:
+    """Every hostile string as a group id, an instance key and a job id."""
+    base = {name: [0.0] for name in HOSTILE}
+    cand = {name: [1.0] for name in HOSTILE[:-1]}
+    cand["only " + HOSTILE[0]] = [1.0]
+    rows_a = [dict(r, job_id=HOSTILE[i % len(HOSTILE)]) for i, r in enumerate(_rows("A", base))]
+    return compare_groups([(HOSTILE[0], rows_a), (HOSTILE[2], _rows("B", cand))],
+                          metric=HOSTILE[1], pass_threshold=0.5, unit=HOSTILE[3], costs=["duration_s"])
+
+
+# --------------------------------------------------------------- html tree
+@dataclass
+class Node:
+    tag: str
+    attrs: dict[str, str | None]
+    children: list[Node] = field(default_factory=list)
+    text: list[str] = field(default_factory=list)
+
+    def iter(self, tag: str | None = None):
+        if tag is None or self.tag == tag:
+            yield self
+        for child in self.children:
+            yield from child.iter(tag)
+
+    def classes(self) -> set[str]:
+        return set((self.attrs.get("class") or "").split())
+
+    def find_all(self, tag: str, css: str | None = None) -> list[Node]:
+        return [n for n in self.iter(tag) if css is None or css in n.classes()]
+
+    def all_text(self) -> str:
+        return "".join(self.text) + "".join(c.all_text() for c in self.children)
+
+
+VOID = {"meta", "br", "img", "link", "input", "hr", "line", "circle", "rect"}
+
+
+class TreeBuilder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Node("#document", {})
+        self.stack = [self.root]
+        self.doctype: str | None = None
+
+    def handle_decl(self, decl: str) -> None:
+        self.doctype = decl
+
+    def handle_starttag(self, tag, attrs):
+        node = Node(tag, dict(attrs))
+        self.stack[-1].children.append(node)
+        if tag not in VOID:
+            self.stack.append(node)
+
+    def handle_startendtag(self, tag, attrs):
+        self.stack[-1].children.append(Node(tag, dict(attrs)))
+
+    def handle_endtag(self, tag):
+        if tag in VOID:
+            return
+        assert self.stack[-1].tag == tag, f"</{tag}> closes <{self.stack[-1].tag}>"
+        self.stack.pop()
+
+    def handle_data(self, data):
+        self.stack[-1].text.append(data)
+
+
+def parse(document: str) -> tuple[TreeBuilder, Node]:
+    builder = TreeBuilder()
+    builder.feed(document)
+    builder.close()
+    assert builder.stack == [builder.root], "unclosed elements"
+    return builder, builder.root
+
+
+def _number(value: str | None) -> float:
+    assert value is not None and re.fullmatch(r"\d+(\.\d+)?", value), value
+    return float(value)
+
+
+# ------------------------------------------------------------------- html
+def test_report_structure():
+    results = hand() + clear_win()
+    builder, root = parse(html_report.render(results))
+    assert builder.doctype == "DOCTYPE html"
+    [html] = root.find_all("html")
+    assert html.attrs["lang"] == "en"
+    metas = root.find_all("meta")
+    assert any(m.attrs.get("charset") == "utf-8" for m in metas)
+    sections = root.find_all("section", "comparison")
+    assert len(sections) == 2
+    for section, result in zip(sections, results, strict=True):
+        [groups] = section.find_all("table", "groups")
+        assert len(groups.find_all("tr")) == 1 + 2
+        [paired] = section.find_all("table", "paired")
+        assert len(paired.find_all("tr")) == 1 + 2
+        [costs] = section.find_all("table", "costs")
+        assert len(costs.find_all("tr")) == 1 + len(result["costs"])
+        [changed] = section.find_all("table", "changed")
+        body_rows = changed.find_all("tbody")[0].find_all("tr")
+        assert len(body_rows) == len(result["instances"])
+        for tr, entry in zip(body_rows, result["instances"], strict=True):
+            cells = tr.find_all("td")
+            assert cells[0].all_text() == entry["instance"]
+            assert [s.all_text() for s in cells[4].find_all("span")] == entry["baseline"]["jobs"]
+            assert [s.all_text() for s in cells[5].find_all("span")] == entry["candidate"]["jobs"]
+        svgs = section.find_all("svg")
+        kinds = [next(iter(s.classes())) for s in svgs]
+        assert kinds == ["chart-pass-rates", "chart-paired-changes", *["chart-cost"] * len(result["costs"])]
+        bars = svgs[1].find_all("rect", "bar")
+        assert len(bars) == len(result["instances"])  # one bar per changed instance (few instances)
+
+
+def test_report_charts_have_a_size():
+    _, root = parse(html_report.render(hand()))
+    for svg in root.find_all("svg"):
+        w, h = _number(svg.attrs.get("width")), _number(svg.attrs.get("height"))
+        assert w > 0 and h > 0
+        assert svg.attrs["viewbox"] == f"0 0 {svg.attrs['width']} {svg.attrs['height']}"
+        assert svg.find_all("title") and svg.attrs.get("role") == "img"
+    pass_rates = root.find_all("svg", "chart-pass-rates")[0]
+    for bar in pass_rates.find_all("rect", "bar"):
+        assert _number(bar.attrs["width"]) > 0 and _number(bar.attrs["height"]) > 0
+    assert root.find_all("circle", "point")
+
+
+def test_report_is_self_contained():
+    document = html_report.render(hand() + hostile())
+    _, root = parse(document)
+    for tag in ("script", "link", "img", "iframe", "object", "embed", "base", "image", "use", "a"):
+        assert not root.find_all(tag), tag
+    for node in root.iter():
+        for name in node.attrs:
+            assert not name.startswith("on"), (node.tag, name)
+            assert name not in ("src", "href", "xlink:href", "srcset", "action", "formaction"), (node.tag, name)
+    [style] = root.find_all("style")
+    assert "url(" not in style.all_text() and "@import" not in style.all_text()
+    csp = [m for m in root.find_all("meta") if m.attrs.get("http-equiv") == "Content-Security-Policy"]
+    assert csp and csp[0].attrs["content"].startswith("default-src 'none'")
+
+
+def test_report_escapes_every_hostile_string():
+    results = hostile()
+    document = html_report.render(results)
+    _, root = parse(document)
+    assert not root.find_all("script") and not root.find_all("img")
+    text = root.all_text()
+    for name in HOSTILE:
+        shown = name.replace("\x1b", "\\x1b").replace("\x9b", "\\x9b").replace("\u202e", "\\u202e")
+        assert shown in text, name
+    assert "\x1b" not in document and "\u202e" not in document and "\x9b" not in document
+    changed = root.find_all("table", "changed")[0]
+    instances = [tr.find_all("td")[0].all_text() for tr in changed.find_all("tbody")[0].find_all("tr")]
+    assert sorted(instances) == sorted(n.replace("\x1b", "\\x1b").replace("\x9b", "\\x9b")
+                                       .replace("\u202e", "\\u202e") for n in HOSTILE[:-1])
+    # attribute values (aria-label, title) stay attribute values
+    for svg in root.find_all("svg"):
+        assert set(svg.attrs) == {"class", "width", "height", "viewbox", "role", "aria-label"}
+
+
+def test_report_of_many_instances_stays_small():
+    base = {f"i{k}": [float(k % 3 == 0)] for k in range(5000)}
+    cand = {f"i{k}": [float(k % 2 == 0)] for k in range(5000)}
+    [r] = compare_groups([("A", _rows("A", base)), ("B", _rows("B", cand))], metric="m",
+                         pass_threshold=0.5, unit="u")
+    svg = charts.paired_changes([(e["instance"], e["difference"]) for e in r["instances"]]
+                                + [("", 0.0)] * r["paired"]["unchanged"])
+    _, root = parse(svg)
+    bars = root.find_all("rect", "bar")
+    assert 0 < len(bars) <= charts.MAX_BARS
+    assert all(_number(b.attrs["height"]) > 0 and _number(b.attrs["width"]) > 0 for b in bars)
+
+
+def test_report_without_data_still_renders():
+    [r] = compare_groups([("A", []), ("B", [])], metric="m", pass_threshold=0.5, unit="u",
+                         costs=["duration_s"])
+    _, root = parse(html_report.render([r]))
+    texts = root.all_text()
+    assert "no scored instances" in texts and "no paired instances" in texts and "no data" in texts
+
+
+# ---------------------------------------------------------------- terminal
+def test_terminal_summary_of_the_worked_example(text_snapshot):
+    assert terminal.render(hand()) == text_snapshot
+
+
+def test_terminal_marks_a_difference_whose_ci_excludes_zero():
+    out = terminal.render(clear_win())
+    pass_rate_line = next(line for line in out.splitlines() if line.strip().startswith("pass rate"))
+    assert "+83.3 pp*" in pass_rate_line
+    cost_line = next(line for line in out.splitlines() if line.strip().startswith("duration_s"))
+    assert "+20.0*" in cost_line
+    assert out.rstrip().endswith("* the 95% CI excludes 0")
+    # the worked example has no such difference: no mark on any figure
+    assert not re.search(r"\d\*", terminal.render(hand()))
+
+
+def test_terminal_escapes_hostile_strings():
+    out = terminal.render(hostile())
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", out)
+    assert "\\x1b[31mred" in out and "abc\\u202edcba" in out
+
+
+def test_terminal_lists_the_largest_changes_first_and_says_how_many():
+    out = terminal.render(clear_win(), changed_limit=5)
+    assert "changed instances (5 of 20, largest change first)" in out
+
+
+# ---------------------------------------------------------------- markdown
+def test_markdown_of_the_worked_example(text_snapshot):
+    assert markdown.render(hand()) == text_snapshot
+
+
+def test_markdown_tables_keep_their_columns_with_hostile_ids():
+    out = markdown.render(hostile())
+    assert "<script>" not in out and "<img" not in out and "\x1b" not in out
+    assert "](javascript" not in out  # no link can form
+    for block in re.split(r"\n\n", out):
+        lines = [line for line in block.splitlines() if line.startswith("|")]
+        if not lines:
+            continue
+        cells = {len(re.findall(r"(?<!\\)\|", line)) for line in lines}
+        assert len(cells) == 1, block
+
+
+def test_markdown_bolds_a_difference_whose_ci_excludes_zero():
+    out = markdown.render(clear_win())
+    assert "| pass rate | **+83.3 pp** \\* |" in out
+    assert "**+20.0** \\*" in out
+    assert "**" not in markdown.render(hand())
+
+
+@pytest.mark.parametrize("renderer", [terminal.render, markdown.render, html_report.render])
+def test_renderers_accept_every_candidate(renderer):
+    rows = _rows("A", {"i1": [1.0], "i2": [0.0]})
+    results = compare_groups([("A", rows), ("B", rows), ("C", rows)], metric="m", pass_threshold=0.5, unit="u")
+    out = renderer(results)
+    assert out.count("B") >= 1 and out.count("C") >= 1
+
+
+def test_nothing_paired_says_so():
+    a = _rows("A", {"i1": [1.0], "i2": [0.0]})
+    b = _rows("B", {"j1": [1.0]})
+    [r] = compare_groups([("A", a), ("B", b)], metric="m", pass_threshold=0.5, unit="u", costs=["duration_s"])
+    out = terminal.render([r])
+    assert "no instance is scored in both groups" in out and "only in A (2): i1, i2" in out
+    assert "pass rate   n/a" not in out
+    md = markdown.render([r])
+    assert "No instance is scored in both groups" in md and "Only in B (1): j1." in md
