@@ -645,7 +645,7 @@ def test_bad_export_fails_the_group_and_leaves_no_temp(bl, origins, tmp_path, cr
 
 @pytest.mark.parametrize("export", [
     "\ufeff{\"jobId\": \"J1\", \"n\": \"é\"}\r\n".encode(),  # plain text with a BOM and CRLF
-    gzip.compress("\ufeff{\"JobId\": \"J1\", \"n\": \"é\"}\n".encode()),
+    gzip.compress("\ufeff{\"JobId\": \"J1\", \"n\": \"é\"}\n".encode(), mtime=0),
 ])
 def test_export_encodings_and_job_id_keys(bl, origins, export):
     origin = export_origin(origins, OK, export)

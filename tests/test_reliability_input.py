@@ -264,7 +264,7 @@ def test_broken_group_exports(tmp_path, export, job_ids, message):
 
 @pytest.mark.parametrize("export", [
     b"\x1f\x8b" + b"garbage" * 10,
-    gzip.compress(b'{"job_id": "J1"}\n' * 50)[:-12],
+    gzip.compress(b'{"job_id": "J1"}\n' * 50, mtime=0)[:-12],
     b'{"job_id": "J1", "text": "\xff\xfe"}\n',
 ], ids=["gzip-garbage", "gzip-cut", "not-utf8"])
 def test_corrupt_export_files_fail_the_group_cleanly(tmp_path, export):
