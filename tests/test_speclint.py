@@ -108,6 +108,21 @@ CASES = {
     "extra arguments without a positional": (
         lambda d: action(d, "brm", "run").update(extra_args=True),
         ["resources.brm.actions.run: extra_args needs a positional option (where the extra arguments start)"]),
+    # -- outputs: what a printing dimension prints -------------------------------------------
+    "printed element that cannot be worked out": (
+        lambda d: without(dim(d, "brm", "status", "task"), "output"),
+        [f"{where('brm', 'status', 'task')}: what it prints cannot be worked out of its parts; "
+         "declare output: {json: SCHEMA}"]),
+    "output rows that are no list of objects": (
+        lambda d: part(d, "brm", "list", "group", "tasks")["output"].update(rows=["total"]),
+        [f"{where('brm', 'list', 'group', 'tasks')}.output: rows 'total' is not an array of objects in the "
+         "output's schema"]),
+    "output id that is no field": (
+        lambda d: part(d, "brm", "list", "group", "tasks")["output"].update(ids=["groupid"]),
+        [f"{where('brm', 'list', 'group', 'tasks')}.output: id 'groupid' is not a field of the output's schema"]),
+    "step output of columns that are no columns": (
+        lambda d: d["steps"]["job_rows"].update(output={"columns": "keep"}),
+        ["steps.job_rows.output: columns 'keep' names no with: value of type columns"]),
     # -- combines, columns and JMESPath options (bl compare, bl jobs table) -----------------
     "unknown combine": (
         lambda d: action(d, "jobs", "table").update(combine="nope"),

@@ -163,9 +163,10 @@ def test_table_flattens_the_jobs_of_a_page(api):
     result = api("jobs", "get", "-g", "G1,G2", "--page-size", "2", "--output", "table")
     assert result.code == 0
     header, rule, *rows = result.out.splitlines()
-    assert header.split()[:2] == ["job_id", "group_id"]
-    assert [row.split()[:2] for row in rows] == [["G1-J0040", "G1"], ["G1-J0039", "G1"],
-                                                 ["G2-J0040", "G2"], ["G2-J0039", "G2"]]
+    # the declared rows (the jobs), the element's id first, then the job's declared fields
+    assert header.split()[:3] == ["group_id", "job_id", "created_at"]
+    assert [row.split()[:2] for row in rows] == [["G1", "G1-J0040"], ["G1", "G1-J0039"],
+                                                 ["G2", "G2-J0040"], ["G2", "G2-J0039"]]
     assert "{" not in result.out and result.err == ""
 
 
@@ -179,10 +180,18 @@ def test_table_flattens_the_tasks_with_the_group_in_front(api):
 def test_table_of_nested_answers_names_a_query(api):
     result = api("metrics", "get", "-g", "G1", "--output", "table")
     assert result.code == 0
-    assert "[info] nested values are shown as JSON; for a flat table select them, e.g. " \
+    # the list of per-job metrics stays JSON: a hint names the query that makes it a table
+    assert "[info] lists of objects are shown as JSON; for a table of them select them, e.g. " \
            "--query '[].detail.metrics[]'" in result.err
-    flat = api("metrics", "get", "-g", "G1", "--output", "table", "--query", "[].detail.metrics[]")
-    assert flat.code == 0 and flat.out.splitlines()[0].split()[0] == "job_id"
+    flat = api("metrics", "get", "-g", "G1", "--output", "csv", "--query", "[].detail.metrics[]")
+    header = flat.out.splitlines()[0].split(",")
+    assert flat.code == 0 and header[0] == "job_id" and "run_metrics.duration_s" in header
+
+
+def test_nested_objects_are_dotted_columns(api):
+    header = api("metrics", "get", "-g", "G1", "--output", "csv").out.splitlines()[0].split(",")
+    assert header[:2] == ["group_id", "overall.group_id"]
+    assert "overall.run_metrics.job_count" in header and "detail.total" in header
 
 
 def test_table_fits_the_width_and_counts_wide_characters():

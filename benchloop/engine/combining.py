@@ -15,6 +15,7 @@ from ..base import files as local
 from ..base.errors import BenchloopError
 from ..base.log import Log
 from ..table.model import Action
+from ..table.outputs import Output
 from . import formats
 from .combinecall import Combined
 from .outcomes import Outcome
@@ -46,7 +47,8 @@ def combine_outcomes(action: Action, options: dict[str, Any], outcomes: list[Out
     return COMBINES[action.combine.name](OutcomesCall(action, options, outcomes, log))
 
 
-def print_combined(stdout: Any, log: Log, result: Combined, output: str, pretty: bool, query: Any) -> None:
+def print_combined(stdout: Any, log: Log, result: Combined, output: str, pretty: bool, query: Any,
+                   shape: Output | None = None) -> None:
     """The combine's own rendering of ``output`` when it has one (and no ``--query`` reshapes the
     elements), else the elements in the generic format."""
     with closed_stdout():
@@ -54,7 +56,7 @@ def print_combined(stdout: Any, log: Log, result: Combined, output: str, pretty:
             stdout.write(result.renderings[output]())
             stdout.flush()
             return
-        formats.emit(stdout, result.elements, output, pretty, query, note=log.note)
+        formats.emit(stdout, result.elements, output, pretty, query, note=log.note, output=shape)
 
 
 def write_files(log: Log, result: Combined) -> list[tuple[str, str]]:

@@ -111,10 +111,10 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
             from .combining import combine_outcomes, print_combined, write_files
 
             result = combine_outcomes(action, opts, outcomes, rt.log)
-            print_combined(rt.stdout, rt.log, result, output, rt.pretty, query)
+            print_combined(rt.stdout, rt.log, result, output, rt.pretty, query, action.dimensions[dim].output)
             unwritten = write_files(rt.log, result)
         else:
-            print_all(rt.stdout, rt.log, action, outcomes, output, rt.pretty, query)
+            print_all(rt.stdout, rt.log, action, outcomes, output, rt.pretty, query, action.dimensions[dim].output)
     code = summarize(rt.log, outcomes, noun="pull step(s)" if action.compose is not None else "id(s)")
     return code or (EXIT_FAILURE if unwritten else code)
 

@@ -17,6 +17,7 @@ from typing import Any
 from ..base.errors import StdoutClosed
 from ..base.log import Log
 from ..table.model import Action
+from ..table.outputs import Output
 from . import formats
 from .formats import Format
 from .outcomes import Outcome
@@ -64,10 +65,12 @@ class Stream:
 
 
 def print_all(stdout: Any, log: Log, action: Action, outcomes: list[Outcome], fmt: str, pretty: bool,
-              query: Any) -> None:
+              query: Any, output: Output | None = None) -> None:
+    """Every id's elements at once in format ``fmt``; ``output`` is what one element is (the
+    printed dimension's, for the flat formats' rows and columns)."""
     elements = [e for outcome in outcomes for e in contributed(action, outcome, log)]
     with closed_stdout():
-        formats.emit(stdout, elements, fmt, pretty, query, note=log.note)
+        formats.emit(stdout, elements, fmt, pretty, query, note=log.note, output=output)
 
 
 @contextmanager

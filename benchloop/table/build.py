@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from . import outputs
 from .model import (
     DEFAULT_SERVICE,
     DIMENSION_KINDS,
@@ -56,6 +57,7 @@ from .model import (
     freeze,
     frozen_map,
 )
+from .outputs import Output
 from .responses import Response, Schemas
 
 
@@ -159,7 +161,7 @@ def step_def(name: str, data: Mapping[str, Any]) -> StepDef:
     params = {key: StepParam(key, p["type"], p.get("help", ""), bool(p.get("optional")), tuple(p.get("binds") or ()),
                              freeze(p.get("default")))
               for key, p in (data.get("with") or {}).items()}
-    return StepDef(name, data.get("help", ""), frozen_map(params))
+    return StepDef(name, data.get("help", ""), frozen_map(params), freeze(data.get("output")))
 
 
 def command(path: str, data: Mapping[str, Any]) -> Command:
@@ -248,7 +250,55 @@ class Builder:
         return ArchiveEntry(name=name, part=inner, entry=data["entry"], required=bool(data.get("required")),
                             failures=data.get("failures"), label=data.get("label"))
 
-    def dimension(self, name: str, data: Mapping[str, Any], options: tuple[Option, ...]) -> Dimension:
+    # ------------------------------------------------------------ outputs
+    def part_output(self, data: Mapping[str, Any], part: Part) -> Output | None:
+        """What one part's value is (see ``outputs``): declared, or worked out of its answer
+        and transform, or of its step's declaration; None when neither says."""
+        if data.get("output"):
+            return outputs.declared(data["output"], self.schemas)
+        if isinstance(part, StepPart):
+            declared = part.step.output
+            if not declared:
+                return None
+            if "columns" in declared:
+                return outputs.of_columns(part.params.get(declared["columns"]) or (), self.schemas)
+            return outputs.declared(declared, self.schemas)
+        if isinstance(part, (RequestPart, PagedPart)) and not getattr(part, "items", None):
+            shape = part.shape
+            return outputs.of_response(part.request.response, shape.name if shape else None,
+                                       shape.params if shape else {}, self.schemas)
+        return None
+
+    def dimension_output(self, data: Mapping[str, Any], raw_parts: Mapping[str, Any], parts: Mapping[str, Part],
+                         el: Element, listing: bool, combine: Combine | None) -> Output | None:
+        """What one printed element of a dimension is (None: it cannot be worked out; the
+        lints refuse that for a printing action)."""
+        if data.get("output"):
+            found: Output | None = outputs.declared(data["output"], self.schemas)
+        else:
+            each = {n: self.part_output(raw_parts[n], p) for n, p in parts.items()}
+            if el.kind == "object" and el.id_key and all(o is not None for o in each.values()):
+                found = outputs.of_object(el.id_key, {n: o for n, o in each.items() if o is not None}, self.schemas)
+            elif el.kind == "part" and el.part:
+                found = each.get(el.part)
+            elif el.kind == "part" and all(o is not None for o in each.values()):
+                found = outputs.one_of([o for o in each.values() if o is not None], self.schemas)
+            else:
+                found = None
+        if found is not None and listing:
+            found = outputs.each_row(found)  # a listing prints its entries one by one
+        if combine is not None:
+            declared = combine.definition.output
+            if declared == "rows":
+                found = outputs.each_row(found) if found is not None else None
+            elif declared:
+                found = outputs.declared(declared, self.schemas)
+            else:
+                found = None
+        return found
+
+    def dimension(self, name: str, data: Mapping[str, Any], options: tuple[Option, ...], prints: bool = False,
+                  listing: bool = False, combine: Combine | None = None) -> Dimension:
         option_name = DIMENSION_KINDS[name].option
         opt = next((o for o in options if o.name == option_name), None)
         select = data.get("select")
@@ -256,8 +306,10 @@ class Builder:
         raw_parts = data.get("parts") or {}
         parts: dict[str, Part] = {n: self.archive_entry(n, p) if archive else self.part(n, p)
                                   for n, p in raw_parts.items()}
+        el = element(data.get("element"))
+        output = self.dimension_output(data, raw_parts, parts, el, listing, combine) if prints else None
         return Dimension(
-            name=name, option=opt, parts=frozen_map(parts), element=element(data.get("element")),
+            name=name, option=opt, parts=frozen_map(parts), element=el, output=output,
             select=Select(select["option"], frozen_map({k: tuple(v) for k, v in select["choices"].items()}))
             if select else None,
             archive=Archive(archive["file"], archive.get("kind", ""), self.endpoints[archive["task_request"]],
@@ -277,16 +329,21 @@ class Builder:
     def action(self, resource: str, is_command: bool, name: str, data: Mapping[str, Any]) -> Action:
         options = tuple(option(o) for o in data["options"])
         compose = data.get("compose")
+        combine = self.combine(data.get("combine"))
+        listing = bool(data.get("stdout_when"))
+        prints = data["writer"] == "stdout" or listing
+        dims = {d: self.dimension(d, body, options, prints, listing, combine)
+                for d, body in data["dimensions"].items()}
         return Action(
             resource=resource, name=name, help=data["help"], writer=data["writer"], options=options,
-            dimensions=frozen_map({d: self.dimension(d, body, options) for d, body in data["dimensions"].items()}),
+            dimensions=frozen_map(dims),
             command=is_command, stdout_when=data.get("stdout_when"),
             compose=Compose(compose["option"], tuple(compose["dimensions"]), tuple(compose["default"]),
                             frozen_map({n: Section(n, s["resource"], s["action"], freeze(s.get("options") or {}))
                                         for n, s in compose["sections"].items()})) if compose else None,
             max_ids=data.get("max_ids"), max_ids_message=data.get("max_ids_message"),
             error_field=data.get("error_field"), progress=progress(data.get("progress")),
-            extra_args=bool(data.get("extra_args")), combine=self.combine(data.get("combine")),
+            extra_args=bool(data.get("extra_args")), combine=combine,
             min_ids=data.get("min_ids"), min_ids_message=data.get("min_ids_message"))
 
     def spec(self) -> Spec:

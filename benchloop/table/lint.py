@@ -306,7 +306,63 @@ def lint(spec: dict[str, Any]) -> list[str]:
     for rname, resource in spec["resources"].items():
         for aname, action in resource["actions"].items():
             _lint_action(c, rname, aname, action)
+    _lint_declared_outputs(c)
+    if not c.problems:  # the model builds only from a table without other problems
+        _lint_printed(c)
     return c.problems
+
+
+def _declared_outputs(spec: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Every ``output:`` of the table with where it is."""
+    found: list[tuple[str, Any]] = []
+    for kind in ("steps", "combines"):
+        for name, body in (spec.get(kind) or {}).items():
+            if isinstance(body.get("output"), Mapping):
+                found.append((f"{kind}.{name}.output", body["output"]))
+    for rname, resource in spec["resources"].items():
+        for aname, action in resource["actions"].items():
+            for dname, dim in (action.get("dimensions") or {}).items():
+                where = f"resources.{rname}.actions.{aname}.dimensions.{dname}"
+                if dim.get("output"):
+                    found.append((f"{where}.output", dim["output"]))
+                for pname, part in (dim.get("parts") or {}).items():
+                    if isinstance(part, Mapping) and part.get("output"):
+                        found.append((f"{where}.parts.{pname}.output", part["output"]))
+    return found
+
+
+def _lint_declared_outputs(c: _Lint) -> None:
+    """Each declared output's schema is well formed, its rows a list of objects, its ids fields."""
+    for where, output in _declared_outputs(c.spec):
+        if "json" not in output:
+            continue  # {columns: NAME}: checked with the step's values
+        _check_schema(c, f"{where}.json", output["json"])
+        rows = output.get("rows")
+        if rows is not None and c.schemas.rows(output["json"], rows) is None:
+            c.add(f"{where}: rows {_dotted(rows)!r} is not an array of objects in the output's schema")
+        for key in output.get("ids") or ():
+            if not c.schemas.declares(output["json"], [key]):
+                c.add(f"{where}: id {key!r} is not a field of the output's schema")
+    for name, step in (c.spec.get("steps") or {}).items():
+        columns = (step.get("output") or {}).get("columns") if isinstance(step.get("output"), Mapping) else None
+        where = f"steps.{name}.output"
+        if columns is not None and ((step.get("with") or {}).get(columns) or {}).get("type") != "columns":
+            c.add(f"{where}: columns {columns!r} names no with: value of type columns")
+
+
+def _lint_printed(c: _Lint) -> None:
+    """Every dimension of a printing action says what it prints: worked out of its answers,
+    transforms and steps, or declared (``output:``)."""
+    from .build import build_model
+
+    model = build_model(c.spec)
+    for action in model.actions:
+        if not action.prints:
+            continue
+        for name, dim in action.dimensions.items():
+            if dim.output is None:
+                where = f"resources.{action.resource}.actions.{action.name}.dimensions.{name}"
+                c.add(f"{where}: what it prints cannot be worked out of its parts; declare output: {{json: SCHEMA}}")
 
 
 def _command_leaves(commands: dict[str, Any], prefix: str = "") -> list[tuple[str, dict[str, Any]]]:

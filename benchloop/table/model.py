@@ -29,6 +29,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from .optiontypes import OptionType, option_type
+from .outputs import Output
 from .responses import Response, Schemas
 from .templates import PAGE_VARS, lone_var, template_vars
 
@@ -482,6 +483,9 @@ class StepDef:
     name: str
     help: str
     params: Mapping[str, StepParam]
+    # What the step's value (or one element of the combine) is: the table's ``output:``,
+    # frozen; the builder turns it into each dimension's :class:`Output`.
+    output: Any = None
 
 
 COLUMN_TYPES = ("number", "string", "boolean", "json")
@@ -796,6 +800,8 @@ class Dimension:
     progress: Progress | None = None
     aggregate_failures: str | None = None
     composite: bool = False
+    # What one printed element is (printing actions): its schema, rows and columns.
+    output: Output | None = None
 
     @property
     def kind(self) -> DimensionKind:

@@ -71,7 +71,7 @@ def rewrite_refs(schema: Any, prefix: str) -> Any:
             if name is not None:
                 out[key] = prefix + name
             elif key in ("enum", "const", "examples", "default"):
-                out[key] = _plain(value)
+                out[key] = plain_json(value)
             else:
                 out[key] = rewrite_refs(value, prefix)
         return out
@@ -80,21 +80,23 @@ def rewrite_refs(schema: Any, prefix: str) -> Any:
     return schema
 
 
-def _frozen(value: Any) -> Any:
+def frozen_json(value: Any) -> Any:
+    """A read-only copy of a JSON value (mappings as read-only views, lists as tuples)."""
     from types import MappingProxyType
 
     if isinstance(value, Mapping):
-        return MappingProxyType({k: _frozen(v) for k, v in value.items()})
+        return MappingProxyType({k: frozen_json(v) for k, v in value.items()})
     if isinstance(value, (list, tuple)):
-        return tuple(_frozen(v) for v in value)
+        return tuple(frozen_json(v) for v in value)
     return value
 
 
-def _plain(value: Any) -> Any:
+def plain_json(value: Any) -> Any:
+    """A plain (dict and list) copy of a JSON value, frozen or not."""
     if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain_json(v) for v in value]
     return value
 
 
@@ -134,7 +136,7 @@ class Schemas:
     def __init__(self, shapes: Mapping[str, Any] | None = None):
         # Frozen (read-only mappings, tuples): the model is shared by every consumer; ``inline``
         # and ``rewrite_refs`` hand out plain copies.
-        self.shapes: Mapping[str, Any] = _frozen(dict(shapes or {}))
+        self.shapes: Mapping[str, Any] = frozen_json(dict(shapes or {}))
 
     def __contains__(self, name: str) -> bool:
         return name in self.shapes
@@ -182,7 +184,7 @@ class Schemas:
             if key in ("properties", "patternProperties", "$defs", "dependentSchemas") and isinstance(value, Mapping):
                 out[key] = {name: self.inline(sub, _stack) for name, sub in value.items()}
             elif key in ("enum", "const", "examples", "default"):
-                out[key] = _plain(value)
+                out[key] = plain_json(value)
             else:
                 out[key] = self.inline(value, _stack)
         return out
@@ -283,7 +285,7 @@ class Response:
     """
 
     kind: str = "json"
-    schema: Mapping[str, Any] | None = field(default_factory=lambda: _frozen({}))
+    schema: Mapping[str, Any] | None = field(default_factory=lambda: frozen_json({}))
     content_types: tuple[str, ...] = ("application/json",)
     rows_path: tuple[str | int, ...] | None = None
     schemas: Schemas = field(default_factory=Schemas, compare=False, repr=False)
@@ -303,7 +305,7 @@ class Response:
                        schemas=schemas)
         if "json" in data:
             rows = data.get("rows")
-            return cls("json", _frozen(data["json"]), ("application/json",),
+            return cls("json", frozen_json(data["json"]), ("application/json",),
                        tuple(rows) if rows is not None else None, schemas)
         kind = "binary" if "binary" in data else "text"
         return cls(kind, None, tuple(data[kind]), schemas=schemas)
@@ -311,7 +313,7 @@ class Response:
     @classmethod
     def error_body(cls, schema: Any, schemas: Schemas) -> Response | None:
         """A service's ``error:`` schema as a JSON response (None: not declared)."""
-        return None if schema is None else cls("json", _frozen(schema), ("application/json",), None, schemas)
+        return None if schema is None else cls("json", frozen_json(schema), ("application/json",), None, schemas)
 
     @property
     def is_json(self) -> bool:
@@ -329,7 +331,7 @@ class Response:
     def field(self, path: Path) -> Mapping[str, Any] | None:
         """The schema of the field at ``path`` (see :meth:`Schemas.field`), resolved one level."""
         found = self.schemas.field(self.schema, path) if self.is_json else None
-        return _plain(found) if found is not None else None
+        return plain_json(found) if found is not None else None
 
     def declares(self, path: Path) -> bool:
         return self.field(path) is not None

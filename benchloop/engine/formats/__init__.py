@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from ...table.outputs import Output
 from .base import Format
 from .csvdoc import Csv
 from .jsondoc import JsonArray, JsonLines
@@ -26,9 +27,10 @@ __all__ = ["FORMATS", "Format", "compile_query", "emit"]
 
 
 def emit(stream: TextIO, elements: list[Any], name: str, pretty: bool, query: Any = None,
-         note: Callable[[str], None] | None = None) -> None:
+         note: Callable[[str], None] | None = None, output: Output | None = None) -> None:
     """Print the whole result in format ``name`` (every format, streamed ones included, when
-    the output waits for all ids); ``note`` gets the format's advice, if any."""
+    the output waits for all ids); ``note`` gets the format's advice, if any; ``output`` is
+    what one element is (a ``--query`` makes other elements: then it is not passed on)."""
     result: Any = elements if query is None else query.search(elements)
-    FORMATS[name].render(stream, result, pretty, note)
+    FORMATS[name].render(stream, result, pretty, note, output if query is None else None)
     stream.flush()

@@ -12,14 +12,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, TextIO
 
+from ...table.outputs import Output
+
 
 class Format(Protocol):
     name: str
     streams: bool  # each element may be printed as soon as it is known
 
-    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None) -> None:
+    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,
+               output: Output | None = None) -> None:
         """Write the whole result (the elements, or what ``--query`` made of them); ``note``
-        gets advice for people (one ``[info]`` line), if any."""
+        gets advice for people (one ``[info]`` line), if any; ``output`` is what one element
+        of the printed dimension is (None after a ``--query``): the flat formats take their
+        rows and columns from it."""
         ...
 
     def line(self, element: Any) -> str:

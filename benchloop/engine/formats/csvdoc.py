@@ -1,8 +1,8 @@
 """``--output csv``: the rows of ``--output table`` as RFC 4180 CSV, for spreadsheets and data frames.
 
-The rows and the columns are the ones the table format chooses (``table.flatten``: one
-row per element, or the objects of the elements' one list with their ids in front;
-columns in the order they first appear), written by the standard library's ``csv``
+The rows and the columns are the table format's (``tabular.tabulate``: the declared rows
+of the printed dimension with the element's ids in front, or one row per element; the
+declared columns, nested objects as dotted names, then any other field), written by the standard library's ``csv``
 module: one header row, fields quoted when they hold a comma, a quote or a line break,
 lines ending in CRLF as RFC 4180 says.
 
@@ -26,7 +26,8 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from ...base.hiding import EscapeTable
-from .table import columns_of, flatten, table_hint
+from ...table.outputs import Output
+from .tabular import table_hint, tabulate
 
 # Hiding characters escaped; a line feed, a tab and a carriage return stay as they are (the
 # csv module quotes the field).
@@ -59,17 +60,15 @@ class Csv:
     name = "csv"
     streams = False
 
-    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None) -> None:
-        rows = flatten(result if isinstance(result, list) else [result])
-        if rows and not all(isinstance(row, dict) for row in rows):
-            rows = [{"value": row} for row in rows]
-        columns = columns_of(rows)
+    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,
+               output: Output | None = None) -> None:
+        table = tabulate(result, output)
         writer = csv.writer(stream)
-        if columns:
-            writer.writerow([cell(c) for c in columns])
-        for row in rows:
-            writer.writerow([cell(row.get(c)) for c in columns])
-        hint = table_hint(rows)
+        if table.columns:
+            writer.writerow([cell(c) for c in table.columns])
+        for row in table.rows:
+            writer.writerow([cell(row.get(c)) for c in table.columns])
+        hint = table_hint(table)
         if hint and note is not None:
             note(hint)
 

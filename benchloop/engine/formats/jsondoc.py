@@ -12,13 +12,15 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from ...base.files import dumps, write_json_array
+from ...table.outputs import Output
 
 
 class JsonArray:
     name = "json"
     streams = False
 
-    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None) -> None:
+    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,
+               output: Output | None = None) -> None:
         if isinstance(result, list):
             write_json_array(stream, result, pretty)
         else:
@@ -32,7 +34,8 @@ class JsonLines:
     name = "jsonl"
     streams = True
 
-    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None) -> None:
+    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,
+               output: Output | None = None) -> None:
         for item in result if isinstance(result, list) else [result]:
             stream.write(self.line(item))
 

@@ -1,7 +1,7 @@
 """``--output markdown``: the rows of ``--output table`` as a markdown (GitHub) table.
 
 For pasting into a pull request or an issue: the same rows and columns as the table
-format (``table.flatten``), every cell on one line, rendered as itself.  A cell cannot
+format (``tabular.tabulate``), every cell on one line, rendered as itself.  A cell cannot
 break the table or become markup: ``|`` and the characters of inline markup (backslash,
 backticks, ``*``, ``_``, ``[``, ``]``, ``~``) are backslash-escaped, ``<`` and ``&`` are
 HTML entities (no tags), line breaks are spaces, control and bidi characters are escapes.
@@ -15,7 +15,8 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from ...base.hiding import EscapeTable
-from .table import columns_of, flatten, table_hint
+from ...table.outputs import Output
+from .tabular import table_hint, tabulate
 
 _TEXT = EscapeTable({0x0A: " ", 0x0D: " ", **{ord(c): "\\" + c for c in "\\`*_[]|~"},
                      ord("<"): "&lt;", ord("&"): "&amp;"})
@@ -42,20 +43,19 @@ class Markdown:
     name = "markdown"
     streams = False
 
-    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None) -> None:
-        rows = flatten(result if isinstance(result, list) else [result])
+    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,
+               output: Output | None = None) -> None:
+        table = tabulate(result, output)
+        rows, columns = table.rows, table.columns
         if not rows:
             stream.write("(no results)\n")
             return
-        if not all(isinstance(row, dict) for row in rows):
-            rows = [{"value": row} for row in rows]
-        columns = columns_of(rows)
         right = [_numeric([row.get(c) for row in rows]) for c in columns]
         lines = ["| " + " | ".join(cell(c) for c in columns) + " |",
                  "| " + " | ".join("---:" if r else "---" for r in right) + " |"]
         lines += ["| " + " | ".join(cell(row.get(c)) for c in columns) + " |" for row in rows]
         stream.write("\n".join(lines) + "\n")
-        hint = table_hint(rows)
+        hint = table_hint(table)
         if hint and note is not None:
             note(hint)
 

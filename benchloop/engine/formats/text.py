@@ -16,6 +16,8 @@ import json
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from ...table.outputs import Output
+
 
 def _word(value: Any) -> str:
     if isinstance(value, str):
@@ -45,7 +47,8 @@ class Text:
     name = "text"
     streams = True
 
-    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None) -> None:
+    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,
+               output: Output | None = None) -> None:
         for item in result if isinstance(result, list) else [result]:
             stream.write(self.line(item))
 

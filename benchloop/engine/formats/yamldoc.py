@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from ...table.outputs import Output
+
 
 class YamlDocument:
     name = "yaml"
     streams = False
 
-    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None) -> None:
+    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,
+               output: Output | None = None) -> None:
         import yaml
 
         stream.write(yaml.safe_dump(result, allow_unicode=True, sort_keys=False, default_flow_style=False))
