@@ -77,6 +77,27 @@ def columns_of(dim: Dimension) -> dict[str, Any] | None:
     return None
 
 
+def fields_of(action: Action, dim: Dimension) -> dict[str, Any] | None:
+    """What one printed element holds (the dimension's output): where its rows are and the
+    columns of the flat formats with their types and descriptions; None when the action
+    prints nothing, or when the step's column list above says it all."""
+    output = dim.output
+    if output is None or not action.prints:
+        return None
+    built = columns_of(dim)
+    if built is not None and output.rows is None and \
+            [c["name"] for c in built["rows"]] == list(output.column_names[:len(built["rows"])]):
+        return None
+    rows = ".".join(str(k) for k in output.rows) if output.rows else None
+
+    def cell(text: str) -> str:
+        return " ".join(text.split()).replace("|", "\\|")
+
+    return {"rows": rows, "listed": output.rows == (), "ids": list(output.ids),
+            "columns": [{"name": c.name, "types": " or ".join(c.types) or "any",
+                         "description": cell(c.description)} for c in output.columns]}
+
+
 def requests_of(dim: Dimension) -> list[dict[str, Any]]:
     rows = []
     for name, part in dim.parts.items():
@@ -117,7 +138,7 @@ def render() -> dict[Path, str]:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), keep_trailing_newline=True,
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
     env.globals.update(option_row=option_row, requests_of=requests_of, output_line=output_line,
-                       columns_of=columns_of)
+                       columns_of=columns_of, fields_of=fields_of)
     pages = {OUT / "index.md": env.get_template("index.md.j2").render(
         spec=spec, globals=[option_row(o) for o in spec.global_options], builtins=builtins_line(spec))}
     page = env.get_template("resource.md.j2")

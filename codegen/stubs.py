@@ -30,7 +30,9 @@ from benchloop.sdk.methods import (
     sdk_options,
 )
 from benchloop.table.load import load_model
-from benchloop.table.model import Action, Option, Resource
+from benchloop.table.model import Action, Option, PagedPart, Resource
+
+from .typeddicts import TypedDicts, camel, join
 
 ROOT = Path(__file__).resolve().parent.parent
 STUB = ROOT / "benchloop" / "sdk" / "client.pyi"
@@ -43,7 +45,7 @@ Do not edit: run `make docs`.  `make docs-check` fails when this file is stale.
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypedDict, overload
 
 from ..table.model import Resource
 from .results import DownloadResult
@@ -73,21 +75,48 @@ def _doc(text: str, indent: str) -> str:
     return f'{indent}"""{text}"""\n'
 
 
-def method_stubs(action: Action, name: str | None = None) -> str:
+def element_type(types: TypedDicts, action: Action) -> str:
+    """The annotation of one element a printing method returns: the union over its dimensions
+    of their outputs' types (``Any`` where the table says nothing)."""
+    words = []
+    for dname, dim in action.dimensions.items():
+        if dim.output is None:
+            words.append("Any")
+            continue
+        base = camel(attribute(action.resource)) + ("" if action.command else camel(action.name)) + camel(dname)
+        words.append(types.annotation(dim.output.schema, base))
+    return join(words) or "Any"
+
+
+def item_type(types: TypedDicts, parts: dict[str, PagedPart]) -> str:
+    """The annotation of one item ``iter`` yields: an entry of the walked collection."""
+    words = []
+    for part in parts.values():
+        response = part.request.response
+        schema = response.schema if response.is_json else None
+        collection = part.pagination.collection
+        items = types.schemas.field(schema, (collection,)) if schema is not None and collection else None
+        words.append(types.annotation(items.get("items"), camel(collection or "item")) if items else "Any")
+    found = join(words)
+    return "dict[str, Any]" if found == "Any" else found
+
+
+def method_stubs(action: Action, name: str | None = None, types: TypedDicts | None = None) -> str:
     name = name or attribute(action.name)
     options = sdk_options(action)
+    element = element_type(types, action) if types is not None and action.prints else "Any"
     out = ""
     if action.stdout_when:
         flag = action.stdout_when
         out += "    @overload\n"
-        out += f"    def {name}({params(options, literal_flag=flag)}) -> list[Any]: ...\n"
+        out += f"    def {name}({params(options, literal_flag=flag)}) -> list[{element}]: ...\n"
         out += "    @overload\n"
         out += f"    def {name}({params(options, false_flag=flag)}) -> DownloadResult: ...\n"
         out += "    @overload\n"
-        out += f"    def {name}({params(options)}) -> list[Any] | DownloadResult:\n"
+        out += f"    def {name}({params(options)}) -> list[{element}] | DownloadResult:\n"
         out += _doc(action.help, "        ") + "        ...\n"
         return out
-    returns = "list[Any]" if action.writer == "stdout" else "DownloadResult"
+    returns = f"list[{element}]" if action.writer == "stdout" else "DownloadResult"
     out += f"    def {name}({params(options)}) -> {returns}:\n"
     out += _doc(action.help, "        ") + "        ...\n"
     return out
@@ -102,16 +131,16 @@ def class_name(resource: Resource) -> str:
     return "".join(w.capitalize() for w in attribute(resource.name).split("_")) + "Resource"
 
 
-def resource_stub(resource: Resource) -> str:
+def resource_stub(resource: Resource, types: TypedDicts) -> str:
     out = f"class {class_name(resource)}(ResourceClient):\n" + _doc(resource.help, "    ")
     for action in resource.actions.values():
-        out += method_stubs(action)
+        out += method_stubs(action, types=types)
     if resource.command:
-        out += method_stubs(next(iter(resource.actions.values())), "__call__")
+        out += method_stubs(next(iter(resource.actions.values())), "__call__", types)
     target = iter_target(resource)
     if target is not None:
         action, parts = target
-        out += f"    def iter({params(iter_options(action, parts))}) -> Iterator[dict[str, Any]]:\n"
+        out += f"    def iter({params(iter_options(action, parts))}) -> Iterator[{item_type(types, parts)}]:\n"
         out += _doc(walks(action, parts) + ", one page at a time.", "        ") + "        ...\n"
     return out
 
@@ -147,9 +176,11 @@ class Client:
 
 def stub() -> str:
     spec = load_model()
-    classes = "\n\n".join(resource_stub(r) for r in library_resources(spec))
+    types = TypedDicts(spec.schemas)
+    classes = "\n\n".join(resource_stub(r, types) for r in library_resources(spec))
     attributes = "\n".join(f"    {attribute(r.name)}: {class_name(r)}" for r in library_resources(spec))
-    return HEADER + "\n" + CLIENT.format(attributes=attributes) + "\n\n" + classes
+    return (HEADER + "\n# What the methods return (the table's output schemas; every key may be missing).\n"
+            + types.source() + "\n\n" + CLIENT.format(attributes=attributes) + "\n\n" + classes)
 
 
 # ------------------------------------------------------------ reference
@@ -167,6 +198,13 @@ def _rows(options: list[Option], literal_flag: str | None = None) -> list[str]:
 
 def reference() -> str:
     spec = load_model()
+    types = TypedDicts(spec.schemas)
+    for resource in library_resources(spec):  # the same names, in the same order, as the stubs
+        for action in resource.actions.values():
+            if action.prints:
+                element_type(types, action)
+        if iter_target(resource):
+            item_type(types, iter_target(resource)[1])
     lines = [
         "# Python client reference",
         "",
@@ -198,6 +236,8 @@ def reference() -> str:
                       f"### `bl.{attribute(resource.name)}.{attribute(action.name)}(...)`", "",
                       f"{action.help} Same as `{action.command_line()}`.", "", *_rows(sdk_options(action)),
                       "", f"Returns: {returns(action)}"]
+            if action.prints:
+                lines += ["", f"Each element: `{_cell(element_type(types, action))}` (see [Types](#types))."]
         target = iter_target(resource)
         if target is not None:
             action, parts = target
@@ -207,7 +247,17 @@ def reference() -> str:
                       "walk (duplicates across pages, ties at page boundaries, re-scans when the total is "
                       "not reached), yielded one page at a time; only the ids seen are kept.", "",
                       *_rows(iter_options(action, parts)), "",
-                      "Returns: an iterator of `dict`."]
+                      f"Returns: an iterator of `{_cell(item_type(types, parts))}`."]
+    lines += ["", '<a id="types"></a>', "## Types", "",
+              "The elements are JSON objects as the CLI prints them, typed for type checkers as these "
+              "`TypedDict`s (in `benchloop/sdk/client.pyi`; import them under `if TYPE_CHECKING:` from "
+              "`benchloop.sdk.client`, or annotate with `Mapping[str, Any]`). Every key may be missing "
+              "(`total=False`: the answers are open) and the backend may add others. They come from the "
+              "table's schemas (`bl describe` shows them whole)."]
+    for name in types.order:
+        lines += ["", f"### `{name}`", "", "| field | type | meaning |", "| --- | --- | --- |"]
+        lines += [f"| `{field}` | `{_cell(annotation)}` | {_cell(meaning)} |"
+                  for field, annotation, meaning in types.fields(name)]
     return "\n".join(lines) + "\n"
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import jsonschema
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp_support import HttpServer
@@ -171,6 +172,21 @@ def test_each_tool_agrees_with_the_cli(name, args, sandbox, api, tmp_path):
         return
     assert _normalized(text[0] + "\n") == _normalized(cli.out)
     assert result.structured_content["result"] == json.loads(text[0])
+    if "query" not in args:  # the elements as the table declares them: the schema's first branch
+        declared = tool.output_schema
+        strict = {"$defs": declared.get("$defs", {}), **declared["properties"]["result"]["anyOf"][0]}
+        errors = list(jsonschema.Draft202012Validator(strict).iter_errors(result.structured_content["result"]))
+        assert not errors, f"{name}: {errors[0].message} at {list(errors[0].absolute_path)}"
+
+
+def test_output_schemas_declare_the_elements(sandbox):
+    """Data tools say what their result holds (the table's outputs, each shape once in $defs)."""
+    tools, _ = session(make_runner(sandbox))
+    jobs = next(t for t in tools if t.name == "jobs_get").output_schema
+    jsonschema.Draft202012Validator.check_schema(jobs)
+    items = jobs["properties"]["result"]["anyOf"][0]["items"]
+    assert "JobSummary" in jobs["$defs"] and "#/$defs/JobPage" in json.dumps(items)
+    assert "$defs" not in json.dumps(jobs["$defs"]).replace('"#/$defs/', "")  # no nested bundles
 
 
 def test_describe_is_bl_describe(sandbox, bl):

@@ -38,7 +38,15 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ..table.model import DIMENSION_KINDS, OPTION_DIMENSIONS, STDOUT_OPTIONS, Action, Option, Spec
+from ..table.model import (
+    DIMENSION_KINDS,
+    OPTION_DIMENSIONS,
+    STDOUT_OPTIONS,
+    Action,
+    Option,
+    Spec,
+    thaw,
+)
 
 READ, LISTING, WRITE, DOWNLOAD, DESCRIBE = "read", "listing", "write", "download", "describe"
 # The gates: a tool is served only when every one of its gates is open.
@@ -105,14 +113,41 @@ class Tool:
             return f"{words} {self.action.flag_of(self.action.stdout_when or '')}"
         return words
 
+    def element_schema(self) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """The schema of one element the tool's action prints (the table's outputs; one of them
+        when its dimensions print different things) and the named schemas it refers to, as
+        ``#/$defs/NAME`` (each once)."""
+        if self.action is None or self.kind == DOWNLOAD:
+            return None
+        outputs = [d.output for d in self.action.dimensions.values() if d.output is not None]
+        if not outputs:
+            return None
+        schemas = outputs[0].schemas
+        element = thaw(outputs[0].schema) if len(outputs) == 1 else {"anyOf": [thaw(o.schema) for o in outputs]}
+        return schemas.bundle(element)
+
     @property
     def output_schema(self) -> dict[str, Any]:
-        result = ("The CLI's JSON (after query), possibly cut to the size budget"
-                  if self.kind != DOWNLOAD else "The files written: directory, paths, skipped")
+        """The structured result: ``result`` is the elements as the table declares them (the
+        schema a client may read), or what ``query`` made of them - the second branch accepts
+        any value, so that a client that validates results never refuses a queried result or
+        an answer the backend shaped otherwise (the CLI prints those too)."""
+        description = ("The CLI's JSON (after query), possibly cut to the size budget"
+                       if self.kind != DOWNLOAD else "The files written: directory, paths, skipped")
+        result: dict[str, Any] = {"description": description}
+        bundled = self.element_schema()
+        defs: dict[str, Any] = {}
+        if bundled is not None:
+            element, defs = bundled
+            result["anyOf"] = [
+                {"type": "array", "items": element,
+                 "description": "Without query: the elements, as the table declares them."},
+                {"description": "With query: what the expression made of the elements."}]
         return {
+            **({"$defs": defs} if defs else {}),
             "type": "object",
             "properties": {
-                "result": {"description": result},
+                "result": result,
                 "truncated": {"type": "object", "description": "Present when the result was cut: what was "
                               "left out and how to ask for it."},
                 "failures": {"type": "array", "description": "The ids that failed, with the CLI's messages.",

@@ -5,10 +5,116 @@ Do not edit: run `make docs`.  `make docs-check` fails when this file is stale.
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypedDict, overload
 
 from ..table.model import Resource
 from .results import DownloadResult
+
+# What the methods return (the table's output schemas; every key may be missing).
+# The metric's values (for `eval`, the evaluation of the job's task).
+EvalMetricData = TypedDict('EvalMetricData', {'task_score': float, 'resolved': bool}, total=False)
+# One entry of a job's `metrics` list: an evaluation result `{type, data}` (type `eval` carries the task score).
+EvalMetric = TypedDict('EvalMetric', {'type': str, 'data': EvalMetricData}, total=False)
+# Run metrics of one job. Values usually arrive as strings holding a decimal number (`"12.5"`); some backends send plain numbers. Fields are counts unless a unit is given.
+JobRunMetrics = TypedDict('JobRunMetrics', {'duration_s': str | float, 'duration_api_s': str | float, 'thinking_total_length': str | float, 'tokens_sent': str | float, 'context_peak': str | float, 'num_turns': str | float, 'api_call_count': str | float, 'api_error_count': str | float, 'tool_call_count': str | float, 'tool_error_count': str | float, 'rate_limit_count': str | float}, total=False)
+# Token counts of one job, recomputed by the backend with the tokenizer it names. Counts are in tokens of that tokenizer; the exact counting rules are not documented.
+JobTokenizedMetrics = TypedDict('JobTokenizedMetrics', {'schema_version': str, 'tokenizer_class': str, 'tokenizer_dedup_input': float, 'tokenizer_user_input': float, 'tokenizer_output_total': float, 'tokenizer_output_per_turn': float, 'tokenizer_single_seq_context': float, 'tokenizer_context_peak': float, 'llm_calls': float}, total=False)
+# Metrics of one job. `run_metrics` and `tokenized_metrics` come as a list (one entry per run, usually one) or as one object; both are valid. A running job has empty sections.
+JobMetrics = TypedDict('JobMetrics', {'job_id': str | None, 'metrics': list[Any], 'run_metrics': list[JobRunMetrics] | JobRunMetrics, 'tokenized_metrics': list[JobTokenizedMetrics] | JobTokenizedMetrics}, total=False)
+# Run metrics aggregated over a group's jobs (the fields bl keeps; the backend sends more, which `bl metrics` drops). `avg_` is the mean over the jobs that have run metrics, `total_` the sum; null when no job has any.
+GroupRunMetrics = TypedDict('GroupRunMetrics', {'job_count': int | None, 'avg_duration_s': float | None, 'avg_duration_api_s': float | None, 'avg_thinking_length': float | None, 'avg_api_call_count': float | None, 'total_api_error_count': float | None, 'avg_api_error_rate': float | None, 'avg_tool_call_count': float | None, 'total_tool_error_count': float | None, 'avg_tool_error_rate': float | None, 'total_rate_limit_count': float | None, 'avg_num_turns': float | None}, total=False)
+# Tokenizer counts aggregated over a group's jobs (the fields bl keeps; the backend sends more, which `bl metrics` drops): `avg_` mean, `max_` largest, `total_` sum over the jobs that have counts, in tokens; null when no job has any.
+GroupTokenizedMetrics = TypedDict('GroupTokenizedMetrics', {'tokenized_job_count': int | None, 'avg_tokenizer_dedup_input': float | None, 'max_tokenizer_dedup_input': float | None, 'total_tokenizer_dedup_input': float | None, 'avg_tokenizer_user_input': float | None, 'max_tokenizer_user_input': float | None, 'total_tokenizer_user_input': float | None, 'avg_tokenizer_output_total': float | None, 'max_tokenizer_output_total': float | None, 'total_tokenizer_output_total': float | None, 'avg_tokenizer_output_per_turn': float | None, 'max_tokenizer_output_per_turn': float | None, 'avg_tokenizer_single_seq_context': float | None, 'max_tokenizer_single_seq_context': float | None, 'avg_tokenizer_context_peak': float | None, 'max_tokenizer_context_peak': float | None, 'avg_llm_calls': float | None, 'max_llm_calls': float | None, 'total_llm_calls': float | None}, total=False)
+# Aggregated metrics of a group. Either section may be one object or a list of them.
+GroupMetricsOverall = TypedDict('GroupMetricsOverall', {'group_id': str, 'run_metrics': GroupRunMetrics | list[GroupRunMetrics], 'tokenized_metrics': GroupTokenizedMetrics | list[GroupTokenizedMetrics]}, total=False)
+# One job's metrics in a page of a group's per-job metrics (same sections as a job's metrics).
+MetricsRow = TypedDict('MetricsRow', {'job_id': str, 'metrics': list[Any], 'run_metrics': list[JobRunMetrics] | JobRunMetrics, 'tokenized_metrics': list[JobTokenizedMetrics] | JobTokenizedMetrics}, total=False)
+# Per-job metrics of a group, every page (`bl metrics get -g --scope detail`).
+GroupMetricsDetail = TypedDict('GroupMetricsDetail', {'group_id': str, 'total': int | None, 'metrics': list[MetricsRow], 'tokenized_metrics': GroupTokenizedMetrics | list[GroupTokenizedMetrics] | None}, total=False)
+MetricsGetGroup = TypedDict('MetricsGetGroup', {'group_id': str, 'overall': GroupMetricsOverall, 'detail': GroupMetricsDetail}, total=False)
+# One job.
+Job = TypedDict('Job', {'job_id': str, 'group_id': str | None, 'created_at': str, 'template': str, 'status': str, 'instance_id': str, 'score': float | None, 'model': str}, total=False)
+# Job statistics of a group (or of every job when no group is given).
+JobStats = TypedDict('JobStats', {'group_id': str | None, 'total': int, 'by_status': dict[str, Any]}, total=False)
+OverviewGetJob = TypedDict('OverviewGetJob', {'job_id': str, 'job': Job, 'stats': JobStats}, total=False)
+# Evaluation summary of a group, printed as it came. Only `score` is documented (fixtures show 0.8); the other figures are what the sandbox sends, counted over the group's tasks.
+EvalSummary = TypedDict('EvalSummary', {'group_id': str, 'score': float | None, 'pass_rate': float | None, 'task_count': int, 'job_count': int, 'passed': int, 'failed': int, 'error': int, 'pending': int}, total=False)
+# One evaluation task of a group.
+Task = TypedDict('Task', {'task_id': str, 'id': str, 'name': str, 'status': str, 'score': float | None}, total=False)
+# One page of a group's evaluation tasks.
+TaskPage = TypedDict('TaskPage', {'tasks': list[Task], 'total': int}, total=False)
+OverviewGetGroup = TypedDict('OverviewGetGroup', {'group_id': str, 'summary': EvalSummary, 'tasks': TaskPage}, total=False)
+# A job as it appears in a job list.
+JobSummary = TypedDict('JobSummary', {'job_id': str, 'id': str, 'group_id': str | None, 'created_at': str, 'template': str, 'status': str, 'instance_id': str}, total=False)
+JobsGetGroup = TypedDict('JobsGetGroup', {'group_id': str, 'jobs': list[JobSummary], 'total': int}, total=False)
+JobsTableGroup = TypedDict('JobsTableGroup', {'group_id': str | None, 'job_id': str | None, 'created_at': str | None, 'template': str | None, 'status': str | None, 'instance_id': str | None, 'instance': str | None, 'score': float | None, 'pass': bool | None, 'duration_s': float | None, 'duration_api_s': float | None, 'num_turns': float | None, 'api_call_count': float | None, 'api_error_count': float | None, 'tool_call_count': float | None, 'tool_error_count': float | None, 'rate_limit_count': float | None, 'tokens_sent': float | None, 'thinking_total_length': float | None, 'context_peak': float | None, 'tokenizer_dedup_input': float | None, 'tokenizer_user_input': float | None, 'tokenizer_output_total': float | None, 'tokenizer_context_peak': float | None, 'llm_calls': float | None}, total=False)
+# Per group of a comparison: its jobs, instances, pass rate and mean score with 95% CIs (docs/compare.md).
+GroupComparison = TypedDict('GroupComparison', {'group_id': str, 'jobs': int, 'jobs_scored': int, 'instances': int, 'pass_rate': float | None, 'pass_rate_ci95': list[float] | None, 'mean': float | None, 'mean_ci95': list[float] | None}, total=False)
+# The paired comparison over the instances both groups scored.
+ComparisonPaired = TypedDict('ComparisonPaired', {'instances': int, 'pass_rate_difference': float | None, 'se': float | None, 'ci95': list[float] | None, 'p_value': float | None, 'mean_difference': float | None, 'mean_difference_se': float | None, 'mean_difference_ci95': list[float] | None, 'mean_difference_p_value': float | None, 'improved': int, 'regressed': int, 'unchanged': int}, total=False)
+# The instance in the baseline.
+InstanceComparisonBaseline = TypedDict('InstanceComparisonBaseline', {'pass_rate': float, 'mean': float | None, 'jobs': list[str]}, total=False)
+# The instance in the candidate.
+InstanceComparisonCandidate = TypedDict('InstanceComparisonCandidate', {'pass_rate': float, 'mean': float | None, 'jobs': list[str]}, total=False)
+# One instance whose pass rate changed between the baseline and the candidate.
+InstanceComparison = TypedDict('InstanceComparison', {'instance': str, 'difference': float, 'baseline': InstanceComparisonBaseline, 'candidate': InstanceComparisonCandidate}, total=False)
+# A candidate group compared with the baseline, instance by instance (`bl compare`; every figure is defined in docs/compare.md).
+Comparison = TypedDict('Comparison', {'baseline': str, 'candidate': str, 'metric': str, 'pass_threshold': float, 'unit': str, 'groups': list[GroupComparison], 'paired': ComparisonPaired, 'costs': dict[str, Any], 'instances': list[InstanceComparison], 'only_baseline': list[str], 'only_candidate': list[str]}, total=False)
+TasksGetGroup = TypedDict('TasksGetGroup', {'group_id': str, 'tasks': list[Task], 'total': int}, total=False)
+# One pre-analysis report (markdown).
+Report = TypedDict('Report', {'content': str | None, 'fail_reason': str | None, 'sub_fail_reason': str | None}, total=False)
+# Pre-analysis reports of one job (an empty list when there is none; not a failure).
+JobReport = TypedDict('JobReport', {'job_id': str, 'reports': list[Report]}, total=False)
+# Counts over the analysed jobs.
+GroupReportStats = TypedDict('GroupReportStats', {'fail_reason': dict[str, Any]}, total=False)
+# Summary pre-analysis report of a group.
+GroupReport = TypedDict('GroupReport', {'group_id': str, 'reports': list[Report], 'stats': GroupReportStats}, total=False)
+# Answer to a report (re)build request (printed as it came).
+ReportTrigger = TypedDict('ReportTrigger', {'status': str, 'job_id': str, 'group_id': str, 'include_passed': bool}, total=False)
+# A media file (image, video) a trajectory references; task downloads fetch each once.
+TraceMedia = TypedDict('TraceMedia', {'oss_uri': str, 'mime_type': str}, total=False)
+# One piece of a tool's answer in a trajectory; an image or a video names its media file.
+TrajectoryContent = TypedDict('TrajectoryContent', {'type': str, 'trace_media': TraceMedia}, total=False)
+# One part of a trajectory message (the fields seen).
+TrajectoryPart = TypedDict('TrajectoryPart', {'response': list[Any]}, total=False)
+# One message of a trajectory step (the fields seen).
+TrajectoryMessage = TypedDict('TrajectoryMessage', {'role': str, 'parts': list[Any]}, total=False)
+# One step of a trajectory. Steps are free-form; these are the fields seen. Media references may appear anywhere under a step (bl looks for every `trace_media` object); `messages` shows where tool answers usually carry them.
+TrajectoryStep = TypedDict('TrajectoryStep', {'step': Any, 'role': str, 'tool': str, 'content': str, 'tokens': float, 'messages': list[Any]}, total=False)
+# The raw trajectory of one job (written and printed as it came).
+JobTrajectory = TypedDict('JobTrajectory', {'job_id': str, 'trajectory': list[TrajectoryStep], 'steps': list[TrajectoryStep]}, total=False)
+GroupTrajectoriesTrajectoriesItem = TypedDict('GroupTrajectoriesTrajectoriesItem', {'job_id': str, 'trajectory': list[TrajectoryStep]}, total=False)
+# A group's trajectories from its trace export, job by job in the group's job order (`bl trajectory get -g`).
+GroupTrajectories = TypedDict('GroupTrajectories', {'group_id': str, 'trajectories': list[GroupTrajectoriesTrajectoriesItem]}, total=False)
+# One entry of `bl artifacts download --list-only`: a listing entry with the job (and the group, in group mode) it belongs to.
+ArtifactEntry = TypedDict('ArtifactEntry', {'name': str, 'url': str, 'size': int, 'error_code': str, 'job_id': str, 'group_id': str}, total=False)
+# The analysis once created, else null.
+RsiReport = TypedDict('RsiReport', {'report_md': str, 'summary_md': str}, total=False)
+# An RSI (root-cause) analysis of a job or a group.
+Rsi = TypedDict('Rsi', {'entity_type': str, 'job_id': str, 'group_id': str, 'status': str, 'report': RsiReport, 'request': dict[str, Any] | None}, total=False)
+# Answer to an RSI creation request (printed as it came).
+RsiTrigger = TypedDict('RsiTrigger', {'status': str, 'accepted': bool}, total=False)
+# A behaviour analysis just created by `bl brm run`, with the group and the sampling mode bl detected.
+BehaviorRun = TypedDict('BehaviorRun', {'uid': str, 'task_id': str, 'status': str, 'group_id': str, 'samplingMode': str | None}, total=False)
+# A behaviour analysis and its state.
+BehaviorTask = TypedDict('BehaviorTask', {'uid': str, 'task_id': str, 'status': str, 'groupId': str, 'samplingMode': str, 'steps': list[int], 'scoringLimit': int, 'sampleSize': int}, total=False)
+# Overall scores of a behaviour analysis.
+BehaviorSummary = TypedDict('BehaviorSummary', {'totalSamples': int, 'averageOverallScore': float}, total=False)
+# The score of one category of a behaviour analysis.
+CategoryScore = TypedDict('CategoryScore', {'category': str, 'scoreSum': float}, total=False)
+# The overall scores of a behaviour analysis (`bl brm get --scope overall`).
+BehaviorOverall = TypedDict('BehaviorOverall', {'task_id': str, 'uid': str, 'summary': BehaviorSummary, 'categoryScores': list[CategoryScore]}, total=False)
+# A behaviour pattern found in the sampled steps.
+BehaviorPattern = TypedDict('BehaviorPattern', {'id': str, 'name': str, 'triggerRate': float}, total=False)
+# Behaviour patterns found, good and bad.
+BehaviorPatterns = TypedDict('BehaviorPatterns', {'positive': list[BehaviorPattern], 'negative': list[BehaviorPattern]}, total=False)
+# The behaviour patterns of an analysis (`bl brm get --scope detail`).
+BehaviorDetail = TypedDict('BehaviorDetail', {'task_id': str, 'uid': str, 'behaviorPatterns': BehaviorPatterns}, total=False)
+# Everything of a behaviour analysis (`bl brm get`, the default scope all).
+BehaviorAll = TypedDict('BehaviorAll', {'task_id': str, 'uid': str, 'status': BehaviorTask, 'overall': BehaviorOverall, 'detail': BehaviorDetail, 'samplingMode': str}, total=False)
+# A group's behaviour analyses (`bl brm list`): each task's `task_id` is its uid.
+BehaviorTasksOfGroup = TypedDict('BehaviorTasksOfGroup', {'group_id': str, 'total': int, 'tasks': list[BehaviorTask]}, total=False)
+
 
 class ResourceClient:
     resource: Resource
@@ -51,82 +157,82 @@ class Client:
 
 class MetricsResource(ResourceClient):
     """Run metrics of jobs, and overall or per-job metrics of groups."""
-    def get(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, scope: Literal['overall', 'detail', 'all'] = 'all') -> list[Any]:
+    def get(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, scope: Literal['overall', 'detail', 'all'] = 'all') -> list[JobMetrics | MetricsGetGroup]:
         """Print metrics as a JSON array, one element per id."""
         ...
     def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, scope: Literal['overall', 'detail', 'all'] = 'all', output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
         """Write metrics files under the output root."""
         ...
-    def iter(self, *, group: str | Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
+    def iter(self, *, group: str | Sequence[str] | None = None) -> Iterator[MetricsRow]:
         """Every item (metrics) of every page that `bl metrics get` walks, one page at a time."""
         ...
 
 
 class OverviewResource(ResourceClient):
     """A job with its statistics, or a group's evaluation summary and tasks."""
-    def get(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, scope: Literal['summary', 'tasks', 'all'] = 'all') -> list[Any]:
+    def get(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, scope: Literal['summary', 'tasks', 'all'] = 'all') -> list[OverviewGetJob | OverviewGetGroup]:
         """Print overviews as a JSON array, one element per id."""
         ...
 
 
 class JobsResource(ResourceClient):
     """Job lists of groups."""
-    def get(self, *, group: str | Sequence[str] | None = None, page: int = 1, page_size: int = 50, all: bool = False, template: str | None = None, status: str | None = None, instance_id: str | None = None) -> list[Any]:
+    def get(self, *, group: str | Sequence[str] | None = None, page: int = 1, page_size: int = 50, all: bool = False, template: str | None = None, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, instance_id: str | None = None) -> list[JobsGetGroup]:
         """Print one page (or with --all every page) of each group's jobs."""
         ...
-    def download(self, *, group: str | Sequence[str] | None = None, page_size: int = 1000, template: str | None = None, status: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
+    def download(self, *, group: str | Sequence[str] | None = None, page_size: int = 1000, template: str | None = None, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
         """Write every job of each group to <group>/job_list.json."""
         ...
-    def table(self, *, group: str | Sequence[str] | None = None, fields: str | Sequence[str] | None = None, template: str | None = None, status: str | None = None, instance_id: str | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id') -> list[Any]:
+    def table(self, *, group: str | Sequence[str] | None = None, fields: str | Sequence[str] | None = None, template: str | None = None, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, instance_id: str | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id') -> list[JobsTableGroup]:
         """Print one flat row per job of each group (every page): its job-list fields, instance, score, pass, run and token metrics; numbers are numbers."""
         ...
-    def iter(self, *, group: str | Sequence[str] | None = None, page_size: int = 50, template: str | None = None, status: str | None = None, instance_id: str | None = None) -> Iterator[dict[str, Any]]:
+    def iter(self, *, group: str | Sequence[str] | None = None, page_size: int = 50, template: str | None = None, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, instance_id: str | None = None) -> Iterator[JobSummary]:
         """Every item (jobs) of every page that `bl jobs get` walks, one page at a time."""
         ...
 
 
 class CompareResource(ResourceClient):
     """Compare benchmark runs instance by instance, with 95% confidence intervals."""
-    def compare(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: str | None = None, template: str | None = None, report: str | os.PathLike[str] | None = None) -> list[Any]:
+    def compare(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, report: str | os.PathLike[str] | None = None) -> list[Comparison]:
         """Compare every group with the first (the baseline): pass rates and mean scores over instances, paired differences with 95% CIs and p-values, costs, the instances that changed. --output table and markdown print a readable summary of it (a difference whose CI excludes 0 is marked *)."""
         ...
-    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: str | None = None, template: str | None = None, report: str | os.PathLike[str] | None = None) -> list[Any]:
+    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, report: str | os.PathLike[str] | None = None) -> list[Comparison]:
         """Compare every group with the first (the baseline): pass rates and mean scores over instances, paired differences with 95% CIs and p-values, costs, the instances that changed. --output table and markdown print a readable summary of it (a difference whose CI excludes 0 is marked *)."""
         ...
 
 
 class TasksResource(ResourceClient):
     """Evaluation task lists of groups."""
-    def get(self, *, group: str | Sequence[str] | None = None, page: int = 1, page_size: int = 50, all: bool = False, search: str | None = None, status: str | None = None) -> list[Any]:
+    def get(self, *, group: str | Sequence[str] | None = None, page: int = 1, page_size: int = 50, all: bool = False, search: str | None = None, status: Literal['passed', 'failed', 'error', 'pending'] | None = None) -> list[TasksGetGroup]:
         """Print one page (or with --all every page) of each group's tasks."""
         ...
-    def download(self, *, group: str | Sequence[str] | None = None, page_size: int = 1000, search: str | None = None, status: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
+    def download(self, *, group: str | Sequence[str] | None = None, page_size: int = 1000, search: str | None = None, status: Literal['passed', 'failed', 'error', 'pending'] | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
         """Write every task of each group to <group>/task_list.json."""
         ...
-    def iter(self, *, group: str | Sequence[str] | None = None, page_size: int = 50, search: str | None = None, status: str | None = None) -> Iterator[dict[str, Any]]:
+    def iter(self, *, group: str | Sequence[str] | None = None, page_size: int = 50, search: str | None = None, status: Literal['passed', 'failed', 'error', 'pending'] | None = None) -> Iterator[Task]:
         """Every item (tasks) of every page that `bl tasks get` walks, one page at a time."""
         ...
 
 
 class ReportResource(ResourceClient):
     """Pre-analysis reports (markdown) of jobs and groups."""
-    def get(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None) -> list[Any]:
+    def get(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None) -> list[JobReport | GroupReport]:
         """Print the raw report responses as a JSON array, one element per id."""
         ...
-    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, status: str | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
+    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
         """Write report markdown; a group writes its summary and every job's report."""
         ...
-    def trigger(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, include_passed: bool = False) -> list[Any]:
+    def trigger(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, include_passed: bool = False) -> list[ReportTrigger]:
         """Ask the backend to (re)build reports; prints the raw responses."""
         ...
 
 
 class TrajectoryResource(ResourceClient):
     """Trajectories of jobs, of whole groups (server-side export) and of download tasks."""
-    def get(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, download_timeout: int = 1800) -> list[Any]:
+    def get(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, download_timeout: int = 1800) -> list[JobTrajectory | GroupTrajectories]:
         """Print trajectories as a JSON array, one element per id."""
         ...
-    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, task_id: str | Sequence[str] | None = None, download_timeout: int = 1800, status: str | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
+    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, task_id: str | Sequence[str] | None = None, download_timeout: int = 1800, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
         """Write trajectory files; a download task becomes one ZIP archive. A group is one server-side export, or with --status/--template/--instance-id its matching jobs one file each."""
         ...
 
@@ -141,49 +247,49 @@ class MetadataResource(ResourceClient):
 class ArtifactsResource(ResourceClient):
     """Artifacts (result archives) of jobs, groups and download tasks."""
     @overload
-    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, task_id: str | Sequence[str] | None = None, include: str | None = None, exclude: str | None = None, list_only: Literal[True], status: str | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> list[Any]: ...
+    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, task_id: str | Sequence[str] | None = None, include: str | None = None, exclude: str | None = None, list_only: Literal[True], status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> list[ArtifactEntry]: ...
     @overload
-    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, task_id: str | Sequence[str] | None = None, include: str | None = None, exclude: str | None = None, list_only: Literal[False] = False, status: str | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult: ...
+    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, task_id: str | Sequence[str] | None = None, include: str | None = None, exclude: str | None = None, list_only: Literal[False] = False, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult: ...
     @overload
-    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, task_id: str | Sequence[str] | None = None, include: str | None = None, exclude: str | None = None, list_only: bool = False, status: str | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> list[Any] | DownloadResult:
+    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, task_id: str | Sequence[str] | None = None, include: str | None = None, exclude: str | None = None, list_only: bool = False, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> list[ArtifactEntry] | DownloadResult:
         """Download artifacts through the backend proxy; --list-only prints the listing instead."""
         ...
 
 
 class PullResource(ResourceClient):
     """Download several resources of groups or jobs in one go (sections run concurrently)."""
-    def pull(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, sections: str | Sequence[str] | None = None, download_timeout: int = 1800, status: str | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
+    def pull(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, sections: str | Sequence[str] | None = None, download_timeout: int = 1800, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
         """Run the download commands of the chosen sections for each id; files land where those commands put them."""
         ...
-    def __call__(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, sections: str | Sequence[str] | None = None, download_timeout: int = 1800, status: str | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
+    def __call__(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, sections: str | Sequence[str] | None = None, download_timeout: int = 1800, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
         """Run the download commands of the chosen sections for each id; files land where those commands put them."""
         ...
 
 
 class RsiResource(ResourceClient):
     """RSI analyses (markdown) of jobs and groups; status is not_created, creating or created."""
-    def get(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None) -> list[Any]:
+    def get(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None) -> list[Rsi]:
         """Print the raw RSI responses as a JSON array, one element per id."""
         ...
-    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, status: str | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
+    def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
         """Write RSI markdown; a group writes its summary and every job's analysis."""
         ...
-    def trigger(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, include_passed: bool = False) -> list[Any]:
+    def trigger(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, include_passed: bool = False) -> list[RsiTrigger]:
         """Ask the backend to create RSI analyses; prints the raw responses."""
         ...
 
 
 class BrmResource(ResourceClient):
     """Behaviour analyses (BRM) of groups."""
-    def run(self, *, group: str | Sequence[str] | None = None, steps: int | Sequence[int] | None = None, sample_size: int = 512, scoring_limit: int = 32) -> list[Any]:
+    def run(self, *, group: str | Sequence[str] | None = None, steps: int | Sequence[int] | None = None, sample_size: int = 512, scoring_limit: int = 32) -> list[BehaviorRun]:
         """Start a behaviour analysis of one group; prints the created task."""
         ...
-    def get(self, *, task_id: str | Sequence[str] | None = None, scope: Literal['overall', 'detail', 'status', 'all'] = 'all') -> list[Any]:
+    def get(self, *, task_id: str | Sequence[str] | None = None, scope: Literal['overall', 'detail', 'status', 'all'] = 'all') -> list[BehaviorAll | BehaviorOverall | BehaviorDetail | BehaviorTask]:
         """Print behaviour analyses (overall scores, detail patterns, status, or all) of task uids."""
         ...
-    def status(self, *, task_id: str | Sequence[str] | None = None) -> list[Any]:
+    def status(self, *, task_id: str | Sequence[str] | None = None) -> list[BehaviorTask]:
         """Print the status of behaviour analyses (same as get --scope status)."""
         ...
-    def list(self, *, group: str | Sequence[str] | None = None) -> list[Any]:
+    def list(self, *, group: str | Sequence[str] | None = None) -> list[BehaviorTasksOfGroup]:
         """Print the behaviour analyses of groups."""
         ...

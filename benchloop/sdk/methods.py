@@ -153,13 +153,16 @@ def keyword_default(opt: Option) -> Any:
 
 def keyword_annotation(opt: Option) -> str:
     """The annotation of an option's keyword, as the stubs (``codegen/stubs.py``) and the runtime
-    signatures show it: ``Literal`` for choices, ``str | Sequence[str]`` for ids and lists."""
+    signatures show it: ``Literal`` for choices and known values, ``str | Sequence[str]`` for ids
+    and lists."""
     kind = opt.kind
     if opt.name in OPTION_DIMENSIONS and not kind.many:  # one download-task id, also as a one-item list
         return "str | Sequence[str] | None"
     if opt.path:
         return "str | os.PathLike[str] | None"
-    return kind.annotation(opt.choices if kind.choices else (),
+    # choices, and the known values of an option that takes others too (``values:``: a type
+    # checker flags ``status="FAILED"``; the runtime still sends any text, with a warning)
+    return kind.annotation(opt.choices if kind.choices else opt.values,
                            optional=keyword_default(opt) is None and not kind.is_flag)
 
 

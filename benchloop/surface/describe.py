@@ -5,7 +5,8 @@ compiled endpoint table (plus the global options and the exit codes) into a
 stable JSON document: for every command its path, options, dimensions, the
 HTTP requests each dimension makes (method, path template, query, body,
 pagination), where its output goes (stdout array, files, archive entries) and
-in which format.  Nothing here knows a particular resource: it is a view of the
+in which format, and what one printed element is (``printed``: its schema, rows
+and the columns of the flat formats).  Nothing here knows a particular resource: it is a view of the
 table, so a resource added to the YAML shows up without touching this file.
 
 The document keeps the table's order (resources, actions, dimensions, parts,
@@ -280,6 +281,8 @@ def describe_dimension(spec: Spec, action: Action, dim: Dimension) -> dict[str, 
         return out
     if action.prints:
         out["element"] = _element(dim.element)
+        if dim.output is not None:
+            out["printed"] = dim.output.describe()
     if dim.select:
         flag = options[dim.select.option].flag if dim.select.option in options else f"--{dim.select.option}"
         out["select"] = {"option": dim.select.option, "flag": flag,

@@ -198,7 +198,15 @@ def one_of(outputs: Sequence[Output], schemas: Schemas) -> Output | None:
 
 
 def each_row(output: Output) -> Output:
-    """Every row of a value printed as an element of its own (a listing, a ``concat``)."""
+    """Every row of a value printed as an element of its own (a listing, a ``concat``): the
+    row's schema as the table writes it (a ``$ref`` stays one)."""
     if output.rows is None:
         return output
-    return Output(frozen_json(plain_json(output.row)), None, (), output.schemas)
+    schemas, current = output.schemas, output.schema
+    for step in (*output.rows, ITEMS):
+        found = schemas.items_of(current) if step == ITEMS or isinstance(step, int) else \
+            schemas.properties(current).get(step)
+        if found is None:
+            return Output(frozen_json(plain_json(output.row)), None, (), schemas)
+        current = found
+    return Output(frozen_json(plain_json(current)), None, (), schemas)

@@ -189,6 +189,20 @@ class Schemas:
                 out[key] = self.inline(value, _stack)
         return out
 
+    def bundle(self, schema: Any, prefix: str = "#/$defs/") -> tuple[Any, dict[str, Any]]:
+        """A copy of ``schema`` whose references point at ``prefix + NAME``, and the named
+        schemas it needs (transitively), rewritten the same way: put under ``$defs`` at the
+        root of a document, every reference resolves within it and each shape is there once."""
+        needed: dict[str, Any] = {}
+        pending = [ref_name(r) for r in refs(schema)]
+        while pending:
+            name = pending.pop()
+            if name is None or name in needed or name not in self.shapes:
+                continue
+            needed[name] = rewrite_refs(self.shapes[name], prefix)
+            pending += [ref_name(r) for r in refs(self.shapes[name])]
+        return rewrite_refs(schema, prefix), dict(sorted(needed.items()))
+
     def branches(self, schema: Any) -> list[Mapping[str, Any]]:
         """The resolved schema and, recursively, every ``allOf``/``anyOf``/``oneOf`` branch of it."""
         resolved = self.resolve(schema)

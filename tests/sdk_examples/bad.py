@@ -16,3 +16,6 @@ with Client() as bl:
     bl.overview.iter(group="G1")  # E: overview does not paginate
     bl.brm.run(group="G1", steps=["10"])  # E: steps are integers
     bl.metrics.get("G1")  # E: keywords only
+    bl.jobs.get(group="G1", status="FAILED")  # E: not one of the known statuses
+    bl.jobs.get(group="G1")[0]["jobs"][0]["job_id"] + 1  # E: a job id is a str
+    bl.compare(group=["B", "C"])[0]["paired"]["p_valu"]  # E: no such field of a comparison

@@ -5,12 +5,15 @@ tests/test_sdk_typing.py runs mypy on this file (it is never executed).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import benchloop
 from benchloop import AuthError, Client, DownloadResult, NetworkError, PartialFailure, UsageError
+
+if TYPE_CHECKING:  # the element types live in the stubs only
+    from benchloop.sdk.client import Comparison, JobSummary
 
 
 def analyse(host: str, key: str) -> int:
@@ -18,8 +21,13 @@ def analyse(host: str, key: str) -> int:
         metrics: list[Any] = bl.metrics.get(job=["J1", "J2"])
         overall = bl.metrics.get(group="G1", scope="overall")
         failed = bl.jobs.get(group="G1", all=True, status="failed")
+        failed_ids: list[str] = [job["job_id"] for page in failed for job in page.get("jobs", [])]
+        p_value: float | None = bl.compare(group=["BASE", "CAND"])[0]["paired"]["p_value"]
+        first_job_status: str = next(bl.jobs.iter(group="G1"))["status"]
         page = bl.jobs.get(group=["G1", "G2"], page=2, page_size=50)
-        jobs: Iterator[dict[str, Any]] = bl.jobs.iter(group="G1", status="failed")
+        jobs: Iterator[Mapping[str, Any]] = bl.jobs.iter(group="G1", status="failed")
+        typed: Iterator[JobSummary] = bl.jobs.iter(group="G1")
+        comparisons: list[Comparison] = bl.compare(group=["BASE", "CAND"])
         first = next(jobs, None)
         ids = [job["job_id"] for job in bl.jobs.iter(group="G1")]
         tasks = list(bl.tasks.iter(group="G1", search="x", page_size=100))
@@ -45,4 +53,6 @@ def analyse(host: str, key: str) -> int:
             raise
         return (len(metrics) + len(overall) + len(failed) + len(page) + len(ids) + len(tasks) + len(paths)
                 + len(failures) + len(archive.paths) + len(listing) + len(files.paths) + len(submitted)
-                + len(status) + len(detail) + len(pulled.paths) + len(groups) + (first is not None))
+                + len(status) + len(detail) + len(pulled.paths) + len(groups) + (first is not None)
+                + len(failed_ids) + (p_value is None) + len(first_job_status) + len(list(typed))
+                + len(comparisons))
