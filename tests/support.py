@@ -159,6 +159,24 @@ def argv(resource: str, action: str) -> list[str]:
     return [resource] if _table_resources()[resource].get("command") else [resource, action]
 
 
+def cli_words(action, kwargs: dict) -> list[str]:
+    """The command line of an action called with Python keywords (the Python client's and the
+    MCP tools' arguments): ``resource action --flag value ...``; ``query`` is ``--query``."""
+    words = argv(action.resource, action.name)
+    for name, value in kwargs.items():
+        if name == "query":
+            words += ["--query", value]
+            continue
+        opt = action.option(name)
+        if opt.kind.is_flag:
+            words += [opt.flag] if value else []
+        elif isinstance(value, list):
+            words += [opt.flag, ",".join(str(v) for v in value)]
+        else:
+            words += [opt.flag, str(value)]
+    return words
+
+
 # ---------------------------------------------------- stand-in HTTP origins
 Answer = tuple[int, dict[str, str], bytes]
 

@@ -159,3 +159,19 @@ def test_the_tree_shows_the_layers():
             continue
         assert stem.lstrip("_") not in sys.stdlib_module_names, path
         assert stem.lstrip("_") not in dir(builtins), path
+
+
+def test_compiling_the_table_runs_the_table_package_only():
+    """The compiled-table cache is keyed on the files of table/: compiling must need no other."""
+    import subprocess
+
+    code = ("import sys\n"
+            "from benchloop.table.compiler import compile_spec\n"
+            "from benchloop.table.locate import spec_dir\n"
+            "path = spec_dir() / 'benchloop.yaml'\n"
+            "compile_spec(path.read_bytes(), path)\n"
+            "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('benchloop'))))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = done.stdout.split()
+    assert "benchloop.table.lint" in loaded  # the lints ran
+    assert [m for m in loaded if not m.startswith("benchloop.table")] == ["benchloop", "benchloop.version"]

@@ -26,7 +26,7 @@ import jsonschema
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp_support import HttpServer
-from support import argv, comparable_files, final_files
+from support import cli_words, comparable_files, final_files
 
 from benchloop.mcp_server.serve import build_runner
 from benchloop.mcp_server.server import build_server
@@ -118,20 +118,9 @@ def on_the_sandbox(tool: Tool) -> bool:
     return all(getattr(e, "service", "benchloop") == "benchloop" for e in SPEC.action_endpoints(tool.action))
 
 
-def cli_words(tool: Tool, args: dict[str, Any], out: Path) -> list[str]:
-    words = argv(tool.resource, tool.action.name)
-    for name, value in {**args, **tool.fixed}.items():
-        if name == "query":
-            words += ["--query", value]
-            continue
-        opt = tool.action.option(name)
-        if opt.type in ("flag", "bool"):
-            words += [opt.flag] if value else []
-        elif isinstance(value, list):
-            words += [opt.flag, ",".join(str(v) for v in value)]
-        else:
-            words += [opt.flag, str(value)]
-    return words + (["-o", str(out)] if tool.kind == DOWNLOAD else [])
+def tool_words(tool: Tool, args: dict[str, Any], out: Path) -> list[str]:
+    """The command line of a tool call (a download tool's files go under ``out``)."""
+    return cli_words(tool.action, {**args, **tool.fixed}) + (["-o", str(out)] if tool.kind == DOWNLOAD else [])
 
 
 def in_argument_words(tool: Tool, message: str) -> str:
@@ -151,7 +140,7 @@ def test_each_tool_agrees_with_the_cli(name, args, sandbox, api, tmp_path):
     runner = make_runner(sandbox, allow_writes=True, allow_downloads=str(tmp_path / "mcp"))
     tool = runner.every[name]
     compact = [] if tool.kind == DOWNLOAD else ["--no-pretty"]  # files are written pretty, as by default
-    cli = api(*compact, *cli_words(tool, args, tmp_path / "cli"))
+    cli = api(*compact, *tool_words(tool, args, tmp_path / "cli"))
     _, (result,) = session(runner, (name, args))
     text = [c.text for c in result.content]
     if cli.code == 2:

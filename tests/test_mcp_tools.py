@@ -16,7 +16,7 @@ from types import MappingProxyType
 import jmespath
 import pytest
 
-from benchloop.mcp_server import guards, results, workers
+from benchloop.mcp_server import budget, guards, workers
 from benchloop.mcp_server.tools import (
     DESCRIBE,
     DOWNLOAD,
@@ -176,7 +176,7 @@ def test_a_yaml_added_action_is_a_tool_with_no_python():
 # -------------------------------------------------------------- truncation
 def test_default_budget_is_the_documented_one():
     serve = load_model().command("mcp serve")
-    assert results.DEFAULT_MAX_CHARS == next(o.default for o in serve.options if o.name == "max_chars") == 60_000
+    assert budget.DEFAULT_MAX_CHARS == next(o.default for o in serve.options if o.name == "max_chars") == 60_000
 
 
 def test_default_workers_and_deadline_are_the_documented_ones():
@@ -186,13 +186,13 @@ def test_default_workers_and_deadline_are_the_documented_ones():
 
 
 def test_a_small_result_is_not_cut():
-    assert results.cut([1, 2, 3], 100) == ([1, 2, 3], [])
+    assert budget.cut([1, 2, 3], 100) == ([1, 2, 3], [])
 
 
 def test_an_array_is_cut_at_an_element_boundary_and_the_rest_query_returns_the_rest():
     value = [{"job_id": f"J{i}", "text": "x" * 50} for i in range(100)]
-    kept, cuts = results.cut(value, 1_000)
-    assert len(results.dumps(kept)) <= 1_000
+    kept, cuts = budget.cut(value, 1_000)
+    assert len(budget.dumps(kept)) <= 1_000
     assert kept == value[:len(kept)] and 0 < len(kept) < 100
     (only,) = cuts
     assert (only.shown, only.total, only.left_out) == (len(kept), 100, 100 - len(kept))
@@ -201,8 +201,8 @@ def test_an_array_is_cut_at_an_element_boundary_and_the_rest_query_returns_the_r
 
 def test_a_cut_inside_the_first_element_when_none_fits():
     value = [{"group_id": "G1", "jobs": [{"job_id": f"J{i}", "pad": "y" * 40} for i in range(200)]}]
-    kept, cuts = results.cut(value, 2_000)
-    assert len(results.dumps(kept)) <= 2_000
+    kept, cuts = budget.cut(value, 2_000)
+    assert len(budget.dumps(kept)) <= 2_000
     assert kept[0]["group_id"] == "G1" and 0 < len(kept[0]["jobs"]) < 200
     assert cuts[-1].path == "[0].jobs"
     rest = cuts[-1].rest_query("[?group_id=='G1']")
@@ -211,14 +211,14 @@ def test_a_cut_inside_the_first_element_when_none_fits():
 
 
 def test_a_long_string_is_cut_last():
-    kept, cuts = results.cut([{"report": "é" * 5_000}], 1_000)
-    assert len(results.dumps(kept)) <= 1_000
+    kept, cuts = budget.cut([{"report": "é" * 5_000}], 1_000)
+    assert len(budget.dumps(kept)) <= 1_000
     assert cuts[-1].kind == "characters" and cuts[-1].total == 5_000
 
 
 def test_truncation_note_says_what_was_left_out():
-    _, cuts = results.cut(list(range(1_000)), 1_000)
-    note, text = results.truncation(cuts, 3_890, 1_000, None, pages=True)
+    _, cuts = budget.cut(list(range(1_000)), 1_000)
+    note, text = budget.truncation(cuts, 3_890, 1_000, None, pages=True)
     assert note["cuts"][0]["left_out"] == cuts[0].left_out
     assert f"{cuts[0].left_out} left out" in text and "'[" in text and "page" in text
 
@@ -228,10 +228,10 @@ def test_everything_composed_fits_the_budget():
     many_keys = [{f"k{i:06d}": i for i in range(20_000)}]
     failures = [(f"J{i:04d}", "API error 500: " + "z" * 2_000) for i in range(300)]
     for value, failed in ((many_keys, []), ([], failures), (many_keys, failures), ([{"a": 1}], failures[:1])):
-        for budget in (1_000, 5_000):
-            texts, structured = results.compose(value, failed, "id(s)", budget, "[?x] | [0]", True)
-            assert sum(len(t) for t in texts) <= budget
-            assert len(results.dumps(structured)) <= budget
+        for limit in (1_000, 5_000):
+            texts, structured = budget.compose(value, failed, "id(s)", limit, "[?x] | [0]", True)
+            assert sum(len(t) for t in texts) <= limit
+            assert len(budget.dumps(structured)) <= limit
             if failed:
                 assert texts[-1].startswith(f"[error] {len(failed)} id(s) failed:")
                 shown = len(structured["failures"])
@@ -239,19 +239,19 @@ def test_everything_composed_fits_the_budget():
 
 
 def test_a_summary_that_fits_is_the_clis():
-    texts, structured = results.compose([{"a": 1}], [("J1", "API error 404: no")], "id(s)", 1_000, None, False)
+    texts, structured = budget.compose([{"a": 1}], [("J1", "API error 404: no")], "id(s)", 1_000, None, False)
     assert texts == ['[{"a":1}]', "[error] 1 id(s) failed:\n[error]   - J1: API error 404: no"]
     assert structured == {"result": [{"a": 1}], "failures": [{"id": "J1", "message": "API error 404: no"}]}
 
 
 def test_an_error_text_is_cut_to_the_budget():
-    text = results.fit_text("x" * 10_000, 1_000)
+    text = budget.fit_text("x" * 10_000, 1_000)
     assert len(text) == 1_000 and text.endswith("characters left out]")
 
 
 def test_masking_reaches_keys_and_nested_strings():
     value = {"secret-key": ["a secret-key b", {"k": "secret-key"}], "n": 1}
-    assert results.mask_value(value, ("secret-key",)) == {"***": ["a *** b", {"k": "***"}], "n": 1}
+    assert budget.mask_value(value, ("secret-key",)) == {"***": ["a *** b", {"k": "***"}], "n": 1}
 
 
 def test_flatten_deep_replaces_only_what_is_too_deep():

@@ -30,9 +30,9 @@ from benchloop.base.errors import BenchloopError, StepError
 from benchloop.base.files import join_under, safe_component
 from benchloop.base.ids import expand_ids
 from benchloop.engine.pagination import PaginationError, single_page, task_scan, unique_scan
+from benchloop.engine.polling import Polling
 from benchloop.engine.steps import trace_export
 from benchloop.engine.transforms import task_job_ids
-from benchloop.engine.waiter import Wait
 from benchloop.sandbox import start_sandbox
 from benchloop.sandbox.scripted import Reply, json_reply, start_scripted
 from benchloop.table.load import load_model, load_spec
@@ -438,7 +438,7 @@ def test_fuzz_export_rows_raise_only_step_errors(tmp_path_factory, lines, compre
 @given(json_value)
 def test_fuzz_export_status_and_task_payloads(body):
     waiter = load_model().action("trajectory", "get").dimensions["group"].parts["trajectory"].wait
-    run = Wait(waiter, request=None, sleep=None, log=None, timeout=1.0)
+    run = Polling(waiter, request=None, sleep=None, log=None, timeout=1.0)
     try:
         status = run.status(body)
         assert isinstance(status, str)
@@ -474,7 +474,7 @@ def test_fuzz_export_flow_raises_only_step_errors(bodies):
         return bodies.pop(0)
 
     try:
-        url = Wait(waiter, answer, sleep=lambda _s: None, log=lambda _m: None, timeout=60).run(lambda _w: None)
+        url = Polling(waiter, answer, sleep=lambda _s: None, log=lambda _m: None, timeout=60).run(lambda _w: None)
     except StepError:
         return
     assert isinstance(url, str) and url == url.strip() and url

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import argv, comparable_files, final_files
+from support import cli_words, comparable_files, final_files
 
 import benchloop
 from benchloop.sdk.methods import attribute, sdk_options
@@ -86,19 +86,6 @@ def _cases() -> list[Any]:
         cases.append(pytest.param(action, {**_dimension_ids(action, dim), **extra},
                                   id=f"{resource}-{name}-{dim}-{words or extra.get('task_id')}"))
     return cases
-
-
-def cli_words(action: Action, kwargs: dict[str, Any]) -> list[str]:
-    words = argv(action.resource, action.name)
-    for name, value in kwargs.items():
-        opt = action.option(name)
-        if opt.type in ("flag", "bool"):
-            words += [opt.flag] if value else []
-        elif isinstance(value, list):
-            words += [opt.flag, ",".join(str(v) for v in value)]
-        else:
-            words += [opt.flag, str(value)]
-    return words
 
 
 @pytest.fixture(scope="module")

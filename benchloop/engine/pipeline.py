@@ -10,7 +10,7 @@ walks the dimension's selected parts, each by its kind (``table.model``):
 * a :class:`~benchloop.table.model.FanOutPart` enumerates the items of the id (every
   job of a group) and repeats its request per item, concurrently, each to its file;
 * a :class:`~benchloop.table.model.StepPart` runs a named step (``steps/``), after its
-  waiter (``waiter.py``) when it has one.
+  waiter (``polling.py``) when it has one.
 
 Every request is rendered from the table's templates (``render.py``).  The part's
 transform (``transforms.py``) then shapes the answer, which either contributes to the
@@ -146,12 +146,12 @@ class Pipeline:
         return None
 
     def wait(self, part: StepPart, ctx: Context) -> str:
-        from .waiter import Wait
+        from .polling import Polling
 
         waiter = part.wait
         assert waiter is not None
         timeout = float(self.opts.get(waiter.timeout) or 0) or float("inf")
-        run = Wait(waiter, lambda endpoint, extra: self.request(endpoint, ctx.child(**extra)),
+        run = Polling(waiter, lambda endpoint, extra: self.request(endpoint, ctx.child(**extra)),
                    self.rt.http.sleep, self.rt.log.info, timeout)
         message = waiter.message
         return run.run(lambda wait: render_label(message, ctx.child(wait=f"{wait:.1f}")) if message else None)

@@ -4,7 +4,7 @@ The package is split so that most of it needs no MCP SDK:
 
 * ``tools``: the tools, generated from the typed model of the table (pure data:
   names, descriptions, JSON Schemas, which tools are writes or downloads);
-* ``results``: what a tool returns (the CLI's JSON, cut at an element boundary
+* ``budget``: what a tool returns (the CLI's JSON, cut at an element boundary
   when it exceeds the budget, with a note on how to ask for the rest; every
   channel within the budget, the key masked);
 * ``runner``: one tool call - checked locally, then run through the Python

@@ -32,7 +32,7 @@ from typing import Any
 from ..base.errors import UsageError as InternalUsageError
 from ..engine import formats
 from ..table.model import Spec
-from . import results
+from . import budget
 from .tools import DESCRIBE, DOWNLOAD, Tool, attribute, gate_message
 from .workers import DEFAULT_CALL_TIMEOUT, DEFAULT_WORKERS, Ticket, Workers
 
@@ -103,7 +103,7 @@ def argument_words(tool: Tool) -> Callable[[str], str]:
 
 class Runner:
     def __init__(self, make_client: Callable[[], Any], spec: Spec, served: list[Tool], every: list[Tool], *,
-                 max_chars: int = results.DEFAULT_MAX_CHARS, download_dir: str | None = None,
+                 max_chars: int = budget.DEFAULT_MAX_CHARS, download_dir: str | None = None,
                  secrets: tuple[str, ...] = (), toolsets: set[str] | None = None, allow_writes: bool = False,
                  workers: int = DEFAULT_WORKERS, call_timeout: float = DEFAULT_CALL_TIMEOUT,
                  first_client: Any = None):
@@ -173,14 +173,14 @@ class Runner:
         return self.finish(Reply([message], None, True))
 
     def mask(self, text: str) -> str:
-        return results.mask(text, self.secrets)
+        return budget.mask(text, self.secrets)
 
     def finish(self, reply: Reply) -> Reply:
         """Every channel masked and within the budget: the last step of every reply."""
         texts = [self.mask(t) for t in reply.texts]
-        structured = results.mask_value(reply.structured, self.secrets)
+        structured = budget.mask_value(reply.structured, self.secrets)
         if sum(len(t) for t in texts) > self.max_chars:  # an error text (a result was composed to fit)
-            texts = [results.fit_text("\n".join(texts), self.max_chars)]
+            texts = [budget.fit_text("\n".join(texts), self.max_chars)]
         return Reply(texts, structured, reply.is_error, reply.meta)
 
     # ----------------------------------------------------------- checks
@@ -191,7 +191,7 @@ class Runner:
         known = self.every.get(name) if isinstance(name, str) else None
         if known is not None:
             raise CallError(gate_message(known, self.toolsets, self.allow_writes, self.download_dir is not None))
-        raise CallError(f"unknown tool {results.clip(str(name), 100)!r}; this server has: {', '.join(self.tools)}")
+        raise CallError(f"unknown tool {budget.clip(str(name), 100)!r}; this server has: {', '.join(self.tools)}")
 
     def arguments(self, tool: Tool, arguments: Any) -> tuple[dict[str, Any], str | None]:
         """The client's keywords and the query, checked (nesting, unknown names, query type)."""
@@ -201,7 +201,7 @@ class Runner:
             raise CallError(f"Error: the arguments of {tool.name} must be an object")
         unknown = [k for k in arguments if k not in tool.accepted]
         if unknown:
-            raise CallError(f"Error: {tool.name} got an unexpected argument {results.clip(unknown[0], 100)!r} "
+            raise CallError(f"Error: {tool.name} got an unexpected argument {budget.clip(unknown[0], 100)!r} "
                             f"(takes {', '.join(tool.input_schema['properties'])})")
         for key, value in arguments.items():
             if nesting(value, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH:
@@ -316,10 +316,10 @@ class Runner:
             except InternalUsageError as exc:  # the expression fails on this answer (a type error)
                 raise self.usage(tool, exc) from None
         # Masked before it is measured and cut, so the note describes what is shown.
-        value = results.mask_value(value, self.secrets)
+        value = budget.mask_value(value, self.secrets)
         failures = [(self.mask(i), self.mask(m)) for i, m in failures]
         noun = "pull step(s)" if tool.action is not None and tool.action.compose is not None else "id(s)"
         pages = tool.action is not None and tool.action.option("page") is not None
-        texts, structured = results.compose(value, failures, noun, self.max_chars, query_text, pages)
+        texts, structured = budget.compose(value, failures, noun, self.max_chars, query_text, pages)
         return self.finish(Reply(texts, structured, bool(failures)))
 

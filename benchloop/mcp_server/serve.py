@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 from ..base.errors import EXIT_INTERRUPTED, UsageError
-from . import guards, results
+from . import budget, guards
 from .workers import DEFAULT_CALL_TIMEOUT, DEFAULT_WORKERS
 
 INSTALL = "pip install 'benchloop-client[mcp]'"
@@ -38,7 +38,7 @@ class _MaskingFormatter(logging.Formatter):
         self.secrets = secrets
 
     def format(self, record: logging.LogRecord) -> str:
-        return results.mask(super().format(record), self.secrets)
+        return budget.mask(super().format(record), self.secrets)
 
 
 def configure_logging(options: dict[str, Any], secrets: tuple[str, ...]) -> logging.Handler:
@@ -56,8 +56,8 @@ def configure_logging(options: dict[str, Any], secrets: tuple[str, ...]) -> logg
 
 def _options(values: dict[str, Any]) -> dict[str, Any]:
     max_chars = values.get("max_chars")
-    if max_chars is None or max_chars < results.MIN_MAX_CHARS:
-        raise UsageError(f"--max-chars must be at least {results.MIN_MAX_CHARS}")
+    if max_chars is None or max_chars < budget.MIN_MAX_CHARS:
+        raise UsageError(f"--max-chars must be at least {budget.MIN_MAX_CHARS}")
     port = values.get("http")
     if port is not None and not 0 <= port <= 65535:
         raise UsageError("--http must be a TCP port (0 to 65535; 0 picks a free one)")

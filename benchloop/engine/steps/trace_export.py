@@ -1,6 +1,6 @@
 """The group trace-trajectory export, reassembled and streamed (docs/contract.md 2.7).
 
-1. The part's waiter (``wait:`` in the table, see ``waiter.py``) asks the
+1. The part's waiter (``wait:`` in the table, see ``polling.py``) asks the
    backend for the group's export until it has a download URL, bounded by
    ``--download-timeout``; that URL is this step's input.
 2. Download the export (gzip or plain JSON lines) to a temp file on the

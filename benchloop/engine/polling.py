@@ -36,7 +36,9 @@ def _field(body: dict[str, Any], names: tuple[str, ...]) -> Any:
     return None
 
 
-class Wait:
+class Polling:
+    """One waiter at work: asks, waits the hint, asks again (or polls), until done or the deadline."""
+
     def __init__(self, waiter: Waiter, request: Callable[[Endpoint, dict[str, Any]], Any],
                  sleep: Callable[[float], None], log: Callable[[str], None], timeout: float):
         self.w = waiter
