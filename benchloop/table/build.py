@@ -263,7 +263,11 @@ class Builder:
             if "columns" in declared:
                 return outputs.of_columns(part.params.get(declared["columns"]) or (), self.schemas)
             return outputs.declared(declared, self.schemas)
-        if isinstance(part, (RequestPart, PagedPart)) and not getattr(part, "items", None):
+        items = getattr(part, "items", None)
+        if isinstance(part, RequestPart) and items is not None and part.shape is None:
+            return outputs.of_items(part.request.response, items.collection, items.find, tuple(items.add),
+                                    self.schemas)
+        if isinstance(part, (RequestPart, PagedPart)) and items is None:
             shape = part.shape
             return outputs.of_response(part.request.response, shape.name if shape else None,
                                        shape.params if shape else {}, self.schemas)

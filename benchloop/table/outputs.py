@@ -12,7 +12,7 @@ and the MCP tools' output schemas.
 The table says it once: :func:`derive` works it out of what the table already
 declares wherever that is mechanical - an answer's ``response:`` and ``rows:``, the
 transforms that keep an answer's shape or add its id (``with_id``) or gather its pages
-(``collection``), a ``compose`` element (an object of the parts), a step's declared
+(``collection``), the entries a part selects (``items:``), a ``compose`` element (an object of the parts), a step's declared
 ``output:``, the columns of a step that builds rows (``output: {columns: NAME}``), a
 combine that prints rows (``output: rows``) - and an ``output:`` on a part or a
 dimension says it where it is not (a transform that builds a new value).  The lints
@@ -162,6 +162,23 @@ def of_response(response: Response, shape: str | None, shape_with: Mapping[str, 
                                 name: {"type": "array", "items": plain_json(item)}}}
         return Output(frozen_json(built), (name,), (key,), schemas)
     return None
+
+
+def of_items(response: Response, collection: str | None, find: str | None, added: Sequence[str],
+             schemas: Schemas) -> Output | None:
+    """A request part that selects entries of its answer (``items:``): the list of them, each
+    with the fields ``add`` sets (text)."""
+    if not response.is_json or not (collection or find):
+        return None
+    schema = response.schema or {}
+    if collection:
+        item = schemas.items_of(schemas.field(schema, (collection,)) or {}) or {}
+    else:
+        item = schemas.find(schema, find or "") or {}
+    entry: dict[str, Any] = {"allOf": [plain_json(item)]}
+    if added:
+        entry["allOf"].append({"type": "object", "properties": {k: {"type": "string"} for k in added}})
+    return Output(frozen_json({"type": "array", "items": entry}), (), (), schemas)
 
 
 def _id_schema(key: str) -> dict[str, Any]:
