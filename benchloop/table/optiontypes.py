@@ -24,9 +24,10 @@ Two distinctions matter:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal
+
+from ..base.frozen import dataclass
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,9 @@ that reading the model stays cheap.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from ..base.frozen import dataclass, field
 
 REF_PREFIX = "#/schemas/"
 KINDS = ("json", "binary", "text")
