@@ -126,6 +126,24 @@ def test_the_docstring_of_an_undocumented_class_names_its_fields():
     assert OURS["Point"].__doc__ == "A point."
 
 
+def test_methods_the_class_defines_itself_are_kept():
+    for decorator in (frozen.dataclass, dataclasses.dataclass):
+        @decorator(frozen=True)
+        class Shape:
+            kind: str
+            schema: dict = dataclasses.field(default_factory=dict)
+
+            def __hash__(self) -> int:  # the dict is unhashable: hash the kind only
+                return hash(self.kind)
+
+            def __repr__(self) -> str:
+                return f"<{self.kind}>"
+
+        shape = Shape("json", {"a": 1})
+        assert hash(shape) == hash("json") and repr(shape) == "<json>"
+        assert shape == Shape("json", {"a": 1}) and shape != Shape("json", {})
+
+
 def test_only_frozen_classes_are_made():
     with pytest.raises(TypeError):
         frozen.dataclass(type("Loose", (), {"__annotations__": {"a": "int"}}))

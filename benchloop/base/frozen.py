@@ -35,14 +35,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from dataclasses import dataclass as dataclass
-    from dataclasses import field as field
-else:
-    field = dataclasses.field
-
-
+field = dataclasses.field
 _MISSING = dataclasses.MISSING
 _PLAN = "__frozen_plan__"  # the class attribute holding its _Plan
 
@@ -120,27 +113,45 @@ def _repr(self: Any) -> str:
     return f"{type(self).__qualname__}({shown})"
 
 
-if not TYPE_CHECKING:
-    def dataclass(cls: type | None = None, /, *, frozen: bool = False, kw_only: bool = False,
-                  **options: Any) -> Any:
-        """``@dataclass(frozen=True)`` or ``@dataclass(frozen=True, kw_only=True)``, without ``exec``."""
-        if not frozen or options:
-            raise TypeError("benchloop.base.frozen.dataclass makes frozen dataclasses only "
-                            "(frozen=True, optionally kw_only=True)")
+def frozen_dataclass(cls: type | None = None, /, *, frozen: bool = False, kw_only: bool = False,
+                     **options: Any) -> Any:
+    """``@dataclass(frozen=True)`` or ``@dataclass(frozen=True, kw_only=True)``, without ``exec``."""
+    if not frozen or options:
+        raise TypeError("benchloop.base.frozen makes frozen dataclasses only "
+                        "(frozen=True, optionally kw_only=True)")
 
-        def wrap(cls: type) -> type:
-            undocumented = not cls.__doc__
-            if undocumented:  # else dataclasses reads the signature of object.__init__, from text (slow)
-                cls.__doc__ = cls.__name__
-            cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)
-            if undocumented:  # the standard decorator's default docstring: the class and its fields
-                cls.__doc__ = f"{cls.__name__}({', '.join(f.name for f in dataclasses.fields(cls))})"
-            setattr(cls, _PLAN, _Plan(cls))
-            for name, method in (("__init__", _init), ("__repr__", _repr), ("__eq__", _eq), ("__hash__", _hash),
-                                 ("__setattr__", _setattr), ("__delattr__", _delattr)):
+    def wrap(cls: type) -> type:
+        undocumented = not cls.__doc__
+        if undocumented:  # else dataclasses reads the signature of object.__init__, from text (slow)
+            cls.__doc__ = cls.__name__
+        cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)
+        if undocumented:  # the standard decorator's default docstring: the class and its fields
+            cls.__doc__ = f"{cls.__name__}({', '.join(f.name for f in dataclasses.fields(cls))})"
+        setattr(cls, _PLAN, _Plan(cls))
+        own = cls.__dict__
+        if "__setattr__" in own or "__delattr__" in own:
+            raise TypeError(f"cannot overwrite __setattr__ or __delattr__ of frozen class {cls.__name__}")
+        # As the standard decorator: a method the class defines itself is kept (``Response``
+        # hashes only what identifies it); a __hash__ of None that only comes from an __eq__
+        # of the class body is not the class's own.
+        explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
+        for name, method in (("__init__", _init), ("__repr__", _repr), ("__eq__", _eq),
+                             ("__setattr__", _setattr), ("__delattr__", _delattr)):
+            if name not in own:
                 setattr(cls, name, method)
-            return cls
+        if not explicit_hash:
+            setattr(cls, "__hash__", _hash)  # noqa: B010 - a method of the class
+        return cls
 
-        return wrap if cls is None else wrap(cls)
+    return wrap if cls is None else wrap(cls)
 
-__all__ = ["dataclass", "field"]
+
+# Type checkers see the standard decorator (its fields, constructor and immutability are what the
+# classes have); at run time the classes are made by frozen_dataclass.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from dataclasses import dataclass as dataclass
+else:
+    dataclass = frozen_dataclass
+
+__all__ = ["dataclass", "field", "frozen_dataclass"]

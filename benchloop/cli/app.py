@@ -124,6 +124,22 @@ def _global_parameters(spec: Spec) -> list[inspect.Parameter]:
 
 
 def build_app(prog: str = "bl") -> Any:
+    """The Cyclopts apps of a command line: the one returned parses the global options and
+    nothing else; its default command (the launcher) hands every other token to the commands'
+    app, which resolves the command and parses its options.
+
+    Why two apps and not Cyclopts' meta app: a meta app looks for its commands among the
+    tokens and, at each token that is not a command, assembles its argument collection again
+    to try it as a global option; with the launcher's dozen global options that was seven
+    assemblies (~45 ms, most of a command's own start-up) for one that is needed.  The
+    options app has no commands, so it assembles once; the commands' app has no meta, so its
+    command is resolved without assembling anything but the command's own options.
+
+    A meta app gives an option after the command to the command when the command declares
+    it (a download's ``-o``, ``config set --api-key``) and to the global options otherwise;
+    :func:`_shield_command_options` keeps that rule by hiding the command's own options from
+    the options app.
+    """
     import inspect
 
     from cyclopts import App, Parameter
@@ -137,6 +153,8 @@ def build_app(prog: str = "bl") -> Any:
         version_format="plaintext",
         help_format="plaintext",
         suppress_keyboard_interrupt=False,  # we print the summary and exit 130 ourselves
+        exit_on_error=False,  # its errors reach _main, which prints them as usage errors
+        print_error=False,
     )
     for index, (name, resource) in enumerate(spec.resources.items()):
         # Built lazily (``commands.__getattr__``): a command builds only its own resource.
@@ -148,7 +166,9 @@ def build_app(prog: str = "bl") -> Any:
                     sort_key=100 + index)
 
     def launcher(*tokens, **options):  # no annotations: Cyclopts reads __signature__
+        tokens = tuple(t[len(OWN_TOKEN):] if t.startswith(OWN_TOKEN) else t for t in tokens)
         if not tokens:
+            app.meta.default(launcher)  # only to list the global options on this page
             app.help_print([])
             return EXIT_USAGE
         if len(tokens) > 1 and tokens[1] == "--" and _passes_through(tokens[0]):
@@ -165,9 +185,33 @@ def build_app(prog: str = "bl") -> Any:
                            annotation=Annotated[str, Parameter(show=False, allow_leading_hyphen=True)])]
         + _global_parameters(spec)
     )
-    app.meta.default(launcher)
-    app.meta.suppress_keyboard_interrupt = False
-    return app
+    # --version anywhere (before a "--") is the version, as on a meta app; --help is the commands'
+    # (most help pages never get here: fast_path writes them from the table).
+    options = App(name=prog, help_flags=(), version=f"bmcli {__version__}", version_format="plaintext",
+                  help_format="plaintext", suppress_keyboard_interrupt=False)
+    options.default(launcher)
+    return options
+
+
+OWN_TOKEN = "\x00own:"  # in front of an option the command declares itself (see _shield_command_options)
+
+
+def _shield_command_options(tokens: list[str]) -> list[str]:
+    """``tokens`` with each option after the command that the command declares itself behind
+    ``OWN_TOKEN``, so that the global options' parse leaves it to the command (the launcher
+    takes the marks off).  A ``--`` and what follows it are the command's too, as is everything
+    after the name of a command whose extra arguments pass through (``ap-cmd``)."""
+    path = _command_path(tokens)
+    if not path:
+        return tokens
+    own = set(_command_flags(path))
+    start = tokens.index(path[0]) + 1
+    out = tokens[:start]
+    rest = _passes_through(path[0])
+    for token in tokens[start:]:
+        rest = rest or token == "--"
+        out.append(OWN_TOKEN + token if rest or token.split("=", 1)[0] in own else token)
+    return out
 
 
 def _command_path(tokens: list[str]) -> list[str]:
@@ -182,10 +226,10 @@ def _command_path(tokens: list[str]) -> list[str]:
     return []
 
 
-def _flags_of(path: list[str]) -> list[str]:
-    """Every flag the command at ``path`` accepts, global ones included."""
+def _command_flags(path: list[str]) -> list[str]:
+    """The flags of the command at ``path`` itself (every action's when the action is not given)."""
     spec = load_model()
-    flags = [flag for opt in spec.global_options for flag in opt.all_flags]
+    flags: list[str] = []
     if len(path) >= 1 and path[0] in spec.resources:
         resource = spec.resources[path[0]]
         actions = [resource.actions[path[1]]] if len(path) > 1 else list(resource.actions.values())
@@ -196,7 +240,13 @@ def _flags_of(path: list[str]) -> list[str]:
         prefix = " ".join(path)
         flags += [flag for leaf in spec.command_leaves if leaf.path.startswith(prefix)
                   for opt in leaf.options for flag in opt.flags]
-    return list(dict.fromkeys([*flags, "--help", "-h"]))
+    return flags
+
+
+def _flags_of(path: list[str]) -> list[str]:
+    """Every flag the command at ``path`` accepts, global ones included."""
+    flags = [flag for opt in load_model().global_options for flag in opt.all_flags]
+    return list(dict.fromkeys([*flags, *_command_flags(path), "--help", "-h"]))
 
 
 def _did_you_mean(token: str, flags: list[str]) -> str:
@@ -380,7 +430,8 @@ def _main(prog: str, tokens: list[str], exit_process: bool) -> int:
         sys.stderr.write(f"Error: invalid endpoint table: {exc}\n")
         return _finish(EXIT_USAGE, exit_process)
     try:
-        code = app.meta(tokens, exit_on_error=False, print_error=False, result_action="return_value")
+        code = app(_shield_command_options(tokens), exit_on_error=False, print_error=False,
+                   result_action="return_value")
     except CycloptsError as exc:
         message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         path = _command_path(tokens)
