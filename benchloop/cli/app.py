@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
 
 from ..base.errors import (
     EXIT_INTERRUPTED,
@@ -30,8 +29,10 @@ from ..table.load import load_model
 from ..table.model import DIMENSION_KINDS, Spec
 from ..version import __version__
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start, --help included, ~5 ms
 if TYPE_CHECKING:
     import inspect
+    from typing import Any
 
 GLOBAL = "Global options"
 
@@ -105,6 +106,7 @@ class Invocation:
 
 def _global_parameters(spec: Spec) -> list[inspect.Parameter]:
     import inspect
+    from typing import Annotated
 
     from cyclopts import Parameter, validators
 
@@ -141,6 +143,7 @@ def build_app(prog: str = "bl") -> Any:
     the options app.
     """
     import inspect
+    from typing import Annotated
 
     from cyclopts import App, Parameter
 
@@ -394,12 +397,12 @@ def main(argv: list[str] | None = None) -> int:
     if prog not in ("bl", "bmcli"):
         prog = "bl"
     tokens = list(sys.argv[1:] if argv is None else argv)
-    if argv is None:
-        _second_interrupt_exits()  # from the start: a Ctrl-C while starting up is handled too
     try:
         code = _fast(prog, tokens)
-        if code is not None:
+        if code is not None:  # a help page or the version: written already
             return _finish(code, argv is None)
+        if argv is None:
+            _second_interrupt_exits()  # before the command is built: a Ctrl-C while starting up is handled too
         return _main(prog, tokens, argv is None)
     except KeyboardInterrupt:
         return _interrupted(argv is None)

@@ -32,17 +32,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import Any, TypeVar
 
 from ..base.frozen import dataclass, field
 from .optiontypes import OptionType, option_type
 from .responses import Response, Schemas
 from .templates import PAGE_VARS, lone_var, template_vars
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start, --help included, ~5 ms
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+else:
+    Any = object  # at run time only StepArgs' base class is subscripted with it
+
 PROG = "bl"
 DEFAULT_SERVICE = "benchloop"
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    T = TypeVar("T")
 
 
 def frozen_map(mapping: Mapping[str, T] | None = None) -> Mapping[str, T]:
