@@ -19,7 +19,6 @@ output root or pass for another name.  ``join_under`` checks the final path once
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import re
@@ -76,6 +75,8 @@ def safe_component(value: str, encode: bool = True) -> str:
     if value in ("", ".", ".."):
         value = value.replace(".", "%2E") or "%00"
     if len(value.encode("utf-8")) > MAX_COMPONENT_BYTES:
+        import hashlib  # rare (a name over the limit): no OpenSSL load at every start
+
         digest = hashlib.sha256(value.encode("utf-8")).hexdigest()[:16]
         value = value.encode("utf-8")[:120].decode("utf-8", "ignore") + "~" + digest
     return value
