@@ -144,11 +144,29 @@ def test_methods_the_class_defines_itself_are_kept():
         assert shape == Shape("json", {"a": 1}) and shape != Shape("json", {})
 
 
-def test_only_frozen_classes_are_made():
-    with pytest.raises(TypeError):
-        frozen.dataclass(type("Loose", (), {"__annotations__": {"a": "int"}}))
+def test_a_class_that_is_not_frozen_behaves_as_a_standard_dataclass():
+    made = {}
+    for decorator in (frozen.dataclass, dataclasses.dataclass):
+        @decorator
+        class Record:
+            ident: str
+            values: list[int] = dataclasses.field(default_factory=list)
+            note: str | None = None
+
+        made[decorator] = Record
+    ours, standard = made[frozen.dataclass]("a", [1]), made[dataclasses.dataclass]("a", [1])
+    assert repr(ours) == repr(standard) and ours == made[frozen.dataclass]("a", [1])
+    ours.note = "changed"  # assignable, as any plain dataclass
+    ours.values.append(2)
+    assert (ours.note, ours.values) == ("changed", [1, 2])
+    assert made[frozen.dataclass].__hash__ is None and made[dataclasses.dataclass].__hash__ is None
+
+
+def test_options_it_does_not_implement_are_refused():
     with pytest.raises(TypeError):
         frozen.dataclass(frozen=True, order=True)
+    with pytest.raises(TypeError):
+        frozen.dataclass(slots=True)
 
 
 _COMPILES = r"""

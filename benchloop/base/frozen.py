@@ -280,13 +280,17 @@ _METHODS = {"__init__": _init, "__repr__": _repr, "__eq__": _eq, "__setattr__": 
 
 def frozen_dataclass(cls: type | None = None, /, *, frozen: bool = False, kw_only: bool = False,
                      **options: Any) -> Any:
-    """``@dataclass(frozen=True)`` or ``@dataclass(frozen=True, kw_only=True)``, made cheaply."""
-    if not frozen or options:
-        raise TypeError("benchloop.base.frozen makes frozen dataclasses only (frozen=True, optionally kw_only=True)")
+    """``@dataclass``, ``@dataclass(frozen=True)``, with ``kw_only=True`` or not, made cheaply.
+
+    A class that is not frozen gets the same ``__init__``, ``__eq__`` and ``__repr__`` and,
+    as from the standard decorator, no hash (``__hash__`` is None) and no guard on
+    assignment; the engine's few mutable records (``Outcome``, ``Runtime``) use it."""
+    if options:
+        raise TypeError(f"benchloop.base.frozen does not support {', '.join(options)}")
 
     def wrap(cls: type) -> type:
         own = cls.__dict__
-        if "__setattr__" in own or "__delattr__" in own:
+        if frozen and ("__setattr__" in own or "__delattr__" in own):
             raise TypeError(f"cannot overwrite __setattr__ or __delattr__ of frozen class {cls.__name__}")
         setattr(cls, _KW_ONLY, kw_only)  # the fields are collected on first use (_fields)
         setattr(cls, "__dataclass_fields__", _DataclassFields())  # noqa: B010 - made on first use
@@ -298,7 +302,11 @@ def frozen_dataclass(cls: type | None = None, /, *, frozen: bool = False, kw_onl
         # hashes only what identifies it); a __hash__ of None that only comes from an __eq__
         # of the class body is not the class's own.
         explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
-        methods = {**_METHODS, **({} if explicit_hash else {"__hash__": _hash})}
+        methods: dict[str, Any] = dict(_METHODS)
+        if not frozen:
+            del methods["__setattr__"], methods["__delattr__"]
+        if not explicit_hash:
+            methods["__hash__"] = _hash if frozen else None
         for name, method in methods.items():
             if name not in own or name == "__hash__":
                 setattr(cls, name, method)
