@@ -349,7 +349,11 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
         if token in ("--help", "-h"):
             break
         index += 2 if token in value_flags else 1
-    from . import helppages
+
+    def page(kind: str, *args: Any) -> Any:  # helppages (and textwrap) only for a page to write
+        from . import helppages
+
+        return getattr(helppages, kind)(prog, *args)
 
     rest = tokens[index:]
     if rest[:1] == ["help"] and "help" not in spec.resources:
@@ -360,15 +364,17 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
     words = [t for t in rest if not t.startswith("-")]
     if not words:
         if wants_help or not tokens:
-            sys.stdout.write(helppages.root_page(prog, spec))
+            sys.stdout.write(page("root_page", spec))
             return 0 if wants_help else EXIT_USAGE
         return None
     name = words[0]
     if name in spec.commands:
         # Every built-in command's page; a group without its action prints its page and exits 2.
-        page = helppages.builtin_page(prog, spec.commands[name], words[1] if len(words) > 1 else None)
-        if page and (wants_help or (len(words) == 1 and spec.commands[name].actions)):
-            sys.stdout.write(page)
+        if not (wants_help or (len(words) == 1 and spec.commands[name].actions)):
+            return None
+        text = page("builtin_page", spec.commands[name], words[1] if len(words) > 1 else None)
+        if text:
+            sys.stdout.write(text)
             return 0 if wants_help else EXIT_USAGE
         return None
     resource = spec.resources.get(name)
@@ -376,17 +382,17 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
         return None
     if resource.command:
         if wants_help:
-            sys.stdout.write(helppages.resource_page(prog, name, spec))
+            sys.stdout.write(page("resource_page", name, spec))
             return 0
         return None
     action = words[1] if len(words) > 1 else None
     if action is not None and action in resource.actions:
         if wants_help:
-            sys.stdout.write(helppages.action_page(prog, name, action, spec))
+            sys.stdout.write(page("action_page", name, action, spec))
             return 0
         return None
     if action is None:
-        sys.stdout.write(helppages.resource_page(prog, name, spec))
+        sys.stdout.write(page("resource_page", name, spec))
         return 0 if wants_help else EXIT_USAGE
     known = ", ".join(resource.actions)
     return usage_error(prog, [name], f'unknown action "{action}" (choose from {known})', _json_errors(tokens))

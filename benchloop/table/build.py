@@ -178,10 +178,10 @@ def command(path: str, data: Mapping[str, Any]) -> Command:
 class Builder:
     """Turns the compiled table (plain data) into the model, resolving names once.
 
-    The resources, their actions, the endpoints, the enumerations and the shared response
-    schemas are built on first use (:class:`~benchloop.base.frozen.LazyMap`): a command
-    builds its own action and what it names, a help page none of them.  The rest (the
-    options, services, built-in commands, step declarations) is small and built at once.
+    Every named entry (resources and their actions, endpoints, enumerations, options,
+    services, built-in commands, steps, combines, shared response schemas) is built on
+    first use (:class:`~benchloop.base.frozen.LazyMap`): a command builds its own action
+    and what it names, a help page only what it shows.
     """
 
     def __init__(self, data: Mapping[str, Any]):
@@ -192,8 +192,9 @@ class Builder:
         self.endpoints = LazyMap(endpoints, lambda n: endpoint(n, endpoints[n], self.schemas), self.lock)
         enumerations = data.get("enumerations") or {}
         self.enumerations = LazyMap(enumerations, lambda n: self.enumeration(n, enumerations[n]), self.lock)
-        self.steps = {n: step_def(n, s) for n, s in (data.get("steps") or {}).items()}
-        self.combines = {n: step_def(n, c) for n, c in (data.get("combines") or {}).items()}
+        steps, combines = data.get("steps") or {}, data.get("combines") or {}
+        self.steps = LazyMap(steps, lambda n: step_def(n, steps[n]), self.lock)
+        self.combines = LazyMap(combines, lambda n: step_def(n, combines[n]), self.lock)
 
     def enumeration(self, name: str, data: Mapping[str, Any]) -> Enumeration:
         probe = data.get("empty_probe")
@@ -310,16 +311,18 @@ class Builder:
         return Resource(rname, res["help"], actions, is_command)
 
     def spec(self) -> Spec:
-        resources = LazyMap(self.data["resources"], self.resource, self.lock)
-        options = {n: option({"name": n, **o}) for n, o in self.data["options"].items()}
-        services = {n: service(n, s, self.schemas) for n, s in (self.data.get("services") or {}).items()}
-        services.setdefault(DEFAULT_SERVICE, service(DEFAULT_SERVICE, {}, self.schemas))
+        lazy, data = self.lock, self.data
+        options, commands = data["options"], data.get("commands") or {}
+        services = data.get("services") or {}
         return Spec(
             endpoints=self.endpoints, enumerations=self.enumerations,
-            options=frozen_map(options), resources=resources, services=frozen_map(services),
-            global_options=tuple(option({"name": n, **o}) for n, o in (self.data.get("global_options") or {}).items()),
-            commands=frozen_map({n: command(n, c) for n, c in (self.data.get("commands") or {}).items()}),
-            steps=frozen_map(self.steps), schemas=self.schemas, combines=frozen_map(self.combines))
+            options=LazyMap(options, lambda n: option({"name": n, **options[n]}), lazy),
+            resources=LazyMap(data["resources"], self.resource, lazy),
+            services=LazyMap([*services, *([] if DEFAULT_SERVICE in services else [DEFAULT_SERVICE])],
+                             lambda n: service(n, services.get(n, {}), self.schemas), lazy),
+            global_options=tuple(option({"name": n, **o}) for n, o in (data.get("global_options") or {}).items()),
+            commands=LazyMap(commands, lambda n: command(n, commands[n]), lazy),
+            steps=self.steps, schemas=self.schemas, combines=self.combines)
 
 
 def build_model(data: Mapping[str, Any]) -> Spec:

@@ -95,8 +95,11 @@ _SETTLED_NS = 2_000_000_000  # a file changed more recently than this may change
 def _fingerprint(path: Path) -> tuple[str, int] | None:
     """What identifies the table and its schema without reading them, and when they last
     changed; None when a file cannot be seen."""
+    stamp = _MEMO.get("stamp")  # the compiler's files: code, which a process does not reload
+    if stamp is None:
+        stamp = _MEMO["stamp"] = _compiler_stamp()
     try:
-        parts = [str(path.resolve()), *_compiler_stamp()]
+        parts = [os.path.abspath(path), *stamp]
         changed = 0
         for file in (path, spec_dir() / SCHEMA_NAME):
             st = file.stat()
