@@ -26,13 +26,15 @@ from ..base.errors import (
     UsageError,
 )
 from ..table.load import load_model
-from ..table.model import DIMENSION_KINDS, Spec
 from ..version import __version__
+from . import helpcache
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start, --help included, ~5 ms
 if TYPE_CHECKING:
     import inspect
     from typing import Any
+
+    from ..table.model import Spec
 
 GLOBAL = "Global options"
 
@@ -300,6 +302,8 @@ def _parser_message(exc: Exception, path: list[str], message: str) -> str:
                   else resource.actions.get(path[1]) if len(path) == 2 else None)
         if action is not None:
             ids = ",".join("-" if t == STDIN_TOKEN else t for t in unused)
+            from ..table.model import DIMENSION_KINDS
+
             offers = [f"{DIMENSION_KINDS[d].short} {ids}" for d in ("job", "group", "task") if d in action.dimensions]
             if offers:
                 shown = " ".join("-" if t == STDIN_TOKEN else t for t in unused)
@@ -355,6 +359,10 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
 
         return getattr(helppages, kind)(prog, *args)
 
+    def show(text: str) -> None:
+        _PAGES.append(text)  # kept by _fast (helpcache) when it is all the command wrote
+        sys.stdout.write(text)
+
     rest = tokens[index:]
     if rest[:1] == ["help"] and "help" not in spec.resources:
         # `bl help [RESOURCE [ACTION]]` is `bl [RESOURCE [ACTION]] --help`.
@@ -364,7 +372,7 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
     words = [t for t in rest if not t.startswith("-")]
     if not words:
         if wants_help or not tokens:
-            sys.stdout.write(page("root_page", spec))
+            show(page("root_page", spec))
             return 0 if wants_help else EXIT_USAGE
         return None
     name = words[0]
@@ -374,7 +382,7 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
             return None
         text = page("builtin_page", spec.commands[name], words[1] if len(words) > 1 else None)
         if text:
-            sys.stdout.write(text)
+            show(text)
             return 0 if wants_help else EXIT_USAGE
         return None
     resource = spec.resources.get(name)
@@ -382,17 +390,17 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
         return None
     if resource.command:
         if wants_help:
-            sys.stdout.write(page("resource_page", name, spec))
+            show(page("resource_page", name, spec))
             return 0
         return None
     action = words[1] if len(words) > 1 else None
     if action is not None and action in resource.actions:
         if wants_help:
-            sys.stdout.write(page("action_page", name, action, spec))
+            show(page("action_page", name, action, spec))
             return 0
         return None
     if action is None:
-        sys.stdout.write(page("resource_page", name, spec))
+        show(page("resource_page", name, spec))
         return 0 if wants_help else EXIT_USAGE
     known = ", ".join(resource.actions)
     return usage_error(prog, [name], f'unknown action "{action}" (choose from {known})', _json_errors(tokens))
@@ -414,11 +422,25 @@ def main(argv: list[str] | None = None) -> int:
         return _interrupted(argv is None)
 
 
+_PAGES: list[str] = []  # the help pages fast_path wrote (one, or none)
+
+
 def _fast(prog: str, tokens: list[str]) -> int | None:
+    """A help page or the version, or None when the command must run.  A help page asked for
+    again is read back as it was written (``helpcache``), without reading the model."""
     from ..table.load import SpecError
 
     try:
-        return fast_path(prog, tokens)
+        cacheable = bool(tokens) and helpcache.asks_for_help(tokens)
+        kept = helpcache.read(prog, tokens) if cacheable else None
+        if kept is not None:
+            sys.stdout.write(kept[1])
+            return kept[0]
+        _PAGES.clear()
+        code = fast_path(prog, tokens)
+        if cacheable and code is not None and len(_PAGES) == 1:
+            helpcache.keep(prog, tokens, code, _PAGES[0])
+        return code
     except SpecError as exc:
         sys.stderr.write(f"Error: invalid endpoint table: {exc}\n")
         return EXIT_USAGE

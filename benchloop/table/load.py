@@ -29,13 +29,14 @@ from pathlib import Path
 
 from ..version import __version__
 from .locate import _PKG_DIR, SCHEMA_NAME, SPEC_NAME, SpecError, spec_dir
-from .model import Spec
 
 TYPE_CHECKING = False  # not typing's: importing typing costs every --help ~5 ms
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["SCHEMA_NAME", "SPEC_NAME", "SpecError", "cache_key", "load_model", "load_spec", "spec_dir"]
+    from .model import Spec
+
+__all__ = ["SCHEMA_NAME", "SPEC_NAME", "SpecError", "cache_key", "known_key", "load_model", "load_spec", "spec_dir"]
 
 
 def user_cache_dir(name: str, override_env: str) -> Path:
@@ -136,6 +137,17 @@ def _cached(key: str) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return spec if isinstance(spec, dict) else None
+
+
+def known_key() -> str | None:
+    """The key of the installed table's compile when the index already knows it (a stat and a
+    small read, nothing compiled or hashed); None otherwise.  Caches of what is derived from
+    the table (help pages) are kept under it."""
+    fingerprint = _fingerprint(spec_dir() / SPEC_NAME)
+    if fingerprint is None:
+        return None
+    key = _MEMO.get(("files", fingerprint[0])) or _read_index().get(fingerprint[0])
+    return key if isinstance(key, str) else None
 
 
 def load_spec(path: Path | None = None, *, use_cache: bool = True) -> dict[str, Any]:
