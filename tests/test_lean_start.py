@@ -254,3 +254,49 @@ def test_config_set_takes_its_own_api_key_and_host(bl, tmp_path):
 def test_after_a_double_dash_nothing_is_an_option(api):
     result = api("metrics", "get", "--", "-j", "G1-J0001")
     assert result.code == 2 and "-j" in result.err and result.out == ""
+
+
+# ------------------------------------------------------------- big listings
+class _Sink:
+    """A stdout that keeps only the size and a hash of what it is given."""
+
+    def __init__(self) -> None:
+        import hashlib
+
+        self.size, self.digest = 0, hashlib.sha256()
+
+    def write(self, text: str) -> int:
+        self.size += len(text)
+        self.digest.update(text.encode("utf-8"))
+        return len(text)
+
+
+def _listing(jobs: int) -> list[dict]:
+    return [{"group_id": "G1", "total": jobs, "jobs": [
+        {"job_id": f"G1-J{n:05d}", "status": "succeeded", "score": n / 7, "tags": ["a", "é\n\""], "meta": {}}
+        for n in range(jobs)]}, {"group_id": "G2", "total": 0, "jobs": []}]
+
+
+@pytest.mark.parametrize("pretty", [True, False])
+def test_a_big_listing_is_printed_as_json_dumps_prints_it_without_holding_it_as_text(pretty):
+    import hashlib
+    import tracemalloc
+
+    from benchloop.base.files import write_json_array
+
+    elements = _listing(20_000)
+    if pretty:
+        expected = "[\n" + ",\n".join("  " + json.dumps(e, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+                                      for e in elements) + "\n]\n"
+    else:
+        expected = "[" + ",".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in elements) + "]\n"
+    sink = _Sink()
+    tracemalloc.start()
+    try:
+        write_json_array(sink, elements, pretty)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sink.size == len(expected) and sink.digest.hexdigest() == hashlib.sha256(expected.encode()).hexdigest()
+    if pretty:  # the indented text was built whole, then copied indented: twice its size at once
+        assert peak < len(expected) / 4, (peak, len(expected))
