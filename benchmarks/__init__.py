@@ -4,7 +4,10 @@ What it measures, side by side in one run on one machine (issues 3 and 6):
 
 1. ``startup``  - ``bl --version``, ``bl --help``, ``bl metrics --help``,
    ``bl metrics get --help`` and ``bl metrics get -j G1-J0001`` against the
-   floor ``python -c pass`` (the interpreter of the venv that runs ``bl``).
+   floor ``python -c pass`` (the interpreter of the venv that runs ``bl``),
+   the import floor ``python -c "import cyclopts, httpx"`` (issue 25:
+   ``metrics get -j`` within 1.25x) and the code of commit 093c5df, from
+   ``git archive`` (issue 25: help pages at least as fast as there).
 2. ``fanout-trajectory`` / ``fanout-report`` - ``trajectory download -j -``
    over 2,000 ids and ``report download -g`` over a 2,000-job group, with
    20 ms injected latency, at the default concurrency (5) and at 16, beside

@@ -118,7 +118,7 @@ class Bench:
                 word = "$URL"
             elif str(self.work) in word:
                 word = "$OUT"
-            elif word not in ("bl", "python", "$BENCH_PEER"):
+            elif word not in ("bl", "python", "$BENCH_PEER", "$REF"):
                 word = shlex.quote(word)
             words.append(word)
         line = " ".join(words)
@@ -158,64 +158,157 @@ def _peer_ratio(values: dict[str, float], label: str) -> str:
 # =========================================================================
 # 1. startup
 # =========================================================================
+IMPORT_FLOOR = "import cyclopts, httpx"  # the libraries a command of bl needs, imported and nothing else
+IMPORT_FLOOR_TARGET_X = 1.25  # issue 25: `metrics get -j` within 1.25x of the import floor
+REFERENCE_COMMIT = "093c5df"  # issue 25: help pages at least as fast as before the regression
+REFERENCE_LABEL = f"{REFERENCE_COMMIT} (before the start-up regression of issue 25)"
+
+
+def reference_bl(b: Bench) -> str | None:
+    """``bl`` as it was at ``REFERENCE_COMMIT``, run by this interpreter: the commit's tree from
+    ``git archive`` in the work directory, compiled as a pip install would, and a launcher that
+    puts it first on ``sys.path`` (the BENCH_PEER way of measuring another build side by side).
+    None when the checkout has no git history (a source archive)."""
+    import compileall
+    import io
+    import tarfile
+
+    dest = b.work / f"ref-{REFERENCE_COMMIT}"
+    try:
+        tar = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", REFERENCE_COMMIT, "benchloop", "spec"],
+                             capture_output=True, timeout=120, check=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
+            if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4 (and the 3.10/3.9 security releases)
+                archive.extractall(dest, filter="data")
+            else:  # our own repository's tree
+                archive.extractall(dest)  # noqa: S202
+    except (OSError, subprocess.SubprocessError, tarfile.TarError) as exc:
+        b.log(f"startup: no {REFERENCE_COMMIT} reference ({exc})")
+        return None
+    compileall.compile_dir(str(dest / "benchloop"), quiet=1)
+    launcher = dest / "bl"
+    launcher.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(dest)!r})\n"
+                        "from benchloop.entry import main\nsys.argv[0] = 'bl'\nsys.exit(main())\n")
+    launcher.chmod(0o755)
+    return str(launcher)
+
+
+def _forget_root_page(b: Bench) -> None:
+    """Forget the page of ``bl --help`` that bl keeps (``cli/helpcache``), and only that one: the
+    next ``bl --help`` writes it afresh."""
+    for path in (b.work / "spec-cache").glob("help-*.json"):
+        try:
+            pages = json.loads(path.read_text(encoding="utf-8"))
+            kept = {entry: page for entry, page in pages.items() if json.loads(entry)[-1] != ["--help"]}
+            path.write_text(json.dumps(kept), encoding="utf-8")
+        except (OSError, ValueError, IndexError, AttributeError):
+            path.unlink(missing_ok=True)
+
+
 def startup(b: Bench) -> list[Table]:
     s = b.sizes
+    reference = reference_bl(b)
     with SandboxProcess(groups=1, jobs_per_group=40) as sb:
         b.show([sys.executable, "-m", "benchmarks.sandbox_launcher", *sb.options], note="started once")
-        commands: list[tuple[str, str, list[str]]] = [("floor", "python -c pass", [sys.executable, "-c", "pass"])]
+        # (label, name, argv, before each run)
+        commands: list[tuple[str, str, list[str], Callable[[], None] | None]] = [
+            ("floor", "python -c pass", [sys.executable, "-c", "pass"], None),
+            ("import", f"python -c '{IMPORT_FLOOR}'", [sys.executable, "-c", IMPORT_FLOOR], None)]
         for c in b.clients:
             commands += [
-                (c.label, f"{c.label} --version", [c.path, "--version"]),
-                (c.label, f"{c.label} --help", [c.path, "--help"]),
-                (c.label, f"{c.label} metrics --help", [c.path, "metrics", "--help"]),
-                (c.label, f"{c.label} metrics get --help", [c.path, "metrics", "get", "--help"]),
+                (c.label, f"{c.label} --version", [c.path, "--version"], None),
+                (c.label, f"{c.label} --help", [c.path, "--help"], None),
+                (c.label, f"{c.label} metrics --help", [c.path, "metrics", "--help"], None),
+                (c.label, f"{c.label} metrics get --help", [c.path, "metrics", "get", "--help"], None),
                 (c.label, f"{c.label} metrics get -j G1-J0001",
-                 b.client_argv(c, sb, "metrics", "get", "-j", "G1-J0001")),
+                 b.client_argv(c, sb, "metrics", "get", "-j", "G1-J0001"), None),
             ]
-        for _, _, argv in commands:
-            b.show(argv, url=sb.url)
-        runs: dict[str, list[Run]] = {name: [] for _, name, _ in commands}
+            if c.label == "bl":
+                commands.append((c.label, "bl --help (first time: the page is written, not read back)",
+                                 [c.path, "--help"], lambda: _forget_root_page(b)))
+        if reference:
+            commands += [
+                ("ref", f"{REFERENCE_COMMIT} --help", [reference, "--help"], None),
+                ("ref", f"{REFERENCE_COMMIT} metrics --help", [reference, "metrics", "--help"], None),
+                ("ref", f"{REFERENCE_COMMIT} metrics get -j G1-J0001",
+                 [reference, "--host", sb.url, "--api-key", sb.api_key, "metrics", "get", "-j", "G1-J0001"], None),
+            ]
+        for _, _, argv, _ in commands:
+            b.show([("$REF" if reference and word == reference else word) for word in argv], url=sb.url)
+        runs: dict[str, list[Run]] = {name: [] for _, name, _, _ in commands}
         total = s.startup_warmups + s.startup_runs
         b.log(f"startup: {len(commands)} commands x ({s.startup_warmups} warmups + {s.startup_runs} runs)")
         for index in range(total):
-            for _, name, argv in commands:
+            for _, name, argv, before in commands:
+                if before is not None:
+                    before()
                 result = b.run(argv, timeout=60)
                 if index >= s.startup_warmups:
                     runs[name].append(result)
+    return [_startup_table(b, commands, runs, reference)]
 
+
+def _startup_table(b: Bench, commands: list, runs: dict[str, list[Run]], reference: str | None) -> Table:
+    s = b.sizes
     med = {name: median_run(rs) for name, rs in runs.items()}
     floor = med["python -c pass"]["wall"]
+    imports = med[f"python -c '{IMPORT_FLOOR}'"]
     table = Table(
         f"Startup: median of {s.startup_runs} runs after {s.startup_warmups} warmups",
-        ["command", "wall ms", "CPU ms", "max RSS MB", "x floor", "target", "met", "x bl"],
+        ["command", "wall ms", "CPU ms", "max RSS MB", "x floor", "x import floor", "target", "met", "x bl"],
     )
     by_suffix: dict[str, dict[str, float]] = {}
-    for label, name, _ in commands:
+    for label, name, _, _ in commands:
         m = med[name]
-        suffix = name.split(" ", 1)[1] if label != "floor" else name
+        suffix = name.split(" ", 1)[1] if label not in ("floor", "import") else name
         by_suffix.setdefault(suffix, {})[label] = m["wall"]
-        target, ok = "", None
-        if label != "floor":
+    for label, name, _, _ in commands:
+        m = med[name]
+        suffix = name.split(" ", 1)[1] if label not in ("floor", "import") else name
+        ref = by_suffix.get(suffix, {}).get("ref")
+        target, ok, against = "", None, ""
+        if label == "bl":
             if suffix == "--version":
                 target = f"<= {VERSION_TARGET_X:g}x floor"
                 ok = _ok(m["wall"], lambda w: w <= VERSION_TARGET_X * floor)
+                against = f" ({ratio(m['wall'] / floor)} `python -c pass`)"
             elif suffix in ("--help", "metrics --help"):
-                target = f"< {HELP_TARGET_S * 1000:.0f} ms"
-                ok = _ok(m["wall"], lambda w: w < HELP_TARGET_S)
-        met = "" if not target else {True: "yes", False: "**NO**", None: "failed"}[ok]
-        shown = name if label != "peer" else name.replace("peer ", "$BENCH_PEER ", 1)
+                if ref is not None:
+                    target = f"<= {REFERENCE_COMMIT}, < {HELP_TARGET_S * 1000:.0f} ms"
+                    ok = _ok(m["wall"], lambda w, ref=ref: w <= ref and w < HELP_TARGET_S)
+                    against = f" vs {ms(ref)} ms at {REFERENCE_COMMIT} ({ratio(m['wall'] / ref)})"
+                else:
+                    target = f"< {HELP_TARGET_S * 1000:.0f} ms"
+                    ok = _ok(m["wall"], lambda w: w < HELP_TARGET_S)
+            elif suffix == "metrics get -j G1-J0001":
+                target = f"<= {IMPORT_FLOOR_TARGET_X:g}x import floor"
+                ok = _ok(m["wall"], lambda w: w <= IMPORT_FLOOR_TARGET_X * imports["wall"])
+                against = (f" vs {ms(imports['wall'])} ms for `python -c '{IMPORT_FLOOR}'` "
+                           f"({ratio(m['wall'] / imports['wall'])}; CPU {ratio(m['cpu'] / imports['cpu'])})")
+        met = "" if not target else _verdict_mark(ok)
+        shown = {"peer": name.replace("peer ", "$BENCH_PEER ", 1), "ref": name}.get(label, name)
         if m["failed"]:
             shown += f" ({m['failed']} failed)"
+        x_bl = _peer_ratio(by_suffix[suffix], label) if label in ("peer", "ref") else ""
         table.rows.append([f"`{shown}`", ms(m["wall"]), ms(m["cpu"]), mb(m["maxrss_mb"]),
-                           ratio(m["wall"] / floor) if label != "floor" else "1.00x", target, met,
-                           _peer_ratio(by_suffix[suffix], label)])
-        if label == "bl" and target:
-            b.verdict(f"`bl {suffix}` {target}" + (f" ({ms(floor)} ms)" if "floor" in target else ""),
-                      f"{ms(m['wall'])} ms ({ratio(m['wall'] / floor)} floor)", ok)
-    table.notes.append("floor: the venv's own interpreter (`python -c pass`), which also runs `bl`; "
-                       "the compiled-spec cache is warm (the warmups fill it).")
+                           ratio(m["wall"] / floor), ratio(m["wall"] / imports["wall"]), target, met, x_bl])
+        if target:
+            b.verdict(f"`bl {suffix}` {target}", f"{ms(m['wall'])} ms{against}", ok)
+    table.notes.append("floor: the venv's own interpreter (`python -c pass`), which also runs `bl`; import floor: "
+                       f"the same interpreter importing the libraries a command needs (`{IMPORT_FLOOR}`; httpx "
+                       "imports its command line, click and rich, when they are installed, as in this venv). "
+                       "The compiled-spec cache is warm (the warmups fill it), and so are the help pages bl "
+                       "keeps (`cli/helpcache`): the row marked 'first time' forgets the page of `bl --help` "
+                       "before each run.")
+    if reference:
+        table.notes.append(f"`{REFERENCE_COMMIT}`: {REFERENCE_LABEL}, from `git archive {REFERENCE_COMMIT}` run by "
+                           "the same interpreter ($REF in the commands), with its own compiled-spec cache; "
+                           "x bl: its time over bl's.")
+    else:
+        table.notes.append(f"No {REFERENCE_COMMIT} reference (no git history here): the help targets are "
+                           f"< {HELP_TARGET_S * 1000:.0f} ms only.")
     table.notes.append("`metrics get -j` makes one request to a local sandbox (no injected latency).")
-    return [table]
+    return table
 
 
 # =========================================================================

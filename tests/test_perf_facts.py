@@ -142,3 +142,76 @@ def test_json_calls_and_downloads_share_one_connection(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert stats["job_artifacts"] == 1 and stats["job_artifact_download"] >= 1, stats
     assert stats["connections"] == 1, stats
+
+
+# ---------------------------------------------------------------- what a start pays for
+# Issue 25: a start pays only for what the command uses.
+_MODULES = r"""
+import contextlib, io, json, sys
+argv, count = json.loads(sys.argv[1]), "--count-assemblies" in sys.argv[2:]
+sys.argv = ["bl", *argv]
+counts = {"assemblies": 0}
+if count:
+    from cyclopts import core
+    original = core.App.assemble_argument_collection
+    def counting(self, *args, **kwargs):
+        counts["assemblies"] += 1
+        return original(self, *args, **kwargs)
+    core.App.assemble_argument_collection = counting
+from benchloop.cli.app import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        main()
+    except SystemExit:
+        pass
+print("RESULT=" + json.dumps({"modules": sorted(sys.modules), **counts}))
+"""
+
+
+def _run_fresh(argv: list[str], *extra: str) -> dict:
+    """``bl ARGV`` in a fresh interpreter, run twice (the second start is the warm one): what it
+    imported and how many argument collections Cyclopts assembled."""
+    command = [sys.executable, "-c", _MODULES, json.dumps(argv), *extra]
+    for _ in range(2):
+        done = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ), timeout=120)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT=")]
+    assert lines, f"no result (exit {done.returncode}): {done.stderr[-2000:]}"
+    return json.loads(lines[-1][len("RESULT="):])
+
+
+@pytest.mark.parametrize("argv", FAST_PATHS[1:])
+def test_help_pages_import_neither_typing_nor_dataclasses_nor_hashlib(argv):
+    # typing ~5 ms, dataclasses (inspect, ast, dis, tokenize) ~15 ms, hashlib (OpenSSL) ~4 ms: more
+    # than a help page costs to write.  The model declares its classes without them and the
+    # compiled table's key comes from the index.
+    loaded = set(_run_fresh(argv)["modules"])
+    assert loaded & {"typing", "dataclasses", "inspect", "hashlib", "_hashlib"} == set()
+
+
+@pytest.mark.parametrize("argv", FAST_PATHS[1:])
+def test_a_help_page_asked_for_again_is_read_back_without_the_model(argv):
+    loaded = set(_run_fresh(argv)["modules"])
+    assert "benchloop.table.model" not in loaded and "benchloop.cli.helppages" not in loaded
+
+
+UNUSED_BY_GET = ("sqlite3", "mimetypes", "zipfile", "tarfile", "gzip", "configparser", "difflib", "hashlib",
+                 "concurrent.futures", "httpx", "yaml", "jsonschema", "jinja2", "jmespath",
+                 "benchloop.cli.helppages", "benchloop.engine.archive", "benchloop.engine.compose",
+                 "benchloop.engine.steps.ap_rebuild", "benchloop.engine.steps.trace_export",
+                 "benchloop.engine.steps.trace_media", "benchloop.engine.combines.comparison")
+
+
+def test_metrics_get_imports_only_what_it_uses(slow_sandbox):
+    result = _run_fresh(["--host", slow_sandbox.url, "--api-key", "facts-key", "--retry", "0", "metrics", "get",
+                         "-j", "G1-J0001"])
+    assert "benchloop.engine.pipeline" in result["modules"]  # it did run the command
+    assert sorted(set(result["modules"]) & set(UNUSED_BY_GET)) == []
+
+
+def test_cyclopts_assembles_the_global_options_and_the_command_once_each(slow_sandbox):
+    # A meta app assembled the global options again at every token that was not a command (seven
+    # times for this command line, ~45 ms).
+    result = _run_fresh(["--host", slow_sandbox.url, "--api-key", "facts-key", "--retry", "0", "metrics", "get",
+                         "-j", "G1-J0001"], "--count-assemblies")
+    assert "benchloop.engine.pipeline" in result["modules"]
+    assert result["assemblies"] == 2

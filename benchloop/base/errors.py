@@ -8,7 +8,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start, --help included, ~5 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_AUTH, EXIT_NETWORK, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 EXIT_STDOUT_CLOSED = 141  # 128 + SIGPIPE: the reader of stdout went away

@@ -19,7 +19,6 @@ output root or pass for another name.  ``join_under`` checks the final path once
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import re
@@ -57,10 +56,31 @@ def write_json_array(stream: TextIO, elements: list[Any], pretty: bool = True) -
         return
     stream.write("[\n")
     for index, element in enumerate(elements):
-        text = json.dumps(element, indent=2, ensure_ascii=False)
-        stream.write("  " + text.replace("\n", "\n  "))
+        if _large(element):
+            _write_indented(stream, element)
+        else:
+            text = json.dumps(element, indent=2, ensure_ascii=False)
+            stream.write("  " + text.replace("\n", "\n  "))
         stream.write(",\n" if index < len(elements) - 1 else "\n")
     stream.write("]\n")
+
+
+_BATCH = 2048  # chunks of the encoder per write (~50 kB)
+
+
+def _write_indented(stream: TextIO, element: Any) -> None:
+    """``"  " + json.dumps(element, indent=2).replace("\n", "\n  ")``, written in batches of the
+    encoder's own chunks: a 20,000-job listing never exists as one string (it did twice, the
+    second time indented: ~40 MB of peak memory for ~5 MB of output).  json.dumps joins the same
+    chunks, so the bytes are the same."""
+    encoder = json.JSONEncoder(indent=2, ensure_ascii=False)
+    batch = ["  "]
+    for chunk in encoder.iterencode(element):
+        batch.append(chunk)
+        if len(batch) >= _BATCH:
+            stream.write("".join(batch).replace("\n", "\n  "))
+            batch.clear()
+    stream.write("".join(batch).replace("\n", "\n  "))
 
 
 def safe_component(value: str, encode: bool = True) -> str:
@@ -76,6 +96,8 @@ def safe_component(value: str, encode: bool = True) -> str:
     if value in ("", ".", ".."):
         value = value.replace(".", "%2E") or "%00"
     if len(value.encode("utf-8")) > MAX_COMPONENT_BYTES:
+        import hashlib  # rare (a name over the limit): no OpenSSL load at every start
+
         digest = hashlib.sha256(value.encode("utf-8")).hexdigest()[:16]
         value = value.encode("utf-8")[:120].decode("utf-8", "ignore") + "~" + digest
     return value

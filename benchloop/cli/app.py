@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
 
 from ..base.errors import (
     EXIT_INTERRUPTED,
@@ -27,11 +26,15 @@ from ..base.errors import (
     UsageError,
 )
 from ..table.load import load_model
-from ..table.model import DIMENSION_KINDS, Spec
 from ..version import __version__
+from . import helpcache
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start, --help included, ~5 ms
 if TYPE_CHECKING:
     import inspect
+    from typing import Any
+
+    from ..table.model import Spec
 
 GLOBAL = "Global options"
 
@@ -105,6 +108,7 @@ class Invocation:
 
 def _global_parameters(spec: Spec) -> list[inspect.Parameter]:
     import inspect
+    from typing import Annotated
 
     from cyclopts import Parameter, validators
 
@@ -124,7 +128,24 @@ def _global_parameters(spec: Spec) -> list[inspect.Parameter]:
 
 
 def build_app(prog: str = "bl") -> Any:
+    """The Cyclopts apps of a command line: the one returned parses the global options and
+    nothing else; its default command (the launcher) hands every other token to the commands'
+    app, which resolves the command and parses its options.
+
+    Why two apps and not Cyclopts' meta app: a meta app looks for its commands among the
+    tokens and, at each token that is not a command, assembles its argument collection again
+    to try it as a global option; with the launcher's dozen global options that was seven
+    assemblies (~45 ms, most of a command's own start-up) for one that is needed.  The
+    options app has no commands, so it assembles once; the commands' app has no meta, so its
+    command is resolved without assembling anything but the command's own options.
+
+    A meta app gives an option after the command to the command when the command declares
+    it (a download's ``-o``, ``config set --api-key``) and to the global options otherwise;
+    :func:`_shield_command_options` keeps that rule by hiding the command's own options from
+    the options app.
+    """
     import inspect
+    from typing import Annotated
 
     from cyclopts import App, Parameter
 
@@ -137,6 +158,8 @@ def build_app(prog: str = "bl") -> Any:
         version_format="plaintext",
         help_format="plaintext",
         suppress_keyboard_interrupt=False,  # we print the summary and exit 130 ourselves
+        exit_on_error=False,  # its errors reach _main, which prints them as usage errors
+        print_error=False,
     )
     for index, (name, resource) in enumerate(spec.resources.items()):
         # Built lazily (``commands.__getattr__``): a command builds only its own resource.
@@ -148,7 +171,9 @@ def build_app(prog: str = "bl") -> Any:
                     sort_key=100 + index)
 
     def launcher(*tokens, **options):  # no annotations: Cyclopts reads __signature__
+        tokens = tuple(t[len(OWN_TOKEN):] if t.startswith(OWN_TOKEN) else t for t in tokens)
         if not tokens:
+            app.meta.default(launcher)  # only to list the global options on this page
             app.help_print([])
             return EXIT_USAGE
         if len(tokens) > 1 and tokens[1] == "--" and _passes_through(tokens[0]):
@@ -165,9 +190,33 @@ def build_app(prog: str = "bl") -> Any:
                            annotation=Annotated[str, Parameter(show=False, allow_leading_hyphen=True)])]
         + _global_parameters(spec)
     )
-    app.meta.default(launcher)
-    app.meta.suppress_keyboard_interrupt = False
-    return app
+    # --version anywhere (before a "--") is the version, as on a meta app; --help is the commands'
+    # (most help pages never get here: fast_path writes them from the table).
+    options = App(name=prog, help_flags=(), version=f"bmcli {__version__}", version_format="plaintext",
+                  help_format="plaintext", suppress_keyboard_interrupt=False)
+    options.default(launcher)
+    return options
+
+
+OWN_TOKEN = "\x00own:"  # in front of an option the command declares itself (see _shield_command_options)
+
+
+def _shield_command_options(tokens: list[str]) -> list[str]:
+    """``tokens`` with each option after the command that the command declares itself behind
+    ``OWN_TOKEN``, so that the global options' parse leaves it to the command (the launcher
+    takes the marks off).  A ``--`` and what follows it are the command's too, as is everything
+    after the name of a command whose extra arguments pass through (``ap-cmd``)."""
+    path = _command_path(tokens)
+    if not path:
+        return tokens
+    own = set(_command_flags(path))
+    start = tokens.index(path[0]) + 1
+    out = tokens[:start]
+    rest = _passes_through(path[0])
+    for token in tokens[start:]:
+        rest = rest or token == "--"
+        out.append(OWN_TOKEN + token if rest or token.split("=", 1)[0] in own else token)
+    return out
 
 
 def _command_path(tokens: list[str]) -> list[str]:
@@ -182,10 +231,10 @@ def _command_path(tokens: list[str]) -> list[str]:
     return []
 
 
-def _flags_of(path: list[str]) -> list[str]:
-    """Every flag the command at ``path`` accepts, global ones included."""
+def _command_flags(path: list[str]) -> list[str]:
+    """The flags of the command at ``path`` itself (every action's when the action is not given)."""
     spec = load_model()
-    flags = [flag for opt in spec.global_options for flag in opt.all_flags]
+    flags: list[str] = []
     if len(path) >= 1 and path[0] in spec.resources:
         resource = spec.resources[path[0]]
         actions = [resource.actions[path[1]]] if len(path) > 1 else list(resource.actions.values())
@@ -196,7 +245,13 @@ def _flags_of(path: list[str]) -> list[str]:
         prefix = " ".join(path)
         flags += [flag for leaf in spec.command_leaves if leaf.path.startswith(prefix)
                   for opt in leaf.options for flag in opt.flags]
-    return list(dict.fromkeys([*flags, "--help", "-h"]))
+    return flags
+
+
+def _flags_of(path: list[str]) -> list[str]:
+    """Every flag the command at ``path`` accepts, global ones included."""
+    flags = [flag for opt in load_model().global_options for flag in opt.all_flags]
+    return list(dict.fromkeys([*flags, *_command_flags(path), "--help", "-h"]))
 
 
 def _did_you_mean(token: str, flags: list[str]) -> str:
@@ -247,6 +302,8 @@ def _parser_message(exc: Exception, path: list[str], message: str) -> str:
                   else resource.actions.get(path[1]) if len(path) == 2 else None)
         if action is not None:
             ids = ",".join("-" if t == STDIN_TOKEN else t for t in unused)
+            from ..table.model import DIMENSION_KINDS
+
             offers = [f"{DIMENSION_KINDS[d].short} {ids}" for d in ("job", "group", "task") if d in action.dimensions]
             if offers:
                 shown = " ".join("-" if t == STDIN_TOKEN else t for t in unused)
@@ -296,7 +353,15 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
         if token in ("--help", "-h"):
             break
         index += 2 if token in value_flags else 1
-    from . import helppages
+
+    def page(kind: str, *args: Any) -> Any:  # helppages (and textwrap) only for a page to write
+        from . import helppages
+
+        return getattr(helppages, kind)(prog, *args)
+
+    def show(text: str) -> None:
+        _PAGES.append(text)  # kept by _fast (helpcache) when it is all the command wrote
+        sys.stdout.write(text)
 
     rest = tokens[index:]
     if rest[:1] == ["help"] and "help" not in spec.resources:
@@ -307,15 +372,17 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
     words = [t for t in rest if not t.startswith("-")]
     if not words:
         if wants_help or not tokens:
-            sys.stdout.write(helppages.root_page(prog, spec))
+            show(page("root_page", spec))
             return 0 if wants_help else EXIT_USAGE
         return None
     name = words[0]
     if name in spec.commands:
         # Every built-in command's page; a group without its action prints its page and exits 2.
-        page = helppages.builtin_page(prog, spec.commands[name], words[1] if len(words) > 1 else None)
-        if page and (wants_help or (len(words) == 1 and spec.commands[name].actions)):
-            sys.stdout.write(page)
+        if not (wants_help or (len(words) == 1 and spec.commands[name].actions)):
+            return None
+        text = page("builtin_page", spec.commands[name], words[1] if len(words) > 1 else None)
+        if text:
+            show(text)
             return 0 if wants_help else EXIT_USAGE
         return None
     resource = spec.resources.get(name)
@@ -323,17 +390,17 @@ def fast_path(prog: str, tokens: list[str]) -> int | None:
         return None
     if resource.command:
         if wants_help:
-            sys.stdout.write(helppages.resource_page(prog, name, spec))
+            show(page("resource_page", name, spec))
             return 0
         return None
     action = words[1] if len(words) > 1 else None
     if action is not None and action in resource.actions:
         if wants_help:
-            sys.stdout.write(helppages.action_page(prog, name, action, spec))
+            show(page("action_page", name, action, spec))
             return 0
         return None
     if action is None:
-        sys.stdout.write(helppages.resource_page(prog, name, spec))
+        show(page("resource_page", name, spec))
         return 0 if wants_help else EXIT_USAGE
     known = ", ".join(resource.actions)
     return usage_error(prog, [name], f'unknown action "{action}" (choose from {known})', _json_errors(tokens))
@@ -344,22 +411,36 @@ def main(argv: list[str] | None = None) -> int:
     if prog not in ("bl", "bmcli"):
         prog = "bl"
     tokens = list(sys.argv[1:] if argv is None else argv)
-    if argv is None:
-        _second_interrupt_exits()  # from the start: a Ctrl-C while starting up is handled too
     try:
         code = _fast(prog, tokens)
-        if code is not None:
+        if code is not None:  # a help page or the version: written already
             return _finish(code, argv is None)
+        if argv is None:
+            _second_interrupt_exits()  # before the command is built: a Ctrl-C while starting up is handled too
         return _main(prog, tokens, argv is None)
     except KeyboardInterrupt:
         return _interrupted(argv is None)
 
 
+_PAGES: list[str] = []  # the help pages fast_path wrote (one, or none)
+
+
 def _fast(prog: str, tokens: list[str]) -> int | None:
+    """A help page or the version, or None when the command must run.  A help page asked for
+    again is read back as it was written (``helpcache``), without reading the model."""
     from ..table.load import SpecError
 
     try:
-        return fast_path(prog, tokens)
+        cacheable = bool(tokens) and helpcache.asks_for_help(tokens)
+        kept = helpcache.read(prog, tokens) if cacheable else None
+        if kept is not None:
+            sys.stdout.write(kept[1])
+            return kept[0]
+        _PAGES.clear()
+        code = fast_path(prog, tokens)
+        if cacheable and code is not None and len(_PAGES) == 1:
+            helpcache.keep(prog, tokens, code, _PAGES[0])
+        return code
     except SpecError as exc:
         sys.stderr.write(f"Error: invalid endpoint table: {exc}\n")
         return EXIT_USAGE
@@ -380,7 +461,8 @@ def _main(prog: str, tokens: list[str], exit_process: bool) -> int:
         sys.stderr.write(f"Error: invalid endpoint table: {exc}\n")
         return _finish(EXIT_USAGE, exit_process)
     try:
-        code = app.meta(tokens, exit_on_error=False, print_error=False, result_action="return_value")
+        code = app(_shield_command_options(tokens), exit_on_error=False, print_error=False,
+                   result_action="return_value")
     except CycloptsError as exc:
         message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         path = _command_path(tokens)

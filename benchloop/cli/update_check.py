@@ -20,7 +20,6 @@ credentials, and the cache (0600) keeps only a digest of it.
 
 from __future__ import annotations
 
-import configparser
 import json
 import os
 import re
@@ -46,6 +45,8 @@ def _pip_index() -> str | None:
     candidates = [os.path.join(os.environ.get("VIRTUAL_ENV", ""), "pip.conf"),
                   os.path.expanduser("~/.config/pip/pip.conf"), os.path.expanduser("~/.pip/pip.conf"),
                   "/etc/pip.conf"]
+    import configparser  # only when a check is due (rarely): not at every start
+
     for candidate in candidates:
         parser = configparser.ConfigParser()
         try:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import zipfile
 from typing import Any
 
 from ..base.errors import AuthError, Cancelled
@@ -130,6 +129,8 @@ class ArchiveRun:
         return path, failures
 
     def write_zip(self, path: str, staging: str, jobs: list[str], manifest: dict[str, Any]) -> None:
+        import zipfile  # only task archives write one
+
         with replacing(path) as (fd, tmp):
             with os.fdopen(fd, "wb", closefd=False) as raw, zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True) as archive:
                 # Entries part by part (the table's order), jobs in task order.

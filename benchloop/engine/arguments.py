@@ -76,13 +76,13 @@ def unknown_values(action: Action, values: dict[str, Any]) -> list[str]:
     """Warnings for values of options with a documented set (``values:``) that are not in it:
     the value is still sent (the backend's set may grow), but a typo (``--status fail``) that
     would silently match nothing is named, with the closest known value."""
-    import difflib
-
     out = []
     for opt in action.options:
         given = values.get(opt.name)
         if not opt.values or not isinstance(given, str) or given in opt.values:
             continue
+        import difflib  # only for a value to warn about
+
         close = difflib.get_close_matches(given.lower(), opt.values, n=1, cutoff=0.5)
         hint = f"; did you mean {close[0]}?" if close else ""
         out.append(f"{opt.flag} {given} is not one of the known values ({', '.join(opt.values)}){hint} "

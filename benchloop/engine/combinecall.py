@@ -19,10 +19,10 @@ costs the printed result.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol
 
+from ..base.frozen import dataclass, field
 from ..table.model import StepArgs
 from .stepcall import StepLog
 

@@ -8,7 +8,8 @@ command prints (``printing.py``) and returns the exit code.  A 401 anywhere
 cancels the remaining work and exits 3.
 
 Inside the engine the imports point one way too: command -> compose, archive ->
-pipeline -> workers, outcomes; nothing below imports this module.
+pipeline -> workers, outcomes; nothing below imports this module.  ``archive`` and
+``compose`` are imported by the commands that use them only.
 """
 
 from __future__ import annotations
@@ -20,9 +21,7 @@ from ..base.errors import EXIT_AUTH, EXIT_FAILURE, ApiError, AuthError, Benchloo
 from ..base.ids import quoted
 from ..table.model import Action
 from . import formats
-from .archive import run_archive
 from .arguments import unknown_values
-from .compose import run_compose
 from .outcomes import Failure, Outcome, as_error, exit_code, summarize
 from .pipeline import Pipeline
 from .printing import Stream, print_all
@@ -32,6 +31,8 @@ from .runtime import Runtime
 def process(pipeline: Pipeline, ident: str) -> Any:
     """One id of one dimension: a task archive, or the pipeline's parts."""
     if pipeline.dim.archive is not None:
+        from .archive import run_archive  # task archives only (zip, temp dirs)
+
         return run_archive(pipeline, ident)
     return pipeline.process(ident)
 
@@ -64,6 +65,8 @@ def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[st
     for message in unknown_values(action, opts):
         rt.log.warn(message)
     if action.compose is not None:
+        from .compose import run_compose  # composite commands only
+
         return run_compose(rt, action, dim, ids, opts, process)
     pipeline = Pipeline(rt, action, dim, opts, id_count=len(ids))
     progress = pipeline.dim.progress or action.progress

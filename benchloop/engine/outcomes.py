@@ -10,7 +10,6 @@ The worker pool that produces them is ``workers.py``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..base.errors import (
@@ -22,6 +21,7 @@ from ..base.errors import (
     UsageError,
 )
 from ..base.files import local_error
+from ..base.frozen import dataclass, field
 
 
 @dataclass

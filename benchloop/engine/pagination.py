@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, field
 from typing import Any
+
+from ..base.frozen import dataclass, field
 
 Fetch = Callable[[int, int], Any]
 OnPage = Callable[[int, "int | None"], None]

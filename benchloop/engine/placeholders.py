@@ -8,14 +8,15 @@ a missing artifact, so scripts that unpack every ``.tgz`` keep working.
 
 from __future__ import annotations
 
-import gzip
 import io
-import tarfile
 from collections.abc import Callable
 
 
 def empty_tgz() -> bytes:
     """An empty tar archive, gzip-compressed, byte-stable (no timestamp)."""
+    import gzip  # only when an artifact is missing: not at every start
+    import tarfile
+
     raw = io.BytesIO()
     with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz, tarfile.open(fileobj=gz, mode="w"):
         pass

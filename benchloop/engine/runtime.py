@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..base.errors import BenchloopError
+from ..base.frozen import dataclass, field
 from ..base.log import Counter, Log
 from ..table.model import Progress, Service, Spec
 from ..table.templates import Context, render_label

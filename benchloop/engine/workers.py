@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 from ..base.errors import AuthError, BenchloopError, StdoutClosed, UsageError
@@ -79,6 +78,9 @@ def run_pool(idents: list[str], work: Callable[[str], Any], concurrency: int,
     guarded = _guarded(work, gate, cancel, log)
     if concurrency <= 1 or len(idents) <= 1:
         return [guarded(ident) for ident in idents]
+    # Several ids: the pool (~5 ms of imports that one id never needs).
+    from concurrent.futures import ThreadPoolExecutor, wait
+
     outer = current_slots()
     if outer is not None:
         outer.acquire()

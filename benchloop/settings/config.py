@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..base.errors import ConfigError
+from ..base.frozen import dataclass, field
 from ..table.load import load_model
 from ..table.model import Sources
 

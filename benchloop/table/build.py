@@ -12,8 +12,8 @@ dimension every part is an archive entry around one of those.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from ..base.frozen import LazyMap, model_lock
 from . import outputs
 from .model import (
     DEFAULT_SERVICE,
@@ -59,6 +59,10 @@ from .model import (
 )
 from .outputs import Output
 from .responses import Response, Schemas
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start, --help included, ~5 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def sources(data: Mapping[str, Any] | None) -> Sources:
@@ -174,15 +178,25 @@ def command(path: str, data: Mapping[str, Any]) -> Command:
 
 
 class Builder:
-    """Turns the compiled table (plain data) into the model, resolving names once."""
+    """Turns the compiled table (plain data) into the model, resolving names once.
+
+    Every named entry (resources and their actions, endpoints, enumerations, options,
+    services, built-in commands, steps, combines, shared response schemas) is built on
+    first use (:class:`~benchloop.base.frozen.LazyMap`): a command builds its own action
+    and what it names, a help page only what it shows.
+    """
 
     def __init__(self, data: Mapping[str, Any]):
         self.data = data
-        self.schemas = Schemas(data.get("schemas"))
-        self.endpoints = {n: endpoint(n, e, self.schemas) for n, e in data["endpoints"].items()}
-        self.enumerations = {n: self.enumeration(n, e) for n, e in (data.get("enumerations") or {}).items()}
-        self.steps = {n: step_def(n, s) for n, s in (data.get("steps") or {}).items()}
-        self.combines = {n: step_def(n, c) for n, c in (data.get("combines") or {}).items()}
+        self.lock = model_lock()
+        self.schemas = Schemas(data.get("schemas"), self.lock)
+        endpoints = data["endpoints"]
+        self.endpoints = LazyMap(endpoints, lambda n: endpoint(n, endpoints[n], self.schemas), self.lock)
+        enumerations = data.get("enumerations") or {}
+        self.enumerations = LazyMap(enumerations, lambda n: self.enumeration(n, enumerations[n]), self.lock)
+        steps, combines = data.get("steps") or {}, data.get("combines") or {}
+        self.steps = LazyMap(steps, lambda n: step_def(n, steps[n]), self.lock)
+        self.combines = LazyMap(combines, lambda n: step_def(n, combines[n]), self.lock)
 
     def enumeration(self, name: str, data: Mapping[str, Any]) -> Enumeration:
         probe = data.get("empty_probe")
@@ -350,21 +364,26 @@ class Builder:
             extra_args=bool(data.get("extra_args")), combine=combine,
             min_ids=data.get("min_ids"), min_ids_message=data.get("min_ids_message"))
 
+    def resource(self, rname: str) -> Resource:
+        res = self.data["resources"][rname]
+        is_command = bool(res.get("command"))
+        bodies = res["actions"]
+        actions = LazyMap(bodies, lambda a: self.action(rname, is_command, a, bodies[a]), self.lock)
+        return Resource(rname, res["help"], actions, is_command)
+
     def spec(self) -> Spec:
-        resources = {}
-        for rname, res in self.data["resources"].items():
-            is_command = bool(res.get("command"))
-            actions = {a: self.action(rname, is_command, a, body) for a, body in res["actions"].items()}
-            resources[rname] = Resource(rname, res["help"], frozen_map(actions), is_command)
-        options = {n: option({"name": n, **o}) for n, o in self.data["options"].items()}
-        services = {n: service(n, s, self.schemas) for n, s in (self.data.get("services") or {}).items()}
-        services.setdefault(DEFAULT_SERVICE, service(DEFAULT_SERVICE, {}, self.schemas))
+        lazy, data = self.lock, self.data
+        options, commands = data["options"], data.get("commands") or {}
+        services = data.get("services") or {}
         return Spec(
-            endpoints=frozen_map(self.endpoints), enumerations=frozen_map(self.enumerations),
-            options=frozen_map(options), resources=frozen_map(resources), services=frozen_map(services),
-            global_options=tuple(option({"name": n, **o}) for n, o in (self.data.get("global_options") or {}).items()),
-            commands=frozen_map({n: command(n, c) for n, c in (self.data.get("commands") or {}).items()}),
-            steps=frozen_map(self.steps), schemas=self.schemas, combines=frozen_map(self.combines))
+            endpoints=self.endpoints, enumerations=self.enumerations,
+            options=LazyMap(options, lambda n: option({"name": n, **options[n]}), lazy),
+            resources=LazyMap(data["resources"], self.resource, lazy),
+            services=LazyMap([*services, *([] if DEFAULT_SERVICE in services else [DEFAULT_SERVICE])],
+                             lambda n: service(n, services.get(n, {}), self.schemas), lazy),
+            global_options=tuple(option({"name": n, **o}) for n, o in (data.get("global_options") or {}).items()),
+            commands=LazyMap(commands, lambda n: command(n, commands[n]), lazy),
+            steps=self.steps, schemas=self.schemas, combines=self.combines)
 
 
 def build_model(data: Mapping[str, Any]) -> Spec:

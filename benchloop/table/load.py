@@ -8,21 +8,35 @@ reads ~a few KB of JSON instead.  A changed table or a new package version
 changes the key, so a stale compile can never be used.
 
 If the cache directory is not writable the compile simply stays in memory.
+
+Finding the key costs more than reading the compile: reading and hashing the table
+and its schema (~140 KB), and importing ``hashlib`` (OpenSSL), was a third of
+``bl --help``.  So the key is also remembered in a small index next to the compiles,
+under what identifies the two files without reading them (path, size, modification
+and change times, inode, as ``git`` and ``make`` trust them) plus the package version
+and the compiler's files; a start whose files match an entry takes its key from
+there.  A file changed within the last two seconds is never entered (a later change
+in the same clock tick would otherwise go unnoticed: git's "racy clean" files), and
+anything unexpected (no entry, no compile under its key) falls back to hashing.
+Within one process the table is read once (``_MEMO``; the files are checked by a stat).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from ..version import __version__
 from .locate import _PKG_DIR, SCHEMA_NAME, SPEC_NAME, SpecError, spec_dir
-from .model import Spec
 
-__all__ = ["SCHEMA_NAME", "SPEC_NAME", "SpecError", "cache_key", "load_model", "load_spec", "spec_dir"]
+TYPE_CHECKING = False  # not typing's: importing typing costs every --help ~5 ms
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .model import Spec
+
+__all__ = ["SCHEMA_NAME", "SPEC_NAME", "SpecError", "cache_key", "known_key", "load_model", "load_spec", "spec_dir"]
 
 
 def user_cache_dir(name: str, override_env: str) -> Path:
@@ -44,19 +58,27 @@ def cache_dir() -> Path:
 _TABLE_DIR = _PKG_DIR / "table"
 
 
-def cache_key(raw: bytes) -> str:
-    """Content hash of the table, plus the package version and the compiler's files.
-
-    The files of ``table/`` are identified by size and mtime (a stat, not a read), so a
-    development checkout never runs a compile made by older compiler code.
-    """
+def _compiler_stamp() -> list[str]:
     stamp = [__version__]
-    for path in sorted(_TABLE_DIR.glob("*.py")):
+    for path in [*sorted(_TABLE_DIR.glob("*.py")), _PKG_DIR / "base" / "frozen.py"]:
         try:
             st = path.stat()
             stamp.append(f"{path.name}:{st.st_size}:{st.st_mtime_ns}")
         except OSError:
             stamp.append(path.name)
+    return stamp
+
+
+def cache_key(raw: bytes) -> str:
+    """Content hash of the table, plus the package version and the compiler's files.
+
+    The files of ``table/`` (and ``base/frozen.py``, the one module outside it that
+    compiling runs) are identified by size and mtime (a stat, not a read), so a
+    development checkout never runs a compile made by older compiler code.
+    """
+    import hashlib
+
+    stamp = _compiler_stamp()
     schema = spec_dir() / SCHEMA_NAME
     try:
         stamp.append(hashlib.sha256(schema.read_bytes()).hexdigest())
@@ -66,31 +88,99 @@ def cache_key(raw: bytes) -> str:
     return digest[:24]
 
 
-_MEMO: dict[str, dict[str, Any]] = {}
+_MEMO: dict[Any, Any] = {}  # key -> compiled table; ("files", fingerprint) -> key
+_INDEX_NAME = "spec-index.json"
+_INDEX_ENTRIES = 16
+_SETTLED_NS = 2_000_000_000  # a file changed more recently than this may change again unseen
+
+
+def _fingerprint(path: Path) -> tuple[str, int] | None:
+    """What identifies the table and its schema without reading them, and when they last
+    changed; None when a file cannot be seen."""
+    stamp = _MEMO.get("stamp")  # the compiler's files: code, which a process does not reload
+    if stamp is None:
+        stamp = _MEMO["stamp"] = _compiler_stamp()
+    try:
+        parts = [os.path.abspath(path), *stamp]
+        changed = 0
+        for file in (path, spec_dir() / SCHEMA_NAME):
+            st = file.stat()
+            parts += [str(file), str(st.st_size), str(st.st_mtime_ns), str(st.st_ctime_ns), str(st.st_ino)]
+            changed = max(changed, st.st_mtime_ns, st.st_ctime_ns)
+    except OSError:
+        return None
+    return "|".join(parts), changed
+
+
+def _read_index() -> dict[str, str]:
+    try:
+        index = json.loads((cache_dir() / _INDEX_NAME).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return index if isinstance(index, dict) else {}
+
+
+def _remember(fingerprint: tuple[str, int], key: str) -> None:
+    """Enter the key under the files' fingerprint (unless they changed a moment ago)."""
+    import time
+
+    if time.time_ns() - fingerprint[1] < _SETTLED_NS:
+        return
+    index = _read_index()
+    index.pop(fingerprint[0], None)
+    index[fingerprint[0]] = key
+    _store(cache_dir() / _INDEX_NAME, dict(list(index.items())[-_INDEX_ENTRIES:]))
+
+
+def _cached(key: str) -> dict[str, Any] | None:
+    try:
+        spec = json.loads((cache_dir() / f"spec-{key}.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+    return spec if isinstance(spec, dict) else None
+
+
+def known_key() -> str | None:
+    """The key of the installed table's compile when the index already knows it (a stat and a
+    small read, nothing compiled or hashed); None otherwise.  Caches of what is derived from
+    the table (help pages) are kept under it."""
+    fingerprint = _fingerprint(spec_dir() / SPEC_NAME)
+    if fingerprint is None:
+        return None
+    key = _MEMO.get(("files", fingerprint[0])) or _read_index().get(fingerprint[0])
+    return key if isinstance(key, str) else None
 
 
 def load_spec(path: Path | None = None, *, use_cache: bool = True) -> dict[str, Any]:
     """Return the compiled table (a plain dict), compiling it when needed."""
     path = path or spec_dir() / SPEC_NAME
+    fingerprint = _fingerprint(path) if use_cache else None
+    if fingerprint is not None:
+        key = _MEMO.get(("files", fingerprint[0]))
+        if key is None:
+            key = _read_index().get(fingerprint[0])
+            if isinstance(key, str) and key not in _MEMO:
+                spec = _cached(key)
+                if spec is not None:
+                    _MEMO[key] = spec
+        if isinstance(key, str) and key in _MEMO:
+            _MEMO[("files", fingerprint[0])] = key
+            return _MEMO[key]
     raw = path.read_bytes()
     key = cache_key(raw)
-    if key in _MEMO:
-        return _MEMO[key]
-    cached = cache_dir() / f"spec-{key}.json"
-    if use_cache:
-        try:
-            spec = json.loads(cached.read_bytes())
-            _MEMO[key] = spec
-            return spec
-        except (OSError, ValueError):
-            pass
-    from .compiler import compile_spec  # heavy: yaml + jsonschema
+    if key not in _MEMO:
+        cached = _cached(key) if use_cache else None
+        if cached is None:
+            from .compiler import compile_spec  # heavy: yaml + jsonschema
 
-    spec = compile_spec(raw, path)
-    _MEMO[key] = spec
-    if use_cache:
-        _store(cached, spec)
-    return spec
+            cached = compile_spec(raw, path)
+            if use_cache:
+                _store(cache_dir() / f"spec-{key}.json", cached)
+        _MEMO[key] = cached
+    if fingerprint is not None:
+        _MEMO[("files", fingerprint[0])] = key
+        _remember(fingerprint, key)
+    return _MEMO[key]
 
 
 def _store(target: Path, spec: dict[str, Any]) -> None:

@@ -24,9 +24,13 @@ Two distinctions matter:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal
+
+from ..base.frozen import dataclass
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start, --help included, ~5 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,8 @@ class OptionType:
     def hint(self, choices: tuple[str, ...] = (), *, optional: bool = False) -> Any:
         """The runtime annotation for a parser that validates ``choices`` itself (the global and
         built-in options; the table's actions validate choices in ``bind``, in the contract's order)."""
+        from typing import Literal
+
         one: Any = Literal[tuple(choices)] if choices else self.parse
         if self.many:
             return list[one] | None

@@ -23,8 +23,12 @@ that reading the model stays cheap.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+
+from ..base.frozen import LazyMap, dataclass, field, model_lock
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start, --help included, ~5 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 REF_PREFIX = "#/schemas/"
 KINDS = ("json", "binary", "text")
@@ -133,10 +137,12 @@ class Schemas:
     value): the lints report them, consumers never crash on them.
     """
 
-    def __init__(self, shapes: Mapping[str, Any] | None = None):
+    def __init__(self, shapes: Mapping[str, Any] | None = None, lock: Any = None):
         # Frozen (read-only mappings, tuples): the model is shared by every consumer; ``inline``
-        # and ``rewrite_refs`` hand out plain copies.
-        self.shapes: Mapping[str, Any] = frozen_json(dict(shapes or {}))
+        # and ``rewrite_refs`` hand out plain copies.  Each shape is frozen when first read
+        # (``LazyMap``, under the model's lock): most commands read none of them.
+        raw = dict(shapes or {})
+        self.shapes: Mapping[str, Any] = LazyMap(raw, lambda name: frozen_json(raw[name]), lock or model_lock())
 
     def __contains__(self, name: str) -> bool:
         return name in self.shapes

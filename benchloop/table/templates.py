@@ -17,9 +17,11 @@ the one definition of that syntax and the four ways a template is rendered:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import quote
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start, --help included, ~5 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 VAR = re.compile(r"\{([^{}]+)\}")
 FULL = re.compile(r"^\{([^{}]+)\}$")
@@ -53,12 +55,20 @@ def quote_segment(value: str) -> str:
     return quote(value, safe="")
 
 
-@dataclass
 class Context:
-    """Variables visible to templates while one id is processed."""
+    """Variables visible to templates while one id is processed.
 
-    vars: dict[str, Any]
-    parts: dict[str, Any] = field(default_factory=dict)
+    A plain class (no dataclass): the model imports this module on every start, ``--help``
+    included, and the dataclasses module would bring in ``inspect`` and more."""
+
+    __slots__ = ("parts", "vars")
+
+    def __init__(self, vars: dict[str, Any], parts: dict[str, Any] | None = None) -> None:
+        self.vars = vars
+        self.parts: dict[str, Any] = {} if parts is None else parts
+
+    def __repr__(self) -> str:
+        return f"Context(vars={self.vars!r}, parts={self.parts!r})"
 
     def lookup(self, name: str) -> Any:
         if name.startswith("parts."):

@@ -17,12 +17,12 @@ command behaves the same whichever library it went through before:
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from ..base.frozen import dataclass
 
 
 def environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -44,9 +44,11 @@ def environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     return found
 
 
-def _is_ip(host: str, version: type) -> bool:
+def _is_ip(host: str, version: str) -> bool:
+    import ipaddress  # only for NO_PROXY entries: not at every start
+
     try:
-        version(host.split("/")[0])
+        getattr(ipaddress, version)(host.split("/")[0])
     except ValueError:
         return False
     return True
@@ -107,9 +109,9 @@ def rules(environ: Mapping[str, str] | None = None) -> list[Rule]:
             continue
         if "://" in host:
             mounts[host] = None
-        elif _is_ip(host, ipaddress.IPv4Address) or host.lower() == "localhost":
+        elif _is_ip(host, "IPv4Address") or host.lower() == "localhost":
             mounts[f"all://{host}"] = None
-        elif _is_ip(host, ipaddress.IPv6Address):
+        elif _is_ip(host, "IPv6Address"):
             mounts[f"all://[{host}]"] = None
         else:
             mounts[f"all://*{host}"] = None

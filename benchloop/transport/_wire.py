@@ -11,10 +11,10 @@ checks that both ways agree wherever the quick one answers.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import httpcore
 
+from ..base.frozen import dataclass
 from .urls import default_port
 
 _URL = re.compile(r"(https?)://([^/?#@]*)([^#]*)")

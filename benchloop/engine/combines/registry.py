@@ -10,16 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..combinecall import CombineCall, Combined
+from ..named import Registry
 
 Combiner = Callable[[CombineCall], Combined]
-COMBINES: dict[str, Combiner] = {}
+# Imported when a command first uses a combine (``named.Registry``).
+COMBINES: Registry[Combiner] = Registry(__name__.rsplit(".", 1)[0])
 
 
 def combine(name: str) -> Callable[[Combiner], Combiner]:
     """Register ``function`` as the implementation of the table's combine ``name``."""
-
-    def register(function: Combiner) -> Combiner:
-        COMBINES[name] = function
-        return function
-
-    return register
+    return COMBINES.register(name)

@@ -6,12 +6,12 @@ through the engine with the endpoints its ``with:`` names (never the pipeline, t
 template context or the HTTP client).  ``call.dest`` is the final file path when the
 action writes files (the step then writes it itself and returns ``WRITTEN``), or
 ``None`` when the value is to be printed.  Each module registers its step with
-``registry.step``; importing this package imports them all.
+``registry.step``; a step's module is named after it and imported when a command first
+uses the step (``STEPS`` is a ``named.Registry``), so a command pays only for its own.
 """
 
 from __future__ import annotations
 
-from . import ap_command, artifacts, behavior_run, job_rows, trace_export, trace_media  # noqa: F401 - they register
 from .registry import STEPS, WRITTEN, step
 
 __all__ = ["STEPS", "WRITTEN", "step"]
