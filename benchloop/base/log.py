@@ -196,12 +196,20 @@ class Log:
             self._emit(f"[error]   - {failure.ident}: {failure.message}")
 
 
+_FORMS: dict[str, tuple[str, ...]] = {}
+
+
 def _forms(secret: str) -> tuple[str, ...]:
-    """The ways ``secret`` can appear in a line once escaped (JSON, then control characters)."""
+    """The ways ``secret`` can appear in a line once escaped (JSON, then control characters);
+    worked out once per secret (every progress line of a fan-out is cleaned)."""
+    known = _FORMS.get(secret)
+    if known is not None:
+        return known
     escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
     forms = {escaped, escaped.translate(_CONTROL), json.dumps(secret)[1:-1], secret.translate(_CONTROL)}
     forms.discard(secret)
-    return tuple(f for f in forms if f)
+    known = _FORMS[secret] = tuple(f for f in forms if f)
+    return known
 
 
 def _clock(seconds: float) -> str:

@@ -22,11 +22,14 @@ refuse a printing dimension whose output cannot be worked out.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
 
+from ..base.frozen import dataclass, field
 from .responses import ITEMS, Response, Schemas, frozen_json, plain_json, types_of
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start (see model.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Transforms whose value the answer's own schema describes (they keep or filter its keys).
 KEEP_SHAPE = ("raw", "job_metrics", "filter_sections")
@@ -34,9 +37,12 @@ COLUMN_SCHEMAS = {"number": {"type": ["number", "null"]}, "string": {"type": ["s
                   "boolean": {"type": ["boolean", "null"]}, "json": {}}
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class OutputColumn:
     """One column of the flat view: a dotted name, the path of keys it reads, its schema."""
+
+    __eq__ = object.__eq__  # compared and hashed by identity: the schema is a read-only mapping
+    __hash__ = object.__hash__
 
     name: str
     path: tuple[str, ...]
@@ -59,9 +65,12 @@ class OutputColumn:
         return found
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class Output:
     """What one dimension prints per element (see the module docstring)."""
+
+    __eq__ = object.__eq__  # compared and hashed by identity: the schema is a read-only mapping
+    __hash__ = object.__hash__
 
     schema: Mapping[str, Any]
     rows: tuple[str | int, ...] | None = None
