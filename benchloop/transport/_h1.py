@@ -117,7 +117,7 @@ def _protocol_error(exc: http.client.HTTPException) -> httpcore.RemoteProtocolEr
         return httpcore.RemoteProtocolError("Server disconnected without sending a response.")
     if isinstance(exc, http.client.IncompleteRead):
         return httpcore.RemoteProtocolError("peer closed connection without sending complete message body")
-    return httpcore.RemoteProtocolError(f"malformed answer: {type(exc).__name__} {exc}".rstrip())
+    return httpcore.RemoteProtocolError(f"malformed answer: {type(exc).__name__} {str(exc).strip()[:80]!r}")
 
 
 def _raw_headers(message: Any) -> list[tuple[bytes, bytes]]:
