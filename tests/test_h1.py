@@ -168,6 +168,18 @@ def test_a_close_delimited_body_is_read_to_the_close_and_its_connection_never_re
     assert srv.connections == 2
 
 
+@pytest.mark.parametrize("answer", [ok(BODY, "Connection: close"), ok(BODY).replace(b"HTTP/1.1", b"HTTP/1.0")],
+                         ids=["connection-close", "http-1.0"])
+def test_an_answer_saying_the_connection_closes_is_never_reused_even_if_the_socket_stays_open(server, answer):
+    srv = server(answer)  # this server would answer on the same connection: only the client decides
+    http = client(srv.url)
+    try:
+        assert get(http, 2) == [REPORT] * 2
+    finally:
+        http.close()
+    assert srv.connections == 2
+
+
 def test_a_head_answer_announcing_a_length_has_no_body_and_keeps_the_connection(server):
     srv = server(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", ok())
     http = client(srv.url)
