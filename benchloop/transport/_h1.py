@@ -120,28 +120,29 @@ def _protocol_error(exc: http.client.HTTPException) -> httpcore.RemoteProtocolEr
     return httpcore.RemoteProtocolError(f"malformed answer: {type(exc).__name__} {str(exc).strip()[:80]!r}")
 
 
-def _raw_headers(message: Any) -> list[tuple[bytes, bytes]]:
-    headers = []
+def _head(answer: http.client.HTTPResponse) -> list[tuple[bytes, bytes]]:
+    """The answer's headers as raw pairs, once what HTTPResponse would guess around is refused
+    as h11 refuses it: lines that are not headers, a doubtful length, a coding other than chunked."""
+    message = answer.msg
+    if message.defects or message.get_payload():
+        raise httpcore.RemoteProtocolError("malformed answer: a header line that is not 'name: value'")
+    headers, lengths, codings = [], [], []
     for name, value in message.items():
         if "\n" in value or "\r" in value:  # an obsolete folded line: one space, as h11 makes it
             value = _FOLD.sub(" ", value)
+        lower = name.lower()
+        if lower == "content-length":
+            lengths.append(value)
+        elif lower == "transfer-encoding":
+            codings.append(value)
         headers.append((name.encode("latin-1"), value.encode("latin-1")))
-    return headers
-
-
-def _check_framing(response: http.client.HTTPResponse) -> None:
-    """What HTTPResponse would guess around, refused as h11 refuses it."""
-    message = response.msg
-    if message.defects or message.get_payload():
-        raise httpcore.RemoteProtocolError("malformed answer: a header line that is not 'name: value'")
-    lengths = message.get_all("content-length")
     if lengths:
         values = {part.strip() for value in lengths for part in value.split(",")}
         if len(values) != 1 or not _LENGTH.fullmatch(next(iter(values))):
             raise httpcore.RemoteProtocolError(f"malformed answer: Content-Length {', '.join(lengths)!r}")
-    codings = message.get_all("transfer-encoding")
     if codings and (len(codings) != 1 or codings[0].strip().lower() != "chunked"):
         raise httpcore.RemoteProtocolError("Only Transfer-Encoding: chunked is supported")
+    return headers
 
 
 class Response:
@@ -152,7 +153,7 @@ class Response:
 
     def __init__(self, answer: http.client.HTTPResponse, connection: Connection):
         self.status: int = answer.status
-        self.headers = _raw_headers(answer.msg)
+        self.headers = _head(answer)
         self._answer = answer
         self._connection: Connection | None = connection
         self._complete = False
@@ -233,7 +234,6 @@ class Connection:
             raise _protocol_error(exc) from None
         finally:
             reader.budget = None
-        _check_framing(answer)
         return answer
 
     def answered(self, reusable: bool) -> None:
