@@ -227,8 +227,8 @@ def test_interim_answers_before_the_answer_are_skipped(server, interim):
     assert srv.connections == 1
 
 
-def test_an_obsolete_folded_header_is_one_line(server):
-    srv = server(ok(BODY, "X-Folded: one\r\n two"))
+def test_an_obsolete_folded_header_is_one_line_and_values_lose_their_padding(server):
+    srv = server(ok(BODY, "X-Folded: one\r\n two", "X-Padded: \t padded  "))
     http = client(srv.url)
     try:
         answer = http.send("GET", srv.url + "/x", {})
@@ -236,6 +236,7 @@ def test_an_obsolete_folded_header_is_one_line(server):
     finally:
         http.close()
     assert answer.headers["x-folded"] == "one two"
+    assert answer.headers["x-padded"] == "padded"
 
 
 # ------------------------------------------------------------------ connections

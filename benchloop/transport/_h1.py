@@ -130,6 +130,7 @@ def _head(answer: http.client.HTTPResponse) -> list[tuple[bytes, bytes]]:
     for name, value in message.items():
         if "\n" in value or "\r" in value:  # an obsolete folded line: one space, as h11 makes it
             value = _FOLD.sub(" ", value)
+        value = value.strip(" \t")  # optional white space around a value is not part of it (h11)
         lower = name.lower()
         if lower == "content-length":
             lengths.append(value)
@@ -184,7 +185,7 @@ class Response:
     def close(self) -> None:
         connection, self._connection = self._connection, None
         if connection is not None:  # once: a second close must not touch a connection reused since
-            connection.answered(reusable=self._complete and not self._answer.will_close)
+            connection.answered(reusable=self._complete and not self._answer.will_close and self.status != 101)
 
 
 class Connection:
