@@ -1,6 +1,7 @@
 """The connections of one client: a keep-alive pool per origin, proxies, TLS on demand.
 
-A direct request takes an idle HTTP/1.1 connection of its origin (dropping any
+A direct request takes an idle HTTP/1.1 connection (:mod:`._h1`: our request
+bytes, the standard library's answer parser) of its origin (dropping any
 the server closed or that idled past ``KEEPALIVE_EXPIRY``) or opens one, and
 gives it back once its answer was read to the end.  The pool never queues a
 request and has no limit: the number of connections is bounded where it is
@@ -26,6 +27,7 @@ from urllib.parse import unquote, urlsplit
 import httpcore
 
 from . import _proxies
+from ._h1 import Connection, Response
 from ._streams import Backend, Switchboard
 from ._wire import Place, split
 
@@ -58,7 +60,7 @@ class Answer:
 
     __slots__ = ("status", "headers", "url", "consumed", "_response", "_done")
 
-    def __init__(self, response: httpcore.Response, url: str, done: Callable[[], None] | None):
+    def __init__(self, response: Response | httpcore.Response, url: str, done: Callable[[], None] | None):
         self.status: int = response.status
         self.headers = header_map(response.headers)
         self.url = url
@@ -94,8 +96,8 @@ class Connections:
         self.timeout = timeout
         self._extensions = {"timeout": {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}}
         self._lock = threading.Lock()
-        self._idle: dict[tuple[str, str, int], list[httpcore.HTTP11Connection]] = {}
-        self._open: set[httpcore.HTTP11Connection] = set()
+        self._idle: dict[tuple[str, str, int], list[Connection]] = {}
+        self._open: set[Connection] = set()
         self._rules: list[_proxies.Rule] | None = None
         self._routes: dict[tuple[str, str, int | None], str | None] = {}
         self._proxies: dict[tuple[str, str], Any] = {}
@@ -108,31 +110,29 @@ class Connections:
         headers = [(b"Host", place.host_header), *headers]
         if content is not None:
             headers.append((b"Content-Length", b"%d" % len(content)))
-        # No body: an empty iterable, so that h11 is not handed an empty data event to frame.
-        request = httpcore.Request(method, httpcore.URL(scheme=place.origin.scheme, host=place.origin.host,
-                                                        port=place.port, target=target),
-                                   headers=headers, content=() if content is None else content,
-                                   extensions=self._extensions)
         proxy = self._route(place)
         if proxy is not None:
-            return Answer(self._proxy_pool(proxy, place.scheme).handle_request(request), url, None)
-        connection = self._idle_connection(place.key)
-        while True:
-            if connection is None:
-                connection = self._connect(place)
-            try:
-                response = connection.handle_request(request)
-            except httpcore.ConnectionNotAvailable:
-                connection = self._idle_connection(place.key)
-                continue
-            except BaseException:
-                connection.close()
-                self._forget(connection)
-                raise
-            return Answer(response, url, partial(self._release, place.key, connection))
+            return Answer(self._proxy_pool(proxy, place.scheme).handle_request(self._proxied(
+                method, place, target, headers, content)), url, None)
+        connection = self._idle_connection(place.key) or self._connect(place)
+        try:
+            response = connection.request(method, target, headers, content)
+        except BaseException:
+            connection.close()
+            self._forget(connection)
+            raise
+        return Answer(response, url, partial(self._release, place.key, connection))
+
+    def _proxied(self, method: bytes, place: Place, target: bytes, headers: list[tuple[bytes, bytes]],
+                 content: bytes | None) -> httpcore.Request:
+        # No body: an empty iterable, so that h11 is not handed an empty data event to frame.
+        return httpcore.Request(method, httpcore.URL(scheme=place.origin.scheme, host=place.origin.host,
+                                                     port=place.port, target=target),
+                                headers=headers, content=() if content is None else content,
+                                extensions=self._extensions)
 
     # -- direct connections ------------------------------------------------------
-    def _idle_connection(self, origin: tuple[str, str, int]) -> httpcore.HTTP11Connection | None:
+    def _idle_connection(self, origin: tuple[str, str, int]) -> Connection | None:
         while True:
             with self._lock:
                 idle = self._idle.get(origin)
@@ -145,7 +145,7 @@ class Connections:
                 continue
             return connection
 
-    def _connect(self, place: Place) -> httpcore.HTTP11Connection:
+    def _connect(self, place: Place) -> Connection:
         if self.closed:
             raise httpcore.ConnectError("the HTTP client was closed")
         stream = self._backend.connect_tcp(place.host, place.port, timeout=self.timeout)
@@ -155,12 +155,12 @@ class Connections:
         except BaseException:
             stream.close()
             raise
-        connection = httpcore.HTTP11Connection(place.origin, stream, keepalive_expiry=KEEPALIVE_EXPIRY)
+        connection = Connection(stream, self.timeout, KEEPALIVE_EXPIRY)
         with self._lock:
             self._open.add(connection)
         return connection
 
-    def _release(self, origin: tuple[str, str, int], connection: httpcore.HTTP11Connection) -> None:
+    def _release(self, origin: tuple[str, str, int], connection: Connection) -> None:
         if connection.is_idle() and not self.closed:
             with self._lock:
                 self._idle.setdefault(origin, []).append(connection)
@@ -168,7 +168,7 @@ class Connections:
             connection.close()
             self._forget(connection)
 
-    def _forget(self, connection: httpcore.HTTP11Connection) -> None:
+    def _forget(self, connection: Connection) -> None:
         with self._lock:
             self._open.discard(connection)
 

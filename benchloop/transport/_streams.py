@@ -8,8 +8,8 @@ connection of the client down, so reads blocked in other threads end at once.
 
 Both are a wrapper around httpcore's network backend, the public seam httpcore
 offers for this (``network_backend=``): every connection the client opens,
-direct or through a proxy, is a :class:`Stream` registered with its
-:class:`Switchboard`.
+direct (:mod:`._h1`) or through a proxy (httpcore's pools), is a :class:`Stream`
+registered with its :class:`Switchboard`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import httpcore
 
 _when = threading.local()  # .deadline: the monotonic time the calling thread's attempt must end by
 
-# Every error of the wire: what a request can fail with once handed to httpcore.
+# Every error of the wire: what a request can fail with once handed to a connection (ours or httpcore's).
 TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (
     httpcore.NetworkError, httpcore.TimeoutException, httpcore.ProtocolError, httpcore.ProxyError,
     httpcore.UnsupportedProtocol)
