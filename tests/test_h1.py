@@ -299,12 +299,14 @@ def test_a_head_just_under_16_kib_is_accepted(server):
     (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 5\r\n\r\nhello", "Transfer-Encoding"),
     (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nno colon here\r\n\r\nhello", "not 'name: value'"),
     (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\nhello\r\n0\r\n\r\n", "chunk size"),
-    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n",
-     "without sending complete message body"),
-    (b"HTTP/2 200\r\nContent-Length: 5\r\n\r\nhello", "UnknownProtocol"),
-    (b"SSH-2.0-OpenSSH\r\n\r\n", "BadStatusLine"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n", "a bad chunk size 'zz'"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello world\r\n0\r\n\r\n",
+     "a chunk longer than its size"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-Bad: a\x00b\r\n\r\nhello", "not 'name: value'"),
+    (b"HTTP/2 200\r\nContent-Length: 5\r\n\r\nhello", "not an HTTP/1.x status line: 'HTTP/2 200'"),
+    (b"SSH-2.0-OpenSSH\r\n\r\n", "not an HTTP/1.x status line"),
 ], ids=["two-lengths", "length-not-a-number", "negative-length", "gzip-coding", "no-colon", "negative-chunk",
-        "bad-chunk-size", "http2", "not-http"])
+        "bad-chunk-size", "chunk-over-its-size", "nul-in-value", "http2", "not-http"])
 def test_a_malformed_answer_is_a_protocol_error_retried_as_sent(server, answer, message):
     error, log = failure(server(answer).url, retry_count=1)
     assert message in str(error)

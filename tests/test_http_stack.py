@@ -64,9 +64,9 @@ def _report(api_url: str, *ids: str, retry_count: str = "2"):
 
 # ------------------------------------------------------------------ imports
 # Importing any of these would be a second HTTP stack: the transport speaks through httpcore
-# (and httpx's URL parser) only, and its own connection (``_h1``) parses answers with the
-# standard library's ``http.client.HTTPResponse`` and nothing else.
-ALLOWED = {"_h1.py": {"http.client"}}
+# (its proxy pools, its network backend; httpx's URL parser) and its own connection (``_h1``),
+# which reads answers from httpcore's streams with a parser of its own.
+ALLOWED: dict[str, set[str]] = {}
 FORBIDDEN = {"http.client", "socket", "urllib.request", "urllib3", "requests", "aiohttp", "httplib2",
              "pycurl", "http.server", "socketserver", "asyncio", "h11", "h2"}
 TRANSPORT = Path(benchloop.transport.__file__).parent

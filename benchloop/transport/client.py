@@ -19,10 +19,10 @@ keep-alive pool, with or without a proxy, so each rule holds in one place:
 - failures are retried as :mod:`.retry` says; requests in flight are bounded by
   the worker pool's slots (:mod:`.slots`).
 
-A direct connection speaks HTTP/1.1 through :mod:`._h1` (the request written by
-us, the answer parsed by ``http.client.HTTPResponse``: h11 under httpcore was
-most of the client's CPU per request); proxied requests use httpcore's proxy
-pools.  Both run over httpcore's network backend, wrapped by :mod:`._streams`,
+A direct connection speaks HTTP/1.1 through :mod:`._h1` (the request written and
+the answer read by a small codec of ours: h11 under httpcore, then the ``email``
+header parser under ``http.client``, were most of the client's CPU per request);
+proxied requests use httpcore's proxy pools.  Both run over httpcore's network backend, wrapped by :mod:`._streams`,
 and failures are httpcore's exception classes either way; only public APIs of
 httpcore and the standard library are used.  This module is imported when a
 command builds its client, and nothing is connected before the first request
