@@ -128,8 +128,9 @@ EXPRESSIONS = [
     "a", "a.b", "a.b.c", "a.b.c.d", '"a".b', "@", "a[0]", "a[-1].b", "a[5]", "a[*].b", "a[].b", "a[][]",
     "a[?b=='x'].c", "a[?b!='x'].c | [0]", "a[?b > `1`]", "a[?b <= `2`].b", "a[?b < 'x']", "a[?b].c",
     "a.b | [0]", "a | b", "`3`", "'lit'", "a[*].b[*].c", "a[*][0]", "b[?type=='eval'].data.task_score | [0]",
+    "a || b", "a || b || c", "a.b || `0`", "d || a[0]",
     # not compiled by us (fall back to jmespath): the same answers by construction
-    "length(a)", "a[0:2]", "{x: a}", "[a, b]", "a || b", "!a", "a && b",
+    "length(a)", "a[0:2]", "{x: a}", "[a, b]", "!a", "a && b", "length(a) || b",
 ]
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-3, 3, allow_nan=False) | st.sampled_from(["x", "y", "eval"]),

@@ -1,7 +1,7 @@
 """The connections of one client: a keep-alive pool per origin, proxies, TLS on demand.
 
-A direct request takes an idle HTTP/1.1 connection (:mod:`._h1`: our request
-bytes, the standard library's answer parser) of its origin (dropping any
+A direct request takes an idle HTTP/1.1 connection (:mod:`._h1`: our own small
+HTTP/1.1 codec) of its origin (dropping any
 the server closed or that idled past ``KEEPALIVE_EXPIRY``) or opens one, and
 gives it back once its answer was read to the end.  The pool never queues a
 request and has no limit: the number of connections is bounded where it is

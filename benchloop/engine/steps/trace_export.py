@@ -31,6 +31,7 @@ from typing import Any
 
 from ...base.errors import StepError
 from ...base.files import atomic_write_stream, remove_stale_dirs
+from ...compare.expressions import compile_expression
 from ..stepcall import StepCall
 from .registry import WRITTEN, step
 
@@ -60,7 +61,7 @@ def _row_job(row: Any, number: int, expression: Any) -> str:
     """The job of an export row: the table's ``row_job`` expression (its field and aliases)."""
     if not isinstance(row, dict):
         raise StepError(f"trace trajectory row at line {number} is not an object")
-    value = expression.search(row)
+    value = expression(row)
     if isinstance(value, str) and value.strip():
         return value.strip()
     raise StepError("trace trajectory row is missing job_id")
@@ -75,9 +76,7 @@ class RowIndex:
     """
 
     def __init__(self, directory: str, ids: list[str], pretty: bool = False, row_job: Any = None):
-        import jmespath
-
-        self.row_job = row_job or jmespath.compile("job_id || jobId || JobId")
+        self.row_job = row_job or compile_expression("job_id || jobId || JobId", "row_job")
         self.pretty = pretty
         self.path = os.path.join(directory, "rows.sqlite")
         self.db = sqlite3.connect(self.path)
@@ -173,7 +172,7 @@ def trace_export(call: StepCall) -> Any:
         export = os.path.join(work, "export.bin")
         call.download(call.input, export)
         index = RowIndex(work, job_ids(call), pretty=bool(dest) and call.pretty,
-                         row_job=call.params.expression("row_job"))
+                         row_job=compile_expression(call.params.text("row_job"), "row_job"))
         try:
             index.load(export)
             os.unlink(export)
