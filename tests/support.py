@@ -363,3 +363,15 @@ def with_new_fields(value):
     if isinstance(value, list):
         return [with_new_fields(v) for v in value]
     return value
+
+
+class RecordingLog:
+    """A log for an ``Http`` built by hand in a test: every line it gets, whatever its level."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def debug(self, message: str) -> None:
+        self.lines.append(message)
+
+    info = warn = progress = debug

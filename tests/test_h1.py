@@ -14,10 +14,12 @@ import gzip
 import json
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import httpcore
 import pytest
+from support import RecordingLog
 
 from benchloop.base.errors import ApiError, NetworkError
 from benchloop.transport import retry
@@ -119,18 +121,16 @@ def server():
         s.stop()
 
 
-class _Log:
-    def __init__(self):
-        self.lines: list[str] = []
-
-    def debug(self, message: str) -> None:
-        self.lines.append(message)
-
-    info = warn = progress = debug
 
 
-def client(url: str, retry_count: int = 0) -> Http:
-    return Http(url, KEY, 10, retry_count, 1, _Log())
+@contextmanager
+def client(url: str, retry_count: int = 0) -> Iterator[Http]:
+    """A client of ``url`` (no retry unless asked), closed after the block."""
+    http = Http(url, KEY, 10, retry_count, 1, RecordingLog())
+    try:
+        yield http
+    finally:
+        http.close()
 
 
 def get(http: Http, n: int = 1) -> list:
@@ -138,33 +138,24 @@ def get(http: Http, n: int = 1) -> list:
 
 
 def failure(url: str, retry_count: int = 0) -> tuple[NetworkError, list[str]]:
-    http = client(url, retry_count)
-    try:
+    with client(url, retry_count) as http:
         with pytest.raises(NetworkError) as caught:
             get(http)
-    finally:
-        http.close()
     return caught.value, http.log.lines
 
 
 # ------------------------------------------------------------------ bodies
 def test_a_chunked_body_in_odd_pieces_with_extensions_and_a_trailer_is_whole_and_keeps_the_connection(server):
     srv = server(chunked(BODY, [1, 2, 7, 30]))
-    http = client(srv.url)
-    try:
+    with client(srv.url) as http:
         assert get(http, 3) == [REPORT] * 3
-    finally:
-        http.close()
     assert srv.connections == 1
 
 
 def test_a_close_delimited_body_is_read_to_the_close_and_its_connection_never_reused(server):
     srv = server(close_after(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n" + BODY))
-    http = client(srv.url)
-    try:
+    with client(srv.url) as http:
         assert get(http, 2) == [REPORT] * 2
-    finally:
-        http.close()
     assert srv.connections == 2
 
 
@@ -172,18 +163,14 @@ def test_a_close_delimited_body_is_read_to_the_close_and_its_connection_never_re
                          ids=["connection-close", "http-1.0"])
 def test_an_answer_saying_the_connection_closes_is_never_reused_even_if_the_socket_stays_open(server, answer):
     srv = server(answer)  # this server would answer on the same connection: only the client decides
-    http = client(srv.url)
-    try:
+    with client(srv.url) as http:
         assert get(http, 2) == [REPORT] * 2
-    finally:
-        http.close()
     assert srv.connections == 2
 
 
 def test_a_head_answer_announcing_a_length_has_no_body_and_keeps_the_connection(server):
     srv = server(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", ok())
-    http = client(srv.url)
-    try:
+    with client(srv.url) as http:
         answer = http.send("HEAD", srv.url + "/object", {})
         try:
             assert answer.status == 200 and answer.headers["content-length"] == "1000"
@@ -191,16 +178,13 @@ def test_a_head_answer_announcing_a_length_has_no_body_and_keeps_the_connection(
         finally:
             answer.close()
         assert get(http) == [REPORT]
-    finally:
-        http.close()
     assert srv.connections == 1
 
 
 def test_a_compressed_body_comes_off_the_wire_still_compressed(server):
     packed = gzip.compress(BODY)
     srv = server(ok(packed, "Content-Encoding: gzip"))
-    http = client(srv.url)
-    try:
+    with client(srv.url) as http:
         answer = http.send("GET", srv.url + "/x", {})
         try:
             raw = b"".join(answer.iter_raw())
@@ -208,8 +192,6 @@ def test_a_compressed_body_comes_off_the_wire_still_compressed(server):
             answer.close()
         assert raw == packed  # decoding is _decoding's, within its limits
         assert get(http) == [REPORT]
-    finally:
-        http.close()
 
 
 @pytest.mark.parametrize("interim", [
@@ -219,22 +201,16 @@ def test_a_compressed_body_comes_off_the_wire_still_compressed(server):
 ], ids=["100", "103", "102+103"])
 def test_interim_answers_before_the_answer_are_skipped(server, interim):
     srv = server(interim + ok())
-    http = client(srv.url)
-    try:
+    with client(srv.url) as http:
         assert get(http, 2) == [REPORT] * 2
-    finally:
-        http.close()
     assert srv.connections == 1
 
 
 def test_an_obsolete_folded_header_is_one_line_and_values_lose_their_padding(server):
     srv = server(ok(BODY, "X-Folded: one\r\n two", "X-Padded: \t padded  "))
-    http = client(srv.url)
-    try:
+    with client(srv.url) as http:
         answer = http.send("GET", srv.url + "/x", {})
         answer.close()
-    finally:
-        http.close()
     assert answer.headers["x-folded"] == "one two"
     assert answer.headers["x-padded"] == "padded"
 
@@ -247,15 +223,12 @@ def test_a_keep_alive_connection_the_server_closed_while_idle_is_replaced_withou
         raise ConnectionAbortedError
 
     srv = server(answer_then_close)
-    http = client(srv.url, retry_count=0)
-    try:
+    with client(srv.url, retry_count=0) as http:
         first = get(http)
         import time
 
         time.sleep(0.2)  # the FIN arrives
         second = get(http)
-    finally:
-        http.close()
     assert first == second == [REPORT]
     assert srv.connections == 2 and len(srv.requests) == 2
     assert http.log.lines == []  # no failed attempt, nothing retried
@@ -263,11 +236,8 @@ def test_a_keep_alive_connection_the_server_closed_while_idle_is_replaced_withou
 
 def test_a_server_hanging_up_on_a_reused_connection_is_a_sent_failure_retried_for_get(server):
     srv = server(ok(), hang_up, ok())
-    http = client(srv.url, retry_count=1)
-    try:
+    with client(srv.url, retry_count=1) as http:
         assert get(http, 2) == [REPORT] * 2
-    finally:
-        http.close()
     assert srv.connections == 2 and len(srv.requests) == 3
     assert len(http.log.lines) == 1 and "Server disconnected without sending a response" in http.log.lines[0]
 
@@ -285,11 +255,8 @@ def test_a_head_over_the_limits_is_refused(server, answer, message):
 
 def test_a_head_just_under_16_kib_is_accepted(server):
     srv = server(ok(BODY, *[f"X-Pad-{n}: {'p' * 1900}" for n in range(8)]))
-    http = client(srv.url)
-    try:
+    with client(srv.url) as http:
         assert get(http) == [REPORT]
-    finally:
-        http.close()
 
 
 @pytest.mark.parametrize("answer, message", [
@@ -321,16 +288,13 @@ def test_a_malformed_answer_is_a_protocol_error_retried_as_sent(server, answer, 
 ], ids=["length", "chunked", "inside-head", "nothing"])
 def test_an_answer_cut_short_is_a_remote_protocol_error_of_a_sent_request(server, answer):
     srv = server(answer)
-    http = client(srv.url)
-    try:
+    with client(srv.url) as http:
         with pytest.raises(httpcore.RemoteProtocolError) as caught:
             reply = http.send("GET", srv.url + "/x", {})
             try:
                 b"".join(reply.iter_raw())
             finally:
                 reply.close()
-    finally:
-        http.close()
     assert retry.classify_transport(caught.value) == retry.SENT
     error, log = failure(srv.url, retry_count=2)
     assert len(log) == 2 and ("peer closed" in str(error) or "Server disconnected" in str(error))
@@ -338,23 +302,17 @@ def test_an_answer_cut_short_is_a_remote_protocol_error_of_a_sent_request(server
 
 def test_a_request_header_with_a_line_break_is_refused_before_anything_is_sent(server):
     srv = server(ok())
-    http = client(srv.url)
-    try:
+    with client(srv.url) as http:
         for headers in ({"X-Evil": "a\r\nInjected: 1"}, {"X Bad Name": "v"}, {"X-Trailing": "v "}):
             with pytest.raises(httpcore.LocalProtocolError):
                 http.send("GET", srv.url + "/x", headers)
         assert get(http) == [REPORT]  # the pool is unharmed
-    finally:
-        http.close()
     assert len(srv.requests) == 1
 
 
 def test_an_error_status_with_a_chunked_body_is_an_api_error_with_its_text(server):
     srv = server(chunked(b'{"error": "no such job"}', [3]).replace(b"200 OK", b"404 Not Found"))
-    http = client(srv.url)
-    try:
+    with client(srv.url) as http:
         with pytest.raises(ApiError) as caught:
             get(http)
-    finally:
-        http.close()
     assert "no such job" in str(caught.value)

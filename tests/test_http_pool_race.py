@@ -33,7 +33,7 @@ import threading
 import time
 
 import pytest
-from support import final_files, leftovers, run_inprocess
+from support import RecordingLog, final_files, leftovers, run_inprocess
 
 from benchloop.sandbox import start_sandbox
 from benchloop.sandbox.scripted import Reply, json_reply, start_scripted
@@ -48,9 +48,6 @@ GROUPS = "G1,G2"
 TIMEOUT_S = 10  # a stalled request fails after this; a healthy run's slowest answer takes ~0.1 s (a slow fault ~1 s), and a loaded 2-core CI machine can be several times slower
 
 
-class _Log:
-    def debug(self, message: str) -> None:
-        pass
 
 
 def test_no_request_waits_for_a_pooled_connection():
@@ -65,7 +62,7 @@ def test_no_request_waits_for_a_pooled_connection():
         return json_reply({"ok": True})
 
     with start_scripted({"/gate": gate}) as srv:
-        http = Http(srv.url, KEY, 20, 0, 1, _Log())  # pool=1: the size callers pass for --concurrency 1
+        http = Http(srv.url, KEY, 20, 0, 1, RecordingLog())  # pool=1: the size callers pass for --concurrency 1
         results: list[object] = []
 
         def one() -> None:

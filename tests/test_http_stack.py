@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import leftovers, run_inprocess
+from support import RecordingLog, leftovers, run_inprocess
 
 import benchloop.transport
 from benchloop.base.errors import ApiError, AuthError, Cancelled, NetworkError
@@ -43,18 +43,10 @@ def no_proxy_env(monkeypatch):
     return monkeypatch
 
 
-class _Log:
-    def __init__(self):
-        self.lines: list[str] = []
-
-    def debug(self, message: str) -> None:
-        self.lines.append(message)
-
-    info = warn = progress = debug
 
 
 def _http(url: str, retry_count: int = 2, key: str | None = KEY, timeout: float = 10) -> Http:
-    return Http(url, key, timeout, retry_count, 4, _Log())
+    return Http(url, key, timeout, retry_count, 4, RecordingLog())
 
 
 def _report(api_url: str, *ids: str, retry_count: str = "2"):
@@ -438,7 +430,7 @@ def test_a_page_named_login_is_not_a_login_page(tmp_path):
     routes = {"/obj": Reply(302, b"", headers={"Location": "/sso/login.htm?back=/obj"}),
               "/sso/login.htm": Reply(200, b"<html>login</html>", "text/html")}
     with start_scripted(routes) as srv:
-        http = Http(srv.url, KEY, 10, 0, 4, _Log(), login_hosts=("login.example",))
+        http = Http(srv.url, KEY, 10, 0, 4, RecordingLog(), login_hosts=("login.example",))
         try:
             http.download("/obj", str(tmp_path / "obj"), check=lambda s, h, u: seen.append((s, h.get("content-type"))))
         finally:
@@ -450,7 +442,7 @@ def test_a_page_named_login_is_not_a_login_page(tmp_path):
 def test_a_redirect_to_a_login_page_is_an_auth_failure(tmp_path):
     location = "/_sso/login.example/ssoLogin.htm?back=x"  # the SSO page, served by the origin itself
     with start_scripted({"/obj": Reply(302, b"", headers={"Location": location})}) as srv:
-        http = Http(srv.url, KEY, 10, 2, 4, _Log(), login_hosts=("login.example",))
+        http = Http(srv.url, KEY, 10, 2, 4, RecordingLog(), login_hosts=("login.example",))
         with pytest.raises(AuthError):
             http.download("/obj", str(tmp_path / "obj"))
         paths = [s.path for s in srv.seen]
@@ -591,7 +583,7 @@ def test_tls_state_is_made_only_for_an_https_host(cert, monkeypatch, tmp_path):
     real = _trust.make_trust
     monkeypatch.setattr(_trust, "make_trust", lambda ca_bundle: made.append(ca_bundle) or real(ca_bundle))
     with start_scripted({"*": json_reply(REPORT)}) as plain, start_scripted({"*": json_reply(REPORT)}, tls=cert) as tls:
-        http = Http(plain.url, KEY, 10, 0, 4, _Log(), ca_bundle=cert[0])
+        http = Http(plain.url, KEY, 10, 0, 4, RecordingLog(), ca_bundle=cert[0])
         try:
             assert http.request_json("GET", "/a") == REPORT
             assert made == []  # a plain-HTTP backend: no SSL context, no CA bundle read

@@ -37,7 +37,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from . import expressions
+from ..base import expressions
 from .stats import as_boolean, as_number, score_and_pass
 
 COLUMN_TYPES = ("string", "number", "boolean", "json")

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..base.errors import UsageError
-from ..table.model import Action, Compose, Section, Spec, thaw
+from ..table.model import Action, Compose, Section, Spec
+from ..table.responses import plain_json
 from .outcomes import Failure, MultiFailure, Outcome
 from .pipeline import Pipeline
 from .runtime import Runtime
@@ -43,7 +44,7 @@ def chosen_sections(action: Action, compose: Compose, value: list[str] | None) -
 def section_options(target: Action, section: Section, opts: dict[str, Any]) -> dict[str, Any]:
     merged = target.defaults
     merged.update({k: v for k, v in opts.items() if k in merged and v is not None})
-    merged.update(thaw(section.options))
+    merged.update(plain_json(section.options))
     return merged
 
 

@@ -45,8 +45,8 @@ from ..table.model import (
     Action,
     Option,
     Spec,
-    thaw,
 )
+from ..table.responses import plain_json
 
 READ, LISTING, WRITE, DOWNLOAD, DESCRIBE = "read", "listing", "write", "download", "describe"
 # The gates: a tool is served only when every one of its gates is open.
@@ -123,7 +123,7 @@ class Tool:
         if not outputs:
             return None
         schemas = outputs[0].schemas
-        element = thaw(outputs[0].schema) if len(outputs) == 1 else {"anyOf": [thaw(o.schema) for o in outputs]}
+        element = plain_json(outputs[0].schema) if len(outputs) == 1 else {"anyOf": [plain_json(o.schema) for o in outputs]}
         return schemas.bundle(element)
 
     @property

@@ -63,8 +63,8 @@ from ..table.model import (
     Spec,
     StepPart,
     Waiter,
-    thaw,
 )
+from ..table.responses import plain_json
 from ..version import __version__
 
 DESCRIBE_VERSION = 1
@@ -202,7 +202,7 @@ def describe_wait(wait: Waiter, options: dict[str, Option]) -> dict[str, Any]:
 # -------------------------------------------------------------------- parts
 def describe_items(items: Items) -> dict[str, Any]:
     return {"collection": items.collection, "find": items.find, "require": items.require, "unique": items.unique,
-            "add": thaw(items.add),
+            "add": plain_json(items.add),
             "filter": {"field": items.field, "include": items.include, "exclude": items.exclude}
             if items.field else None}
 
@@ -245,7 +245,7 @@ def describe_part(part: Part, options: dict[str, Option], writes: bool) -> dict[
         out["when"] = {"option": inner.when.option, "flag": flag, "equals": inner.when.equals}
     _what(inner, options, out)
     if inner.shape:
-        out["shape"] = {"name": inner.shape.name, "with": thaw(inner.shape.params)}
+        out["shape"] = {"name": inner.shape.name, "with": plain_json(inner.shape.params)}
     fmt = inner.format or ("binary" if inner.binary else "json")
     if writes and isinstance(part, ArchiveEntry):
         out["output"] = {"kind": "archive_entry", "path": part.entry, "format": fmt}
@@ -263,7 +263,7 @@ def _element(element: Element) -> dict[str, Any]:
     if element.kind == "object":
         return {"kind": "object", "id_key": element.id_key}
     assert element.shape is not None
-    return {"kind": "shape", "shape": element.shape.name, "with": thaw(element.shape.params)}
+    return {"kind": "shape", "shape": element.shape.name, "with": plain_json(element.shape.params)}
 
 
 def describe_dimension(spec: Spec, action: Action, dim: Dimension) -> dict[str, Any]:
@@ -311,7 +311,7 @@ def _compose(spec: Spec, action: Action, compose: Compose) -> dict[str, Any]:
     for name, section in compose.sections.items():
         target = spec.section_action(section)
         sections[name] = {"command": target.command_line(PROG), "resource": section.resource,
-                          "action": section.action, "options": thaw(section.options),
+                          "action": section.action, "options": plain_json(section.options),
                           "dimensions": list(target.dimensions)}
     return {"option": compose.option, "flag": action.flag_of(compose.option), "default": list(compose.default),
             "dimensions": list(compose.dimensions), "sections": sections}

@@ -54,11 +54,10 @@ from .model import (
     StepPart,
     Transform,
     Waiter,
-    freeze,
     frozen_map,
 )
 from .outputs import Output
-from .responses import Response, Schemas
+from .responses import Response, Schemas, frozen_json
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start, --help included, ~5 ms
 if TYPE_CHECKING:
@@ -100,8 +99,8 @@ def endpoint(name: str, data: Mapping[str, Any], schemas: Schemas | None = None)
     if body is None and data["method"] == "POST":
         body = {}
     return Endpoint(name=name, method=data["method"], path=data["path"], help=data["help"],
-                    query=tuple(Param(k, freeze(v)) for k, v in (data.get("query") or {}).items()),
-                    body=None if body is None else tuple(Param(k, freeze(v)) for k, v in body.items()),
+                    query=tuple(Param(k, frozen_json(v)) for k, v in (data.get("query") or {}).items()),
+                    body=None if body is None else tuple(Param(k, frozen_json(v)) for k, v in body.items()),
                     response=Response.from_data(data.get("response"), schemas),
                     keep_empty=tuple(data.get("keep_empty") or ()),
                     service=data.get("service", DEFAULT_SERVICE), required=tuple(data.get("required") or ()))
@@ -119,7 +118,7 @@ def transform(data: Any) -> Transform | None:
         return None
     if isinstance(data, str):
         return Transform(data)
-    return Transform(data["name"], freeze(data.get("with") or {}))
+    return Transform(data["name"], frozen_json(data.get("with") or {}))
 
 
 def progress(data: Mapping[str, Any] | None) -> Progress | None:
@@ -140,7 +139,7 @@ def items(data: Mapping[str, Any] | None) -> Items | None:
         return None
     globs = data.get("filter") or {}
     return Items(collection=data.get("collection"), find=data.get("find"), require=data.get("require"),
-                 unique=data.get("unique"), add=freeze(data.get("add") or {}), field=globs.get("field"),
+                 unique=data.get("unique"), add=frozen_json(data.get("add") or {}), field=globs.get("field"),
                  include=globs.get("include"), exclude=globs.get("exclude"), label=data.get("label", "listing"))
 
 
@@ -158,14 +157,14 @@ def element(data: Any) -> Element:
         return Element("part", part=data)
     if "compose" in data:
         return Element("object", id_key=data["compose"])
-    return Element("shape", shape=Transform(data["shape"], freeze(data.get("with") or {})))
+    return Element("shape", shape=Transform(data["shape"], frozen_json(data.get("with") or {})))
 
 
 def step_def(name: str, data: Mapping[str, Any]) -> StepDef:
     params = {key: StepParam(key, p["type"], p.get("help", ""), bool(p.get("optional")), tuple(p.get("binds") or ()),
-                             freeze(p.get("default")))
+                             frozen_json(p.get("default")))
               for key, p in (data.get("with") or {}).items()}
-    return StepDef(name, data.get("help", ""), frozen_map(params), freeze(data.get("output")))
+    return StepDef(name, data.get("help", ""), frozen_map(params), frozen_json(data.get("output")))
 
 
 def command(path: str, data: Mapping[str, Any]) -> Command:
@@ -234,7 +233,7 @@ class Builder:
                 value = progress(value)
             elif param.type == "columns":
                 value = tuple(Column(c["name"], c["from"], c.get("type", "json")) for c in value)
-            values[key] = freeze(value)
+            values[key] = frozen_json(value)
         return StepArgs(values)
 
     def part(self, name: str, data: Mapping[str, Any]) -> Part:
@@ -357,7 +356,7 @@ class Builder:
             dimensions=frozen_map(dims),
             command=is_command, stdout_when=data.get("stdout_when"),
             compose=Compose(compose["option"], tuple(compose["dimensions"]), tuple(compose["default"]),
-                            frozen_map({n: Section(n, s["resource"], s["action"], freeze(s.get("options") or {}))
+                            frozen_map({n: Section(n, s["resource"], s["action"], frozen_json(s.get("options") or {}))
                                         for n, s in compose["sections"].items()})) if compose else None,
             max_ids=data.get("max_ids"), max_ids_message=data.get("max_ids_message"),
             error_field=data.get("error_field"), progress=progress(data.get("progress")),

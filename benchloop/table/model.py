@@ -36,7 +36,7 @@ from types import MappingProxyType
 from ..base.frozen import dataclass, field
 from .optiontypes import OptionType, option_type
 from .outputs import Output
-from .responses import Response, Schemas
+from .responses import Response, Schemas, plain_json
 from .templates import PAGE_VARS, lone_var, template_vars
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start, --help included, ~5 ms
@@ -55,24 +55,6 @@ if TYPE_CHECKING:
 def frozen_map(mapping: Mapping[str, T] | None = None) -> Mapping[str, T]:
     """A read-only view of a copy of ``mapping``."""
     return MappingProxyType(dict(mapping or {}))
-
-
-def freeze(value: Any) -> Any:
-    """``value`` with every dict a read-only mapping and every list a tuple, all the way down."""
-    if isinstance(value, Mapping):
-        return MappingProxyType({k: freeze(v) for k, v in value.items()})
-    if isinstance(value, (list, tuple)):
-        return tuple(freeze(v) for v in value)
-    return value
-
-
-def thaw(value: Any) -> Any:
-    """The plain JSON value of a frozen one (for output: describe, docs)."""
-    if isinstance(value, Mapping):
-        return {k: thaw(v) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return [thaw(v) for v in value]
-    return value
 
 
 # --------------------------------------------------------------- dimensions
@@ -516,11 +498,11 @@ class Column:
 
 
 def _compiled(expression: str) -> Any:
-    import jmespath
+    from ..base.expressions import compile_expression
 
     cached = _EXPRESSIONS.get(expression)
     if cached is None:
-        cached = _EXPRESSIONS[expression] = jmespath.compile(expression)
+        cached = _EXPRESSIONS[expression] = compile_expression(expression, "table")
     return cached
 
 
@@ -589,7 +571,8 @@ class StepArgs(Mapping[str, Any]):
         return self.texts(key) if self._values.get(key) is not None else None
 
     def expression(self, key: str) -> Any:
-        """A ``jmespath`` value, compiled (once per process and expression)."""
+        """A ``jmespath`` value as a function of a document (``base.expressions``: compiled
+        once per process and expression, read without jmespath's tree interpreter)."""
         return _compiled(self.text(key))
 
     @property
@@ -603,7 +586,7 @@ class StepArgs(Mapping[str, Any]):
     def plain(self) -> dict[str, Any]:
         """The values as the table wrote them (endpoints and enumerations by name)."""
         return {k: v.name if isinstance(v, (Endpoint, Enumeration)) else _plain_progress(v)
-                if isinstance(v, Progress) else _plain_columns(v) if _is_columns(v) else thaw(v)
+                if isinstance(v, Progress) else _plain_columns(v) if _is_columns(v) else plain_json(v)
                 for k, v in self._values.items()}
 
 

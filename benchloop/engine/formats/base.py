@@ -30,3 +30,19 @@ class Format(Protocol):
     def line(self, element: Any) -> str:
         """One element, for a streaming format."""
         ...
+
+
+class LineFormat:
+    """A streaming format: the whole result is its elements' lines, one after another (what
+    ``--query`` made of them is one element when it is not a list)."""
+
+    name: str
+    streams = True
+
+    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,
+               output: Output | None = None) -> None:
+        for item in result if isinstance(result, list) else [result]:
+            stream.write(self.line(item))
+
+    def line(self, element: Any) -> str:
+        raise NotImplementedError

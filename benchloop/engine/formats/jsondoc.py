@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 from ...base.files import dumps, write_json_array
 from ...table.outputs import Output
+from .base import LineFormat
 
 
 class JsonArray:
@@ -30,14 +31,8 @@ class JsonArray:
         raise NotImplementedError("json prints one array")
 
 
-class JsonLines:
+class JsonLines(LineFormat):
     name = "jsonl"
-    streams = True
-
-    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,
-               output: Output | None = None) -> None:
-        for item in result if isinstance(result, list) else [result]:
-            stream.write(self.line(item))
 
     def line(self, element: Any) -> str:
         return json.dumps(element, ensure_ascii=False, separators=(",", ":")) + "\n"

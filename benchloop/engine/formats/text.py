@@ -13,10 +13,9 @@ printed as soon as it and every id before it have finished.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any
 
-from ...table.outputs import Output
+from .base import LineFormat
 
 
 def _word(value: Any) -> str:
@@ -43,14 +42,8 @@ def lines(value: Any) -> list[str]:
     return [_word(value)]
 
 
-class Text:
+class Text(LineFormat):
     name = "text"
-    streams = True
-
-    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,
-               output: Output | None = None) -> None:
-        for item in result if isinstance(result, list) else [result]:
-            stream.write(self.line(item))
 
     def line(self, element: Any) -> str:
         return "".join(f"{line}\n" for line in lines(element))

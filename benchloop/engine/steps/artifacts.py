@@ -102,17 +102,17 @@ class Artifacts:
             return entries
         for entry in entries:
             name = str(entry.get("name") or "artifact")
-            if self.call.params.expression("downloadable").search(entry):
+            if self.call.params.expression("downloadable")(entry):
                 try:
                     self.fetch(job, self.dest(job, name), entry.get("name"))
                 except (AuthError, Cancelled):
                     raise
                 except BenchloopError as exc:
                     self.fail(f"{job}:{name}", str(exc), exc.network)
-            elif self.call.params.expression("absent").search(entry):
+            elif self.call.params.expression("absent")(entry):
                 self.call.log.per_file(f"no artifact for job={job} ({entry.get('error_code')})")
             else:
-                self.fail(f"{job}:{name}", str(self.call.params.expression("reason").search(entry)))
+                self.fail(f"{job}:{name}", str(self.call.params.expression("reason")(entry)))
         return entries
 
     def counter(self, jobs: list[str]) -> tuple[Counter, bool]:

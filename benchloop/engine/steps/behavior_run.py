@@ -20,15 +20,15 @@ from .registry import step as register
 
 def available_steps(body: dict[str, Any], expression: Any) -> list[int]:
     """The whole-number steps the ``available`` expression finds."""
-    found = expression.search(body) or []
+    found = expression(body) or []
     return [int(s) for s in found if isinstance(s, (int, float)) and not isinstance(s, bool) and float(s).is_integer()]
 
 
 def step_mode(body: dict[str, Any], available: list[int], mode: Any, has_step: Any) -> bool:
-    value = mode.search(body)
+    value = mode(body)
     if isinstance(value, str) and value.strip():
         return value.strip() == "step"
-    flag = has_step.search(body)
+    flag = has_step(body)
     if isinstance(flag, bool):
         return flag
     return bool(available)

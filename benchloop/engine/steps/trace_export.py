@@ -30,8 +30,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...base.errors import StepError
+from ...base.expressions import compile_expression
 from ...base.files import atomic_write_stream, remove_stale_dirs
-from ...compare.expressions import compile_expression
 from ..stepcall import StepCall
 from .registry import WRITTEN, step
 
@@ -172,7 +172,7 @@ def trace_export(call: StepCall) -> Any:
         export = os.path.join(work, "export.bin")
         call.download(call.input, export)
         index = RowIndex(work, job_ids(call), pretty=bool(dest) and call.pretty,
-                         row_job=compile_expression(call.params.text("row_job"), "row_job"))
+                         row_job=call.params.expression("row_job"))
         try:
             index.load(export)
             os.unlink(export)

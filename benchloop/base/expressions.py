@@ -1,4 +1,4 @@
-"""JMESPath expressions read once per job, fast: jmespath's parser, closures instead of its visitor.
+"""JMESPath expressions read many times, fast: jmespath's parser, closures instead of its visitor.
 
 Why: ``bl compare`` on two groups of 20,000 jobs evaluates the metric, the
 instance key and every column once per job - hundreds of thousands of
