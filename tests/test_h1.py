@@ -17,12 +17,12 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-import httpcore
 import pytest
 from support import RecordingLog
 
 from benchloop.base.errors import ApiError, NetworkError
 from benchloop.transport import retry
+from benchloop.transport._errors import LocalProtocolError, RemoteProtocolError
 from benchloop.transport.client import Http
 
 REPORT = {"job_id": "J1", "summary": "ok", "words": ["ünïcode", "b"]}
@@ -289,7 +289,7 @@ def test_a_malformed_answer_is_a_protocol_error_retried_as_sent(server, answer, 
 def test_an_answer_cut_short_is_a_remote_protocol_error_of_a_sent_request(server, answer):
     srv = server(answer)
     with client(srv.url) as http:
-        with pytest.raises(httpcore.RemoteProtocolError) as caught:
+        with pytest.raises(RemoteProtocolError) as caught:
             reply = http.send("GET", srv.url + "/x", {})
             try:
                 b"".join(reply.iter_raw())
@@ -304,7 +304,7 @@ def test_a_request_header_with_a_line_break_is_refused_before_anything_is_sent(s
     srv = server(ok())
     with client(srv.url) as http:
         for headers in ({"X-Evil": "a\r\nInjected: 1"}, {"X Bad Name": "v"}, {"X-Trailing": "v "}):
-            with pytest.raises(httpcore.LocalProtocolError):
+            with pytest.raises(LocalProtocolError):
                 http.send("GET", srv.url + "/x", headers)
         assert get(http) == [REPORT]  # the pool is unharmed
     assert len(srv.requests) == 1

@@ -218,3 +218,37 @@ def test_a_proxy_for_https_only_leaves_plain_http_requests_alone(origins, proxy,
     with proxy.lock:
         assert proxy.seen == []
     assert len(seen["backend"]) == 1
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_a_proxy_that_refuses_connections_is_a_network_failure(origins, env, tmp_path):
+    # httpcore's ConnectError inside its proxy pool leaves the bridge as ours: the request was
+    # never sent, so it is retried, and the run ends as a network failure (exit 4), with the
+    # system's own words for it, as for a direct connection.
+    backend, store, _ = origins
+    env.setenv("HTTP_PROXY", f"http://127.0.0.1:{_closed_port()}")
+    result = run_inprocess("--host", backend.url, "--api-key", KEY, "--retry", "1", "-v", "report", "get",
+                           "-j", "G1-J0001")
+    assert result.code == 4, result.err
+    assert "Connection refused" in result.err and "retry" in result.err.lower()
+
+
+def test_the_bridge_turns_httpcore_errors_into_ours():
+    import httpcore
+
+    from benchloop.transport import _errors
+
+    for name in ("ConnectError", "ConnectTimeout", "ReadError", "ReadTimeout", "WriteError", "PoolTimeout",
+                 "RemoteProtocolError", "LocalProtocolError", "ProxyError", "UnsupportedProtocol"):
+        ours = _errors.translated(getattr(httpcore, name)("words"))
+        assert type(ours) is getattr(_errors, name) and str(ours) == "words"
+        assert isinstance(ours, _errors.TRANSPORT_ERRORS)
+    other = ValueError("not the wire")
+    assert _errors.translated(other) is other

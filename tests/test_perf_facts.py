@@ -196,6 +196,8 @@ def test_a_help_page_asked_for_again_is_read_back_without_the_model(argv):
 
 UNUSED_BY_GET = ("sqlite3", "mimetypes", "zipfile", "tarfile", "gzip", "configparser", "difflib", "hashlib",
                  "concurrent.futures", "httpx", "yaml", "jsonschema", "jinja2", "jmespath",
+                 # a plain-HTTP host without a proxy: neither TLS nor httpcore (loaded for proxies only)
+                 "ssl", "httpcore", "h11", "benchloop.transport._bridge",
                  "benchloop.cli.helppages", "benchloop.engine.archive", "benchloop.engine.compose",
                  "benchloop.engine.steps.ap_rebuild", "benchloop.engine.steps.trace_export",
                  "benchloop.engine.steps.trace_media", "benchloop.engine.combines.comparison")

@@ -131,10 +131,21 @@ def join_under(root: str, relative: str) -> str:
         real_head = os.path.realpath(head)
         if os.path.isdir(head):
             _REAL_DIRS[head] = real_head  # an existing directory: resolved for good
-    real = os.path.realpath(path) if os.path.islink(path) else os.path.join(real_head, tail)
+    real = os.path.realpath(path) if _existing_link(path) else os.path.join(real_head, tail)
     if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
         raise ValueError(f"refusing to write outside the output root: {relative!r}")
     return path
+
+
+def _existing_link(path: str) -> bool:
+    """Whether ``path`` is a symlink (one ``lstat``, which also refuses a FIFO, socket or device
+    there before anything is fetched for it)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    _refuse_mode(mode, path)
+    return stat.S_ISLNK(mode)
 
 
 def _umask_mode() -> int:
@@ -224,6 +235,10 @@ def _refuse_special(path: str) -> None:
         mode = os.lstat(path).st_mode
     except OSError:
         return
+    _refuse_mode(mode, path)
+
+
+def _refuse_mode(mode: int, path: str) -> None:
     if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode) or stat.S_ISDIR(mode)):
         raise NotRegular(errno.EEXIST, "it exists and is not a regular file (a FIFO, socket or device); "
                          "refusing to write there", path)
@@ -239,11 +254,14 @@ def _sweep(directory: str) -> None:
     names of the temp pattern, regular files, whose lock is free (their writer is gone)."""
     import fcntl
 
+    if directory in _swept:  # as given: no getcwd() per file (the CLI never changes directory)
+        return
     key = os.path.abspath(directory)
     with _swept_lock:
-        if key in _swept:
-            return
-        _swept.add(key)
+        known = key in _swept
+        _swept.update((directory, key))
+    if known:
+        return
     try:
         names = [n for n in os.listdir(directory) if n.startswith(".") and TEMP_NAME.match(n)]
     except OSError:
@@ -287,12 +305,12 @@ def temp_beside(path: str, suffix: str = ".tmp", mode: int | None = None) -> tup
     The name is unpredictable, so no file the server names and no file of the user is ever
     opened, truncated or taken over.  Leftovers of a killed run (SIGKILL leaves no chance to
     clean up) are found by their pattern plus a free lock, the first time a process writes
-    into their directory.  A FIFO, socket or device at ``path`` itself is refused.
+    into their directory.  A FIFO, socket or device at ``path`` itself is refused by
+    ``replacing``, just before the rename (``join_under`` refuses one before the download).
     """
     import fcntl
 
     directory = os.path.dirname(path) or "."
-    _refuse_special(path)
     _sweep(directory)
     # A new file gets 0666 minus the umask from the kernel itself; an explicit mode is
     # applied exactly with fchmod (the umask would otherwise narrow it).
@@ -309,7 +327,7 @@ def temp_beside(path: str, suffix: str = ".tmp", mode: int | None = None) -> tup
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            if _still_at(fd, tmp):
+            if os.fstat(fd).st_nlink:  # not swept between our create and our lock (its name is ours alone)
                 break
         except OSError:
             pass

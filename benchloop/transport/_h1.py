@@ -33,8 +33,8 @@ before) hold as for every connection:
   ``keep-alive``, and only once the answer was read to its end.
 
 It never decodes a body (``_decoding`` does, within limits).  Every failure is
-one of httpcore's exception classes (``_streams.TRANSPORT_ERRORS``) with h11's
-wording where it had one, so retry classification and messages stay.
+one of the transport's error classes (:mod:`._errors`, httpcore's names) with
+h11's wording where it had one, so retry classification and messages stay.
 tests/test_h1.py drives it with servers that send exact bytes.
 """
 
@@ -46,10 +46,11 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import httpcore
+from ._errors import ConnectionNotAvailable, LocalProtocolError, RemoteProtocolError, WriteError
+from ._streams import Stream
 
 MAX_HEADER_BYTES = 16 * 1024  # status line and headers of one answer (h11's max_incomplete_event_size)
-READ_SIZE = 65536  # one socket read, as httpcore's
+READ_SIZE = 65536  # one socket read (as httpcore's)
 
 # The request grammar h11 enforces (RFC 9110/9112): token names, visible values, visible target.
 _TOKEN = re.compile(rb"[-!#$%&'*+.^_`|~0-9A-Za-z]+")
@@ -68,7 +69,7 @@ _IDLE, _ACTIVE, _CLOSED = 0, 1, 2
 class _Raw(io.RawIOBase):
     """Our stream as a raw file: every read obeys the deadline and the cancel switch."""
 
-    def __init__(self, stream: httpcore.NetworkStream, timeout: float):
+    def __init__(self, stream: Stream, timeout: float):
         self._stream, self._timeout = stream, timeout
 
     def readable(self) -> bool:
@@ -81,12 +82,12 @@ class _Raw(io.RawIOBase):
         return n
 
 
-def _cut(what: str) -> httpcore.RemoteProtocolError:
-    return httpcore.RemoteProtocolError(f"peer closed connection without sending complete message {what}")
+def _cut(what: str) -> RemoteProtocolError:
+    return RemoteProtocolError(f"peer closed connection without sending complete message {what}")
 
 
-def _malformed(what: str) -> httpcore.RemoteProtocolError:
-    return httpcore.RemoteProtocolError(f"malformed answer: {what}")
+def _malformed(what: str) -> RemoteProtocolError:
+    return RemoteProtocolError(f"malformed answer: {what}")
 
 
 class _HeadReader:
@@ -101,7 +102,7 @@ class _HeadReader:
         line = self.readline(self.left + 1)
         self.left -= len(line)
         if self.left < 0:
-            raise httpcore.RemoteProtocolError(f"the answer's headers are longer than {MAX_HEADER_BYTES} bytes")
+            raise RemoteProtocolError(f"the answer's headers are longer than {MAX_HEADER_BYTES} bytes")
         return line
 
 
@@ -156,7 +157,7 @@ class Response:
         if lengths and (len(set(lengths)) != 1 or not _LENGTH.fullmatch(lengths[0])):
             raise _malformed(f"Content-Length {b', '.join(lengths).decode('latin-1')!r}")
         if codings and (len(codings) != 1 or codings[0].lower() != b"chunked"):
-            raise httpcore.RemoteProtocolError("Only Transfer-Encoding: chunked is supported")
+            raise RemoteProtocolError("Only Transfer-Encoding: chunked is supported")
         self._chunked = bool(codings)
         self._length: int | None = int(lengths[0]) if lengths and not codings else None
         if method == b"HEAD" or status in (204, 304) or status < 200:
@@ -220,7 +221,7 @@ class Response:
 class Connection:
     """One HTTP/1.1 connection of :mod:`._pool`, used by one request at a time."""
 
-    def __init__(self, stream: httpcore.NetworkStream, timeout: float, keepalive_expiry: float):
+    def __init__(self, stream: Stream, timeout: float, keepalive_expiry: float):
         self._stream = stream
         self._timeout = timeout
         self.reader = io.BufferedReader(_Raw(stream, timeout), READ_SIZE)
@@ -232,21 +233,21 @@ class Connection:
                 content: bytes | None) -> Response:
         """Send the request; return its answer once the head is read, the body still to read."""
         if self._state != _IDLE:
-            raise httpcore.ConnectionNotAvailable()
+            raise ConnectionNotAvailable()
         self._state, self._expire_at = _ACTIVE, None
         if not _TOKEN.fullmatch(method) or not _TARGET.fullmatch(target):
-            raise httpcore.LocalProtocolError(f"illegal request line: {method!r} {target!r}")
+            raise LocalProtocolError(f"illegal request line: {method!r} {target!r}")
         parts = [method, b" ", target, b" HTTP/1.1\r\n"]
         for name, value in headers:
             if not _TOKEN.fullmatch(name) or not _VALUE.fullmatch(value):
-                raise httpcore.LocalProtocolError(f"illegal header: {name!r}")
+                raise LocalProtocolError(f"illegal header: {name!r}")
             parts += (name, b": ", value, b"\r\n")
         parts.append(b"\r\n")
         if content:
             parts.append(content)
         try:
             self._stream.write(b"".join(parts), self._timeout)
-        except httpcore.WriteError:
+        except WriteError:
             pass  # a server may answer (413, 401) and close before reading it all: read the answer
         return self._read_head(method)
 
@@ -255,7 +256,7 @@ class Connection:
             lines = _HeadReader(self.reader)  # each answer's head has the whole limit
             first = lines.line()
             if not first:
-                raise httpcore.RemoteProtocolError("Server disconnected without sending a response.")
+                raise RemoteProtocolError("Server disconnected without sending a response.")
             status = _STATUS.fullmatch(first)
             if status is None:
                 if not first.endswith(b"\n"):

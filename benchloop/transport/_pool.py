@@ -11,8 +11,8 @@ a request can never wait for a connection another one is about to release
 
 A request whose URL the proxy rules (:mod:`._proxies`) send through a proxy
 goes through httpcore's own ``HTTPProxy`` pool for that proxy, unlimited too.
-Every connection, direct or proxied, comes from one network backend
-(:mod:`._streams`): deadlines and cancel hold alike.  The TLS context is made
+Every connection, direct (:mod:`._streams`) or proxied (:mod:`._bridge`), is
+registered with the client's one switchboard: deadlines and cancel hold alike.  The TLS context is made
 at the first ``https://`` connection, never for a plain-HTTP backend.
 """
 
@@ -22,12 +22,10 @@ import threading
 from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
-from urllib.parse import unquote, urlsplit
-
-import httpcore
 
 from . import _proxies
-from ._h1 import Connection, Response
+from ._errors import ConnectError
+from ._h1 import Connection
 from ._streams import Backend, Switchboard
 from ._wire import Place, split
 
@@ -60,7 +58,7 @@ class Answer:
 
     __slots__ = ("status", "headers", "url", "consumed", "_response", "_done")
 
-    def __init__(self, response: Response | httpcore.Response, url: str, done: Callable[[], None] | None):
+    def __init__(self, response: Any, url: str, done: Callable[[], None] | None):
         self.status: int = response.status
         self.headers = header_map(response.headers)
         self.url = url
@@ -74,7 +72,7 @@ class Answer:
 
     def iter_raw(self) -> Iterator[bytes]:
         """The body as it arrives (still encoded if the server compressed it)."""
-        yield from self._response.stream  # type: ignore[misc]
+        yield from self._response.stream
         self.consumed = True
 
     def close(self) -> None:
@@ -91,10 +89,10 @@ class Connections:
     """Every connection of one client; thread-safe."""
 
     def __init__(self, board: Switchboard, trust: Callable[[], Any], timeout: float):
+        self._board = board
         self._backend = Backend(board)
         self._trust = trust
         self.timeout = timeout
-        self._extensions = {"timeout": {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}}
         self._lock = threading.Lock()
         self._idle: dict[tuple[str, str, int], list[Connection]] = {}
         self._open: set[Connection] = set()
@@ -112,8 +110,10 @@ class Connections:
             headers.append((b"Content-Length", b"%d" % len(content)))
         proxy = self._route(place)
         if proxy is not None:
-            return Answer(self._proxy_pool(proxy, place.scheme).handle_request(self._proxied(
-                method, place, target, headers, content)), url, None)
+            from ._bridge import send  # a proxy: httpcore's pools, loaded now
+
+            return Answer(send(self._proxy_pool(proxy, place.scheme), method, place, target, headers, content,
+                               self.timeout), url, None)
         connection = self._idle_connection(place.key) or self._connect(place)
         try:
             response = connection.request(method, target, headers, content)
@@ -122,14 +122,6 @@ class Connections:
             self._forget(connection)
             raise
         return Answer(response, url, partial(self._release, place.key, connection))
-
-    def _proxied(self, method: bytes, place: Place, target: bytes, headers: list[tuple[bytes, bytes]],
-                 content: bytes | None) -> httpcore.Request:
-        # No body: an empty iterable, so that h11 is not handed an empty data event to frame.
-        return httpcore.Request(method, httpcore.URL(scheme=place.origin.scheme, host=place.origin.host,
-                                                     port=place.port, target=target),
-                                headers=headers, content=() if content is None else content,
-                                extensions=self._extensions)
 
     # -- direct connections ------------------------------------------------------
     def _idle_connection(self, origin: tuple[str, str, int]) -> Connection | None:
@@ -147,7 +139,7 @@ class Connections:
 
     def _connect(self, place: Place) -> Connection:
         if self.closed:
-            raise httpcore.ConnectError("the HTTP client was closed")
+            raise ConnectError("the HTTP client was closed")
         stream = self._backend.connect_tcp(place.host, place.port, timeout=self.timeout)
         try:
             if place.scheme == "https":
@@ -192,21 +184,9 @@ class Connections:
             return pool
 
     def _make_proxy(self, proxy: str, scheme: str) -> Any:
-        parts = urlsplit(proxy)
-        auth = (unquote(parts.username or ""), unquote(parts.password or "")) if parts.username else None
-        bare = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
-        common: dict[str, Any] = dict(
-            proxy_auth=auth, ssl_context=self._trust() if scheme == "https" else None, max_connections=None,
-            max_keepalive_connections=None, keepalive_expiry=KEEPALIVE_EXPIRY, network_backend=self._backend)
-        if parts.scheme in ("http", "https"):
-            return httpcore.HTTPProxy(bare, proxy_ssl_context=self._trust() if parts.scheme == "https" else None,
-                                      **common)
-        if parts.scheme in ("socks5", "socks5h"):
-            try:
-                return httpcore.SOCKSProxy(bare, **common)
-            except ImportError:
-                raise httpcore.UnsupportedProtocol("a SOCKS proxy needs the socksio package") from None
-        raise httpcore.UnsupportedProtocol(f"unknown scheme for proxy URL {parts.scheme!r}")
+        from ._bridge import proxy_pool
+
+        return proxy_pool(proxy, scheme, self._board, self._trust, KEEPALIVE_EXPIRY)
 
     def close(self) -> None:
         self.closed = True

@@ -1,4 +1,4 @@
-"""URLs in the form httpcore sends them: scheme, host, port, Host header and target.
+"""URLs in wire form: scheme, host, port, Host header and target.
 
 An ordinary URL - ``http(s)://`` + a lower-case ASCII host + a path and query
 made of characters that need no encoding - is split by a regular expression,
@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import re
 
-import httpcore
-
 from ..base.frozen import dataclass
+from ._errors import UnsupportedProtocol
 from .urls import default_port
 
 _URL = re.compile(r"(https?)://([^/?#@]*)([^#]*)")
@@ -34,7 +33,6 @@ class Place:
     port: int
     url_port: int | None
     host_header: bytes
-    origin: httpcore.Origin
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -45,8 +43,7 @@ def _place(scheme: str, host: str, port: int | None, host_header: str) -> Place:
     if port == default_port(scheme):
         port = None
     actual = port if port is not None else default_port(scheme)
-    return Place(scheme, host, actual, port, host_header.encode("ascii"),
-                 httpcore.Origin(scheme.encode("ascii"), host.encode("ascii"), actual))
+    return Place(scheme, host, actual, port, host_header.encode("ascii"))
 
 
 _places: dict[tuple[str, str], Place] = {}
@@ -69,7 +66,7 @@ def _quick_place(scheme: str, authority: str) -> Place | None:
 
 
 def split(url: str) -> tuple[Place, bytes]:
-    """``(place, target)`` of an absolute URL; httpcore.UnsupportedProtocol for a scheme other
+    """``(place, target)`` of an absolute URL; UnsupportedProtocol for a scheme other
     than http(s), httpx.InvalidURL for one that is not a URL."""
     match = _URL.fullmatch(url)
     if match is not None:
@@ -89,9 +86,9 @@ def _parsed(url: str) -> tuple[Place, bytes]:
     scheme = parsed.scheme
     if scheme not in ("http", "https"):
         if not scheme:
-            raise httpcore.UnsupportedProtocol("Request URL is missing an 'http://' or 'https://' protocol.")
-        raise httpcore.UnsupportedProtocol(f"Request URL has an unsupported protocol '{scheme}://'.")
+            raise UnsupportedProtocol("Request URL is missing an 'http://' or 'https://' protocol.")
+        raise UnsupportedProtocol(f"Request URL has an unsupported protocol '{scheme}://'.")
     if not parsed.raw_host:
-        raise httpcore.UnsupportedProtocol(f"Request URL has no host: {url!r}")
+        raise UnsupportedProtocol(f"Request URL has no host: {url!r}")
     netloc = parsed.netloc.decode("ascii")
     return _place(scheme, parsed.raw_host.decode("ascii"), parsed.port, netloc), parsed.raw_path

@@ -21,12 +21,14 @@ keep-alive pool, with or without a proxy, so each rule holds in one place:
 
 A direct connection speaks HTTP/1.1 through :mod:`._h1` (the request written and
 the answer read by a small codec of ours: h11 under httpcore, then the ``email``
-header parser under ``http.client``, were most of the client's CPU per request);
-proxied requests use httpcore's proxy pools.  Both run over httpcore's network backend, wrapped by :mod:`._streams`,
-and failures are httpcore's exception classes either way; only public APIs of
-httpcore and the standard library are used.  This module is imported when a
-command builds its client, and nothing is connected before the first request
-(``bl --help`` never imports httpcore).
+header parser under ``http.client``, were most of the client's CPU per request)
+over a socket of :mod:`._streams`; proxied requests use httpcore's proxy pools
+(:mod:`._bridge`, httpcore's network backend under the same deadlines and cancel
+switch).  Failures are the classes of :mod:`._errors` either way (httpcore's
+names and messages); only public APIs of httpcore and the standard library are
+used.  This module is imported when a command builds its client, and nothing is
+connected before the first request; httpcore is imported only when a request
+goes through a proxy (``bl --help`` and a plain-HTTP command never import it).
 """
 
 from __future__ import annotations

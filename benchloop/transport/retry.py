@@ -92,11 +92,10 @@ def classify_status(status: int, auth: tuple[int, ...] = (401,)) -> str | None:
 
 
 def classify_transport(exc: BaseException) -> str:
-    """``UNSENT`` when a transport error (httpcore's) proves the request never left, else ``SENT``."""
-    import httpcore  # only called with an httpcore error in hand: already imported
+    """``UNSENT`` when a transport error proves the request never left, else ``SENT``."""
+    from ._errors import UNSENT_ERRORS
 
-    unsent = (httpcore.ConnectError, httpcore.ConnectTimeout, httpcore.PoolTimeout, httpcore.ProxyError)
-    return UNSENT if isinstance(exc, unsent) else SENT
+    return UNSENT if isinstance(exc, UNSENT_ERRORS) else SENT
 
 
 class RetryPolicy:
