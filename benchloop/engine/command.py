@@ -20,11 +20,9 @@ from typing import Any
 from ..base.errors import EXIT_AUTH, EXIT_FAILURE, ApiError, AuthError, BenchloopError, StepError
 from ..base.ids import quoted
 from ..table.model import Action
-from . import formats
 from .arguments import unknown_values
 from .outcomes import Failure, Outcome, as_error, exit_code, summarize
 from .pipeline import Pipeline
-from .printing import Stream, print_all
 from .runtime import Runtime
 
 
@@ -96,11 +94,16 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
     if action.writer == "text":
         return run_text(rt, action, dim, ids, opts)
     output = opts.get("output") or "json"
-    query = formats.compile_query(opts.get("query")) if action.prints else None
+    query = None
     prints = action.prints and not action.writes_files(opts)
     stream = None
-    if prints and formats.FORMATS[output].streams and query is None and action.combine is None:
-        stream = Stream(rt.stdout, rt.log, action, ids, formats.FORMATS[output])
+    if action.prints:  # the output formats: not loaded for a command that only writes files
+        from . import formats
+        from .printing import Stream, print_all
+
+        query = formats.compile_query(opts.get("query"))
+        if prints and formats.FORMATS[output].streams and query is None and action.combine is None:
+            stream = Stream(rt.stdout, rt.log, action, ids, formats.FORMATS[output])
     try:
         outcomes = execute(rt, action, dim, ids, opts, stream.done if stream is not None else None)
     except AuthError as exc:
