@@ -59,6 +59,7 @@ class Sizes:
     jobs_group: int = 100_000
     scale_jobs: tuple[int, int] = (2_000, 20_000)
     scale_runs: int = 3
+    export_rounds: int = 2  # each client's export run, in turns (the first round fills the page cache)
 
     @classmethod
     def full(cls) -> Sizes:
@@ -69,7 +70,7 @@ class Sizes:
     def quick(cls) -> Sizes:
         return cls(startup_runs=5, startup_warmups=1, fanout_ids=200, fanout_concurrency=[5, 16],
                    fanout_runs=1, cpu_ids=200, cpu_runs=2, sdk_calls=200, sdk_cli_samples=20,
-                   scale_jobs=(200, 2_000), scale_runs=1, compare_jobs=2000)
+                   scale_jobs=(200, 2_000), scale_runs=1, compare_jobs=2000, export_rounds=1)
 
 
 @dataclass
@@ -563,35 +564,38 @@ def mem_export(b: Bench) -> list[Table]:
         raw, gz, rows = info.get("raw_bytes", 0), info.get("gzip_bytes", 0), info.get("rows", 0)
         b.log(f"mem-export: export of {size(raw)} uncompressed ({size(gz)} gzip, {rows:,} rows)")
         results = []
-        for c in b.clients:
-            out = b.fresh_dir("mem-export")
-            argv = b.client_argv(c, sb, "-q", "-o", str(out), "trajectory", "download", "-g", "G1")
-            b.show(argv, url=sb.url)
-            result = b.run(argv, timeout=7200)
-            target = out / "G1" / "trajectory.json"
-            written = target.stat().st_size if target.is_file() else 0
-            results.append((c, result, written))
-            shutil.rmtree(out, ignore_errors=True)
+        for round_ in range(1, s.export_rounds + 1):
+            for c in b.clients:  # in turns: neither client always runs on a cold page cache
+                out = b.fresh_dir("mem-export")
+                argv = b.client_argv(c, sb, "-q", "-o", str(out), "trajectory", "download", "-g", "G1")
+                if round_ == 1:
+                    b.show(argv, url=sb.url)
+                result = b.run(argv, timeout=7200)
+                target = out / "G1" / "trajectory.json"
+                written = target.stat().st_size if target.is_file() else 0
+                results.append((c, round_, result, written))
+                shutil.rmtree(out, ignore_errors=True)
     table = Table(f"Peak memory: `trajectory download -g` of a {size(raw)} export "
                   f"({s.export_jobs:,} jobs x {s.export_steps} steps)",
-                  ["client", "export uncompressed", "gzip", "rows", "trajectory.json", "wall s", "CPU s",
+                  ["client", "round", "export uncompressed", "gzip", "rows", "trajectory.json", "wall s", "CPU s",
                    "peak RSS MB", "target", "met"])
-    for c, result, written in results:
+    for c, round_, result, written in results:
         rss = result.maxrss_kb / 1024 if result.ok else float("nan")
         ok = _ok(rss, lambda v: v < RSS_TARGET_MB)
         name = c.label if c.label == "bl" else "$BENCH_PEER"
         if not result.ok:
             name += f" ({result.describe_failure()[:80]})"
-        table.rows.append([name, size(raw), size(gz), f"{rows:,}", size(written),
+        table.rows.append([name, str(round_), size(raw), size(gz), f"{rows:,}", size(written),
                            secs(result.wall), secs(result.cpu), mb(rss),
                            f"< {RSS_TARGET_MB} MB (< {RSS_TARGET_EXPORT_ISSUE3_MB} issue 3)",
                            {True: "yes", False: "**NO**", None: "failed"}[ok]])
-        if c.label == "bl":
+        if c.label == "bl" and round_ == s.export_rounds:
             b.verdict(f"Peak RSS of `trajectory download -g` on a >= 1 GB export < {RSS_TARGET_MB} MB "
                       f"(issue 3: < {RSS_TARGET_EXPORT_ISSUE3_MB} MB)",
                       f"{mb(rss)} MB on {size(raw)}", ok)
-    table.notes.append("One run. The export (gzip JSON lines, step-major like the sandbox's) is built once by "
-                       "the launcher in constant memory and cached across runs.")
+    table.notes.append(f"{s.export_rounds} round(s), the clients in turns (round 1 reads the export through a "
+                       "cold page cache for whichever client runs first). The export (gzip JSON lines, step-major "
+                       "like the sandbox's) is built once by the launcher in constant memory and cached across runs.")
     if raw < 1e9:
         table.notes.append(f"WARNING: the export is only {size(raw)} uncompressed (< 1 GB).")
     return [table]
