@@ -316,3 +316,83 @@ def test_an_error_status_with_a_chunked_body_is_an_api_error_with_its_text(serve
         with pytest.raises(ApiError) as caught:
             get(http)
     assert "no such job" in str(caught.value)
+
+
+# ------------------------------------------------------------------ the socket's own waits
+# A plain-TCP connection is non-blocking and waits with poll only when the socket has nothing
+# to give (_streams.Stream): the waits must still end at the deadline, and data must not be lost.
+def _silent_server() -> tuple[socket.socket, list[socket.socket]]:
+    """Accepts connections and never reads from them nor answers."""
+    sock = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            held.append(conn)
+    threading.Thread(target=accept, daemon=True).start()
+    return sock, held
+
+
+def test_a_body_the_server_never_reads_ends_at_the_deadline():
+    # 32 MiB cannot fit the socket buffers: the write must wait for room, and give up at --timeout.
+    import time
+
+    sock, held = _silent_server()
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    http = Http(url, KEY, 1.0, 0, 1, RecordingLog())
+    started = time.monotonic()
+    try:
+        with pytest.raises(NetworkError) as caught:
+            http.request_json("POST", "/openapi/jobs/J1/report", body={"blob": "x" * (32 << 20)})
+    finally:
+        http.close()
+        sock.close()
+        for conn in held:
+            conn.close()
+    assert "timed out" in str(caught.value)
+    assert time.monotonic() - started < 5
+
+
+def test_an_answer_that_never_comes_ends_at_the_deadline():
+    import time
+
+    sock, held = _silent_server()
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    http = Http(url, KEY, 0.5, 0, 1, RecordingLog())
+    started = time.monotonic()
+    try:
+        with pytest.raises(NetworkError) as caught:
+            http.request_json("GET", "/openapi/jobs/J1/report")
+    finally:
+        http.close()
+        sock.close()
+        for conn in held:
+            conn.close()
+    assert "timed out" in str(caught.value)
+    assert 0.4 < time.monotonic() - started < 3
+
+
+def test_an_answer_dripped_in_small_pieces_arrives_whole():
+    # Every piece is a separate recv after a wait: nothing lost, nothing read twice.
+    body = json.dumps({"job_id": "J1", "words": ["ünïcode"] * 2000}).encode()
+    whole = ok(body)
+
+    def drip(conn: socket.socket) -> None:
+        import time
+
+        for at in range(0, len(whole), 997):
+            conn.sendall(whole[at:at + 997])
+            if at % (997 * 8) == 0:
+                time.sleep(0.002)
+
+    server = Server([drip])
+    try:
+        with client(server.url) as http:
+            assert get(http) == [json.loads(body)]
+    finally:
+        server.stop()
