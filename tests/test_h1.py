@@ -396,3 +396,50 @@ def test_an_answer_dripped_in_small_pieces_arrives_whole():
             assert get(http) == [json.loads(body)]
     finally:
         server.stop()
+
+
+def test_a_body_sent_without_end_faster_than_it_is_consumed_ends_at_the_deadline(tmp_path):
+    # The socket always has data: a read never waits, yet --timeout still ends the attempt.
+    import time
+
+    sock = socket.create_server(("127.0.0.1", 0))
+
+    def endless() -> None:
+        conn, _ = sock.accept()
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % (1 << 40))
+        try:
+            while True:
+                conn.sendall(b"x" * 65536)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+    threading.Thread(target=endless, daemon=True).start()
+    http = Http(f"http://127.0.0.1:{sock.getsockname()[1]}", KEY, 1.0, 0, 1, RecordingLog())
+    started = time.monotonic()
+
+    def slow_consumer(_n: int) -> None:
+        time.sleep(0.001)
+        assert time.monotonic() - started < 6, "still downloading long after --timeout 1"
+    try:
+        with pytest.raises(NetworkError) as caught:
+            http.download("/x", str(tmp_path / "x.bin"), on_bytes=slow_consumer)
+    finally:
+        http.close()
+        sock.close()
+    assert "took longer than --timeout 1s" in str(caught.value)
+    assert time.monotonic() - started < 4
+
+
+def test_a_timeout_longer_than_poll_can_wait_is_honoured():
+    # poll() takes at most 2**31-1 ms (~24.8 days); people write huge timeouts for "no limit".
+    server = Server([ok()])
+    try:
+        http = Http(server.url, KEY, 3_000_000.0, 0, 1, RecordingLog())
+        try:
+            assert get(http) == [REPORT]
+        finally:
+            http.close()
+    finally:
+        server.stop()

@@ -620,3 +620,13 @@ def test_an_index_url_with_credentials_is_not_cached_in_clear_and_the_cache_is_p
 def test_stdin_helper_accepts_surrogates():
     # (self-check) the in-process runner passes a non-UTF-8 id through unchanged
     assert io.StringIO("J\udcff").read() == "J\udcff"
+
+
+def test_a_fifo_at_a_path_is_a_file_error_of_that_path_before_the_download(tmp_path):
+    from benchloop.base import files as writers
+    from benchloop.base.errors import BenchloopError
+
+    os.mkfifo(tmp_path / "J1_report.md")
+    with pytest.raises(BenchloopError) as caught:
+        writers.join_under(str(tmp_path), "J1_report.md")
+    assert "not a regular file" in str(caught.value) and "J1_report.md" in str(caught.value)

@@ -144,7 +144,10 @@ def _existing_link(path: str) -> bool:
         mode = os.lstat(path).st_mode
     except OSError:
         return False
-    _refuse_mode(mode, path)
+    try:
+        _refuse_mode(mode, path)
+    except NotRegular as exc:
+        raise local_error(exc, path) from None  # a file error of that path, as from the write itself
     return stat.S_ISLNK(mode)
 
 
@@ -327,8 +330,8 @@ def temp_beside(path: str, suffix: str = ".tmp", mode: int | None = None) -> tup
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            if os.fstat(fd).st_nlink:  # not swept between our create and our lock (its name is ours alone)
-                break
+            if _still_at(fd, tmp):  # not swept between our create and our lock (by inode: NFS keeps
+                break               # an unlinked open file's link count under another name)
         except OSError:
             pass
         os.close(fd)  # another process swept it between our create and our lock: a new name

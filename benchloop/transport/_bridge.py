@@ -62,7 +62,11 @@ class _Stream(httpcore.NetworkStream):
 
     def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
                   timeout: float | None = None) -> httpcore.NetworkStream:
-        self._inner = self._inner.start_tls(ssl_context, server_hostname, _left(timeout))
+        try:
+            self._inner = self._inner.start_tls(ssl_context, server_hostname, _left(timeout))
+        except BaseException:
+            self.close()  # as httpcore's own stream does when its handshake fails
+            raise
         return self
 
     def get_extra_info(self, info: str) -> Any:

@@ -133,7 +133,10 @@ class Stream:
         sock = self._sock
         wait, self._sent = self._sent, False
         while True:
-            if wait and not _ready(sock, select.POLLIN, time_left(timeout)):
+            # The deadline is checked at every read, data waiting or not: a server sending
+            # without end faster than we consume is cut at --timeout like a slow one.
+            left = time_left(timeout)
+            if wait and not _ready(sock, select.POLLIN, left):
                 raise ReadTimeout("timed out")
             try:
                 return sock.recv(max_bytes)
@@ -167,6 +170,7 @@ class Stream:
         view = memoryview(buffer)
         self._sent = True
         while view:
+            time_left(timeout)  # past the deadline: no further send
             try:
                 view = view[sock.send(view):]
                 continue
@@ -230,11 +234,26 @@ def readable(sock: Any) -> bool:
     return _ready(sock, select.POLLIN, 0)
 
 
+_LONGEST_POLL_MS = 2**31 - 1  # poll() takes an int of milliseconds (~24.8 days); a longer wait polls again
+
+
 def _ready(sock: Any, event: int, timeout: float | None) -> bool:
-    """Wait until ``sock`` can be read (or written), at most ``timeout`` seconds (None: no limit)."""
+    """Wait until ``sock`` can be read (or written), at most ``timeout`` seconds (None: no limit).
+
+    A socket closed meanwhile (a cancel closing the client) counts as ready: the read or
+    write that follows fails with the system's EBADF, as the wire error it is."""
+    if sock.fileno() < 0:
+        return True
     poller = select.poll()
     poller.register(sock, event)
-    return bool(poller.poll(None if timeout is None else max(0, int(timeout * 1000 + 0.999))))
+    if timeout is None:
+        return bool(poller.poll(None))
+    ms = max(0, int(timeout * 1000 + 0.999))
+    while ms > _LONGEST_POLL_MS:
+        if poller.poll(_LONGEST_POLL_MS):
+            return True
+        ms -= _LONGEST_POLL_MS
+    return bool(poller.poll(ms))
 
 
 class Backend:
