@@ -14,6 +14,7 @@ import gzip
 import json
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -225,8 +226,6 @@ def test_a_keep_alive_connection_the_server_closed_while_idle_is_replaced_withou
     srv = server(answer_then_close)
     with client(srv.url, retry_count=0) as http:
         first = get(http)
-        import time
-
         time.sleep(0.2)  # the FIN arrives
         second = get(http)
     assert first == second == [REPORT]
@@ -321,8 +320,9 @@ def test_an_error_status_with_a_chunked_body_is_an_api_error_with_its_text(serve
 # ------------------------------------------------------------------ the socket's own waits
 # A plain-TCP connection is non-blocking and waits with poll only when the socket has nothing
 # to give (_streams.Stream): the waits must still end at the deadline, and data must not be lost.
-def _silent_server() -> tuple[socket.socket, list[socket.socket]]:
-    """Accepts connections and never reads from them nor answers."""
+@contextmanager
+def silent_server() -> Iterator[str]:
+    """The URL of a server that accepts connections and never reads from them nor answers."""
     sock = socket.create_server(("127.0.0.1", 0))
     held: list[socket.socket] = []
 
@@ -335,46 +335,39 @@ def _silent_server() -> tuple[socket.socket, list[socket.socket]]:
             conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             held.append(conn)
     threading.Thread(target=accept, daemon=True).start()
-    return sock, held
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        sock.close()
+        for conn in held:
+            conn.close()
+
+
+def failure_after(url: str, timeout: float, method: str, body: object = None) -> tuple[str, float]:
+    """``method`` to ``url`` under ``--timeout``: the network failure's text and the seconds it took."""
+    http = Http(url, KEY, timeout, 0, 1, RecordingLog())
+    started = time.monotonic()
+    try:
+        with pytest.raises(NetworkError) as caught:
+            http.request_json(method, "/openapi/jobs/J1/report", body=body)
+    finally:
+        http.close()
+    return str(caught.value), time.monotonic() - started
 
 
 def test_a_body_the_server_never_reads_ends_at_the_deadline():
     # 32 MiB cannot fit the socket buffers: the write must wait for room, and give up at --timeout.
-    import time
-
-    sock, held = _silent_server()
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    http = Http(url, KEY, 1.0, 0, 1, RecordingLog())
-    started = time.monotonic()
-    try:
-        with pytest.raises(NetworkError) as caught:
-            http.request_json("POST", "/openapi/jobs/J1/report", body={"blob": "x" * (32 << 20)})
-    finally:
-        http.close()
-        sock.close()
-        for conn in held:
-            conn.close()
-    assert "timed out" in str(caught.value)
-    assert time.monotonic() - started < 5
+    with silent_server() as url:
+        text, took = failure_after(url, 1.0, "POST", {"blob": "x" * (32 << 20)})
+    assert "timed out" in text
+    assert took < 5
 
 
 def test_an_answer_that_never_comes_ends_at_the_deadline():
-    import time
-
-    sock, held = _silent_server()
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    http = Http(url, KEY, 0.5, 0, 1, RecordingLog())
-    started = time.monotonic()
-    try:
-        with pytest.raises(NetworkError) as caught:
-            http.request_json("GET", "/openapi/jobs/J1/report")
-    finally:
-        http.close()
-        sock.close()
-        for conn in held:
-            conn.close()
-    assert "timed out" in str(caught.value)
-    assert 0.4 < time.monotonic() - started < 3
+    with silent_server() as url:
+        text, took = failure_after(url, 0.5, "GET")
+    assert "timed out" in text
+    assert 0.4 < took < 3
 
 
 def test_an_answer_dripped_in_small_pieces_arrives_whole():
@@ -383,8 +376,6 @@ def test_an_answer_dripped_in_small_pieces_arrives_whole():
     whole = ok(body)
 
     def drip(conn: socket.socket) -> None:
-        import time
-
         for at in range(0, len(whole), 997):
             conn.sendall(whole[at:at + 997])
             if at % (997 * 8) == 0:
@@ -400,8 +391,6 @@ def test_an_answer_dripped_in_small_pieces_arrives_whole():
 
 def test_a_body_sent_without_end_faster_than_it_is_consumed_ends_at_the_deadline(tmp_path):
     # The socket always has data: a read never waits, yet --timeout still ends the attempt.
-    import time
-
     sock = socket.create_server(("127.0.0.1", 0))
 
     def endless() -> None:

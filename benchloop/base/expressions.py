@@ -106,25 +106,12 @@ def _compile_node(node: dict[str, Any]) -> Reader:
                 return None
             return compare(a, b)
         return ordered
-    if kind == "filter_projection":
-        base, project, condition = (_compile_node(c) for c in children)
+    if kind in ("projection", "filter_projection"):
+        compiled = [_compile_node(c) for c in children]
+        base, project = compiled[0], compiled[1]
+        condition = compiled[2] if kind == "filter_projection" else None
         is_true = _IS_TRUE
         assert is_true is not None
-
-        def filtered(value: Any) -> Any:
-            items = base(value)
-            if not isinstance(items, list):
-                return None
-            out = []
-            for item in items:
-                if is_true(condition(item)):
-                    current = project(item)
-                    if current is not None:
-                        out.append(current)
-            return out
-        return filtered
-    if kind == "projection":
-        base, project = (_compile_node(c) for c in children)
 
         def projected(value: Any) -> Any:
             items = base(value)
@@ -132,9 +119,10 @@ def _compile_node(node: dict[str, Any]) -> Reader:
                 return None
             out = []
             for item in items:
-                current = project(item)
-                if current is not None:
-                    out.append(current)
+                if condition is None or is_true(condition(item)):
+                    current = project(item)
+                    if current is not None:
+                        out.append(current)
             return out
         return projected
     if kind == "flatten":

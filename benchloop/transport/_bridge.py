@@ -17,21 +17,20 @@ from urllib.parse import unquote, urlsplit
 
 import httpcore
 
-from ._errors import UnsupportedProtocol, translated
-from ._streams import Switchboard, _past_deadline, shut, time_left
+from ._errors import ReadTimeout, UnsupportedProtocol, translated
+from ._streams import Switchboard, _past_deadline, overdue, shut, time_left
 from ._wire import Place
 
 
 def _overdue() -> BaseException:
-    from ._streams import overdue
-
+    """Past the deadline, as httpcore's own timeout says it (inside httpcore's code)."""
     return httpcore.ReadTimeout(str(overdue()))
 
 
 def _left(timeout: float | None) -> float | None:
     try:
         return time_left(timeout)
-    except Exception:  # past the deadline, as httpcore's own timeout would say it
+    except ReadTimeout:  # what time_left raises past the deadline
         raise _overdue() from None
 
 
@@ -73,10 +72,7 @@ class _Stream(httpcore.NetworkStream):
         return self._inner.get_extra_info(info)
 
     def abort(self) -> None:
-        try:
-            shut(self._inner.get_extra_info("socket"))
-        except (OSError, AttributeError, ValueError):
-            pass
+        shut(self._inner.get_extra_info("socket"))
 
 
 class _Backend(httpcore.NetworkBackend):
