@@ -282,7 +282,7 @@ def test_a_big_listing_is_printed_as_json_dumps_prints_it_without_holding_it_as_
     import hashlib
     import tracemalloc
 
-    from benchloop.base.files import write_json_array
+    from benchloop.base.jsontext import write_json_array
 
     elements = _listing(20_000)
     if pretty:

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchloop.base.files import atomic_write, dumps, join_under, safe_component, write_json_array
+from benchloop.base.files import atomic_write, join_under, safe_component
 from benchloop.base.ids import expand_ids
+from benchloop.base.jsontext import dumps, write_json_array
 
 
 def test_expand_ids_splits_trims_dedups_in_order():

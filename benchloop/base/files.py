@@ -1,7 +1,4 @@
-"""Output: JSON formatting, atomic files and safe local paths.
-
-JSON follows docs/contract.md 3.1: 2-space indent (or compact with --no-pretty),
-non-ASCII literal, exactly one trailing newline, insertion key order.
+"""Output files: atomic writes and safe local paths (JSON text itself: ``jsontext``).
 
 Files are written atomically: a temp file in the destination directory, then
 ``os.replace``.  A crash therefore never leaves a truncated file at a final
@@ -19,68 +16,20 @@ output root or pass for another name.  ``join_under`` checks the final path once
 from __future__ import annotations
 
 import errno
-import json
 import os
 import re
 import stat
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
+from . import jsontext
 from .errors import BenchloopError, Cancelled
 from .hiding import is_hiding, percent_encoded
 
 _UNSAFE = re.compile(r"[/\\\x00-\x1f\x7f%]")
 MAX_COMPONENT_BYTES = 200
-
-
-def dumps(value: Any, pretty: bool = True) -> str:
-    if pretty:
-        return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n"
-
-
-def write_json_array(stream: TextIO, elements: list[Any], pretty: bool = True) -> None:
-    """Print one JSON array, element by element, without building one big string."""
-    if not elements:
-        stream.write("[]\n")
-        return
-    if not pretty:
-        stream.write("[")
-        for index, element in enumerate(elements):
-            if index:
-                stream.write(",")
-            stream.write(json.dumps(element, ensure_ascii=False, separators=(",", ":")))
-        stream.write("]\n")
-        return
-    stream.write("[\n")
-    for index, element in enumerate(elements):
-        if _large(element):
-            _write_indented(stream, element)
-        else:
-            text = json.dumps(element, indent=2, ensure_ascii=False)
-            stream.write("  " + text.replace("\n", "\n  "))
-        stream.write(",\n" if index < len(elements) - 1 else "\n")
-    stream.write("]\n")
-
-
-_BATCH = 2048  # chunks of the encoder per write (~50 kB)
-
-
-def _write_indented(stream: TextIO, element: Any) -> None:
-    """``"  " + json.dumps(element, indent=2).replace("\n", "\n  ")``, written in batches of the
-    encoder's own chunks: a 20,000-job listing never exists as one string (it did twice, the
-    second time indented: ~40 MB of peak memory for ~5 MB of output).  json.dumps joins the same
-    chunks, so the bytes are the same."""
-    encoder = json.JSONEncoder(indent=2, ensure_ascii=False)
-    batch = ["  "]
-    for chunk in encoder.iterencode(element):
-        batch.append(chunk)
-        if len(batch) >= _BATCH:
-            stream.write("".join(batch).replace("\n", "\n  "))
-            batch.clear()
-    stream.write("".join(batch).replace("\n", "\n  "))
 
 
 def safe_component(value: str, encode: bool = True) -> str:
@@ -432,27 +381,13 @@ def atomic_write_stream(path: str, produce) -> None:
         produce(handle)
 
 
-def _large(value: Any) -> bool:
-    if isinstance(value, list):
-        return len(value) > 2000
-    return isinstance(value, dict) and any(isinstance(v, list) and len(v) > 2000 for v in value.values())
-
-
 def write_json_file(path: str, value: Any, pretty: bool = True) -> None:
-    """A JSON file; large collections are encoded piecewise (a 100,000-job list never
-    exists as one string), small documents in one go (faster)."""
-    if not _large(value):
-        atomic_write(path, dumps(value, pretty))
+    """A JSON file; a big document (a long or spooled listing) is encoded piecewise, so a
+    100,000-job list never exists as one string; a small one in one go (faster)."""
+    if not jsontext.is_big(value):
+        atomic_write(path, jsontext.dumps(value, pretty))
         return
-    encoder = json.JSONEncoder(indent=2 if pretty else None, ensure_ascii=False,
-                               separators=None if pretty else (",", ":"))
-
-    def produce(out) -> None:
-        for chunk in encoder.iterencode(value):
-            out.write(chunk)
-        out.write("\n")
-
-    atomic_write_stream(path, produce)
+    atomic_write_stream(path, lambda out: jsontext.write(out, value, pretty))
 
 
 def exists(path: str) -> bool:

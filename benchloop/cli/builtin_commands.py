@@ -120,7 +120,7 @@ def config_set(values: dict[str, Any], ctx: Any) -> int:
 
 @builtin("config show")
 def config_show(values: dict[str, Any], ctx: Any) -> int:
-    from ..base.files import dumps
+    from ..base.jsontext import dumps
     from ..settings.config import mask, mask_url, resolve
 
     opts = ctx.options

@@ -19,12 +19,12 @@ from typing import Any
 from ..base.errors import AuthError, Cancelled
 from ..base.files import (
     NoRoomError,
-    dumps,
     join_under,
     remove_stale_dirs,
     replacing,
     safe_component,
 )
+from ..base.jsontext import dumps
 from ..table.model import ArchiveEntry, StepPart
 from ..table.templates import Context, entry_component, render_file, render_label
 from .outcomes import Failure, MultiFailure, Outcome, as_error

@@ -54,11 +54,13 @@ def backend_message(action: Action, exc: BenchloopError) -> BenchloopError:
 
 
 def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any],
-            on_done: Callable[[Outcome], None] | None = None) -> list[Outcome]:
+            on_done: Callable[[Outcome], None] | None = None, spill: bool = False) -> list[Outcome]:
     """Process every id (or every id x section of a composite); the outcomes in input order.
 
     ``on_done`` sees each id's outcome as soon as it is known (jsonl streams
     it).  A 401 raises ``AuthError`` after cancelling the remaining work.
+    ``spill``: the outcomes go only to ``base.jsontext`` (a JSON document on stdout or in
+    files), so a walked listing may be a ``Spool`` (on disk past its first items).
     """
     for message in unknown_values(action, opts):
         rt.log.warn(message)
@@ -66,7 +68,7 @@ def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[st
         from .compose import run_compose  # composite commands only
 
         return run_compose(rt, action, dim, ids, opts, process)
-    pipeline = Pipeline(rt, action, dim, opts, id_count=len(ids))
+    pipeline = Pipeline(rt, action, dim, opts, id_count=len(ids), spill=spill)
     progress = pipeline.dim.progress or action.progress
     counter = rt.counter(progress, len(ids)) if progress else None
 
@@ -104,8 +106,11 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
         query = formats.compile_query(opts.get("query"))
         if prints and formats.FORMATS[output].streams and query is None and action.combine is None:
             stream = Stream(rt.stdout, rt.log, action, ids, formats.FORMATS[output])
+    # Outcomes that only become JSON text (files, or one JSON document) may keep big listings
+    # on disk until they are written; every other consumer gets lists.
+    spill = action.combine is None and (not prints or (output == "json" and query is None and stream is None))
     try:
-        outcomes = execute(rt, action, dim, ids, opts, stream.done if stream is not None else None)
+        outcomes = execute(rt, action, dim, ids, opts, stream.done if stream is not None else None, spill)
     except AuthError as exc:
         rt.log.error(f"authentication error: {exc}")
         return EXIT_AUTH

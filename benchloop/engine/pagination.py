@@ -26,6 +26,7 @@ from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 from ..base.frozen import dataclass, field
+from ..base.spool import SeenIds, Spool
 
 Fetch = Callable[[int, int], Any]
 OnPage = Callable[[int, "int | None"], None]
@@ -37,10 +38,11 @@ class PaginationError(Exception):
 
 @dataclass
 class Scan:
-    """Result of a multi-page walk."""
+    """Result of a multi-page walk (``items``: a list, or a ``Spool`` when the walk was asked to
+    spill: a consumer that asks for one encodes it with ``base.jsontext``)."""
 
     total: int
-    items: list[Any]
+    items: list[Any] | Spool
     first: dict[str, Any] = field(default_factory=dict)
 
 
@@ -92,13 +94,13 @@ class _Walk:
 
     def __init__(self, collection: str, id_keys: list[str], tie_key: str | None,
                  keep_first: list[str] | None, label: str, on_page: OnPage, debug: Callable[[str], None],
-                 keep: bool = True):
+                 keep: bool = True, spill: bool = False):
         self.collection, self.id_keys, self.tie_key = collection, id_keys, tie_key
         self.keep_first, self.label, self.on_page, self.debug = keep_first or [], label, on_page, debug
         self.total: int | None = None
-        self.seen: set[Any] = set()
+        self.seen = SeenIds()
         self.keep = keep  # False: only the ids seen are kept (the items are handed out page by page)
-        self.items: list[Any] = []
+        self.items: list[Any] | Spool = Spool() if spill else []
         self.count = 0
         self.fresh: list[Any] = []  # the new items of the last page
         self.first: dict[str, Any] = {}
@@ -106,14 +108,13 @@ class _Walk:
     def page(self, body: Any) -> tuple[list[Any], int]:
         """Take one page: ``(its items, how many were new)``; the new ones are in ``fresh``."""
         page = _read_page(self, body, self.collection, self.label)
-        self.fresh = []
+        ids = []
         for item in page:
             iid = _item_id(item, self.id_keys)
             if iid is None:
                 raise PaginationError(f"{self.label} page item without {self.id_keys[0]}")
-            if iid not in self.seen:
-                self.seen.add(iid)
-                self.fresh.append(item)
+            ids.append(iid)
+        self.fresh = [item for item, new in zip(page, self.seen.fresh(ids), strict=True) if new]
         new = len(self.fresh)
         self.count += new
         if self.keep:
@@ -184,12 +185,14 @@ def unique_scan(
     label: str = "",
     on_page: OnPage = _noop,
     debug: Callable[[str], None] = _noop,
+    spill: bool = False,
     **_: Any,
 ) -> Scan:
-    """Every unique item; when the backend's total is not reached, scan again with other page sizes."""
+    """Every unique item; when the backend's total is not reached, scan again with other page sizes.
+    ``spill``: collect the items in a ``Spool`` (on disk past its first items)."""
     if page_size < 1:
         raise PaginationError(f"{label} page size must be at least 1")
-    walk = _Walk(collection, id_keys, tie_key, keep_first, label, on_page, debug)
+    walk = _Walk(collection, id_keys, tie_key, keep_first, label, on_page, debug, spill=spill)
     for _item in _passes(fetch, walk, page_size):
         pass  # kept in walk.items
     return walk.scan()
@@ -198,9 +201,12 @@ def unique_scan(
 def _passes(fetch: Fetch, walk: _Walk, page_size: int) -> Iterator[Any]:
     """Every new item of every pass; a pass with another page size follows while the total is not reached."""
     sizes = list(dict.fromkeys((page_size, 1000, 999, 500)))
-    for size in sizes:
-        if (yield from _one_pass(fetch, walk, size)):
-            return
+    try:
+        for size in sizes:
+            if (yield from _one_pass(fetch, walk, size)):
+                return
+    finally:
+        walk.seen.close()
     raise PaginationError(
         f"{walk.label} pagination collected {walk.count} of {walk.total} unique {walk.collection} "
         f"after {len(sizes)} scans"
@@ -240,12 +246,15 @@ def task_scan(
     label: str = "",
     on_page: OnPage = _noop,
     keep_first: list[str] | None = None,
+    spill: bool = False,
     **_: Any,
 ) -> Scan:
     if page_size < 1:
         raise PaginationError(f"{label} page size must be at least 1")
     state = _TaskWalk(keep_first)
-    items = list(_task_items(fetch, state, page_size, collection, id_keys, label, on_page))
+    walked = _task_items(fetch, state, page_size, collection, id_keys, label, on_page)
+    items: list[Any] | Spool = Spool() if spill else []
+    items.extend(walked)
     return Scan(state.total if state.total is not None else len(items), items, state.first)
 
 
@@ -296,27 +305,28 @@ def _task_items(fetch: Fetch, state: _TaskWalk, page_size: int, collection: str,
     Without the first, a backend answering the same full page of id-less tasks to every
     ``skip``, with no total, was paged without end (and every item kept in memory).
     """
+    seen = SeenIds()  # ids, and the digests of items without one (bytes: never an id)
+    try:
+        yield from _task_pages(fetch, state, page_size, collection, id_keys, label, on_page, seen)
+    finally:
+        seen.close()
+
+
+def _task_pages(fetch: Fetch, state: _TaskWalk, page_size: int, collection: str, id_keys: list[str],
+                label: str, on_page: OnPage, seen: SeenIds) -> Iterator[Any]:
     skip = 0
     count = 0
-    seen: set[Any] = set()
-    contents: set[bytes] = set()
     while True:
         page = _read_page(state, fetch(skip, page_size), collection, label)
         total = state.total
+        ids = [_item_id(item, id_keys) for item in page]
+        keys = [_fingerprint(item) if iid is None else iid for item, iid in zip(page, ids, strict=True)]
         added: list[Any] = []
         fresh = 0
-        for item in page:
-            iid = _item_id(item, id_keys)
-            if iid is None:
-                added.append(item)  # kept, as the official client keeps it
-                digest = _fingerprint(item)
-                if digest not in contents:
-                    contents.add(digest)
-                    fresh += 1
-            elif iid not in seen:
-                seen.add(iid)
-                added.append(item)
-                fresh += 1
+        for item, iid, new in zip(page, ids, seen.fresh(keys), strict=True):
+            if iid is None or new:
+                added.append(item)  # an item without an id is kept, as the official client keeps it
+                fresh += new
         count += len(added)
         on_page(count, total)
         done = total is not None and count >= total

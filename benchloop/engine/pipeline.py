@@ -69,8 +69,10 @@ class NothingThere(Exception):
 class Pipeline:
     """Runs one action of the table for one dimension."""
 
-    def __init__(self, rt: Runtime, action: Action, dim: str, opts: Mapping[str, Any], id_count: int = 1):
+    def __init__(self, rt: Runtime, action: Action, dim: str, opts: Mapping[str, Any], id_count: int = 1,
+                 spill: bool = False):
         self.rt = rt
+        self.spill = spill  # a part's walked listing may be a Spool (see command.execute)
         self.action = action
         self.dim: Dimension = action.dimensions[dim]
         self.opts = dict(opts)
@@ -121,7 +123,7 @@ class Pipeline:
             return STEPS[part.step.name](PipelineCall(self, part, ctx, ident, dest, value))
         if isinstance(part, PagedPart):
             return self.paginate(part.request, part.pagination, ctx, ident, part.empty_probe,
-                                 part.empty_probe_mode == "warn")
+                                 part.empty_probe_mode == "warn", spill=self.spill)
         body = self.request(part.request, ctx)
         return select(part.items, body, ctx, self.opts) if part.items else body
 
@@ -163,8 +165,9 @@ class Pipeline:
         return args
 
     def paginate(self, endpoint: Endpoint, pagination: Pagination, ctx: Context, ident: str,
-                 probe: Endpoint | None, probe_warns: bool = False) -> Any:
+                 probe: Endpoint | None, probe_warns: bool = False, spill: bool = False) -> Any:
         args = self._page_args(pagination, ctx)
+        args["spill"] = spill
         args["page"] = int(self.opts.get("page") or 1)
         log = self.rt.log
         if pagination.progress:

@@ -381,7 +381,7 @@ def describe_spec(spec: Spec, resource: str | None = None, action: str | None = 
 def describe(resource: str | None = None, action: str | None = None, *, openapi: bool = False,
              ctx: Any = None) -> int:
     """Print every command of the table (or one resource / action) as one JSON document."""
-    from ..base.files import dumps
+    from ..base.jsontext import dumps
 
     pretty = True if ctx is None else ctx.options.get("pretty", True)
     spec = load_model()

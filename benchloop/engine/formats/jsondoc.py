@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from ...base.files import dumps, write_json_array
+from ...base.jsontext import dumps, write_json_array
 from ...table.outputs import Output
 from .base import LineFormat
 

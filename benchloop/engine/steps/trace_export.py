@@ -6,11 +6,12 @@
 2. Download the export (gzip or plain JSON lines) to a temp file on the
    output volume; the API key is not sent to its host unless it is the
    backend's own origin.
-3. Read the group's ordered job ids.
-4. Spool rows into an on-disk SQLite index keyed by (job order, row order),
-   then write ``{"group_id", "trajectories": [{"job_id", "trajectory"}]}``
-   job by job.  Memory stays constant whatever the export size: one row at a
-   time is decoded, and the output is byte-identical to ``json.dumps(indent=2)``.
+3. Read the group's ordered job ids into an on-disk SQLite index.
+4. Spool rows into the same index keyed by (job, row order), then write
+   ``{"group_id", "trajectories": [{"job_id", "trajectory"}]}`` job by job.
+   Memory stays constant whatever the export size and the number of jobs: one
+   row at a time is decoded, and the output is byte-identical to
+   ``json.dumps(indent=2)``.
 
 Rows of jobs that the job-id list does not know are kept after the known
 jobs, in first-appearance order, as the reference client does.
@@ -26,7 +27,7 @@ import shutil
 import sqlite3
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ...base.errors import StepError
@@ -36,6 +37,7 @@ from ..stepcall import StepCall
 from .registry import WRITTEN, step
 
 ROW_INDENT = " " * 8  # a row's depth in {"trajectories": [{"trajectory": [row]}]}
+BATCH_CHARS = 1 << 20  # rendered rows collected before one insert (5,000 rows of a real export: ~8 MB)
 
 
 def job_ids(call: StepCall) -> list[str]:
@@ -43,7 +45,7 @@ def job_ids(call: StepCall) -> list[str]:
     ids = body.get("job_ids", []) if isinstance(body, dict) else None
     if not isinstance(ids, list) or not all(isinstance(i, str) and i for i in ids):
         raise StepError("group job-ids response must carry job_ids as a list of non-empty strings")
-    return list(dict.fromkeys(ids))
+    return ids  # repeats are dropped by RowIndex (the first one counts)
 
 
 def _lines(path: str) -> Iterator[tuple[int, str]]:
@@ -68,23 +70,29 @@ def _row_job(row: Any, number: int, expression: Any) -> str:
 
 
 class RowIndex:
-    """Rows on disk, grouped by job in the export's job order.
+    """Rows on disk, grouped by job in the export's job order; the job order on disk too.
 
     Each row is decoded once (to find its job) and stored already rendered as
     it will be written: pretty rows indented for their place in the document,
-    so writing needs no second decode and encode.
+    so writing needs no second decode and encode.  The ordered job ids live in
+    the database as well (a 20,000-job group's ids held ~2 MB the whole time):
+    ``jobs`` numbers them in the order given (the first of repeated ids counts),
+    and rows name their job, so memory holds one batch of rows, never the group.
+    Job ids are stored as UTF-8 bytes with ``surrogatepass``: a backend may
+    send a lone surrogate, and it must come back as it went in.
     """
 
-    def __init__(self, directory: str, ids: list[str], pretty: bool = False, row_job: Any = None):
+    def __init__(self, directory: str, ids: Iterable[str], pretty: bool = False, row_job: Any = None):
         self.row_job = row_job or compile_expression("job_id || jobId || JobId", "row_job")
         self.pretty = pretty
         self.path = os.path.join(directory, "rows.sqlite")
         self.db = sqlite3.connect(self.path)
         self.db.execute("PRAGMA journal_mode=OFF")
         self.db.execute("PRAGMA synchronous=OFF")
-        self.db.execute("CREATE TABLE rows (job INTEGER, seq INTEGER, row TEXT)")
-        self.order = {job: index for index, job in enumerate(ids)}
-        self.jobs = list(ids)
+        self.db.execute("PRAGMA cache_size=-512")  # KiB: the index is read in order, job by job
+        self.db.execute("CREATE TABLE jobs (ord INTEGER PRIMARY KEY, id BLOB UNIQUE)")
+        self.db.execute("CREATE TABLE rows (job BLOB, seq INTEGER, row TEXT)")
+        self.db.executemany("INSERT OR IGNORE INTO jobs (id) VALUES (?)", ((_key(job),) for job in ids))
 
     def load(self, export: str) -> None:
         try:
@@ -94,19 +102,19 @@ class RowIndex:
 
     def _load(self, export: str) -> None:
         batch = []
+        size = 0
         for seq, (number, line) in enumerate(_lines(export)):
             try:
                 row = json.loads(line)
             except ValueError:
                 raise StepError(f"invalid trace trajectory JSON at line {number}") from None
-            job = _row_job(row, number, self.row_job)
-            if job not in self.order:
-                self.order[job] = len(self.jobs)
-                self.jobs.append(job)
-            batch.append((self.order[job], seq, self.render(row)))
-            if len(batch) >= 5000:
+            text = self.render(row)
+            batch.append((_key(_row_job(row, number, self.row_job)), seq, text))
+            size += len(text)
+            if size >= BATCH_CHARS or len(batch) >= 5000:
                 self.db.executemany("INSERT INTO rows VALUES (?, ?, ?)", batch)
                 batch.clear()
+                size = 0
         if batch:
             self.db.executemany("INSERT INTO rows VALUES (?, ?, ?)", batch)
         self.db.execute("CREATE INDEX rows_job ON rows (job, seq)")
@@ -117,8 +125,18 @@ class RowIndex:
             return json.dumps(row, indent=2, ensure_ascii=False).replace("\n", "\n" + ROW_INDENT)
         return json.dumps(row, ensure_ascii=False, separators=(",", ":"))
 
+    def jobs(self) -> Iterator[str]:
+        """The jobs of the document: the listed ones in their order, then the jobs only rows
+        name, in the order of their first row (as the reference client does)."""
+        for (key,) in self.db.execute("SELECT id FROM jobs ORDER BY ord"):
+            yield _name(key)
+        unknown = self.db.execute("SELECT job FROM rows WHERE job NOT IN (SELECT id FROM jobs) "
+                                  "GROUP BY job ORDER BY MIN(seq)")
+        for (key,) in unknown:
+            yield _name(key)
+
     def texts(self, job: str) -> Iterator[str]:
-        cursor = self.db.execute("SELECT row FROM rows WHERE job = ? ORDER BY seq", (self.order[job],))
+        cursor = self.db.execute("SELECT row FROM rows WHERE job = ? ORDER BY seq", (_key(job),))
         for (text,) in cursor:
             yield text
 
@@ -130,13 +148,21 @@ class RowIndex:
         self.db.close()
 
 
+def _key(job: str) -> bytes:
+    return job.encode("utf-8", "surrogatepass")
+
+
+def _name(key: bytes) -> str:
+    return key.decode("utf-8", "surrogatepass")
+
+
 def write_document(out, group_id: str, index: RowIndex, pretty: bool) -> None:
     """Write the export document job by job; equal to json.dumps(doc, indent=2).
 
     ``index`` must have been built with the same ``pretty`` setting."""
     if not pretty:
         out.write('{"group_id":' + json.dumps(group_id, ensure_ascii=False) + ',"trajectories":[')
-        for n, job in enumerate(index.jobs):
+        for n, job in enumerate(index.jobs()):
             out.write(("," if n else "") + '{"job_id":' + json.dumps(job, ensure_ascii=False) + ',"trajectory":[')
             for m, text in enumerate(index.texts(job)):
                 out.write(("," if m else "") + text)
@@ -144,11 +170,10 @@ def write_document(out, group_id: str, index: RowIndex, pretty: bool) -> None:
         out.write("]}\n")
         return
     out.write('{\n  "group_id": ' + json.dumps(group_id, ensure_ascii=False) + ",\n  \"trajectories\": ")
-    if not index.jobs:
-        out.write("[]\n}\n")
-        return
-    out.write("[\n")
-    for n, job in enumerate(index.jobs):
+    empty = True
+    for job in index.jobs():
+        out.write("[\n" if empty else ",\n")
+        empty = False
         out.write('    {\n      "job_id": ' + json.dumps(job, ensure_ascii=False) + ',\n      "trajectory": ')
         first = True
         for text in index.texts(job):
@@ -156,8 +181,8 @@ def write_document(out, group_id: str, index: RowIndex, pretty: bool) -> None:
             first = False
             out.write(ROW_INDENT + text)
         out.write("[]\n" if first else "\n      ]\n")
-        out.write("    }" + (",\n" if n + 1 < len(index.jobs) else "\n"))
-    out.write("  ]\n}\n")
+        out.write("    }")
+    out.write("[]\n}\n" if empty else "\n  ]\n}\n")
 
 
 @step("trace_export")
@@ -182,7 +207,7 @@ def trace_export(call: StepCall) -> Any:
                 return WRITTEN
             return {
                 "group_id": call.ident,
-                "trajectories": [{"job_id": job, "trajectory": list(index.rows(job))} for job in index.jobs],
+                "trajectories": [{"job_id": job, "trajectory": list(index.rows(job))} for job in index.jobs()],
             }
         finally:
             index.close()

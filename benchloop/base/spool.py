@@ -1,0 +1,217 @@
+"""Collections that move to disk as they grow: a listing (``Spool``) and the ids a walk has seen
+(``SeenIds``).
+
+``jobs get --all`` on a group of 20,000 jobs collects every job before it prints
+one document (a failed page must print nothing), and the item objects alone
+took ~12 MB, growing with the group.  A ``Spool`` keeps its first items in
+memory and, past ``keep`` items, writes them in batches to an anonymous
+temporary file; iterating reads them back a batch at a time.  Memory then holds
+one batch, whatever the size of the listing.
+
+Own code, for a measured reason: ``tempfile.SpooledTemporaryFile`` spools
+bytes, not items, and leaves a half-written file behind a full disk.  Here a
+batch that cannot be written (no temporary directory, a full disk) stays in
+memory after the batches already on disk, so a broken temporary directory
+costs memory, never an item.
+
+Batches are ``marshal`` records: the items are what ``json.loads`` made (dict,
+list, str, int, float, bool, None), which marshal writes and reads exactly
+(key order kept, floats bit for bit) at several times the speed of JSON.  The
+records are our own, in a file only this process can reach (it has no name),
+and are read back by this process only.
+
+A unique scan must also remember every id it has seen (a later page, or a scan
+with another page size, repeats items).  ``SeenIds`` is a set up to ``KEEP_IDS``
+ids; past that the string and byte ids move to a table of a private temporary
+SQLite database (``sqlite3.connect("")``, deleted when closed) with a 512 KB page
+cache, asked once per page.  Other ids (numbers, booleans, strings SQLite cannot
+encode) stay in the set, so equality is Python's: ``1 == 1.0 == True``, ``"1" != 1``.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import tempfile
+import weakref
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+KEEP = 1000  # items held in memory before a batch goes to disk
+KEEP_IDS = 2000  # ids held in a set before the string ids move to disk
+_CHUNK = 500  # ids per SQL statement (SQLite allows 999 parameters in older builds)
+
+
+class Spool:
+    """An append-only sequence of JSON values that spills to disk; iterate it to read it."""
+
+    def __init__(self, keep: int = KEEP):
+        self._keep = max(1, keep)
+        self._tail: list[Any] = []  # the items not on disk, after every batch that is
+        self._batches: list[tuple[int, int]] = []  # (offset, size) of each record on disk
+        self._end = 0
+        self._count = 0
+        self._fd: int | None = None
+        self._disk = True  # False once the disk refused: everything else stays in memory
+
+    def append(self, item: Any) -> None:
+        self._tail.append(item)
+        self._count += 1
+        if len(self._tail) >= self._keep:
+            self._spill()
+
+    def extend(self, items: Iterable[Any]) -> None:
+        for item in items:
+            self.append(item)
+
+    def _spill(self) -> None:
+        if not self._disk:
+            return
+        try:
+            data = marshal.dumps(self._tail)
+            fd = self._open()
+            written = 0
+            while written < len(data):
+                written += os.pwrite(fd, data[written:], self._end + written)
+        except (OSError, ValueError):
+            # No temporary directory, a full disk, or an item marshal cannot write: keep it all
+            # in memory from here (a partial record past _end is never read).
+            self._disk = False
+            return
+        self._batches.append((self._end, len(data)))
+        self._end += len(data)
+        self._tail = []
+
+    def _open(self) -> int:
+        if self._fd is None:
+            handle = tempfile.TemporaryFile()
+            self._fd = os.dup(handle.fileno())
+            handle.close()
+            weakref.finalize(self, os.close, self._fd)
+        return self._fd
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __bool__(self) -> bool:
+        return self._count > 0
+
+    def __iter__(self) -> Iterator[Any]:
+        batches, tail = list(self._batches), list(self._tail)
+        for offset, size in batches:
+            assert self._fd is not None
+            yield from marshal.loads(_read(self._fd, offset, size))
+        yield from tail
+
+    def __repr__(self) -> str:
+        return f"Spool({self._count} items, {len(self._batches)} batches on disk)"
+
+
+def _read(fd: int, offset: int, size: int) -> bytes:
+    parts = []
+    while size:
+        chunk = os.pread(fd, size, offset)
+        if not chunk:
+            raise OSError(f"spool file ended {size} bytes early")
+        parts.append(chunk)
+        offset += len(chunk)
+        size -= len(chunk)
+    return b"".join(parts)
+
+
+class SeenIds:
+    """The ids seen so far; ``fresh(page)`` says which of a page's ids are new and records them."""
+
+    def __init__(self, keep: int = KEEP_IDS):
+        self._keep = keep
+        self._memory: set[Any] = set()
+        self._db: Any = None  # sqlite3.Connection once the ids moved to disk
+        self._disk_error: type[Exception] = OSError  # sqlite3.Error once sqlite3 is loaded
+        self._disk_failed = False  # the disk failed once: every id stays in memory
+
+    def __len__(self) -> int:
+        extra = self._db.execute("SELECT COUNT(*) FROM seen").fetchone()[0] if self._db is not None else 0
+        return len(self._memory) + extra
+
+    def fresh(self, ids: list[Any]) -> list[bool]:
+        """For each id, whether it is new (an id twice in ``ids`` is new the first time only)."""
+        page: set[Any] = set()
+        flags = []
+        if self._db is None:
+            for iid in ids:
+                new = iid not in self._memory and iid not in page
+                if new:
+                    page.add(iid)
+                flags.append(new)
+            self._memory |= page
+            if len(self._memory) > self._keep and not self._disk_failed:
+                self._move_to_disk()
+            return flags
+        disk = {iid for iid in ids if _on_disk(iid)}
+        known = self._known_on_disk(list(disk))
+        for iid in ids:
+            new = iid not in page and (iid not in known if iid in disk else iid not in self._memory)
+            if new:
+                page.add(iid)
+            flags.append(new)
+        rows = [(iid,) for iid in page if iid in disk]
+        self._memory.update(page.difference(disk))
+        try:
+            self._db.executemany("INSERT INTO seen VALUES (?)", rows)
+        except self._disk_error:  # a full disk: every id back into memory
+            self._back_to_memory(rows)
+        return flags
+
+    def _known_on_disk(self, keys: list[Any]) -> set[Any]:
+        known: set[Any] = set()
+        for start in range(0, len(keys), _CHUNK):
+            chunk = keys[start:start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            known.update(row[0] for row in self._db.execute(f"SELECT id FROM seen WHERE id IN ({marks})", chunk))
+        return known
+
+    def _move_to_disk(self) -> None:
+        import sqlite3
+
+        self._disk_error = sqlite3.Error
+        db = None
+        try:
+            db = sqlite3.connect("", check_same_thread=False)
+            db.execute("PRAGMA cache_size=-512")
+            db.execute("CREATE TABLE seen (id PRIMARY KEY) WITHOUT ROWID")
+            disk = [iid for iid in self._memory if _on_disk(iid)]
+            db.executemany("INSERT INTO seen VALUES (?)", ((iid,) for iid in disk))
+        except sqlite3.Error:  # no temporary directory: the ids stay in memory
+            if db is not None:
+                db.close()
+            self._disk_failed = True
+            return
+        self._db = db
+        self._memory.difference_update(disk)
+
+    def _back_to_memory(self, pending: list[tuple[Any]]) -> None:
+        db, self._db = self._db, None
+        try:
+            self._memory.update(row[0] for row in db.execute("SELECT id FROM seen"))
+        finally:
+            db.close()
+        self._memory.update(row[0] for row in pending)
+        self._disk_failed = True
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+def _on_disk(iid: Any) -> bool:
+    """Strings SQLite stores as they are (no lone surrogate), and bytes."""
+    if type(iid) is str:
+        if iid.isascii():
+            return True
+        try:
+            iid.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    return type(iid) is bytes
