@@ -13,6 +13,7 @@ engine turns into per-id failures.
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import math
 import os
@@ -417,8 +418,6 @@ def test_fuzz_export_rows_raise_only_step_errors(tmp_path_factory, lines, compre
     work = tmp_path_factory.mktemp("rows", numbered=True)
     export = work / "export.bin"
     export.write_bytes(gzip.compress(raw) if compress else raw)
-    import io
-
     index = trace_export.RowIndex(str(work), list(dict.fromkeys(ids)), pretty=True)
     try:
         index.load(str(export))
@@ -548,3 +547,32 @@ def test_fuzz_suite_reports_only_engine_error_types():
     """The error types the fuzz tests allow are all per-id failures of the engine."""
     assert issubclass(StepError, BenchloopError)
     assert not issubclass(PaginationError, BenchloopError)  # the engine wraps it in StepError
+
+
+@pytest.mark.parametrize("pretty", [True, False])
+def test_export_job_order_repeats_unknown_jobs_and_lone_surrogates(tmp_path, pretty):
+    # Listed jobs in their order (the first of a repeat counts, a job without rows gets []),
+    # then jobs only rows name, by their first row.  A listed id with a lone surrogate (the
+    # index keeps ids as bytes) comes back as it went in.
+    odd = "J\ud800x"
+    rows = [{"job_id": "C", "n": 1}, {"job_id": "A", "n": 2}, {"job_id": "é", "n": 3},
+            {"job_id": "D", "n": 4}, {"job_id": "C", "n": 5}]
+    export = tmp_path / "export.bin"
+    export.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    index = trace_export.RowIndex(str(tmp_path), ["B", odd, "é", "A", "B"], pretty=pretty)
+    try:
+        index.load(str(export))
+        out = io.StringIO()
+        trace_export.write_document(out, "G", index, pretty=pretty)
+    finally:
+        index.close()
+    expected = {"group_id": "G", "trajectories": [
+        {"job_id": "B", "trajectory": []},
+        {"job_id": odd, "trajectory": []},
+        {"job_id": "é", "trajectory": [rows[2]]},
+        {"job_id": "A", "trajectory": [rows[1]]},
+        {"job_id": "C", "trajectory": [rows[0], rows[4]]},
+        {"job_id": "D", "trajectory": [rows[3]]},
+    ]}
+    assert out.getvalue() == json.dumps(expected, indent=2 if pretty else None, ensure_ascii=False,
+                                        separators=None if pretty else (",", ":")) + "\n"

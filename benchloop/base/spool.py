@@ -45,8 +45,8 @@ _CHUNK = 500  # ids per SQL statement (SQLite allows 999 parameters in older bui
 class Spool:
     """An append-only sequence of JSON values that spills to disk; iterate it to read it."""
 
-    def __init__(self, keep: int = KEEP):
-        self._keep = max(1, keep)
+    def __init__(self, keep: int | None = None):
+        self._keep = max(1, KEEP if keep is None else keep)
         self._tail: list[Any] = []  # the items not on disk, after every batch that is
         self._batches: list[tuple[int, int]] = []  # (offset, size) of each record on disk
         self._end = 0
@@ -122,8 +122,8 @@ def _read(fd: int, offset: int, size: int) -> bytes:
 class SeenIds:
     """The ids seen so far; ``fresh(page)`` says which of a page's ids are new and records them."""
 
-    def __init__(self, keep: int = KEEP_IDS):
-        self._keep = keep
+    def __init__(self, keep: int | None = None):
+        self._keep = KEEP_IDS if keep is None else keep
         self._memory: set[Any] = set()
         self._db: Any = None  # sqlite3.Connection once the ids moved to disk
         self._disk_error: type[Exception] = OSError  # sqlite3.Error once sqlite3 is loaded
