@@ -13,6 +13,7 @@ import hashlib
 import io
 import json
 import math
+import os
 import sqlite3
 import tracemalloc
 from contextlib import contextmanager
@@ -57,6 +58,26 @@ def test_a_spool_gives_back_every_item_in_order_from_memory_and_disk():
     assert list(store)[-1] == {"job_id": "late"}
 
 
+def _open_descriptors():
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_every_spool_writes_to_one_shared_file_closed_with_the_last_of_them(monkeypatch):
+    monkeypatch.setattr(spool, "_SHARED", spool._SharedFile())
+    before = _open_descriptors()
+    stores = []
+    for n in range(60):
+        store = Spool(keep=2)
+        store.extend(_items(5 + n % 3))
+        stores.append(store)
+    assert _open_descriptors() <= before + 1  # one descriptor for 60 spilled listings
+    del stores[::2]  # half of them gone: the others still read back whole
+    assert all(_same(list(store), _items(len(store))) for store in stores)
+    del store
+    stores.clear()
+    assert _open_descriptors() == before and spool._SHARED.fd is None
+
+
 def test_an_empty_spool_is_false_and_empty():
     store = Spool(keep=1)
     assert not store and len(store) == 0 and list(store) == []
@@ -73,6 +94,7 @@ def test_a_full_disk_keeps_every_item_in_memory_after_the_batches_on_disk(monkey
         return real_pwrite(fd, data[: max(1, len(data) // 2)], offset)
 
     monkeypatch.setattr(spool.os, "pwrite", pwrite)
+    monkeypatch.setattr(spool, "_SHARED", spool._SharedFile())
     items = _items(40)
     store = Spool(keep=5)
     store.extend(items)
@@ -85,6 +107,7 @@ def test_no_temporary_directory_keeps_the_spool_in_memory(monkeypatch):
         raise FileNotFoundError(errno.ENOENT, "No usable temporary directory found")
 
     monkeypatch.setattr(spool.tempfile, "TemporaryFile", refuse)
+    monkeypatch.setattr(spool, "_SHARED", spool._SharedFile())  # none open yet
     items = _items(12)
     store = Spool(keep=2)
     store.extend(items)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import marshal
 import os
 import tempfile
+import threading
 import weakref
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -49,7 +50,6 @@ class Spool:
         self._keep = max(1, KEEP if keep is None else keep)
         self._tail: list[Any] = []  # the items not on disk, after every batch that is
         self._batches: list[tuple[int, int]] = []  # (offset, size) of each record on disk
-        self._end = 0
         self._count = 0
         self._fd: int | None = None
         self._disk = True  # False once the disk refused: everything else stays in memory
@@ -69,26 +69,16 @@ class Spool:
             return
         try:
             data = marshal.dumps(self._tail)
-            fd = self._open()
-            written = 0
-            while written < len(data):
-                written += os.pwrite(fd, data[written:], self._end + written)
+            self._fd, offset = _SHARED.write(data, joining=self._fd is None)
         except (OSError, ValueError):
             # No temporary directory, a full disk, or an item marshal cannot write: keep it all
-            # in memory from here (a partial record past _end is never read).
+            # in memory from here.
             self._disk = False
             return
-        self._batches.append((self._end, len(data)))
-        self._end += len(data)
+        if not self._batches:
+            weakref.finalize(self, _SHARED.leave)
+        self._batches.append((offset, len(data)))
         self._tail = []
-
-    def _open(self) -> int:
-        if self._fd is None:
-            handle = tempfile.TemporaryFile()
-            self._fd = os.dup(handle.fileno())
-            handle.close()
-            weakref.finalize(self, os.close, self._fd)
-        return self._fd
 
     def __len__(self) -> int:
         return self._count
@@ -105,6 +95,53 @@ class Spool:
 
     def __repr__(self) -> str:
         return f"Spool({self._count} items, {len(self._batches)} batches on disk)"
+
+
+class _SharedFile:
+    """The one anonymous temporary file that every spilled Spool of the process writes to: one
+    descriptor however many listings wait (a command over 500 big groups must not hold 500,
+    which would leave none for its connections).  It is closed when the last Spool that wrote
+    to it is gone; a Spool joins before its first write, so its descriptor stays open while
+    it lives."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()  # a Spool's finalizer may run inside ``write`` (a collection)
+        self.fd: int | None = None
+        self.end = 0
+        self.users = 0
+
+    def write(self, data: bytes, joining: bool) -> tuple[int, int]:
+        """Append ``data``: ``(descriptor, offset)``.  ``joining``: the caller's first write."""
+        with self.lock:
+            self.users += joining  # first: nothing below may see the file closed under it
+            if self.fd is None:
+                try:
+                    with tempfile.TemporaryFile() as handle:
+                        self.fd, self.end = os.dup(handle.fileno()), 0
+                except OSError:
+                    self.users -= joining
+                    raise
+            fd, offset = self.fd, self.end
+            self.end += len(data)  # reserved: another writer appends after it
+        try:
+            written = 0
+            while written < len(data):
+                written += os.pwrite(fd, data[written:], offset + written)
+        except OSError:
+            if joining:
+                self.leave()
+            raise
+        return fd, offset
+
+    def leave(self) -> None:
+        with self.lock:
+            self.users -= 1
+            if self.users == 0 and self.fd is not None:
+                os.close(self.fd)
+                self.fd = None
+
+
+_SHARED = _SharedFile()
 
 
 def _read(fd: int, offset: int, size: int) -> bytes:
