@@ -643,15 +643,16 @@ def test_bad_export_fails_the_group_and_leaves_no_temp(bl, origins, tmp_path, cr
     assert not out.exists() or [p for p in out.rglob("*") if p.is_file() or p.name.startswith(".")] == []
 
 
-@pytest.mark.parametrize("export", [
-    "\ufeff{\"jobId\": \"J1\", \"n\": \"é\"}\r\n".encode(),  # plain text with a BOM and CRLF
-    gzip.compress("\ufeff{\"JobId\": \"J1\", \"n\": \"é\"}\n".encode(), mtime=0),
+@pytest.mark.parametrize(("export", "value"), [
+    ("\ufeff{\"jobId\": \"J1\", \"n\": \"é\"}\r\n".encode(), "é"),  # plain text with a BOM and CRLF
+    (gzip.compress("\ufeff{\"JobId\": \"J1\", \"n\": \"é\"}\n".encode(), mtime=0), "é"),
+    (b'{"job_id": "J1", "n": "\\ud800"}\n', "\ud800"),  # a lone surrogate: kept as its escape
 ])
-def test_export_encodings_and_job_id_keys(bl, origins, export):
+def test_export_encodings_and_job_id_keys(bl, origins, export, value):
     origin = export_origin(origins, OK, export)
     result = bl("--host", origin.url, "--api-key", API_KEY, "trajectory", "get", "-g", "G1")
     assert result.code == 0, result.err
     (doc,) = json.loads(result.out)
     (entry,) = doc["trajectories"]
     assert entry["job_id"] == "J1"
-    assert [row["n"] for row in entry["trajectory"]] == ["é"]
+    assert [row["n"] for row in entry["trajectory"]] == [value]

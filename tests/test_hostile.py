@@ -630,3 +630,28 @@ def test_a_fifo_at_a_path_is_a_file_error_of_that_path_before_the_download(tmp_p
     with pytest.raises(BenchloopError) as caught:
         writers.join_under(str(tmp_path), "J1_report.md")
     assert "not a regular file" in str(caught.value) and "J1_report.md" in str(caught.value)
+
+
+# ------------------------------------------------------------ text UTF-8 cannot carry
+def test_a_lone_surrogate_from_the_backend_is_printed_and_saved_as_its_escape(tmp_path):
+    # JSON may escape half of a surrogate pair ("\ud800"); UTF-8 has no form for it, so
+    # printing it raw failed ("unexpected error") and saving it failed the id.  A real
+    # process with a real pipe: what a script reading stdout gets.
+    body = {"job_id": "J1", "metrics": {"note": "a\ud800b", "\udfff": 1}}
+    with start_scripted({"/openapi/metrics/J1": json_reply(body)}) as srv:
+        base = [sys.executable, "-m", "benchloop", "--host", srv.url, "--api-key", API_KEY, "--retry", "0"]
+        runs = {flags: subprocess.run([*base, *flags[:1], "metrics", "get", "-j", "J1", *flags[1:]],
+                                      capture_output=True, cwd=tmp_path, timeout=60)
+                for flags in ((), ("--no-pretty",), ("--pretty", "--output", "jsonl"))}
+        saved = subprocess.run([*base, "-o", str(tmp_path / "out"), "metrics", "download", "-j", "J1"],
+                               capture_output=True, cwd=tmp_path, timeout=60)
+    for flags, proc in runs.items():
+        assert proc.returncode == 0, (flags, proc.stderr)
+        text = proc.stdout.decode("utf-8")  # valid UTF-8
+        assert "\\ud800" in text and "\\udfff" in text
+        doc = json.loads(text)
+        element = doc if "jsonl" in flags else doc[0]
+        assert element["metrics"] == {"note": "a\ud800b", "\udfff": 1}  # reads back the same
+    assert saved.returncode == 0, saved.stderr
+    (written,) = (tmp_path / "out").rglob("*.json")
+    assert json.loads(written.read_bytes().decode("utf-8"))["metrics"]["note"] == "a\ud800b"

@@ -574,5 +574,7 @@ def test_export_job_order_repeats_unknown_jobs_and_lone_surrogates(tmp_path, pre
         {"job_id": "C", "trajectory": [rows[0], rows[4]]},
         {"job_id": "D", "trajectory": [rows[3]]},
     ]}
-    assert out.getvalue() == json.dumps(expected, indent=2 if pretty else None, ensure_ascii=False,
-                                        separators=None if pretty else (",", ":")) + "\n"
+    text = json.dumps(expected, indent=2 if pretty else None, ensure_ascii=False,
+                      separators=None if pretty else (",", ":")) + "\n"
+    assert out.getvalue() == text.replace("\ud800", "\\ud800")  # written as its escape (UTF-8 has none)
+    assert json.loads(out.getvalue()) == expected

@@ -68,6 +68,14 @@ def test_json_formatting_matches_contract():
     assert dumps(value, pretty=False) == '{"a":[1,{"b":"é"}],"c":{},"d":[]}\n'
 
 
+def test_a_lone_surrogate_is_written_as_its_escape_and_reads_back_the_same():
+    value = {"k\ud800": ["\udfff", "é\U0001f600", "ok"]}
+    assert dumps(value, pretty=False) == '{"k\\ud800":["\\udfff","é\U0001f600","ok"]}\n'
+    for pretty in (True, False):
+        text = dumps(value, pretty)
+        assert text.encode("utf-8") and json.loads(text) == value  # valid UTF-8, same string back
+
+
 @given(st.lists(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
                              lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=3), c, max_size=3),
                              max_leaves=8), max_size=4), st.booleans())

@@ -7,12 +7,15 @@ document holding one a level or two down) is never built as one string: its
 outer levels are written structure by structure and each item is encoded on
 its own, then indented for its depth.  json.dumps indents a nested value the
 same way (a JSON string never holds a raw newline), so the bytes are the same;
-the property tests compare the two.
+the property tests compare the two.  One deliberate difference: a lone surrogate,
+which UTF-8 cannot carry, is written as its ``\\uXXXX`` escape (json.dumps with
+``ensure_ascii=False`` leaves it raw, and printing or saving that text fails).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any, TextIO
 
@@ -24,21 +27,31 @@ _BATCH = 1 << 16  # characters collected before one write
 _ITEMS = 200  # a listing's items encoded together
 
 
+# A lone surrogate (a backend may send "\\ud800") has no UTF-8 form: it is written as the
+# escape it came as, so the text can be printed and saved and reads back the same.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _materialize(value: Any) -> Any:
     if isinstance(value, Spool):
         return list(value)
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def _text(value: Any, pretty: bool) -> str:
+def encode(value: Any, pretty: bool) -> str:
+    """``value``'s JSON text, without the newline (pretty: indented)."""
     if pretty:
-        return json.dumps(value, indent=2, ensure_ascii=False, default=_materialize)
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_materialize)
+        out = json.dumps(value, indent=2, ensure_ascii=False, default=_materialize)
+    else:
+        out = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_materialize)
+    if out.isascii() or not _LONE_SURROGATE.search(out):  # isascii() is a flag: no scan
+        return out
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
 
 
 def dumps(value: Any, pretty: bool = True) -> str:
     """The whole document as one string (small values)."""
-    return _text(value, pretty) + "\n"
+    return encode(value, pretty) + "\n"
 
 
 def is_big(value: Any, depth: int = _DEPTH) -> bool:
@@ -60,14 +73,14 @@ def chunks(value: Any, pretty: bool, level: int = 0, whole: bool = False) -> Ite
     if isinstance(value, dict) and is_big(value) and all(isinstance(k, str) for k in value):
         yield "{"
         for n, (key, item) in enumerate(value.items()):
-            yield ("," if n else "") + (pad + "  " if pretty else "") + json.dumps(key, ensure_ascii=False)
+            yield ("," if n else "") + (pad + "  " if pretty else "") + encode(key, False)
             yield ": " if pretty else ":"
             yield from chunks(item, pretty, level + 1)
         yield pad + "}"
     elif isinstance(value, Spool) or (isinstance(value, list) and (whole or is_big(value))):
         yield from _items(value, pretty, pad, level, whole)
     else:
-        text = _text(value, pretty)
+        text = encode(value, pretty)
         yield text.replace("\n", pad) if level and pretty else text
 
 
@@ -98,7 +111,7 @@ def _items(values: Any, pretty: bool, pad: str, level: int, check: bool) -> Iter
 def _batch_text(batch: list[Any], pretty: bool, pad: str, first: bool) -> str:
     """Items as they stand inside their list: the text of ``batch`` as a list, without its
     brackets (pretty: ``"[\\n  A,\\n  B\\n]"`` -> ``"\\n  A,\\n  B"``, re-indented for its level)."""
-    text = _text(batch, pretty)
+    text = encode(batch, pretty)
     inner = text[1:-2].replace("\n", pad) if pretty else text[1:-1]
     return ("[" if first else ",") + inner
 

@@ -7,11 +7,10 @@ soon as it and every id before it have finished.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from ...base.jsontext import dumps, write_json_array
+from ...base.jsontext import dumps, encode, write_json_array
 from ...table.outputs import Output
 from .base import LineFormat
 
@@ -35,4 +34,4 @@ class JsonLines(LineFormat):
     name = "jsonl"
 
     def line(self, element: Any) -> str:
-        return json.dumps(element, ensure_ascii=False, separators=(",", ":")) + "\n"
+        return encode(element, False) + "\n"

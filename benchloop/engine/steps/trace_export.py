@@ -33,6 +33,7 @@ from typing import Any
 from ...base.errors import StepError
 from ...base.expressions import compile_expression
 from ...base.files import atomic_write_stream, remove_stale_dirs
+from ...base.jsontext import encode
 from ..stepcall import StepCall
 from .registry import WRITTEN, step
 
@@ -122,8 +123,8 @@ class RowIndex:
 
     def render(self, row: Any) -> str:
         if self.pretty:
-            return json.dumps(row, indent=2, ensure_ascii=False).replace("\n", "\n" + ROW_INDENT)
-        return json.dumps(row, ensure_ascii=False, separators=(",", ":"))
+            return encode(row, True).replace("\n", "\n" + ROW_INDENT)
+        return encode(row, False)
 
     def jobs(self) -> Iterator[str]:
         """The jobs of the document: the listed ones in their order, then the jobs only rows
@@ -161,20 +162,20 @@ def write_document(out, group_id: str, index: RowIndex, pretty: bool) -> None:
 
     ``index`` must have been built with the same ``pretty`` setting."""
     if not pretty:
-        out.write('{"group_id":' + json.dumps(group_id, ensure_ascii=False) + ',"trajectories":[')
+        out.write('{"group_id":' + encode(group_id, False) + ',"trajectories":[')
         for n, job in enumerate(index.jobs()):
-            out.write(("," if n else "") + '{"job_id":' + json.dumps(job, ensure_ascii=False) + ',"trajectory":[')
+            out.write(("," if n else "") + '{"job_id":' + encode(job, False) + ',"trajectory":[')
             for m, text in enumerate(index.texts(job)):
                 out.write(("," if m else "") + text)
             out.write("]}")
         out.write("]}\n")
         return
-    out.write('{\n  "group_id": ' + json.dumps(group_id, ensure_ascii=False) + ",\n  \"trajectories\": ")
+    out.write('{\n  "group_id": ' + encode(group_id, False) + ",\n  \"trajectories\": ")
     empty = True
     for job in index.jobs():
         out.write("[\n" if empty else ",\n")
         empty = False
-        out.write('    {\n      "job_id": ' + json.dumps(job, ensure_ascii=False) + ',\n      "trajectory": ')
+        out.write('    {\n      "job_id": ' + encode(job, False) + ',\n      "trajectory": ')
         first = True
         for text in index.texts(job):
             out.write("[\n" if first else ",\n")
