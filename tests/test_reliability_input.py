@@ -578,3 +578,26 @@ def test_export_job_order_repeats_unknown_jobs_and_lone_surrogates(tmp_path, pre
                       separators=None if pretty else (",", ":")) + "\n"
     assert out.getvalue() == text.replace("\ud800", "\\ud800")  # written as its escape (UTF-8 has none)
     assert json.loads(out.getvalue()) == expected
+
+
+def test_an_index_that_cannot_be_made_fails_the_group_with_its_directory(tmp_path, monkeypatch):
+    full = tmp_path / "full"
+    full.mkdir()
+    with pytest.raises(StepError, match=f"cannot index the trace export in {tmp_path / 'gone'}"):
+        trace_export.RowIndex(str(tmp_path / "gone"), ["J1"])
+    # A full disk while the job ids go in: the connection is closed, the error names the directory.
+    ids = (f"J{n:06d}" + "x" * 200 for n in range(100_000))
+    real_connect = trace_export.sqlite3.connect
+    made = []
+
+    def small_connect(path):
+        db = real_connect(path)
+        db.execute("PRAGMA max_page_count = 8")
+        made.append(db)
+        return db
+
+    monkeypatch.setattr(trace_export.sqlite3, "connect", small_connect)
+    with pytest.raises(StepError, match="cannot index the trace export in .*full.*full"):
+        trace_export.RowIndex(str(full), ids)
+    with pytest.raises(Exception, match="closed"):
+        made[0].execute("SELECT 1")

@@ -88,18 +88,28 @@ def test_a_full_disk_keeps_every_item_in_memory_after_the_batches_on_disk(monkey
 
     def pwrite(fd, data, offset):
         calls.append(offset)
-        if len(calls) > 2:
+        if len(calls) > 3:
             raise OSError(errno.ENOSPC, "No space left on device")
-        # write half first: a short write is completed by the loop
-        return real_pwrite(fd, data[: max(1, len(data) // 2)], offset)
+        if len(calls) == 1:  # a short write first: the loop writes the rest
+            return real_pwrite(fd, data[: len(data) // 2], offset)
+        return real_pwrite(fd, data, offset)
 
     monkeypatch.setattr(spool.os, "pwrite", pwrite)
     monkeypatch.setattr(spool, "_SHARED", spool._SharedFile())
     items = _items(40)
     store = Spool(keep=5)
     store.extend(items)
+    assert "40 items, 2 batches on disk" in repr(store)  # two batches written, then the disk refused
     assert _same(list(store), items)
-    assert len(calls) == 3  # a refused write is not tried again: the rest stays in memory
+    assert len(calls) == 4  # a refused write is not tried again: the rest stays in memory
+
+
+def test_without_positional_io_a_spool_stays_in_memory(monkeypatch):
+    monkeypatch.setattr(spool, "_POSITIONAL_IO", False)  # Windows has no os.pwrite/os.pread
+    items = _items(9)
+    store = Spool(keep=2)
+    store.extend(items)
+    assert _same(list(store), items) and "0 batches on disk" in repr(store)
 
 
 def test_no_temporary_directory_keeps_the_spool_in_memory(monkeypatch):
@@ -158,30 +168,22 @@ def test_seen_ids_move_to_disk_past_keep():
     ids.close()
 
 
-class _FullDisk:
-    """A connection whose inserts fail as on a full disk; reads still work."""
-
-    def __init__(self, db):
-        self.db = db
-
-    def execute(self, *args):
-        return self.db.execute(*args)
-
-    def executemany(self, *_args):
-        raise sqlite3.OperationalError("database or disk is full")
-
-    def close(self):
-        self.db.close()
-
-
-def test_a_full_disk_takes_the_ids_back_into_memory():
-    ids = SeenIds(keep=2)
-    ids.fresh(["a", "b", "c"])
-    ids._db = _FullDisk(ids._db)
-    assert ids.fresh(["a", "d"]) == [False, True]
-    assert ids._db is None  # back in memory, and there it stays
-    assert ids.fresh(["d", "b", "e"] + [f"x{i}" for i in range(10)]) == [False, False] + [True] * 11
-    assert ids._db is None
+def test_a_really_full_disk_keeps_the_ids_stored_before_it():
+    # SQLite's own "database or disk is full" (a page limit), not a stand-in: only the
+    # failing page's inserts are taken back, every id stored before stays known.
+    pages = [[f"id-{n:05d}-" + "x" * 40 for n in range(start, start + 60)] for start in range(0, 3000, 50)]
+    pages += pages[:3]  # the first pages again, after the disk filled up: nothing new
+    ids = SeenIds(keep=100)
+    try:
+        flags = [ids.fresh(pages[0]), ids.fresh(pages[1]), ids.fresh(pages[2])]
+        assert ids._db is not None
+        (used,) = ids._db.execute("PRAGMA page_count").fetchone()
+        ids._db.execute(f"PRAGMA max_page_count = {used + 2}")
+        flags += [ids.fresh(page) for page in pages[3:]]
+        assert ids._db is None  # the disk filled up: the ids went back into memory
+        assert flags == _reference(pages)
+    finally:
+        ids.close()
 
 
 def test_no_temporary_directory_keeps_the_ids_in_memory(monkeypatch):
@@ -225,10 +227,17 @@ def _plain(value):
     return value
 
 
+any_text = st.text(st.characters(exclude_categories=()), max_size=4)  # lone surrogates included
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=4),
-    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=3), inner, max_size=4),
+    st.none() | st.booleans() | st.integers() | st.floats() | any_text,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(
+        any_text | st.integers() | st.booleans() | st.none() | st.floats(allow_nan=False), inner, max_size=4),
     max_leaves=25)
+
+
+def _escaped(text):
+    """json.dumps's text with each lone surrogate written as its escape (what bl writes)."""
+    return "".join(f"\\u{ord(c):04x}" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
 
 
 @settings(max_examples=300, deadline=None)
@@ -240,8 +249,8 @@ def test_the_text_of_spooled_and_long_listings_is_json_dumps_text(value, pretty,
             doc = [doc]
         out = io.StringIO()
         jsontext.write(out, doc, pretty, whole=whole)
-    expected = json.dumps(_plain(doc), indent=2 if pretty else None, ensure_ascii=False,
-                          separators=None if pretty else (",", ":")) + "\n"
+    expected = _escaped(json.dumps(_plain(doc), indent=2 if pretty else None, ensure_ascii=False,
+                                   separators=None if pretty else (",", ":"))) + "\n"
     assert out.getvalue() == expected
     assert jsontext.dumps(doc, pretty) == expected  # the one-shot path reads a Spool too
 
@@ -292,8 +301,18 @@ def test_a_failed_page_after_spilling_raises_and_leaves_nothing(monkeypatch):
             raise ConnectionResetError("page 4 failed")
         return pages(skip, limit)
 
+    monkeypatch.setattr(spool, "KEEP_IDS", 5)
+    closed = []
+    real_close = SeenIds.close
+
+    def close(self):
+        closed.append(self._db is not None)  # the ids had gone to disk
+        real_close(self)
+
+    monkeypatch.setattr(SeenIds, "close", close)
     with pytest.raises(ConnectionResetError):
         unique_scan(fetch, page_size=10, collection="jobs", id_keys=["job_id"], spill=True)
+    assert closed == [True]  # the walk closed its database on the way out
 
 
 class _Digest:
@@ -389,3 +408,11 @@ def test_a_written_listing_spills_and_is_the_printed_document(api, spied, tmp_pa
     printed = api("jobs", "get", "-g", "G1", "--all", "--page-size", "6", "--query", "[0]")
     assert written == printed.out
     assert len(json.loads(written)["jobs"]) == 40 and "(40 jobs)" in result.err
+
+
+def test_a_pull_section_that_writes_a_listing_spills_too(api, spied, tmp_path):
+    result = api("pull", "-g", "G2", "--with", "jobs,tasks", "-o", str(tmp_path))
+    assert result.code == 0, result.err
+    assert any(len(s) > 3 for s in spied)
+    written = json.loads((tmp_path / "G2" / "job_list.json").read_text())
+    assert [j["job_id"] for j in written["jobs"]][:3] and len(written["jobs"]) == written["total"] == 40

@@ -39,6 +39,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 KEEP = 1000  # items held in memory before a batch goes to disk
+_POSITIONAL_IO = hasattr(os, "pwrite") and hasattr(os, "pread")  # not on Windows: Spools stay in memory
 KEEP_IDS = 2000  # ids held in a set before the string ids move to disk
 _CHUNK = 500  # ids per SQL statement (SQLite allows 999 parameters in older builds)
 
@@ -65,7 +66,7 @@ class Spool:
             self.append(item)
 
     def _spill(self) -> None:
-        if not self._disk:
+        if not self._disk or not _POSITIONAL_IO:
             return
         try:
             data = marshal.dumps(self._tail)
@@ -185,7 +186,11 @@ class SeenIds:
                 self._move_to_disk()
             return flags
         disk = {iid for iid in ids if _on_disk(iid)}
-        known = self._known_on_disk(list(disk))
+        try:
+            known = self._known_on_disk(list(disk))
+        except self._disk_error:  # the disk cannot be read: every id back into memory
+            self._back_to_memory([])
+            return self.fresh(ids)
         for iid in ids:
             new = iid not in page and (iid not in known if iid in disk else iid not in self._memory)
             if new:
@@ -194,7 +199,7 @@ class SeenIds:
         rows = [(iid,) for iid in page if iid in disk]
         self._memory.update(page.difference(disk))
         try:
-            self._db.executemany("INSERT INTO seen VALUES (?)", rows)
+            _insert(self._db, rows)
         except self._disk_error:  # a full disk: every id back into memory
             self._back_to_memory(rows)
         return flags
@@ -213,11 +218,13 @@ class SeenIds:
         self._disk_error = sqlite3.Error
         db = None
         try:
-            db = sqlite3.connect("", check_same_thread=False)
+            # autocommit: a statement that fails (a full disk) rolls back itself alone, never
+            # the ids stored before it
+            db = sqlite3.connect("", check_same_thread=False, isolation_level=None)
             db.execute("PRAGMA cache_size=-512")
             db.execute("CREATE TABLE seen (id PRIMARY KEY) WITHOUT ROWID")
             disk = [iid for iid in self._memory if _on_disk(iid)]
-            db.executemany("INSERT INTO seen VALUES (?)", ((iid,) for iid in disk))
+            _insert(db, [(iid,) for iid in disk])
         except sqlite3.Error:  # no temporary directory: the ids stay in memory
             if db is not None:
                 db.close()
@@ -230,6 +237,8 @@ class SeenIds:
         db, self._db = self._db, None
         try:
             self._memory.update(row[0] for row in db.execute("SELECT id FROM seen"))
+        except self._disk_error as exc:
+            raise OSError(f"cannot read back the ids seen from the temporary directory: {exc}") from None
         finally:
             db.close()
         self._memory.update(row[0] for row in pending)
@@ -239,6 +248,18 @@ class SeenIds:
         if self._db is not None:
             self._db.close()
             self._db = None
+
+
+def _insert(db: Any, rows: list[tuple[Any]]) -> None:
+    """One page's new ids in one transaction: a failure (a full disk) takes back only these."""
+    db.execute("BEGIN")
+    try:
+        db.executemany("INSERT INTO seen VALUES (?)", rows)
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:  # SQLite may have rolled it back already
+            db.execute("ROLLBACK")
+        raise
 
 
 def _on_disk(iid: Any) -> bool:

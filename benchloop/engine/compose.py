@@ -62,7 +62,9 @@ def run_compose(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dic
         ident, name = work[label]
         section = compose.sections[name]
         target = spec.section_action(section)
-        pipeline = Pipeline(rt, target, dim, section_options(target, section, opts))
+        options = section_options(target, section, opts)
+        # a section that writes files only turns its listings into JSON text: they may spill
+        pipeline = Pipeline(rt, target, dim, options, spill=target.writes_files(options))
         try:
             return process(pipeline, ident)
         except MultiFailure as exc:

@@ -87,19 +87,28 @@ class RowIndex:
         self.row_job = row_job or compile_expression("job_id || jobId || JobId", "row_job")
         self.pretty = pretty
         self.path = os.path.join(directory, "rows.sqlite")
-        self.db = sqlite3.connect(self.path)
-        self.db.execute("PRAGMA journal_mode=OFF")
-        self.db.execute("PRAGMA synchronous=OFF")
-        self.db.execute("PRAGMA cache_size=-512")  # KiB: the index is read in order, job by job
-        self.db.execute("CREATE TABLE jobs (ord INTEGER PRIMARY KEY, id BLOB UNIQUE)")
-        self.db.execute("CREATE TABLE rows (job BLOB, seq INTEGER, row TEXT)")
-        self.db.executemany("INSERT OR IGNORE INTO jobs (id) VALUES (?)", ((_key(job),) for job in ids))
+        try:
+            self.db = sqlite3.connect(self.path)
+        except sqlite3.Error as exc:
+            raise StepError(f"cannot index the trace export in {directory}: {exc}") from None
+        try:
+            self.db.execute("PRAGMA journal_mode=OFF")
+            self.db.execute("PRAGMA synchronous=OFF")
+            self.db.execute("PRAGMA cache_size=-512")  # KiB: the index is read in order, job by job
+            self.db.execute("CREATE TABLE jobs (ord INTEGER PRIMARY KEY, id BLOB UNIQUE)")
+            self.db.execute("CREATE TABLE rows (job BLOB, seq INTEGER, row TEXT)")
+            self.db.executemany("INSERT OR IGNORE INTO jobs (id) VALUES (?)", ((_key(job),) for job in ids))
+        except sqlite3.Error as exc:  # a full disk under the output root
+            self.db.close()
+            raise StepError(f"cannot index the trace export in {directory}: {exc}") from None
 
     def load(self, export: str) -> None:
         try:
             self._load(export)
         except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:
             raise StepError(f"trace trajectory export is corrupt: {type(exc).__name__}: {exc}") from None
+        except sqlite3.Error as exc:  # a full disk under the output root
+            raise StepError(f"cannot index the trace export in {os.path.dirname(self.path)}: {exc}") from None
 
     def _load(self, export: str) -> None:
         batch = []
