@@ -416,3 +416,26 @@ def test_a_pull_section_that_writes_a_listing_spills_too(api, spied, tmp_path):
     assert any(len(s) > 3 for s in spied)
     written = json.loads((tmp_path / "G2" / "job_list.json").read_text())
     assert [j["job_id"] for j in written["jobs"]][:3] and len(written["jobs"]) == written["total"] == 40
+
+
+class _UnreadablePages:
+    """A connection whose per-page lookups fail (an I/O error); the whole table still reads."""
+
+    def __init__(self, db):
+        self.db = db
+
+    def execute(self, sql, *args):
+        if " IN (" in sql:
+            raise sqlite3.OperationalError("disk I/O error")
+        return self.db.execute(sql, *args)
+
+    def close(self):
+        self.db.close()
+
+
+def test_a_lookup_the_disk_cannot_answer_takes_the_ids_back_into_memory():
+    ids = SeenIds(keep=2)
+    assert ids.fresh(["a", "b", "c"]) == [True, True, True] and ids._db is not None
+    ids._db = _UnreadablePages(ids._db)
+    assert ids.fresh(["a", "d", "d"]) == [False, True, False]
+    assert ids._db is None and ids.fresh(["b", "c", "d", "e"]) == [False, False, False, True]
