@@ -173,35 +173,28 @@ class SeenIds:
 
     def fresh(self, ids: list[Any]) -> list[bool]:
         """For each id, whether it is new (an id twice in ``ids`` is new the first time only)."""
-        page: set[Any] = set()
-        flags = []
-        if self._db is None:
-            for iid in ids:
-                new = iid not in self._memory and iid not in page
-                if new:
-                    page.add(iid)
-                flags.append(new)
-            self._memory |= page
-            if len(self._memory) > self._keep and not self._disk_failed:
-                self._move_to_disk()
-            return flags
-        disk = {iid for iid in ids if _on_disk(iid)}
+        disk = {iid for iid in ids if _on_disk(iid)} if self._db is not None else set()
         try:
-            known = self._known_on_disk(list(disk))
+            known = self._known_on_disk(list(disk)) if disk else set()
         except self._disk_error:  # the disk cannot be read: every id back into memory
             self._back_to_memory([])
             return self.fresh(ids)
+        page: set[Any] = set()
+        flags = []
         for iid in ids:
             new = iid not in page and (iid not in known if iid in disk else iid not in self._memory)
             if new:
                 page.add(iid)
             flags.append(new)
         rows = [(iid,) for iid in page if iid in disk]
-        self._memory.update(page.difference(disk))
-        try:
-            _insert(self._db, rows)
-        except self._disk_error:  # a full disk: every id back into memory
-            self._back_to_memory(rows)
+        self._memory |= page.difference(disk)
+        if rows:
+            try:
+                _insert(self._db, rows)
+            except self._disk_error:  # a full disk: every id back into memory
+                self._back_to_memory(rows)
+        elif self._db is None and len(self._memory) > self._keep and not self._disk_failed:
+            self._move_to_disk()
         return flags
 
     def _known_on_disk(self, keys: list[Any]) -> set[Any]:
@@ -248,6 +241,12 @@ class SeenIds:
         if self._db is not None:
             self._db.close()
             self._db = None
+
+    def __enter__(self) -> SeenIds:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
 
 
 def _insert(db: Any, rows: list[tuple[Any]]) -> None:

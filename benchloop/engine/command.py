@@ -59,9 +59,9 @@ def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[st
 
     ``on_done`` sees each id's outcome as soon as it is known (jsonl streams
     it).  A 401 raises ``AuthError`` after cancelling the remaining work.
-    ``spill``: the outcomes go only to ``base.jsontext`` (a JSON document on stdout or in
-    files), so a walked listing may be a ``Spool`` (on disk past its first items).
-    """
+    ``spill``: the outcomes are printed only as one JSON document (``base.jsontext``), so a
+    walked listing may be a ``Spool`` (on disk past its first items); a command that writes
+    files spills anyway (``Pipeline.spill``)."""
     for message in unknown_values(action, opts):
         rt.log.warn(message)
     if action.compose is not None:
@@ -106,9 +106,9 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
         query = formats.compile_query(opts.get("query"))
         if prints and formats.FORMATS[output].streams and query is None and action.combine is None:
             stream = Stream(rt.stdout, rt.log, action, ids, formats.FORMATS[output])
-    # Outcomes that only become JSON text (files, or one JSON document) may keep big listings
-    # on disk until they are written; every other consumer gets lists.
-    spill = action.combine is None and (not prints or (output == "json" and query is None and stream is None))
+    # Outcomes printed only as one JSON document may keep big listings on disk until they are
+    # written; every other consumer (--query, the other formats, combine) gets lists.
+    spill = prints and output == "json" and query is None and stream is None and action.combine is None
     try:
         outcomes = execute(rt, action, dim, ids, opts, stream.done if stream is not None else None, spill)
     except AuthError as exc:

@@ -62,9 +62,7 @@ def run_compose(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dic
         ident, name = work[label]
         section = compose.sections[name]
         target = spec.section_action(section)
-        options = section_options(target, section, opts)
-        # a section that writes files only turns its listings into JSON text: they may spill
-        pipeline = Pipeline(rt, target, dim, options, spill=target.writes_files(options))
+        pipeline = Pipeline(rt, target, dim, section_options(target, section, opts))
         try:
             return process(pipeline, ident)
         except MultiFailure as exc:

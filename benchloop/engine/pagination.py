@@ -63,6 +63,11 @@ def _item_id(item: Any, id_keys: list[str]) -> Any:
     return None
 
 
+def _collector(spill: bool) -> list[Any] | Spool:
+    """Where a walk keeps its items: a list, or a ``Spool`` when asked to spill."""
+    return Spool() if spill else []
+
+
 def _noop(*_args: Any) -> None:
     return None
 
@@ -100,7 +105,7 @@ class _Walk:
         self.total: int | None = None
         self.seen = SeenIds()
         self.keep = keep  # False: only the ids seen are kept (the items are handed out page by page)
-        self.items: list[Any] | Spool = Spool() if spill else []
+        self.items = _collector(spill)
         self.count = 0
         self.fresh: list[Any] = []  # the new items of the last page
         self.first: dict[str, Any] = {}
@@ -201,12 +206,10 @@ def unique_scan(
 def _passes(fetch: Fetch, walk: _Walk, page_size: int) -> Iterator[Any]:
     """Every new item of every pass; a pass with another page size follows while the total is not reached."""
     sizes = list(dict.fromkeys((page_size, 1000, 999, 500)))
-    try:
+    with walk.seen:
         for size in sizes:
             if (yield from _one_pass(fetch, walk, size)):
                 return
-    finally:
-        walk.seen.close()
     raise PaginationError(
         f"{walk.label} pagination collected {walk.count} of {walk.total} unique {walk.collection} "
         f"after {len(sizes)} scans"
@@ -253,7 +256,7 @@ def task_scan(
         raise PaginationError(f"{label} page size must be at least 1")
     state = _TaskWalk(keep_first)
     walked = _task_items(fetch, state, page_size, collection, id_keys, label, on_page)
-    items: list[Any] | Spool = Spool() if spill else []
+    items = _collector(spill)
     items.extend(walked)
     return Scan(state.total if state.total is not None else len(items), items, state.first)
 
@@ -305,46 +308,38 @@ def _task_items(fetch: Fetch, state: _TaskWalk, page_size: int, collection: str,
     Without the first, a backend answering the same full page of id-less tasks to every
     ``skip``, with no total, was paged without end (and every item kept in memory).
     """
-    seen = SeenIds()  # ids, and the digests of items without one (bytes: never an id)
-    try:
-        yield from _task_pages(fetch, state, page_size, collection, id_keys, label, on_page, seen)
-    finally:
-        seen.close()
-
-
-def _task_pages(fetch: Fetch, state: _TaskWalk, page_size: int, collection: str, id_keys: list[str],
-                label: str, on_page: OnPage, seen: SeenIds) -> Iterator[Any]:
-    skip = 0
-    count = 0
-    while True:
-        page = _read_page(state, fetch(skip, page_size), collection, label)
-        total = state.total
-        ids = [_item_id(item, id_keys) for item in page]
-        keys = [_fingerprint(item) if iid is None else iid for item, iid in zip(page, ids, strict=True)]
-        added: list[Any] = []
-        fresh = 0
-        for item, iid, new in zip(page, ids, seen.fresh(keys), strict=True):
-            if iid is None or new:
-                added.append(item)  # an item without an id is kept, as the official client keeps it
-                fresh += new
-        count += len(added)
-        on_page(count, total)
-        done = total is not None and count >= total
-        if page and not fresh and not done:  # before a page of repeats is handed out
-            raise PaginationError(f"{label} {collection} pagination made no progress")
-        yield from added
-        if done:
-            break
-        if not page:
-            if total is not None:
+    with SeenIds() as seen:  # ids, and the digests of items without one (bytes: never an id)
+        skip = 0
+        count = 0
+        while True:
+            page = _read_page(state, fetch(skip, page_size), collection, label)
+            total = state.total
+            ids = [_item_id(item, id_keys) for item in page]
+            keys = [_fingerprint(item) if iid is None else iid for item, iid in zip(page, ids, strict=True)]
+            added: list[Any] = []
+            fresh = 0
+            for item, iid, new in zip(page, ids, seen.fresh(keys), strict=True):
+                if iid is None or new:
+                    added.append(item)  # an item without an id is kept, as the official client keeps it
+                    fresh += new
+            count += len(added)
+            on_page(count, total)
+            done = total is not None and count >= total
+            if page and not fresh and not done:  # before a page of repeats is handed out
+                raise PaginationError(f"{label} {collection} pagination made no progress")
+            yield from added
+            if done:
+                break
+            if not page:
+                if total is not None:
+                    raise PaginationError(f"{label} pagination ended at {count} of {total} {collection}")
+                break
+            skip += len(page)
+            if total is None and len(page) < page_size:
+                break
+            if total is not None and skip >= total:
+                # Every page the backend announced was read; another would start past its end.
                 raise PaginationError(f"{label} pagination ended at {count} of {total} {collection}")
-            break
-        skip += len(page)
-        if total is None and len(page) < page_size:
-            break
-        if total is not None and skip >= total:
-            # Every page the backend announced was read; another would start past its end.
-            raise PaginationError(f"{label} pagination ended at {count} of {total} {collection}")
 
 
 MODES: dict[str, Callable[..., Any]] = {

@@ -72,11 +72,14 @@ class Pipeline:
     def __init__(self, rt: Runtime, action: Action, dim: str, opts: Mapping[str, Any], id_count: int = 1,
                  spill: bool = False):
         self.rt = rt
-        self.spill = spill  # a part's walked listing may be a Spool (see command.execute)
+
         self.action = action
         self.dim: Dimension = action.dimensions[dim]
         self.opts = dict(opts)
         self.files = action.writes_files(opts)
+        # A part's walked listing may be a Spool when the values only become JSON text: files
+        # (written by ``write``), or one printed JSON document (``spill``, see command.run).
+        self.spill = spill or self.files
         self.root = opts.get("output_dir") or rt.output_dir
         self.skip_existing = bool(opts.get("skip_existing"))
         self.id_count = id_count

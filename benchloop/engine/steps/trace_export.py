@@ -90,7 +90,7 @@ class RowIndex:
         try:
             self.db = sqlite3.connect(self.path)
         except sqlite3.Error as exc:
-            raise StepError(f"cannot index the trace export in {directory}: {exc}") from None
+            raise _index_error(directory, exc) from None
         try:
             self.db.execute("PRAGMA journal_mode=OFF")
             self.db.execute("PRAGMA synchronous=OFF")
@@ -100,7 +100,7 @@ class RowIndex:
             self.db.executemany("INSERT OR IGNORE INTO jobs (id) VALUES (?)", ((_key(job),) for job in ids))
         except sqlite3.Error as exc:  # a full disk under the output root
             self.db.close()
-            raise StepError(f"cannot index the trace export in {directory}: {exc}") from None
+            raise _index_error(directory, exc) from None
 
     def load(self, export: str) -> None:
         try:
@@ -108,7 +108,7 @@ class RowIndex:
         except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:
             raise StepError(f"trace trajectory export is corrupt: {type(exc).__name__}: {exc}") from None
         except sqlite3.Error as exc:  # a full disk under the output root
-            raise StepError(f"cannot index the trace export in {os.path.dirname(self.path)}: {exc}") from None
+            raise _index_error(os.path.dirname(self.path), exc) from None
 
     def _load(self, export: str) -> None:
         batch = []
@@ -156,6 +156,10 @@ class RowIndex:
 
     def close(self) -> None:
         self.db.close()
+
+
+def _index_error(directory: str, exc: Exception) -> StepError:
+    return StepError(f"cannot index the trace export in {directory}: {exc}")
 
 
 def _key(job: str) -> bytes:
