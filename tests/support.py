@@ -26,6 +26,7 @@ import io
 import json
 import os
 import re
+import socket
 import sys
 import threading
 from collections.abc import Callable
@@ -375,3 +376,53 @@ class RecordingLog:
         self.lines.append(message)
 
     info = warn = progress = debug
+
+
+class KeptAlive:
+    """A loopback server that reads the requests of each kept-alive connection in turn (their
+    heads; no request here has a body) and hands each to ``answer(conn, head, n)``, with ``n``
+    the request's number on its connection, which writes any bytes it likes.  Returning True,
+    or raising ``ConnectionAbortedError``, closes the connection.  ``heads`` and
+    ``connections`` say what came and on how many connections."""
+
+    def __init__(self, answer: Callable[[socket.socket, bytes, int], bool | None]):
+        self.answer = answer
+        self.heads: list[bytes] = []
+        self.connections = 0
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with self.lock:
+                self.connections += 1
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        buffered, n = b"", 0
+        try:
+            while True:
+                while b"\r\n\r\n" not in buffered:
+                    data = conn.recv(65536)
+                    if not data:
+                        return
+                    buffered += data
+                head, _, buffered = buffered.partition(b"\r\n\r\n")
+                with self.lock:
+                    self.heads.append(head)
+                if self.answer(conn, head, n):
+                    return
+                n += 1
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def stop(self) -> None:
+        self.sock.close()

@@ -92,18 +92,21 @@ def test_concurrent_sets_keep_every_profile(tmp_path):
 
 
 # ---------------------------------------------------------------- masking
-def test_show_masks_a_password_in_the_host(bl):
+def test_show_masks_the_user_info_of_the_host(bl):
     result = bl("--host", "https://me:s3cret@backend.example", "config", "show")
     assert result.code == 0
-    assert json.loads(result.out)["host"] == "https://me:***@backend.example"
+    assert json.loads(result.out)["host"] == "https://***@backend.example"
     assert "s3cret" not in result.out + result.err
 
 
-def test_plain_http_warning_masks_the_password(bl, sandbox):
+def test_a_host_with_user_info_is_refused_before_any_request_and_masked(bl, sandbox):
     url = sandbox.url.replace("127.0.0.1", "me:s3cret@localhost.localdomain")
+    sandbox.reset_stats()
     result = bl("--host", url, "--api-key", "k", "--retry", "0", "--timeout", "2", "metrics", "get", "-j", "X")
-    assert "me:***@localhost.localdomain" in result.err
-    assert "s3cret" not in result.err
+    assert result.code == 2, result.err
+    assert "invalid backend URL 'http://***@localhost.localdomain:" in result.err
+    assert "s3cret" not in result.err and "me:" not in result.err
+    assert sandbox.stats.get("requests", 0) == 0
 
 
 @pytest.mark.parametrize(("key", "shown"), [

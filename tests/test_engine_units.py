@@ -37,7 +37,7 @@ class Backend:
         self.lock = threading.Lock()
 
     def request_json(self, method: str, path: str, params: dict | None = None, body: Any = None,
-                     headers: dict | None = None) -> Any:
+                     headers: dict | None = None, expect: Any = None) -> Any:
         with self.lock:
             self.requests.append((method, path, params, body))
         answer = self.answers.get(path)

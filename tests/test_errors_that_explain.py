@@ -37,15 +37,17 @@ def test_network_failure_names_the_environment_variable(bl, closed_port, monkeyp
     assert f"[error] network errors talking to http://127.0.0.1:{closed_port} (host from BENCHLOOP_HOST)" in result.err
 
 
-def test_network_failure_names_the_config_file_and_masks_a_password(bl, closed_port, tmp_path):
+def test_a_host_with_user_info_in_the_config_is_refused_names_the_file_and_masks_it(bl, closed_port, tmp_path):
+    # Round four: user info in the backend URL is a usage error (a URL read as two hosts sent
+    # the key to the one before the '@'), named with where it came from, the user info masked.
     config = tmp_path / "c.toml"
     config.write_text(f'[profile]\nhost = "http://me:s3cret@127.0.0.1:{closed_port}"\n', encoding="utf-8")
     config.chmod(0o600)
     result = bl("--config", str(config), "--api-key", "k", "--retry", "0", "metrics", "get", "-j", "X")
-    assert result.code == 4
-    assert (f"[error] network errors talking to http://me:***@127.0.0.1:{closed_port} "
-            f"(host from host in {config} [profile])") in result.err
-    assert "s3cret" not in result.err
+    assert result.code == 2, result.err
+    assert (f"invalid backend URL 'http://***@127.0.0.1:{closed_port}': it has user info") in result.err
+    assert f"(from host in {config} [profile])" in result.err
+    assert "s3cret" not in result.err and "me:" not in result.err
 
 
 # --------------------------------------------------------- 5. missing key

@@ -238,17 +238,3 @@ def test_a_proxy_that_refuses_connections_is_a_network_failure(origins, env, tmp
                            "-j", "G1-J0001")
     assert result.code == 4, result.err
     assert "Connection refused" in result.err and "retry" in result.err.lower()
-
-
-def test_the_bridge_turns_httpcore_errors_into_ours():
-    import httpcore
-
-    from benchloop.transport import _errors
-
-    for name in ("ConnectError", "ConnectTimeout", "ReadError", "ReadTimeout", "WriteError", "PoolTimeout",
-                 "RemoteProtocolError", "LocalProtocolError", "ProxyError", "UnsupportedProtocol"):
-        ours = _errors.translated(getattr(httpcore, name)("words"))
-        assert type(ours) is getattr(_errors, name) and str(ours) == "words"
-        assert isinstance(ours, _errors.TRANSPORT_ERRORS)
-    other = ValueError("not the wire")
-    assert _errors.translated(other) is other

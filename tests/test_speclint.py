@@ -409,8 +409,17 @@ CASES = {
         lambda d: d["schemas"]["Job"]["properties"].update(status={"$ref": "#/schemas/JobStatuz"}),
         ["schemas.Job.properties.status: $ref '#/schemas/JobStatuz' names no schema (write #/schemas/NAME)"]),
     "reference outside the schemas": (
-        lambda d: d["endpoints"]["job_meta"]["response"].update(json={"$ref": "#/definitions/JobMeta"}),
-        ["endpoints.job_meta.response.json: $ref '#/definitions/JobMeta' names no schema (write #/schemas/NAME)"]),
+        lambda d: d["endpoints"]["download_task"]["response"].update(json={"$ref": "#/definitions/DownloadTask"}),
+        ["endpoints.download_task.response.json: $ref '#/definitions/DownloadTask' names no schema "
+         "(write #/schemas/NAME)"]),
+    "identity field the answer does not declare": (
+        lambda d: d["endpoints"]["job_meta"]["response"].update(identity={"jobid": "{job}"}),
+        ["endpoints.job_meta.response.identity: identity field 'jobid' is not declared in the response of "
+         "endpoint 'job_meta'"]),
+    "identity of a variable the request does not bind": (
+        lambda d: d["endpoints"]["job_meta"]["response"].update(identity={"group_id": "{group}"}),
+        ["endpoints.job_meta: identity field 'group_id': '{group}' names no variable of the request "
+         "(its path and query bind ['job'])"]),
     "schema that is no object": (
         lambda d: d["schemas"]["Job"]["properties"].update(score="number"),
         ["schemas.Job.properties.score: a schema must be an object"]),
@@ -685,7 +694,8 @@ def test_schema_response_names_its_form(tmp_path):
     """A response is {json: SCHEMA}, {binary: [TYPES]} or {text: [TYPES]}: the bare word of old tables
     (which said nothing of the content types) is refused where it is written."""
     text = SPEC.read_text(encoding="utf-8").replace(
-        '    response: {json: {$ref: "#/schemas/JobMeta"}}\n', "    response: binary\n", 1)
+        '    response: {json: {$ref: "#/schemas/JobMeta"}, identity: {job_id: "{job}"}}\n',
+        "    response: binary\n", 1)
     line = text.splitlines().index("    response: binary") + 1
     with pytest.raises(SpecError) as err:
         compile_text(tmp_path, text)

@@ -10,11 +10,19 @@ from __future__ import annotations
 
 def test_retries_name_the_whole_url_and_hide_the_secrets(bl, closed_port):
     key = "verbose-secret-key-1234"
-    result = bl("--host", f"http://user:hunter2@127.0.0.1:{closed_port}", "--api-key", key, "-v",
+    result = bl("--host", f"http://127.0.0.1:{closed_port}", "--api-key", key, "-v",
                 "--retry", "1", "metrics", "get", "-j", "G1-J0001")
     assert result.code == 4
     retries = [line for line in result.err.splitlines() if line.startswith("[debug] GET ")]
     assert retries, result.err
     assert retries[0].startswith(
-        f"[debug] GET http://user:***@127.0.0.1:{closed_port}/openapi/metrics/G1-J0001?source=trace: ")
-    assert "hunter2" not in result.err and key not in result.err
+        f"[debug] GET http://127.0.0.1:{closed_port}/openapi/metrics/G1-J0001?source=trace: ")
+    assert key not in result.err
+
+
+def test_a_password_in_the_host_is_a_usage_error_that_never_shows_it(bl, closed_port):
+    result = bl("--host", f"http://user:hunter2@127.0.0.1:{closed_port}", "--api-key", "verbose-secret-key-1234",
+                "-v", "--retry", "1", "metrics", "get", "-j", "G1-J0001")
+    assert result.code == 2, result.err
+    assert f"'http://***@127.0.0.1:{closed_port}'" in result.err
+    assert "hunter2" not in result.err and "user:" not in result.err

@@ -57,6 +57,11 @@ class Cancelled(BenchloopError):
     """Work abandoned because another worker hit a fatal error."""
 
 
+class IdentityMismatch(BenchloopError):
+    """An answer that names another id than the one asked for (``identity`` in the table):
+    someone else's answer, never to be saved or printed as this id's."""
+
+
 class StepError(BenchloopError):
     """A failure produced by the engine itself (pagination, response shape)."""
 

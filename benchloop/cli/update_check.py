@@ -26,6 +26,7 @@ import re
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from ..version import __version__
 
@@ -112,13 +113,57 @@ def _versions(body: bytes, content_type: str) -> list[str]:
     return found
 
 
-def fetch_latest(index: str) -> str | None:
-    from ..transport.client import import_httpx  # the one HTTP library of the client
+MAX_PAGE = 8 << 20  # an index page larger than this is not read to its end
 
-    response = import_httpx().get(f"{index}/{PACKAGE}/", timeout=TIMEOUT, follow_redirects=True, headers={
-        "Accept": "application/vnd.pypi.simple.v1+json, text/html;q=0.1", "User-Agent": PACKAGE})
-    response.raise_for_status()
-    versions = _versions(response.content, response.headers.get("content-type", ""))
+
+def _credentials(index: str) -> tuple[str, str | None]:
+    """``(index without user info, its Basic Authorization value)``: an index URL may carry
+    ``user:password@`` (as pip allows); it becomes a header sent to that index's origin only."""
+    import base64
+    from urllib.parse import unquote
+
+    scheme, sep, rest = index.partition("//")
+    end = min((i for i in (rest.find(mark) for mark in "/?#") if i >= 0), default=len(rest))
+    if not sep or "@" not in rest[:end]:
+        return index, None
+    userinfo, _, hostport = rest[:end].rpartition("@")
+    user, _, password = userinfo.partition(":")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
+    return f"{scheme}//{hostport}{rest[end:]}", f"Basic {token}"
+
+
+class _TooBig(Exception):
+    pass
+
+
+def fetch_latest(index: str) -> str | None:
+    import tempfile
+
+    from ..base.log import Log
+    from ..transport.client import Http  # every request of bl goes through it
+
+    index, authorization = _credentials(index.rstrip("/"))
+    kind: dict[str, str] = {}
+    size = [0]
+
+    def check(status: int, headers: Any, url: str) -> None:
+        kind["type"] = str(headers.get("content-type", ""))
+
+    def count(n: int) -> None:
+        size[0] += n
+        if size[0] > MAX_PAGE:
+            raise _TooBig()
+
+    http = Http(index, authorization, TIMEOUT, 0, 1, Log(quiet=True), auth_header="Authorization")
+    try:
+        with tempfile.TemporaryDirectory(prefix="bl-update-") as tmp:
+            page = os.path.join(tmp, "page")
+            http.download(f"{index}/{PACKAGE}/", page, check=check, on_bytes=count,
+                          headers={"Accept": "application/vnd.pypi.simple.v1+json, text/html;q=0.1"})
+            body = Path(page).read_bytes()
+    finally:
+        http.close()
+    versions = _versions(body, kind.get("type", ""))
     stable = [v for v in versions if (key := version_key(v)) and key[1] == (1, 0)]
     return max(stable or versions, key=lambda v: version_key(v) or ((),), default=None)
 

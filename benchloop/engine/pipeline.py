@@ -57,7 +57,7 @@ from .items import select
 from .outcomes import Failure, MultiFailure, Outcome, aggregate
 from .pagination import ITER_MODES, MODES, PaginationError, Scan
 from .placeholders import PLACEHOLDERS
-from .render import render_headers, render_request
+from .render import identity_check, render_headers, render_request
 from .runtime import Runtime
 from .steps import STEPS, WRITTEN
 
@@ -96,12 +96,14 @@ class Pipeline:
     # -- requests ---------------------------------------------------------
     def request(self, endpoint: Endpoint, ctx: Context) -> Any:
         path, params, body = render_request(endpoint, ctx)
+        expect = identity_check(endpoint, ctx)
         service = self.rt.spec.services.get(endpoint.service)
         try:
             if service is None or service.default:
-                return self.rt.http.request_json(endpoint.method, path, params, body)
+                return self.rt.http.request_json(endpoint.method, path, params, body, expect=expect)
             http = self.rt.service_http(service.name, self.opts)
-            return http.request_json(endpoint.method, path, params, body, headers=render_headers(service, ctx))
+            return http.request_json(endpoint.method, path, params, body, headers=render_headers(service, ctx),
+                                     expect=expect)
         except AuthError as exc:
             self.rt.failed_services.add(endpoint.service)
             if service is None or service.default:

@@ -9,8 +9,10 @@ request on the wire against the OpenAPI export of the table).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from ..base.errors import IdentityMismatch
 from ..table.model import Endpoint, Service
 from ..table.templates import Context, render_path, render_value
 
@@ -53,3 +55,25 @@ def render_headers(service: Service, ctx: Context) -> dict[str, str] | None:
         if value is not None and value != "":
             out[name] = str(value)
     return out or None
+
+
+def identity_check(endpoint: Endpoint, ctx: Context) -> Callable[[Any], None] | None:
+    """What the answer of this request must name (the endpoint's ``identity``), as a check of
+    the parsed answer for ``Http.request_json``: a declared field that holds another id than
+    the one asked for raises ``IdentityMismatch`` (a missing or null field is accepted: the
+    backend may leave it out).  None when the endpoint declares nothing."""
+    identity = endpoint.response.identity
+    if not identity:
+        return None
+    expected = [(name, ctx.lookup(var)) for name, var in identity]
+
+    def check(answer: Any) -> None:
+        if not isinstance(answer, dict):
+            return
+        for name, want in expected:
+            got = answer.get(name)
+            if got is not None and str(got) != str(want):
+                raise IdentityMismatch(f"the answer for {name} {want!r} names {got!r}: "
+                                       "another id's answer, not saved")
+
+    return check

@@ -165,6 +165,12 @@ class Scripted:
         with self._server.lock:
             return list(self._server.seen)
 
+    def forget(self) -> None:
+        """Clear what was seen so far (a property test reuses one server for many examples)."""
+        with self._server.lock:
+            self._server.seen.clear()
+            self._server.counts.clear()
+
     @property
     def connections(self) -> int:
         """TCP connections accepted so far."""

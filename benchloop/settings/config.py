@@ -170,9 +170,19 @@ def _warning(message: str, warn: Callable[[str], None] | None) -> None:
 
 
 def url_problem(host: str) -> str | None:
-    """Why ``host`` cannot be a backend base URL, or None when it can."""
+    """Why ``host`` cannot be a backend base URL, or None when it can.
+
+    User info (``user@``) is refused on the text, before any parser: an ``@`` anywhere in
+    the authority (between ``//`` and the first ``/``, ``?`` or ``#``), plain or
+    percent-encoded, is user info to some reader of URLs, and a URL read as two hosts once
+    sent the key to one and the request to the other."""
     from urllib.parse import urlsplit
 
+    authority = host.partition("//")[2]
+    for mark in "/?#":
+        authority = authority.partition(mark)[0]
+    if "@" in authority or "%40" in authority.lower():
+        return "it has user info ('user@'): give the host only, and the key with --api-key"
     try:
         parts = urlsplit(host)
         ok = parts.scheme in ("http", "https") and bool(parts.hostname) and (parts.port or 1) > 0
@@ -303,15 +313,13 @@ def mask(secret: str | None) -> str | None:
 
 
 def mask_url(url: str) -> str:
-    """``url`` with the password of a ``user:password@`` part replaced by ``***``."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    try:
-        parts = urlsplit(url)
-    except ValueError:
+    """``url`` with its whole user info (``user:password@``, whatever it holds) shown as
+    ``***@``: a user name may be a token too, and a hostile one is not worth echoing."""
+    scheme, sep, rest = url.partition("//")
+    if not sep:
         return url
-    if "@" not in parts.netloc:
+    end = min((i for i in (rest.find(mark) for mark in "/?#") if i >= 0), default=len(rest))
+    authority = rest[:end]
+    if "@" not in authority:
         return url
-    userinfo, _, hostport = parts.netloc.rpartition("@")
-    user, colon, _password = userinfo.partition(":")
-    return urlunsplit(parts._replace(netloc=f"{user}{':***' if colon else ''}@{hostport}"))
+    return f"{scheme}//***@{authority.rpartition('@')[2]}{rest[end:]}"

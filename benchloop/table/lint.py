@@ -419,6 +419,7 @@ def _lint_responses(c: _Lint) -> None:
             rows = response.get("rows")
             if rows is not None and c.schemas.rows(response["json"], rows) is None:
                 c.add(f"{where}: response rows {_dotted(rows)!r} is not an array of objects in the response")
+            _check_identity(c, where, name, endpoint, response.get("identity") or {})
         names = set(endpoint.get("query") or {}) | set(endpoint.get("body") or {})
         for param in endpoint.get("required") or ():
             if param not in names:
@@ -429,6 +430,18 @@ def _lint_responses(c: _Lint) -> None:
             c.add(f"{where}: no error body declared (error: SCHEMA)")
         else:
             _check_schema(c, f"{where}.error", service["error"])
+
+
+def _check_identity(c: _Lint, where: str, name: str, endpoint: dict[str, Any], identity: dict[str, Any]) -> None:
+    """Each identity field is declared in the answer's schema, and names a variable the request
+    itself binds (its path or query): the id the answer must carry is the one that was asked."""
+    _check_fields(c, f"{where}.response.identity", name, "identity field", list(identity))
+    params = [str(v) for v in (endpoint.get("query") or {}).values()]
+    bound = set(template_vars(endpoint.get("path", ""), *params))
+    for answer_field, template in identity.items():
+        var = str(template).strip("{}")
+        if var not in bound:
+            c.add(f"{where}: identity field {answer_field!r}: {template!r} names no variable of the request (its path and query bind {sorted(bound)})")
 
 
 def _check_schema(c: _Lint, where: str, schema: Any) -> None:

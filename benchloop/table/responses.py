@@ -301,7 +301,9 @@ class Response:
     kept), ``binary`` (bytes, streamed) or ``text``; ``content_types`` are
     the media types it may come as.  ``rows`` is the table's path of the
     answer's collection of rows (``()``: the answer is the list), None when the
-    answer has none.  ``schemas`` resolves the references.
+    answer has none.  ``schemas`` resolves the references.  ``identity`` pairs a
+    field of the answer with the request variable whose id it must name
+    (``(("job_id", "job"),)``): an answer naming another id is someone else's.
     """
 
     kind: str = "json"
@@ -309,6 +311,7 @@ class Response:
     content_types: tuple[str, ...] = ("application/json",)
     rows_path: tuple[str | int, ...] | None = None
     schemas: Schemas = field(default_factory=Schemas, compare=False, repr=False)
+    identity: tuple[tuple[str, str], ...] = ()
 
     def __hash__(self) -> int:  # the schema is a dict: hash what identifies the answer's form
         return hash((self.kind, self.content_types, self.rows_path))
@@ -325,8 +328,9 @@ class Response:
                        schemas=schemas)
         if "json" in data:
             rows = data.get("rows")
+            identity = tuple((name, str(var).strip("{}")) for name, var in (data.get("identity") or {}).items())
             return cls("json", frozen_json(data["json"]), ("application/json",),
-                       tuple(rows) if rows is not None else None, schemas)
+                       tuple(rows) if rows is not None else None, schemas, identity)
         kind = "binary" if "binary" in data else "text"
         return cls(kind, None, tuple(data[kind]), schemas=schemas)
 

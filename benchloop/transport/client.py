@@ -1,70 +1,98 @@
 """One HTTP client per service: every request of ``bl`` goes through an :class:`Http`.
 
-JSON API calls, POST triggers and streamed downloads (artifacts, export files,
-media, artifact proxies and the presigned URLs they redirect to) share one
-keep-alive pool, with or without a proxy, so each rule holds in one place:
+Every request - JSON API calls, POST triggers, streamed downloads (artifacts,
+export files, media, the presigned URLs they redirect to), direct or through a
+proxy - is sent by one ``httpx.Client`` through its public API: its pool keeps
+connections alive, its proxies come from ``HTTP_PROXY``/``HTTPS_PROXY``/
+``ALL_PROXY`` with ``NO_PROXY`` honoured, its TLS verifies certificates and
+host names (:func:`tls_context`).  What httpx lacks is added in small modules,
+each saying why: a total deadline and a cancel switch (:mod:`.deadline`),
+decoding within limits (:mod:`.decoding`), redirects with the key kept to its
+origin, resume and temp files (:mod:`.download`), one retry policy
+(:mod:`.retry`), the requests in flight per worker pool (:mod:`.slots`).
 
-- the API key (``X-API-Key``, or the ``auth_header`` given) is sent only to the
-  configured origin; JSON requests never follow redirects, downloads follow
-  them by hand (:mod:`._download`) with the key only on hops that stay on that
-  origin; an HTTPS to HTTP redirect is refused, and there is no HTTPS to HTTP
-  fallback anywhere;
-- TLS is always verified (:mod:`._trust`), its context made only for ``https://`` hosts;
-- ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and ``NO_PROXY`` apply to every
-  request alike (:mod:`._proxies`);
-- ``--timeout`` bounds each attempt as a whole and a cancel (Ctrl-C, a 401
-  elsewhere) ends blocked reads at once (:mod:`._streams`);
-- bodies are decoded within limits (:mod:`._decoding`); a redirect to one of the
-  service's ``login_hosts`` is an authentication failure (:mod:`.urls`);
-- failures are retried as :mod:`.retry` says; requests in flight are bounded by
-  the worker pool's slots (:mod:`.slots`).
+The rules that hold in this one place:
 
-A direct connection speaks HTTP/1.1 through :mod:`._h1` (the request written and
-the answer read by a small codec of ours: h11 under httpcore, then the ``email``
-header parser under ``http.client``, were most of the client's CPU per request)
-over a socket of :mod:`._streams`; proxied requests use httpcore's proxy pools
-(:mod:`._bridge`, httpcore's network backend under the same deadlines and cancel
-switch).  Failures are the classes of :mod:`._errors` either way (httpcore's
-names and messages); only public APIs of httpcore and the standard library are
-used.  This module is imported when a command builds its client, and nothing is
-connected before the first request; httpcore is imported only when a request
-goes through a proxy (``bl --help`` and a plain-HTTP command never import it).
+- the API key (``X-API-Key``, or the ``auth_header`` given) goes only to the
+  configured origin, decided from the same ``httpx.URL`` the request is sent
+  to, and never to a URL with user info (:mod:`.urls`); JSON requests never
+  follow redirects; an HTTPS to HTTP redirect is refused;
+- an answer is refused when httpx let through what it should not: a status
+  outside 100-599, a header value holding a control character (an obsolete
+  folded line skips h11's check); its connection is never reused, nor that
+  of an answer whose framing may leave bytes behind (a length or chunked
+  body on a 1xx, 204 or 304; ``Transfer-Encoding`` beside ``Content-Length``:
+  RFC 9112 6.3 says close it);
+- an endpoint that names the id its answer must carry (``identity`` in the
+  table) has an answer naming another id refused, and asked once more on a
+  fresh connection (:meth:`Http.request_json` ``expect``).
+
+httpx is imported when the first client is built (a command's first request),
+never for ``--help`` or ``--version``.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
-from ..base.errors import ApiError, AuthError, Cancelled, NetworkError
+from ..base.errors import ApiError, AuthError, Cancelled, IdentityMismatch, NetworkError, UsageError
 from ..version import __version__
-from ._decoding import Undecodable, error_body, json_body, read_json_body
-from ._download import Download
-from ._pool import Answer, Connections
-from ._streams import TRANSPORT_ERRORS, Deadline, Switchboard
-from .retry import AUTH, SENT, Failed, RetryPolicy, classify_status, classify_transport, retry_after
+from .deadline import Abandoned, Overdue, Switchboard
+from .decoding import Undecodable, error_body, json_body, read_json_body
+from .retry import AUTH, SENT, UNSENT, Failed, RetryPolicy, classify_status, retry_after
 from .slots import slot
-from .urls import import_httpx as import_httpx  # for the update check and the tests
-from .urls import is_absolute, is_login_url, shown_url, with_query
+from .urls import carries_key, import_httpx, is_login_url, origin, shown_url, without_userinfo
+
+KEEPALIVE_EXPIRY = 5.0  # idle keep-alive connections are closed after this many seconds (httpx's default)
+_NO_BODY = frozenset({204, 304})
+NO_REUSE = "benchloop.no_reuse"  # marks (in a response's extensions) a connection in doubt
+_CONTROL = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")  # in a header value: any control character but tab
+
+
+def tls_context(ca_bundle: str | None) -> Any:
+    """What ``https://`` hosts must chain to.
+
+    ``--ca-bundle``, else ``SSL_CERT_FILE``, else ``SSL_CERT_DIR``: exactly those
+    certificates (``ssl.create_default_context``).  Else the system's trust store through
+    ``truststore`` (as pip does: an internal CA installed on the machine works without
+    ``--ca-bundle``), or certifi's bundle when ``BENCHLOOP_TRUSTSTORE=0`` or truststore is not
+    installed.  Certificates and host names are always verified."""
+    import ssl
+
+    cafile = ca_bundle or os.environ.get("SSL_CERT_FILE") or None
+    capath = None if cafile else os.environ.get("SSL_CERT_DIR") or None
+    if cafile or capath:
+        return ssl.create_default_context(cafile=cafile, capath=capath)
+    if os.environ.get("BENCHLOOP_TRUSTSTORE", "1").strip().lower() not in ("0", "false", "no", "off"):
+        try:
+            import truststore
+        except ImportError:
+            pass
+        else:
+            return truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 class _CancelSwitch(threading.Event):
-    """The shared cancel switch; setting it also shuts every connection of the client down."""
+    """The shared cancel switch; setting it also ends every wait and read of the client."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.on_set: Any = None
+        self.on_set: Callable[[], None] | None = None
 
     def set(self) -> None:
         first = not self.is_set()
         super().set()
         if first and self.on_set is not None:
             self.on_set()
-
-
-def _raw(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
-    return [(name.encode("ascii"), value.encode("ascii")) for name, value in headers.items()]
 
 
 class Http:
@@ -76,96 +104,233 @@ class Http:
         """``auth_header`` carries ``api_key`` (to this origin only); ``auth_statuses`` are the
         answers that mean "authentication failed" (a second service may count 403 too); a
         redirect to one of ``login_hosts`` (the service's SSO, from the table) is one too.
-        ``pool`` is the caller's ``--concurrency``: the slots bound the connections, not a size."""
-        del pool
+        ``pool`` is the caller's ``--concurrency`` (the request slots bound the connections)."""
+        self.httpx = import_httpx()
         self.host, self.api_key, self.auth_header = host.rstrip("/"), api_key, auth_header
+        try:
+            base = self.httpx.URL(self.host)
+        except self.httpx.InvalidURL as exc:
+            raise UsageError(f"invalid backend URL: {exc}") from None
+        if base.userinfo:
+            raise UsageError("invalid backend URL: it has user info ('user@'); give the host only")
+        if base.scheme not in ("http", "https") or not base.host:
+            raise UsageError("invalid backend URL: expected http://HOST[:PORT] or https://HOST[:PORT]")
+        self.home = origin(base)
         self.auth_statuses, self.login_hosts = auth_statuses, tuple(login_hosts)
         self.timeout, self.ca_bundle, self.log = timeout, ca_bundle, log
+        del pool
         self.cancelled = _CancelSwitch()
+        self.board = Switchboard(self.cancelled)
+        self.cancelled.on_set = self.board.abort
         self.policy = RetryPolicy(max(0, retry), self.cancelled, log)
-        self._key = {auth_header: api_key} if api_key else {}
         self._defaults = {"Accept": "application/json", "Accept-Encoding": "gzip, deflate",
                           "User-Agent": f"benchloop-client/{__version__}"}
-        self._json_headers = _raw({**self._defaults, **self._key})
-        self._wire: Connections | None = None
-        self._ssl: Any = None
+        self._client: Any = None
         self._lock = threading.Lock()
+        self.closed = False
 
-    # -- the wire ------------------------------------------------------------------
-    def ssl_context(self) -> Any:
-        """The TLS context (made at the first https:// connection, see ``_trust``)."""
-        with self._lock:
-            if self._ssl is None:
-                from ._trust import make_trust
+    # -- the httpx client --------------------------------------------------------
+    def _make_client(self) -> Any:
+        from http.cookiejar import CookieJar, DefaultCookiePolicy
 
-                self._ssl = make_trust(self.ca_bundle)
-            return self._ssl
+        httpx = self.httpx
+        return httpx.Client(
+            verify=tls_context(self.ca_bundle), trust_env=True, follow_redirects=False,
+            headers=self._defaults, timeout=httpx.Timeout(self.timeout),
+            # No limit of httpx's own: the connections in use are bounded where that is decided
+            # anyway, by the request slots (--concurrency per worker pool, or the threads of a
+            # Python client), so a request never queues for one (the stall of
+            # encode/httpcore#1110 needs a full pool), never waits for one an abandoned exchange
+            # still holds, and every connection a burst opened is kept (idle ones close after 5 s).
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=None,
+                                keepalive_expiry=KEEPALIVE_EXPIRY),
+            # Stateless, as every request was before: no cookie is kept from any answer.
+            cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])))
 
     @property
-    def wire(self) -> Connections:
-        """The connections (``_pool.Connections``), made at the first request."""
-        if self._wire is None:
+    def client(self) -> Any:
+        """The ``httpx.Client`` (made at the first request)."""
+        if self._client is None:
             with self._lock:
-                if self._wire is None:
-                    board = Switchboard(self.cancelled)
-                    self.cancelled.on_set = board.abort
-                    self._wire = Connections(board, self.ssl_context, self.timeout)
-        return self._wire
-
-    @property
-    def closed(self) -> bool:
-        return self._wire is not None and self._wire.closed
-
-    def send(self, method: str, url: str, headers: dict[str, str], content: bytes | None = None) -> Answer:
-        """One request on the wire (no retry, no redirect): its answer, body unread."""
-        merged = {name.lower(): (name, value) for name, value in self._defaults.items()}
-        merged.update((name.lower(), (name, value)) for name, value in headers.items())
-        return self.wire.request(method.encode("ascii"), url, _raw(dict(merged.values())), content)
+                if self.closed:
+                    raise NetworkError("the HTTP client was closed")
+                if self._client is None:
+                    self._client = self._make_client()
+        return self._client
 
     def close(self) -> None:
-        if self._wire is not None:
-            self._wire.close()
+        with self._lock:
+            self.closed = True
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
 
-    def failed(self, kind: str, exc: BaseException) -> BaseException:
-        """A transport error as the policy's ``Failed``; ``Cancelled`` once the work was cancelled."""
+    # -- one exchange ------------------------------------------------------------
+    def build(self, method: str, url: str | Any, headers: dict[str, Any] | None = None, *,
+              params: dict[str, Any] | None = None, content: bytes | None = None, client: Any = None) -> Any:
+        """The request to send: its URL parsed once (``httpx.URL``), user info dropped, and the
+        API key attached when that same URL is on our origin."""
+        client = client or self.client
+        request = client.build_request(method, url, params=params, content=content, headers=headers)
+        url = request.url
+        if url.userinfo:
+            request.url = without_userinfo(url)  # never a Basic header for whoever wrote the URL
+        elif self.api_key and carries_key(url, self.home):
+            request.headers[self.auth_header] = self.api_key
+        return request
+
+    def send(self, request: Any, deadline: float, client: Any = None) -> Any:
+        """Send ``request`` (no retry, no redirect); its response with the body unread, checked
+        (:meth:`inspect`).  Raises ``Failed`` or ``Cancelled``; a head that has not come by
+        ``deadline`` is a timeout whatever the server drips."""
+        client = client or self.client
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise self.overdue()
+        request.extensions["timeout"] = self.httpx.Timeout(left).as_dict()
+
+        def exchange(ex: Any) -> Any:
+            request.extensions["trace"] = ex.trace
+            return client.send(request, stream=True)
+
+        try:
+            response = self.board.send(exchange, deadline)
+        except Abandoned:
+            raise Cancelled("cancelled") from None
+        except Overdue:
+            raise self.overdue() from None
+        except self.httpx.HTTPError as exc:
+            raise self.failed(exc, deadline) from None
+        self.inspect(response)
+        return response
+
+    def inspect(self, response: Any) -> None:
+        """Refuse what httpx let through, and never reuse a connection whose framing is in doubt."""
+        status = response.status_code
+        raw = response.headers.raw
+        problem = None
+        if not 100 <= status <= 599:
+            problem = f"the status {status} is outside 100-599"
+        elif any(_CONTROL.search(value) for _, value in raw):
+            problem = "a header value holds a control character"
+        if problem is not None:
+            self.drop(response)
+            response.close()
+            raise Failed(SENT, NetworkError(f"malformed answer from the server: {problem}"))
+        names = {name.lower() for name, _ in raw}
+        framed = b"content-length" in names or b"transfer-encoding" in names
+        if (framed and (status < 200 or status in _NO_BODY)) or (
+                b"transfer-encoding" in names and b"content-length" in names):
+            response.extensions[NO_REUSE] = True
+
+    @staticmethod
+    def drop(response: Any) -> None:
+        """Make sure the connection of ``response`` is never used again (closed once read)."""
+        stream = response.extensions.get("network_stream")
+        if stream is not None:
+            try:
+                stream.close()
+            except Exception:  # noqa: BLE001 - closed already
+                pass
+
+    def finish(self, response: Any) -> None:
+        """Close a response; a connection in doubt (see :meth:`inspect`) goes with it."""
+        if response.extensions.get(NO_REUSE):
+            self.drop(response)
+        response.close()
+
+    def read(self, response: Any, deadline: float) -> Any:
+        """``response.iter_raw()`` under the deadline and the cancel switch: a read blocked past
+        either ends at once (its socket is shut down by the watchdog)."""
+        stream = response.extensions.get("network_stream")
+        token = self.board.watch(stream, deadline) if stream is not None else None
+        try:
+            yield from response.iter_raw()
+        except self.httpx.HTTPError as exc:
+            raise self.failed(exc, deadline) from None
+        finally:
+            if token is not None:
+                self.board.unwatch(token)
+
+    def overdue(self) -> Failed:
+        return Failed(SENT, NetworkError(f"timed out: the request took longer than --timeout {self.timeout:g}s"))
+
+    def failed(self, exc: BaseException, deadline: float | None = None) -> BaseException:
+        """An httpx error as the policy's ``Failed`` (``Cancelled`` once the work was cancelled,
+        a timeout once the deadline passed: the watchdog's shutdown is what ended the read)."""
+        httpx = self.httpx
         if self.cancelled.is_set():
             return Cancelled("cancelled")
-        return Failed(kind, NetworkError(str(exc) or type(exc).__name__))
+        if deadline is not None and time.monotonic() >= deadline:
+            return self.overdue()
+        text = str(exc) or type(exc).__name__
+        if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL, httpx.LocalProtocolError)):
+            return NetworkError(text)  # final: no attempt can do better
+        unsent = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.ProxyError)
+        return Failed(UNSENT if isinstance(exc, unsent) else SENT, NetworkError(text))
 
     def sleep(self, seconds: float) -> None:
         """Wait ``seconds``; a cancel (a 401 elsewhere, Ctrl-C) ends it with ``Cancelled``."""
         self.policy.sleep(seconds)
 
-    _sleep = sleep  # the old name, until every caller uses ``sleep``
-
-    # -- JSON ------------------------------------------------------------------------
+    # -- JSON ----------------------------------------------------------------------
     def request_json(self, method: str, path: str, params: dict[str, Any] | None = None,
-                     body: Any = None, headers: dict[str, str] | None = None) -> Any:
+                     body: Any = None, headers: dict[str, str] | None = None,
+                     expect: Callable[[Any], None] | None = None) -> Any:
         """``method`` ``path`` (relative to the host) -> the parsed JSON answer.
 
-        ``headers`` are extra request headers (a service's rendered headers).
+        ``headers`` are extra request headers (a service's rendered headers).  ``expect``
+        checks the parsed answer and raises :class:`IdentityMismatch` when it names another id
+        than the one asked for: that answer is dropped, asked once more on a fresh connection
+        (never one the pool kept), and a second mismatch is an ``ApiError``.
         Raises ``ApiError`` (an answer that is an error or not JSON), ``AuthError``
         (401 or another of ``auth_statuses``: cancels everything else too),
         ``NetworkError`` and ``Cancelled``.
         """
         if not path.startswith("/"):
             raise ValueError(f"not a path on the backend: {path!r}")
-        url = with_query(self.host + path, params)
+        url = self.host + path
         content = json_body(body) if method == "POST" else None
-        if content is None and not headers:
-            return self.policy.run(method, lambda: shown_url(self.host + path, params),
-                                   lambda: self._json_attempt(method, url, None, None))
-        extra = {**(headers or {}), **self._key}
+        extra = dict(headers or {})
         if content is not None:
-            extra["content-type"] = "application/json"
-        return self.policy.run(method, lambda: shown_url(self.host + path, params),
-                               lambda: self._json_attempt(method, url, extra, content))
+            extra["Content-Type"] = "application/json"
 
-    def _json_attempt(self, method: str, url: str, headers: dict[str, str] | None, content: bytes | None) -> Any:
+        def label() -> str:
+            return shown_url(self.build(method, url, params=params).url)
+
+        def attempt(client: Any = None) -> Any:
+            value = self._json_attempt(method, url, params, extra, content, client)
+            if expect is not None:
+                expect(value)
+            return value
+
+        try:
+            return self.policy.run(method, label, attempt)
+        except IdentityMismatch as first:
+            self.log.warn(f"{label()}: {first}; asking again on a new connection")
+        fresh = self._make_client()
+        try:
+            return self.policy.run(method, label, lambda: attempt(fresh))
+        except IdentityMismatch as second:
+            raise ApiError(200, f"{second} (twice, the second time on a new connection)") from None
+        finally:
+            fresh.close()
+
+    def _json_attempt(self, method: str, url: str, params: dict[str, Any] | None, headers: dict[str, str],
+                      content: bytes | None, client: Any) -> Any:
         with slot():  # on the wire: one of the --concurrency request slots
             self.policy.check()  # once the slot is ours
-            with Deadline(self.timeout):
-                status, answer_headers, content, problem = self._exchange(method, url, headers, content)
+            deadline = time.monotonic() + self.timeout
+            request = self.build(method, url, headers, params=params, content=content, client=client)
+            response = self.send(request, deadline, client)
+            problem = None
+            try:
+                content = read_json_body(self.read(response, deadline), response.headers)
+            except Undecodable as exc:
+                content, problem = b"", str(exc)
+            finally:
+                self.finish(response)
+        status, answer_headers = response.status_code, response.headers
         kind = classify_status(status, self.auth_statuses)
         if kind is not None:  # the status decides, even over a body we could not decode
             error = (AuthError(f"authentication failed (HTTP {status})") if kind == AUTH
@@ -174,9 +339,9 @@ class Http:
         if problem:
             raise ApiError(status, problem)  # the server's answer, not the network
         if 300 <= status < 400:
-            self._refuse_login_redirect(url, answer_headers)
-        if status >= 300:
-            raise ApiError(status, error_body(content, self.api_key))
+            self._refuse_login_redirect(request.url, answer_headers)
+        if status >= 300 or status < 200 or status in _NO_BODY:
+            raise ApiError(status, error_body(content, self.api_key) if content else "no JSON answer")
         try:
             return json.loads(content)
         except ValueError:
@@ -184,58 +349,36 @@ class Http:
         except RecursionError:
             raise ApiError(status, "the JSON answer is nested too deeply to parse") from None
 
-    def _refuse_login_redirect(self, url: str, headers: Any) -> None:
+    def _refuse_login_redirect(self, url: Any, headers: Any) -> None:
         """An API call redirected to the service's login page was refused its key: an
         authentication failure (exit 3, ``AuthError``), as on a download, not an API error of
         the redirect.  The redirect itself is never followed."""
-        from urllib.parse import urljoin
-
         location = headers.get("location") or ""
         try:
-            nxt = urljoin(url, location) if location else ""
-        except ValueError:
+            nxt = url.join(location) if location else None
+        except self.httpx.InvalidURL:
             return
-        if nxt and is_login_url(nxt, self.login_hosts, self.host):
-            raise Failed(AUTH, AuthError(f"redirected to a login page ({nxt.split('?')[0]}); "
+        if nxt is not None and is_login_url(nxt, self.login_hosts, self.home):
+            raise Failed(AUTH, AuthError(f"redirected to a login page ({shown_url(nxt, query=False)}); "
                                          "the API key was not accepted"))
-
-    def _exchange(self, method: str, url: str, headers: dict[str, str] | None,
-                  content: bytes | None) -> tuple[int, dict[str, str], bytes, str | None]:
-        """One request: ``(status, headers, body, problem)``; ``problem`` says why the body is unusable."""
-        try:
-            if headers is None:
-                answer = self.wire.request(method.encode("ascii"), url, self._json_headers)
-            else:
-                answer = self.send(method, url, headers, content)
-        except TRANSPORT_ERRORS as exc:
-            raise self.failed(classify_transport(exc), exc) from None
-        problem = None
-        try:
-            body = read_json_body(answer.iter_raw(), answer.headers)
-        except Undecodable as exc:
-            body, problem = b"", str(exc)
-        except TRANSPORT_ERRORS as exc:
-            raise self.failed(SENT, exc) from None
-        finally:
-            answer.close()
-        return answer.status, answer.headers, body, problem
 
     # -- downloads -------------------------------------------------------------------
     def download(self, target: str, dest: str, *, params: dict[str, Any] | None = None,
-                 on_bytes: Any = None, check: Any = None) -> int:
+                 on_bytes: Any = None, check: Any = None, headers: dict[str, str] | None = None) -> int:
         """Stream ``target`` (a path on the backend or an absolute URL) into ``dest``; the bytes written.
 
-        See :mod:`._download`: redirects with the key on our origin only, a temp file
+        See :mod:`.download`: redirects with the key on our origin only, a temp file
         renamed when complete, resume after a cut, retries as :mod:`.retry` says.
         ``check(status, headers, url)`` sees every answer but a 401 (or another of
         ``auth_statuses``) after redirects (``url`` is the final one), before any body
         byte is saved; any exception it raises propagates unchanged and the temp file
-        is removed.
+        is removed.  ``headers`` are extra request headers (an ``Accept``).
         """
         from ..base.files import replacing
+        from .download import Download
 
-        url = target if is_absolute(target) else self.host + target
+        url = target if target.startswith(("http://", "https://")) else self.host + target
         # The body is written through its own handle (attempts may append); the
         # descriptor of ``replacing`` holds the writer's lock until the rename.
         with replacing(dest, ".part") as (_fd, tmp):
-            return Download(self, url, params, tmp, on_bytes, check).run()
+            return Download(self, url, params, tmp, on_bytes, check, headers).run()

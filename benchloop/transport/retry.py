@@ -91,13 +91,6 @@ def classify_status(status: int, auth: tuple[int, ...] = (401,)) -> str | None:
     return None
 
 
-def classify_transport(exc: BaseException) -> str:
-    """``UNSENT`` when a transport error proves the request never left, else ``SENT``."""
-    from ._errors import UNSENT_ERRORS
-
-    return UNSENT if isinstance(exc, UNSENT_ERRORS) else SENT
-
-
 class RetryPolicy:
     """Decides, waits and repeats; shared by every request of one client."""
 

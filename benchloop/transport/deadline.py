@@ -1,0 +1,241 @@
+"""A total deadline and a cancel switch for requests made through httpx.
+
+What httpx lacks: its timeouts bound each network operation (a connect, one
+read, one write, a wait for the pool), never a request as a whole, so a server
+that drips one byte of its head or body at a time keeps a request alive as
+long as it likes (measured: 6-60 s where ``--timeout 2`` was asked).  And a
+sync httpx request cannot be stopped from another thread, while a 401 on one
+worker or a Ctrl-C must end every other request at once.  Two small pieces
+add that, through httpx's public API only:
+
+- **The head** of an answer is awaited on a wire thread (:meth:`Switchboard.send`):
+  the caller stops waiting at its deadline or at a cancel, whatever the server
+  does.  The exchange it leaves behind is ended at its next step (the
+  request's ``trace`` extension raises once it is abandoned) or at once, by
+  shutting its socket down, when its connection is known (a new connection
+  announces itself through ``trace``).
+- **A body** is read by the caller.  While it reads, the connection's socket
+  (the response's ``network_stream`` extension) is watched
+  (:meth:`Switchboard.watch`): the watchdog shuts it down at the deadline or at
+  a cancel, so a read blocked in any thread ends at once.
+
+A socket is shut down with ``shutdown(SHUT_RDWR)`` (the value 2 on every
+platform), which wakes a read blocked in another thread; closing it would not.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+_SHUT_RDWR = 2  # socket.SHUT_RDWR (SD_BOTH on Windows)
+# A wire thread with nothing to do for this long ends (a long-lived process keeps none idle).
+IDLE_SECONDS = 30.0
+# The trace events whose return value is the connection's network stream.
+_STREAM_EVENTS = frozenset({"connection.connect_tcp.complete", "connection.start_tls.complete",
+                            "http11.start_tls.complete"})
+
+
+class Abandoned(Exception):
+    """Raised inside an exchange its caller stopped waiting for (deadline or cancel)."""
+
+
+def shut(stream: Any) -> None:
+    """Shut a network stream's socket down, whatever state it is in: a read blocked on it in
+    another thread returns at once, and its connection is never reused."""
+    try:
+        sock = stream.get_extra_info("socket")
+        if sock is not None:
+            sock.shutdown(_SHUT_RDWR)
+    except Exception:  # noqa: BLE001 - closed already, or not a socket: nothing left to stop
+        pass
+
+
+class _WireThreads:
+    """Daemon threads that run exchanges; a thread stuck in an abandoned exchange never holds
+    up the process's exit, and one idle for ``IDLE_SECONDS`` ends."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._idle = 0
+        self._lock = threading.Lock()
+
+    def run(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            spawn = self._idle == 0
+            if not spawn:
+                self._idle -= 1
+            self._jobs.put(job)
+        if spawn:
+            threading.Thread(target=self._loop, name="bl-wire", daemon=True).start()
+
+    def _loop(self) -> None:
+        while True:
+            try:
+                job = self._jobs.get(timeout=IDLE_SECONDS)
+            except queue.Empty:
+                with self._lock:
+                    if self._jobs.empty():  # nothing was put for this thread meanwhile
+                        self._idle -= 1
+                        return
+                continue
+            try:
+                job()
+            finally:
+                with self._lock:
+                    self._idle += 1
+
+
+_threads = _WireThreads()
+
+
+def _forked() -> None:
+    """In a forked child none of the parent's wire threads exist: start counting afresh."""
+    global _threads
+    _threads = _WireThreads()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
+
+
+class Exchange:
+    """One request's head on a wire thread: what came back, or what it failed with."""
+
+    __slots__ = ("send", "done", "response", "error", "finished", "abandoned", "stream", "_lock")
+
+    def __init__(self, send: Callable[[], Any]):
+        self.send = send
+        self.done = threading.Event()
+        self.response: Any = None
+        self.error: BaseException | None = None
+        self.finished = False
+        self.abandoned = False
+        self.stream: Any = None
+        self._lock = threading.Lock()
+
+    def trace(self, event: str, info: dict[str, Any]) -> None:
+        """httpx's ``trace`` extension: learn the connection, and stop once abandoned."""
+        if event in _STREAM_EVENTS:
+            self.stream = info.get("return_value")
+        if self.abandoned:
+            if event in _STREAM_EVENTS and self.stream is not None:
+                self.stream.close()  # made but not yet the connection's: nobody else closes it
+            raise Abandoned(event)
+
+    def __call__(self) -> None:
+        response = None
+        try:
+            response = self.send()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller as it is
+            self.error = exc
+        with self._lock:
+            self.finished = True
+            if not self.abandoned:
+                self.response, response = response, None
+        if response is not None:
+            response.close()  # nobody reads it: the connection is dropped, never reused
+        self.done.set()
+
+    def abandon(self) -> None:
+        with self._lock:
+            self.abandoned = True
+            response, self.response = self.response, None
+        if response is not None:
+            response.close()
+        if self.stream is not None:
+            shut(self.stream)
+
+
+class Switchboard:
+    """The deadlines and the cancel switch of one client's requests."""
+
+    def __init__(self, cancelled: threading.Event):
+        self.cancelled = cancelled
+        self._lock = threading.Condition(threading.Lock())
+        self._waiting: set[Exchange] = set()
+        self._watched: dict[int, tuple[float, Any]] = {}
+        self._heap: list[tuple[float, int]] = []
+        self._ids = itertools.count()
+        self._watchdog: threading.Thread | None = None
+
+    # -- heads: a wire thread each ---------------------------------------------------
+    def send(self, send: Callable[[Exchange], Any], deadline: float) -> Any:
+        """``send(exchange)`` on a wire thread (it must pass ``exchange.trace`` as the request's
+        ``trace`` extension); its response, or its error.  Raises :class:`Overdue` at the
+        deadline and ``Abandoned`` at a cancel, leaving the exchange to end by itself."""
+        exchange = Exchange(lambda: send(exchange))
+        with self._lock:
+            self._waiting.add(exchange)
+        try:
+            if self.cancelled.is_set():
+                raise Abandoned("cancelled")
+            _threads.run(exchange)
+            exchange.done.wait(max(0.0, deadline - time.monotonic()))
+            if self.cancelled.is_set():
+                exchange.abandon()
+                raise Abandoned("cancelled")
+            if not exchange.finished:
+                exchange.abandon()
+                raise Overdue()
+        finally:
+            with self._lock:
+                self._waiting.discard(exchange)
+        if exchange.error is not None:
+            raise exchange.error
+        return exchange.response
+
+    # -- bodies: the watchdog --------------------------------------------------------
+    def watch(self, stream: Any, deadline: float) -> int:
+        """Shut ``stream`` down at ``deadline`` or at a cancel, until :meth:`unwatch`."""
+        token = next(self._ids)
+        with self._lock:
+            self._watched[token] = (deadline, stream)
+            heapq.heappush(self._heap, (deadline, token))
+            if self._watchdog is None:
+                self._watchdog = threading.Thread(target=self._watch, name="bl-watchdog", daemon=True)
+                self._watchdog.start()
+            elif self._heap[0][1] == token:
+                self._lock.notify()
+        if self.cancelled.is_set():
+            shut(stream)
+        return token
+
+    def unwatch(self, token: int) -> None:
+        with self._lock:
+            self._watched.pop(token, None)
+
+    def _watch(self) -> None:
+        with self._lock:
+            while True:
+                while self._heap and self._heap[0][1] not in self._watched:
+                    heapq.heappop(self._heap)  # unwatched already
+                if not self._heap:
+                    self._lock.wait()
+                    continue
+                left = self._heap[0][0] - time.monotonic()
+                if left > 0:
+                    self._lock.wait(left)
+                    continue
+                _, token = heapq.heappop(self._heap)
+                _, stream = self._watched.pop(token)
+                shut(stream)
+
+    def abort(self) -> None:
+        """The cancel: every waiting caller stops now, every watched read ends."""
+        with self._lock:
+            waiting, watched = list(self._waiting), [s for _, s in self._watched.values()]
+        for exchange in waiting:
+            exchange.done.set()
+        for stream in watched:
+            shut(stream)
+
+
+class Overdue(Exception):
+    """The deadline passed before the answer's head came."""
