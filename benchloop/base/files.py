@@ -407,7 +407,7 @@ def remove_stale_dirs(parent: str, prefix: str) -> None:
         if not pid.isdigit() or int(pid) == os.getpid() or not _is_real_dir(path):
             continue
         try:
-            fd = os.open(os.path.join(path, STAGING_LOCK), os.O_RDWR | _NOFOLLOW)  # RDWR: NFS locks need it
+            fd = os.open(os.path.join(path, STAGING_LOCK), os.O_RDWR | os.O_NONBLOCK | _NOFOLLOW)  # NFS: RDWR
         except FileNotFoundError:
             if not _alive(int(pid)) and time.time() - _last_change(path) > STALE_AFTER:
                 shutil.rmtree(path, ignore_errors=True)

@@ -20,7 +20,7 @@ import threading
 import time
 
 from . import textwidth
-from .hiding import JSON_TEXT, LINE
+from .hiding import JSON_TEXT, LINE, is_terminal
 
 _lock = threading.Lock()
 # C0, DEL and C1 (U+0080-U+009F: 8-bit CSI and friends drive some terminals too), format
@@ -49,7 +49,7 @@ class Log:
     @property
     def tty(self) -> bool:
         if self._tty is None:
-            self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
+            self._tty = is_terminal(self.stream)
         return self._tty
 
     _tty: bool | None = None
@@ -283,7 +283,7 @@ class ByteProgress:
 
     def __init__(self, log: Log, label: str, files: int, interval: float | None = None):
         self.log, self.label, self.files = log, label, files
-        self.tty = bool(getattr(log.stream, "isatty", lambda: False)())
+        self.tty = is_terminal(log.stream)
         self.interval = interval if interval is not None else (0.1 if self.tty else 5.0)
         self.done = 0
         self.finished = 0

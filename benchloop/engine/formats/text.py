@@ -60,7 +60,7 @@ class Text(LineFormat):
         for words in rows(element):
             if terminal:
                 words = [word.translate(VALUE) for word in words]
-            else:
+            elif not "".join(words).isprintable():  # one quick pass: true for text of any script
                 bad = next((word for word in words if BREAKS_LINES.search(word)), None)
                 if bad is not None:
                     refused(refuse, bad)
