@@ -8,6 +8,8 @@ in the wheel.
 * ``Result`` and ``run_inprocess``: ``bl ARGS`` in this process with captured
   streams, usable outside a fixture (module-scoped setups); the ``bl`` fixture
   returns the same ``Result``.
+* ``run_on_terminal``: ``bl ARGS`` as a process with stdout or stderr on a
+  pseudo-terminal (what a person sees) and the other stream a pipe.
 * ``final_files``, ``leftovers``, ``is_hidden``, ``all_paths``, ``tree``: what a
   run left under an output root.
 * ``pretty``, ``compact``: the two JSON renderings ``bl`` prints.
@@ -70,6 +72,47 @@ def run_inprocess(*args: str, stdin: str = "") -> Result:
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved
     return Result(code, out.getvalue(), err.getvalue())
+
+
+def run_on_terminal(args: list[str], terminal: str = "stdout", stdin: str = "", columns: int = 80,
+                    raw: bool = False) -> tuple[int, bytes, bytes]:
+    """``python -m benchloop ARGS`` with ``terminal`` ("stdout" or "stderr") on a pseudo-terminal
+    ``columns`` wide and the other stream a pipe: (exit code, what the terminal got, the pipe's
+    bytes).  ``raw``: the terminal in raw mode, so its bytes are exactly what bl wrote (no line
+    feed turned into CR LF).  POSIX only (the ``pty`` module)."""
+    import fcntl
+    import pty
+    import struct
+    import subprocess
+    import termios
+    import tty
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    if raw:
+        tty.setraw(slave)
+    env = {**os.environ, "COLUMNS": str(columns)}
+    streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, terminal: slave}
+    proc = subprocess.Popen([sys.executable, "-m", "benchloop", *args], stdin=subprocess.PIPE, env=env, **streams)
+    os.close(slave)
+    chunks: list[bytes] = []
+
+    def read() -> None:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the other side closed
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    out, err = proc.communicate(stdin.encode())
+    reader.join(timeout=30)
+    os.close(master)
+    return proc.returncode, b"".join(chunks), (err if terminal == "stdout" else out) or b""
 
 
 # ------------------------------------------------------------ output trees

@@ -10,21 +10,15 @@ them); on a terminal info lines carry ``[info]`` and per-file lines need -v.
 
 from __future__ import annotations
 
-import fcntl
-import os
-import pty
 import re
-import struct
-import subprocess
 import sys
-import termios
 import threading
 import time
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from support import API_KEY
+from support import API_KEY, run_on_terminal
 
 from benchloop.base import textwidth
 from benchloop.base.log import Counter, Log
@@ -38,30 +32,8 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 def run_in_pty(args: list[str], stdin: str = "", columns: int = 80) -> tuple[int, str]:
     """``bl ARGS`` with stderr on a pseudo-terminal ``columns`` wide; (exit code, what the terminal got)."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
-    env = {**os.environ, "COLUMNS": str(columns)}
-    proc = subprocess.Popen([sys.executable, "-m", "benchloop", *args], stdin=subprocess.PIPE,
-                            stdout=subprocess.DEVNULL, stderr=slave, env=env)
-    os.close(slave)
-    chunks: list[bytes] = []
-
-    def read() -> None:
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the other side closed
-                return
-            if not data:
-                return
-            chunks.append(data)
-
-    reader = threading.Thread(target=read)
-    reader.start()
-    proc.communicate(stdin.encode())
-    reader.join(timeout=30)
-    os.close(master)
-    return proc.returncode, b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    code, seen, _out = run_on_terminal(args, "stderr", stdin, columns)
+    return code, seen.decode("utf-8", "replace").replace("\r\n", "\n")
 
 
 def screen_lines(raw: str) -> list[str]:

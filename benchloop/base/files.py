@@ -20,6 +20,8 @@ import os
 import re
 import stat
 import threading
+import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -131,6 +133,7 @@ _random_lock = threading.Lock()
 _swept: set[str] = set()
 _swept_lock = threading.Lock()
 _live: set[str] = set()  # temp files open right now (removed by ``remove_live_temps`` on a forced exit)
+_live_dirs: set[str] = set()  # staging directories in use right now (``staging_dir``)
 _live_lock = threading.Lock()
 FATAL_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, getattr(errno, "EDQUOT", errno.ENOSPC)})
 _REASONS = {
@@ -294,20 +297,104 @@ def temp_beside(path: str, suffix: str = ".tmp", mode: int | None = None) -> tup
 
 
 def remove_live_temps() -> None:
-    """Remove every temp file still open in this process (a forced exit after Ctrl-C, when
-    workers blocked in a read could not clean up after themselves)."""
+    """Remove every temp file and staging directory still in use in this process (a forced
+    exit after Ctrl-C, when workers blocked in a read could not clean up after themselves)."""
+    import shutil
+
     with _live_lock:
         paths = list(_live)
         _live.clear()
+        dirs = list(_live_dirs)
+        _live_dirs.clear()
     for path in paths:
         try:
             os.unlink(path)
         except OSError:
             pass
+    for work in dirs:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+STAGING_LOCK = ".lock"  # inside a staging directory: held (flock) by its owner for the directory's life
+STALE_AFTER = 24 * 3600  # seconds without a change before a staging directory without a lock is stale
+
+
+@contextmanager
+def staging_dir(parent: str, prefix: str) -> Iterator[str]:
+    """A hidden work directory ``<parent>/<prefix><pid>-XXXXXXXX`` (task archives, the group
+    export), locked for its whole life and removed after; the stale ones of dead runs under
+    ``parent`` are removed first (``remove_stale_dirs``).
+
+    The lock is an ``flock`` on ``STAGING_LOCK`` inside the directory.  The kernel releases it
+    when the owner dies, however it dies, and it is seen from every process that opens the
+    file, in any PID namespace and, through NFS locks, on any host sharing the volume: so no
+    run takes another's live directory for a dead one, which a PID in the name cannot tell
+    (another namespace or host has other PIDs).  The lock file is created and locked under
+    another name and renamed into place, so ``STAGING_LOCK`` never exists unlocked while its
+    owner lives.
+    """
+    import shutil
+    import tempfile
+
+    remove_stale_dirs(parent, prefix)
+    work = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=parent)
+    with _live_lock:
+        _live_dirs.add(work)
+    lock = _lock_staging(work)
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)  # still locked: no sweep takes it meanwhile
+        with _live_lock:
+            _live_dirs.discard(work)
+        if lock is not None:
+            os.close(lock)
+
+
+def _lock_staging(work: str) -> int | None:
+    """Lock ``work`` (its ``STAGING_LOCK``); the descriptor that holds the lock, or None where
+    no lock can be taken (no ``fcntl``, a file system without locks): the directory then has no
+    lock file and only the age rule of ``remove_stale_dirs`` applies to it."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    pending = os.path.join(work, STAGING_LOCK + ".new")
+    try:
+        fd = os.open(pending, _CREATE, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(pending, os.path.join(work, STAGING_LOCK))
+    except OSError:
+        os.close(fd)
+        try:
+            os.unlink(pending)
+        except OSError:
+            pass
+        return None
+    return fd
 
 
 def remove_stale_dirs(parent: str, prefix: str) -> None:
-    """Remove ``<parent>/<prefix><pid>-*`` work directories whose process is gone."""
+    """Remove the ``<parent>/<prefix><pid>-*`` staging directories of dead runs.
+
+    A directory with a lock file is removed only when its lock can be taken (its owner is
+    gone: the kernel released the lock), and it is removed while this process holds it.  A
+    directory without one - made by a ``bl`` older than the lock, or on a file system
+    without locks - is removed only when nothing in it has changed for ``STALE_AFTER``
+    (a day: a live run writes all the time) and the PID in its name is no live process
+    here.  Anything else (a lock held, a lock that cannot be asked, a platform without
+    ``flock``) is kept: nothing is removed that is not shown to be stale.  A directory named
+    with this process's PID is never asked: it is this run's own (two groups of one command
+    share the export prefix), and on NFS, where flock is a POSIX lock held per process, this
+    process would get its own lock and its ``close`` would release it.
+    """
+    try:
+        import fcntl
+    except ImportError:  # Windows: no lock to ask, nothing is shown to be stale
+        return
     import shutil
 
     try:
@@ -315,11 +402,46 @@ def remove_stale_dirs(parent: str, prefix: str) -> None:
     except OSError:
         return
     for name in names:
-        if not name.startswith(prefix):
+        pid = name[len(prefix):].split("-", 1)[0] if name.startswith(prefix) else ""
+        path = os.path.join(parent, name)
+        if not pid.isdigit() or int(pid) == os.getpid() or not _is_real_dir(path):
             continue
-        pid = name[len(prefix):].split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
-            shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+        try:
+            fd = os.open(os.path.join(path, STAGING_LOCK), os.O_RDWR | os.O_NONBLOCK | _NOFOLLOW)  # NFS: RDWR
+        except FileNotFoundError:
+            if not _alive(int(pid)) and time.time() - _last_change(path) > STALE_AFTER:
+                shutil.rmtree(path, ignore_errors=True)
+            continue
+        except OSError:
+            continue  # not ours to open: cannot tell
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue  # held by a live run, here or anywhere else the volume is shared
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+        finally:
+            os.close(fd)
+
+
+def _is_real_dir(path: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)  # never a symlink to somewhere else
+    except OSError:
+        return False
+
+
+def _last_change(path: str) -> float:
+    """The newest modification time in the tree under ``path`` (the directory's own included)."""
+    newest = 0.0
+    for top, dirs, files in os.walk(path):
+        for name in [top, *(os.path.join(top, n) for n in dirs + files)]:
+            try:
+                newest = max(newest, os.lstat(name).st_mtime)
+            except OSError:
+                continue
+    return newest
 
 
 def _alive(pid: int) -> bool:

@@ -20,12 +20,12 @@ import threading
 import time
 
 from . import textwidth
-from .hiding import EscapeTable
+from .hiding import JSON_TEXT, LINE, is_terminal
 
 _lock = threading.Lock()
 # C0, DEL and C1 (U+0080-U+009F: 8-bit CSI and friends drive some terminals too), format
 # characters (bidi overrides, zero-width ones) and separators escaped (``hiding.py``); tab kept.
-_CONTROL = EscapeTable({0x09: "\t"})
+_CONTROL = LINE
 
 
 class Log:
@@ -49,7 +49,7 @@ class Log:
     @property
     def tty(self) -> bool:
         if self._tty is None:
-            self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
+            self._tty = is_terminal(self.stream)
         return self._tty
 
     _tty: bool | None = None
@@ -173,7 +173,8 @@ class Log:
     def flush(self) -> None:
         """Print the collected JSON error object, if any (``--error-format json``)."""
         if self._json is not None:
-            self._emit(json.dumps(self._json, ensure_ascii=False))
+            # Hiding characters as JSON escapes: the line stays JSON once ``clean`` has run.
+            self._emit(json.dumps(self._json, ensure_ascii=False).translate(JSON_TEXT))
             self._json = None
 
     def failures(self, noun: str, failures: list, code: int) -> None:
@@ -206,7 +207,8 @@ def _forms(secret: str) -> tuple[str, ...]:
     if known is not None:
         return known
     escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
-    forms = {escaped, escaped.translate(_CONTROL), json.dumps(secret)[1:-1], secret.translate(_CONTROL)}
+    forms = {escaped, escaped.translate(_CONTROL), escaped.translate(JSON_TEXT), json.dumps(secret)[1:-1],
+             secret.translate(_CONTROL)}
     forms.discard(secret)
     known = _FORMS[secret] = tuple(f for f in forms if f)
     return known
@@ -281,7 +283,7 @@ class ByteProgress:
 
     def __init__(self, log: Log, label: str, files: int, interval: float | None = None):
         self.log, self.label, self.files = log, label, files
-        self.tty = bool(getattr(log.stream, "isatty", lambda: False)())
+        self.tty = is_terminal(log.stream)
         self.interval = interval if interval is not None else (0.1 if self.tty else 5.0)
         self.done = 0
         self.finished = 0

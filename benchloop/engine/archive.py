@@ -12,17 +12,15 @@ archive is created when every job failed.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from typing import Any
 
 from ..base.errors import AuthError, Cancelled
 from ..base.files import (
     NoRoomError,
     join_under,
-    remove_stale_dirs,
     replacing,
     safe_component,
+    staging_dir,
 )
 from ..base.jsontext import dumps
 from ..table.model import ArchiveEntry, StepPart
@@ -51,9 +49,7 @@ class ArchiveRun:
         counter = p.rt.counter(self.spec.progress, len(jobs)) if self.spec.progress else None
         os.makedirs(p.root, exist_ok=True)
         prefix = f".{safe_component(self.task)[:40]}-{self.spec.kind or 'archive'}-"
-        remove_stale_dirs(p.root, prefix)  # left by a killed run
-        staging = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=p.root)
-        try:
+        with staging_dir(p.root, prefix) as staging:  # locked while it lives; dead runs' ones swept
             def one(job: str) -> dict[str, str]:
                 try:
                     return self.job(ctx.child(job=job), job, staging)
@@ -63,8 +59,6 @@ class ArchiveRun:
 
             outcomes = p.rt.map(jobs, one)
             return self.finish(path, task, jobs, outcomes, staging)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
 
     @staticmethod
     def entry(part: ArchiveEntry, job: str) -> str:

@@ -19,7 +19,7 @@ from ..table.outputs import Output
 from . import formats
 from .combinecall import Combined
 from .outcomes import Outcome
-from .printing import closed_stdout
+from .printing import Refused, closed_stdout
 
 
 class OutcomesCall:
@@ -48,15 +48,17 @@ def combine_outcomes(action: Action, options: dict[str, Any], outcomes: list[Out
 
 
 def print_combined(stdout: Any, log: Log, result: Combined, output: str, pretty: bool, query: Any,
-                   shape: Output | None = None) -> None:
+                   shape: Output | None = None) -> bool:
     """The combine's own rendering of ``output`` when it has one (and no ``--query`` reshapes the
-    elements), else the elements in the generic format."""
+    elements), else the elements in the generic format.  Whether lines were left out."""
+    refused = Refused()
     with closed_stdout():
         if query is None and output in result.renderings:
             stdout.write(result.renderings[output]())
             stdout.flush()
-            return
-        formats.emit(stdout, result.elements, output, pretty, query, note=log.note, output=shape)
+            return False
+        formats.emit(stdout, result.elements, output, pretty, query, note=log.note, output=shape, refuse=refused)
+    return refused.report(log)
 
 
 def write_files(log: Log, result: Combined) -> list[tuple[str, str]]:

@@ -115,19 +115,22 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
         rt.log.error(f"authentication error: {exc}")
         return EXIT_AUTH
     unwritten: list[tuple[str, str]] = []
+    refused = False  # lines --output text left out (a value that would break its line)
     if prints:
         if stream is not None:
-            stream.finish()
+            refused = stream.finish()
         elif action.combine is not None:  # every id's value together (bl compare, bl jobs table)
             from .combining import combine_outcomes, print_combined, write_files
 
             result = combine_outcomes(action, opts, outcomes, rt.log)
-            print_combined(rt.stdout, rt.log, result, output, rt.pretty, query, action.dimensions[dim].output)
+            refused = print_combined(rt.stdout, rt.log, result, output, rt.pretty, query,
+                                     action.dimensions[dim].output)
             unwritten = write_files(rt.log, result)
         else:
-            print_all(rt.stdout, rt.log, action, outcomes, output, rt.pretty, query, action.dimensions[dim].output)
+            refused = print_all(rt.stdout, rt.log, action, outcomes, output, rt.pretty, query,
+                                action.dimensions[dim].output)
     code = summarize(rt.log, outcomes, noun="pull step(s)" if action.compose is not None else "id(s)")
-    return code or (EXIT_FAILURE if unwritten else code)
+    return code or (EXIT_FAILURE if unwritten or refused else code)
 
 
 def run_text(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any]) -> int:

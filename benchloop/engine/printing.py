@@ -4,7 +4,8 @@ Every id contributes its element (none for failures and null answers; a
 listing contributes its entries, flattened).  A format that streams (jsonl), with no
 ``--query``, prints each id's lines as soon as it and every id before it have
 finished (``Stream``); every other format waits for all ids and prints through
-``formats.emit``.
+``formats.emit``.  A line ``--output text`` leaves out (a value that would break it, to a
+pipe) is counted by ``Refused`` and reported once at the end: one ``[error]`` line, exit 1.
 """
 
 from __future__ import annotations
@@ -34,6 +35,34 @@ def contributed(action: Action, outcome: Outcome, log: Log) -> list[Any]:
     return [outcome.value]
 
 
+class Refused:
+    """The lines a format left out because a value would break them (``--output text`` to a
+    pipe): counted as they come, reported once at the end."""
+
+    SHOWN = 60  # characters of the first value in the message
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first = ""
+        self._lock = threading.Lock()
+
+    def __call__(self, value: str) -> None:
+        with self._lock:
+            if not self.count:
+                self.first = value
+            self.count += 1
+
+    def report(self, log: Log) -> bool:
+        """One ``[error]`` line when lines were left out (the command then exits 1); whether any were."""
+        if not self.count:
+            return False
+        first = self.first if len(self.first) <= self.SHOWN else self.first[:self.SHOWN] + "…"
+        log.error(f"--output text left out {self.count} line(s): a value holds a line break, a tab or another "
+                  f"control character, and would reach the next command as other values (the first: "
+                  f"{first!r}); --output jsonl prints every value exactly")
+        return True
+
+
 class Stream:
     """Print a streaming format's lines as soon as an id and every id before it have finished."""
 
@@ -44,6 +73,7 @@ class Stream:
         self.next = 0
         self.total = len(ids)
         self.lock = threading.Lock()
+        self.refused = Refused()
 
     def done(self, outcome: Outcome) -> None:
         """One id finished (a failed id prints nothing but lets the ids after it through)."""
@@ -54,23 +84,27 @@ class Stream:
     def _flush(self) -> None:
         while self.next in self.ready:
             with closed_stdout():
-                for element in contributed(self.action, self.ready.pop(self.next), self.log):
-                    self.stdout.write(self.fmt.line(element))
+                elements = contributed(self.action, self.ready.pop(self.next), self.log)
+                self.fmt.render(self.stdout, elements, False, refuse=self.refused)
                 self.stdout.flush()
             self.next += 1
 
-    def finish(self) -> None:
+    def finish(self) -> bool:
+        """The end of the output; whether lines were left out (reported)."""
         with self.lock:
             self.next = self.total
+        return self.refused.report(self.log)
 
 
 def print_all(stdout: Any, log: Log, action: Action, outcomes: list[Outcome], fmt: str, pretty: bool,
-              query: Any, output: Output | None = None) -> None:
+              query: Any, output: Output | None = None) -> bool:
     """Every id's elements at once in format ``fmt``; ``output`` is what one element is (the
-    printed dimension's, for the flat formats' rows and columns)."""
+    printed dimension's, for the flat formats' rows and columns).  Whether lines were left out."""
     elements = [e for outcome in outcomes for e in contributed(action, outcome, log)]
+    refused = Refused()
     with closed_stdout():
-        formats.emit(stdout, elements, fmt, pretty, query, note=log.note, output=output)
+        formats.emit(stdout, elements, fmt, pretty, query, note=log.note, output=output, refuse=refused)
+    return refused.report(log)
 
 
 @contextmanager

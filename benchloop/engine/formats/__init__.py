@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from ...table.outputs import Output
-from .base import Format
+from .base import Format, Refuse, Unprintable
 from .csvdoc import Csv
 from .jsondoc import JsonArray, JsonLines
 from .markdowndoc import Markdown
@@ -23,14 +23,16 @@ from .yamldoc import YamlDocument
 FORMATS: dict[str, Format] = {f.name: f for f in (JsonArray(), JsonLines(), YamlDocument(), Table(), Text(), Csv(),
                                                     Markdown())}
 
-__all__ = ["FORMATS", "Format", "compile_query", "emit"]
+__all__ = ["FORMATS", "Format", "Refuse", "Unprintable", "compile_query", "emit"]
 
 
 def emit(stream: TextIO, elements: list[Any], name: str, pretty: bool, query: Any = None,
-         note: Callable[[str], None] | None = None, output: Output | None = None) -> None:
+         note: Callable[[str], None] | None = None, output: Output | None = None,
+         refuse: Refuse | None = None) -> None:
     """Print the whole result in format ``name`` (every format, streamed ones included, when
     the output waits for all ids); ``note`` gets the format's advice, if any; ``output`` is
-    what one element is (a ``--query`` makes other elements: then it is not passed on)."""
+    what one element is (a ``--query`` makes other elements: then it is not passed on);
+    ``refuse`` gets each value left out (``Format.render``)."""
     result: Any = elements if query is None else query.search(elements)
-    FORMATS[name].render(stream, result, pretty, note, output if query is None else None)
+    FORMATS[name].render(stream, result, pretty, note, output if query is None else None, refuse)
     stream.flush()

@@ -14,7 +14,10 @@ or an object is its compact JSON.  Text is server data, so two things are done t
   injection: ``=HYPERLINK(...)`` shows as text).  Numbers are never changed (``-1`` is a
   number), so only text can start that way;
 * control, bidi and other hiding characters are written as escapes (``\\x1b``), as on
-  the terminal: a CSV is read on terminals too.  Line feeds and tabs stay (quoted).
+  the terminal: a CSV is read on terminals too.  To a pipe or a file, line feeds, carriage
+  returns and tabs stay (quoted); on a terminal only the tab stays, as on stderr
+  (``hiding.LINE``): a carriage return would move the cursor back over the line, and a
+  line feed would make one row look like two.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ import math
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from ...base.hiding import EscapeTable
+from ...base.hiding import LINE, EscapeTable, is_terminal
 from ...table.outputs import Output
+from .base import Refuse
 from .tabular import table_hint, tabulate
 
 # Hiding characters escaped; a line feed, a tab and a carriage return stay as they are (the
@@ -35,11 +39,11 @@ _HIDING = EscapeTable({0x0A: "\n", 0x09: "\t", 0x0D: "\r"})
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def cell(value: Any) -> str:
-    """One CSV field (see the module docstring)."""
+def cell(value: Any, hiding: EscapeTable = _HIDING) -> str:
+    """One CSV field (see the module docstring); ``hiding``: ``LINE`` on a terminal."""
     kind = type(value)
     if kind is str:
-        text = value.translate(_HIDING)
+        text = value.translate(hiding)
         return "'" + text if text.startswith(FORMULA_STARTS) else text
     if value is None:
         return ""
@@ -51,7 +55,7 @@ def cell(value: Any) -> str:
         return float.__repr__(value)  # as JSON writes it: 0.5, 1e+100
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return json.dumps(value)
-    return cell(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    return cell(json.dumps(value, ensure_ascii=False, separators=(",", ":")), hiding)
 
 
 class Csv:
@@ -61,16 +65,14 @@ class Csv:
     streams = False
 
     def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,
-               output: Output | None = None) -> None:
+               output: Output | None = None, refuse: Refuse | None = None) -> None:
         table = tabulate(result, output)
         writer = csv.writer(stream)
+        hiding = LINE if is_terminal(stream) else _HIDING
         if table.columns:
-            writer.writerow([cell(c) for c in table.columns])
+            writer.writerow([cell(c, hiding) for c in table.columns])
         for row in table.rows:
-            writer.writerow([cell(row.get(c)) for c in table.columns])
+            writer.writerow([cell(row.get(c), hiding) for c in table.columns])
         hint = table_hint(table)
         if hint and note is not None:
             note(hint)
-
-    def line(self, element: Any) -> str:
-        raise NotImplementedError("csv waits for every row (one header for all)")

@@ -3,16 +3,40 @@
 ``json`` keeps the reference client's bytes exactly (docs/contract.md 3.1): one array,
 indented unless ``--no-pretty``.  ``jsonl`` prints one compact element per line, each as
 soon as it and every id before it have finished.
+
+On a terminal, a person reads: the controls JSON leaves raw (DEL, C1 such as the 8-bit CSI
+U+009B), bidi and zero-width characters and U+2028/U+2029 are written as JSON's own
+escapes (``hiding.JSON_TEXT``: ``\\u009b``, ``\\u202e``), so nothing drives the terminal
+or reorders a line and the text is still JSON holding the same strings.  To a pipe or a
+file the bytes are json.dumps's, unchanged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
+from ...base.hiding import JSON_TEXT, is_terminal
 from ...base.jsontext import dumps, encode, write_json_array
 from ...table.outputs import Output
-from .base import LineFormat
+from .base import LineFormat, Refuse
+
+
+def for_terminal(text: str) -> str:
+    """JSON text with its hiding characters escaped (ASCII text has none but DEL: no scan)."""
+    if text.isascii() and "\x7f" not in text:
+        return text
+    return text.translate(JSON_TEXT)
+
+
+class _Terminal:
+    """A terminal stream that writes each piece of JSON text through ``for_terminal``."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self.stream.write(for_terminal(text))
 
 
 class JsonArray:
@@ -20,18 +44,18 @@ class JsonArray:
     streams = False
 
     def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,
-               output: Output | None = None) -> None:
+               output: Output | None = None, refuse: Refuse | None = None) -> None:
+        if is_terminal(stream):
+            stream = cast(TextIO, _Terminal(stream))
         if isinstance(result, list):
             write_json_array(stream, result, pretty)
         else:
             stream.write(dumps(result, pretty))
 
-    def line(self, element: Any) -> str:
-        raise NotImplementedError("json prints one array")
-
 
 class JsonLines(LineFormat):
     name = "jsonl"
 
-    def line(self, element: Any) -> str:
-        return encode(element, False) + "\n"
+    def line(self, element: Any, terminal: bool, refuse: Refuse | None) -> str:
+        text = encode(element, False) + "\n"
+        return for_terminal(text) if terminal else text

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from ...base.hiding import EscapeTable
 from ...table.outputs import Output
+from .base import Refuse
 from .tabular import table_hint, tabulate
 
 _TEXT = EscapeTable({0x0A: " ", 0x0D: " ", **{ord(c): "\\" + c for c in "\\`*_[]|~"},
@@ -44,7 +45,7 @@ class Markdown:
     streams = False
 
     def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,
-               output: Output | None = None) -> None:
+               output: Output | None = None, refuse: Refuse | None = None) -> None:
         table = tabulate(result, output)
         rows, columns = table.rows, table.columns
         if not rows:
@@ -58,6 +59,3 @@ class Markdown:
         hint = table_hint(table)
         if hint and note is not None:
             note(hint)
-
-    def line(self, element: Any) -> str:
-        raise NotImplementedError("markdown waits for every row (one header for all)")

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from ...base import textwidth
 from ...base.hiding import EscapeTable
 from ...table.outputs import Output
+from .base import Refuse
 from .tabular import Tabular, table_hint, tabulate
 
 # Controls, bidi and zero-width characters escaped (``base/hiding.py``); a line feed is a space.
@@ -74,12 +75,9 @@ class Table:
     streams = False
 
     def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,
-               output: Output | None = None) -> None:
+               output: Output | None = None, refuse: Refuse | None = None) -> None:
         table = tabulate(result, output)
         stream.write(render_table(table))
         hint = table_hint(table)
         if hint and note is not None:
             note(hint)
-
-    def line(self, element: Any) -> str:
-        raise NotImplementedError("the table waits for every element")

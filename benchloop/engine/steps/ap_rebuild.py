@@ -32,6 +32,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...base.hiding import json_escaped
+
 JOIN = " \\\n  "  # between segments: a backslash, a newline, two spaces
 # The longest text ap-cmd prints.  Linux refuses any single argument of 128 KiB or more
 # (MAX_ARG_STRLEN, "Argument list too long"), so a longer command could never run; the
@@ -114,21 +116,13 @@ def quote(value: Any) -> str:
     return "".join(pieces)
 
 
-def _json_escape(char: str) -> str:
-    code = ord(char)
-    if code > 0xFFFF:
-        code -= 0x10000
-        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
-    return f"\\u{code:04x}"
-
-
 def json_word(value: Any) -> str:
     """A JSON value as one shell word: ``json.dumps`` (``", "`` and ``": "``, non-ASCII kept),
     every character that is not printable written as its ``\\uXXXX`` escape (the same JSON
     value; ``json.dumps`` already escapes C0 controls, not DEL, C1 or bidi marks), quoted."""
     text = json.dumps(value, ensure_ascii=False)
     if not text.isprintable():
-        text = "".join(c if c.isprintable() else _json_escape(c) for c in text)
+        text = "".join(c if c.isprintable() else json_escaped(c) for c in text)
     return quote(text)
 
 

@@ -23,16 +23,14 @@ import gzip
 import io
 import json
 import os
-import shutil
 import sqlite3
-import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ...base.errors import StepError
 from ...base.expressions import compile_expression
-from ...base.files import atomic_write_stream, remove_stale_dirs
+from ...base.files import atomic_write_stream, staging_dir
 from ...base.jsontext import encode
 from ..stepcall import StepCall
 from .registry import WRITTEN, step
@@ -205,9 +203,7 @@ def trace_export(call: StepCall) -> Any:
     dest = call.dest
     root = os.path.dirname(dest) if dest else call.root
     os.makedirs(root or ".", exist_ok=True)
-    remove_stale_dirs(root or ".", ".trace-trajectory-")  # left by a killed run
-    work = tempfile.mkdtemp(prefix=f".trace-trajectory-{os.getpid()}-", dir=root or ".")
-    try:
+    with staging_dir(root or ".", ".trace-trajectory-") as work:  # locked while it lives; dead runs' swept
         export = os.path.join(work, "export.bin")
         call.download(call.input, export)
         index = RowIndex(work, job_ids(call), pretty=bool(dest) and call.pretty,
@@ -225,5 +221,3 @@ def trace_export(call: StepCall) -> Any:
             }
         finally:
             index.close()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
