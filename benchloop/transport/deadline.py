@@ -16,8 +16,9 @@ add that, through httpx's public API only:
   announces itself through ``trace``).
 - **A body** is read by the caller.  While it reads, the connection's socket
   (the response's ``network_stream`` extension) is watched
-  (:meth:`Switchboard.watch`): the watchdog shuts it down at the deadline or at
-  a cancel, so a read blocked in any thread ends at once.
+  (:meth:`Switchboard.watch`): one watchdog thread shuts it down at the
+  deadline, and a cancel shuts every watched one down, so a read blocked in
+  any thread ends at once.
 
 A socket is shut down with ``shutdown(SHUT_RDWR)`` (the value 2 on every
 platform), which wakes a read blocked in another thread; closing it would not.
@@ -35,15 +36,18 @@ from collections.abc import Callable
 from typing import Any
 
 _SHUT_RDWR = 2  # socket.SHUT_RDWR (SD_BOTH on Windows)
-# A wire thread with nothing to do for this long ends (a long-lived process keeps none idle).
-IDLE_SECONDS = 30.0
+IDLE_SECONDS = 30.0  # a wire thread with nothing to do for this long ends
 # The trace events whose return value is the connection's network stream.
 _STREAM_EVENTS = frozenset({"connection.connect_tcp.complete", "connection.start_tls.complete",
                             "http11.start_tls.complete"})
 
 
 class Abandoned(Exception):
-    """Raised inside an exchange its caller stopped waiting for (deadline or cancel)."""
+    """Raised inside an exchange its caller stopped waiting for, and to a caller at a cancel."""
+
+
+class Overdue(Exception):
+    """The deadline passed before the answer's head came."""
 
 
 def shut(stream: Any) -> None:
@@ -58,8 +62,8 @@ def shut(stream: Any) -> None:
 
 
 class _WireThreads:
-    """Daemon threads that run exchanges; a thread stuck in an abandoned exchange never holds
-    up the process's exit, and one idle for ``IDLE_SECONDS`` ends."""
+    """Daemon threads that run exchanges: one stuck in an abandoned exchange never holds up the
+    process's exit (a ThreadPoolExecutor's threads would be joined at exit)."""
 
     def __init__(self) -> None:
         self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
@@ -69,8 +73,7 @@ class _WireThreads:
     def run(self, job: Callable[[], None]) -> None:
         with self._lock:
             spawn = self._idle == 0
-            if not spawn:
-                self._idle -= 1
+            self._idle -= 0 if spawn else 1
             self._jobs.put(job)
         if spawn:
             threading.Thread(target=self._loop, name="bl-wire", daemon=True).start()
@@ -92,13 +95,51 @@ class _WireThreads:
                     self._idle += 1
 
 
-_threads = _WireThreads()
+class _Watchdog:
+    """One thread that shuts watched streams down at their deadlines."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Condition(threading.Lock())
+        self.watched: dict[int, Any] = {}
+        self._heap: list[tuple[float, int]] = []
+        self._ids = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, stream: Any, deadline: float) -> int:
+        token = next(self._ids)
+        with self.lock:
+            self.watched[token] = stream
+            heapq.heappush(self._heap, (deadline, token))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="bl-watchdog", daemon=True)
+                self._thread.start()
+            elif self._heap[0][1] == token:
+                self.lock.notify()  # the earliest deadline now
+        return token
+
+    def unwatch(self, token: int) -> None:
+        with self.lock:
+            self.watched.pop(token, None)
+
+    def _run(self) -> None:
+        with self.lock:
+            while True:
+                while self._heap and self._heap[0][1] not in self.watched:
+                    heapq.heappop(self._heap)  # unwatched already
+                left = self._heap[0][0] - time.monotonic() if self._heap else None
+                if left is None or left > 0:
+                    self.lock.wait(left)
+                    continue
+                shut(self.watched.pop(heapq.heappop(self._heap)[1]))
+
+
+_threads, _watchdog = _WireThreads(), _Watchdog()
 
 
 def _forked() -> None:
-    """In a forked child none of the parent's wire threads exist: start counting afresh."""
-    global _threads
-    _threads = _WireThreads()
+    """In a forked child none of the parent's threads exist: start afresh."""
+    global _threads, _watchdog
+    _threads, _watchdog = _WireThreads(), _Watchdog()
 
 
 if hasattr(os, "register_at_fork"):
@@ -110,13 +151,12 @@ class Exchange:
 
     __slots__ = ("send", "done", "response", "error", "finished", "abandoned", "stream", "_lock")
 
-    def __init__(self, send: Callable[[], Any]):
+    def __init__(self, send: Callable[[Exchange], Any]):
         self.send = send
         self.done = threading.Event()
         self.response: Any = None
         self.error: BaseException | None = None
-        self.finished = False
-        self.abandoned = False
+        self.finished = self.abandoned = False
         self.stream: Any = None
         self._lock = threading.Lock()
 
@@ -132,7 +172,7 @@ class Exchange:
     def __call__(self) -> None:
         response = None
         try:
-            response = self.send()
+            response = self.send(self)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller as it is
             self.error = exc
         with self._lock:
@@ -158,32 +198,24 @@ class Switchboard:
 
     def __init__(self, cancelled: threading.Event):
         self.cancelled = cancelled
-        self._lock = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
         self._waiting: set[Exchange] = set()
-        self._watched: dict[int, tuple[float, Any]] = {}
-        self._heap: list[tuple[float, int]] = []
-        self._ids = itertools.count()
-        self._watchdog: threading.Thread | None = None
+        self._watching: set[int] = set()
 
-    # -- heads: a wire thread each ---------------------------------------------------
     def send(self, send: Callable[[Exchange], Any], deadline: float) -> Any:
-        """``send(exchange)`` on a wire thread (it must pass ``exchange.trace`` as the request's
+        """``send(exchange)`` on a wire thread (it passes ``exchange.trace`` as the request's
         ``trace`` extension); its response, or its error.  Raises :class:`Overdue` at the
-        deadline and ``Abandoned`` at a cancel, leaving the exchange to end by itself."""
-        exchange = Exchange(lambda: send(exchange))
+        deadline and :class:`Abandoned` at a cancel, leaving the exchange to end by itself."""
+        exchange = Exchange(send)
         with self._lock:
             self._waiting.add(exchange)
         try:
-            if self.cancelled.is_set():
-                raise Abandoned("cancelled")
-            _threads.run(exchange)
-            exchange.done.wait(max(0.0, deadline - time.monotonic()))
-            if self.cancelled.is_set():
+            if not self.cancelled.is_set():
+                _threads.run(exchange)
+                exchange.done.wait(max(0.0, deadline - time.monotonic()))
+            if self.cancelled.is_set() or not exchange.finished:
                 exchange.abandon()
-                raise Abandoned("cancelled")
-            if not exchange.finished:
-                exchange.abandon()
-                raise Overdue()
+                raise Abandoned("cancelled") if self.cancelled.is_set() else Overdue()
         finally:
             with self._lock:
                 self._waiting.discard(exchange)
@@ -191,51 +223,28 @@ class Switchboard:
             raise exchange.error
         return exchange.response
 
-    # -- bodies: the watchdog --------------------------------------------------------
     def watch(self, stream: Any, deadline: float) -> int:
         """Shut ``stream`` down at ``deadline`` or at a cancel, until :meth:`unwatch`."""
-        token = next(self._ids)
+        token = _watchdog.watch(stream, deadline)
         with self._lock:
-            self._watched[token] = (deadline, stream)
-            heapq.heappush(self._heap, (deadline, token))
-            if self._watchdog is None:
-                self._watchdog = threading.Thread(target=self._watch, name="bl-watchdog", daemon=True)
-                self._watchdog.start()
-            elif self._heap[0][1] == token:
-                self._lock.notify()
+            self._watching.add(token)
         if self.cancelled.is_set():
             shut(stream)
         return token
 
     def unwatch(self, token: int) -> None:
+        _watchdog.unwatch(token)
         with self._lock:
-            self._watched.pop(token, None)
-
-    def _watch(self) -> None:
-        with self._lock:
-            while True:
-                while self._heap and self._heap[0][1] not in self._watched:
-                    heapq.heappop(self._heap)  # unwatched already
-                if not self._heap:
-                    self._lock.wait()
-                    continue
-                left = self._heap[0][0] - time.monotonic()
-                if left > 0:
-                    self._lock.wait(left)
-                    continue
-                _, token = heapq.heappop(self._heap)
-                _, stream = self._watched.pop(token)
-                shut(stream)
+            self._watching.discard(token)
 
     def abort(self) -> None:
         """The cancel: every waiting caller stops now, every watched read ends."""
         with self._lock:
-            waiting, watched = list(self._waiting), [s for _, s in self._watched.values()]
+            waiting, tokens = list(self._waiting), list(self._watching)
+        with _watchdog.lock:
+            streams = [_watchdog.watched.get(token) for token in tokens]
         for exchange in waiting:
             exchange.done.set()
-        for stream in watched:
-            shut(stream)
-
-
-class Overdue(Exception):
-    """The deadline passed before the answer's head came."""
+        for stream in streams:
+            if stream is not None:
+                shut(stream)
