@@ -232,5 +232,5 @@ def _output_file(opt: Option, value: Any, stdin_token: str) -> str:
         return "-"
     problem = user_file_problem(path)
     if problem is not None:
-        raise UsageError(f"cannot write {opt.flag} {path}: {problem}")
+        raise UsageError(f"cannot write {opt.flag} {path}: {problem} ({opt.flag} - prints it on stdout)")
     return path

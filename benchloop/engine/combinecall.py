@@ -71,10 +71,13 @@ class Combined:
     ``--query`` is given; called only when that format is asked for).  ``files`` maps a
     path its options named to the text to write there (atomically, after printing; a path
     the user named: never a symlink or special file replaced, no directory made).  ``page``
-    is text printed instead of the elements (``--report -``).
+    is text printed instead of the elements (``--report -``).  ``declared``: the elements
+    are the combine's declared output (false: another shape, ``--per-instance``'s rows, whose
+    columns the flat formats find by looking).
     """
 
     elements: list[Any]
     renderings: Mapping[str, Callable[[], str]] = field(default_factory=_empty)
     files: Mapping[str, Callable[[], str]] = field(default_factory=_empty)
     page: Callable[[], str] | None = None
+    declared: bool = True

@@ -68,7 +68,8 @@ def print_combined(stdout: Any, log: Log, result: Combined, output: str, pretty:
             stdout.write(result.renderings[output]())
             stdout.flush()
             return
-        formats.emit(stdout, result.elements, output, pretty, query, note=log.note, output=shape)
+        formats.emit(stdout, result.elements, output, pretty, query, note=log.note,
+                     output=shape if result.declared else None)
 
 
 def write_files(log: Log, result: Combined) -> list[tuple[str, str]]:

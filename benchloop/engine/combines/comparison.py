@@ -82,7 +82,8 @@ def compare(call: CombineCall) -> Combined:
         "markdown": lambda: markdown.render(shared, changes) if shared else "",
     }
     report = options.get("report")
+    declared = not options.get("per_instance")
     if report == "-":
-        return Combined(elements, renderings, page=lambda: html_report.render(shared, changes))
+        return Combined(elements, renderings, page=lambda: html_report.render(shared, changes), declared=declared)
     files = {str(report): lambda: html_report.render(shared, changes)} if report and results else {}
-    return Combined(elements, renderings, files)
+    return Combined(elements, renderings, files, declared=declared)
