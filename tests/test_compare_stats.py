@@ -33,7 +33,14 @@ from scipy import special
 from scipy import stats as sp
 
 from benchloop.compare import caveats, estimates, stats
-from benchloop.compare.distributions import betainc, holm, sign_test_p, t_cdf, t_quantile, t_two_sided
+from benchloop.compare.distributions import (
+    betainc,
+    holm,
+    sign_test_p,
+    t_cdf,
+    t_quantile,
+    t_two_sided,
+)
 from benchloop.compare.estimates import Estimate, clustered_se, sample_sd
 from benchloop.compare.scores import as_number, score_and_pass, too_big
 from benchloop.compare.stats import compare_groups, gather, per_instance

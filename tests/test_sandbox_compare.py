@@ -19,7 +19,13 @@ from compare_cases import COMPARE_COLUMNS, COSTS, table_rows
 
 from benchloop.compare.stats import compare_groups
 from benchloop.sandbox import payloads
-from benchloop.sandbox.dataset import COMPARE_GROUPS, COMPARE_REPOS, COMPARE_TEMPLATES, COMPARE_TRIALS, Dataset
+from benchloop.sandbox.dataset import (
+    COMPARE_GROUPS,
+    COMPARE_REPOS,
+    COMPARE_TEMPLATES,
+    COMPARE_TRIALS,
+    Dataset,
+)
 
 N = 2001  # pages of 1000 end at 1000, 2000 and one more
 

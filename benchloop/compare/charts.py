@@ -50,11 +50,27 @@ def svg(width: float, height: float, title: str, body: Sequence[str], css_class:
             f"<title>{d.html_text(title)}</title>" + "".join(body) + "</svg>")
 
 
+_NARROW, _WIDE = set("ijlft.,:;|!' ()[]-"), set("MWmw@%")
+
+
+def width_of(content: str, size: float) -> float:
+    """A generous estimate of the width of ``content`` in a sans-serif font of ``size`` px."""
+    em = sum(0.32 if c in _NARROW else 0.95 if c in _WIDE else 0.72 if c.isupper() else 0.6
+             for c in content)
+    return em * size * 1.05
+
+
 def text(x: float, y: float, content: Any, anchor: str = "start", size: int = 12,
-         css: str = "") -> str:
+         css: str = "", fit: float | None = None) -> str:
+    """A text; with ``fit`` (pixels), one that would be wider is squeezed to that width
+    (``textLength``), so that it never reaches a neighbour or the chart's edge."""
     klass = f' class="{css}"' if css else ""
-    return (f'<text x="{_f(x)}" y="{_f(y)}" text-anchor="{anchor}" font-size="{size}"{klass} '
-            f'fill="{COLORS["text"]}">{d.html_text(content)}</text>')
+    shown = d.html_text(content)
+    squeeze = ""
+    if fit is not None and width_of(d.terminal_text(content), size) > fit:
+        squeeze = f' textLength="{_f(fit)}" lengthAdjust="spacingAndGlyphs"'
+    return (f'<text x="{_f(x)}" y="{_f(y)}" text-anchor="{anchor}" font-size="{size}"{klass}{squeeze} '
+            f'fill="{COLORS["text"]}">{shown}</text>')
 
 
 def line(x1: float, y1: float, x2: float, y2: float, color: str, width: float = 1) -> str:
@@ -128,10 +144,10 @@ def pass_rates(groups: Sequence[dict[str, Any]], roles: Sequence[str]) -> str:
                      "middle", 11, "axis-title"))
     for i, (g, role) in enumerate(zip(groups, roles, strict=True)):
         y = top + i * row + 8
-        body.append(text(left - 8, y + 14, _short(g["group_id"], 20), "end"))
+        body.append(text(left - 8, y + 14, _short(g["group_id"], 24), "end", fit=left - 14))
         value = g.get("pass_rate")
         if not d.finite(value):
-            body.append(text(left + 4, y + 14, "no scored instances"))
+            body.append(text(left + 4, y + 14, "no scored instances"))  # (short: fits the plot)
             continue
         body.append(rect(left, y, x(value) - left, 20, COLORS[role],
                          f"{g['group_id']}: {d.rate(value)} {d.rate_ci(g.get('pass_rate_ci95'))}"))
@@ -208,7 +224,7 @@ def cost_vs_pass(name: str, cost: dict[str, Any], groups: Sequence[dict[str, Any
     title = f"Mean {name} per instance against pass rate"
     if len(numbers) != 4:
         body.append(text(width / 2, height / 2, "no data", "middle"))
-        body.append(text(width / 2, height - 8, _short(name, 40), "middle", 11, "axis-title"))
+        body.append(text(width / 2, height - 8, _short(name, 40), "middle", 11, "axis-title", fit=width - 8))
         return svg(width, height, title, body, "chart-cost")
     xs, ys = numbers[:2], numbers[2:]
     cis = [g.get("pass_rate_ci95") or [g["pass_rate"], g["pass_rate"]] for g in groups[:2]]
@@ -240,7 +256,7 @@ def cost_vs_pass(name: str, cost: dict[str, Any], groups: Sequence[dict[str, Any
         body.append(line(px(tick), base_y, px(tick), base_y + 4, COLORS["axis"]))
         body.append(text(px(tick), base_y + 16, d.number(tick, scale=x_hi), anchor, 10))
     axis = f"mean {_short(name, 26)} per instance" + ("" if from_zero else " (axis not from 0)")
-    body.append(text(left + plot_w / 2, height - 8, axis, "middle", 11, "axis-title"))
+    body.append(text(width / 2, height - 8, axis, "middle", 11, "axis-title", fit=width - 8))
     body.append(line(px(xs[0]), py(ys[0]), px(xs[1]), py(ys[1]), COLORS["axis"], 1.5))
     for x, yv, ci, g, role in zip(xs, ys, cis, groups[:2], ("baseline", "candidate"), strict=True):
         body += whisker(ci[0], ci[1], px(x), y_lo, y_hi, py, False, COLORS[role], f"{g['group_id']} 95% CI")
@@ -251,7 +267,7 @@ def cost_vs_pass(name: str, cost: dict[str, Any], groups: Sequence[dict[str, Any
     for i, (g, role) in enumerate(zip(groups[:2], ("baseline", "candidate"), strict=True)):
         lx = width - right - 110 + i * 58
         body.append(f'<circle cx="{_f(lx)}" cy="8" r="4" fill="{COLORS[role]}"/>')
-        body.append(text(lx + 7, 12, _short(g["group_id"], 7), size=10, css="legend"))
+        body.append(text(lx + 7, 12, _short(g["group_id"], 9), size=10, css="legend", fit=46))
     return svg(width, height, title, body, "chart-cost")
 
 
@@ -259,7 +275,7 @@ def cost_vs_pass(name: str, cost: dict[str, Any], groups: Sequence[dict[str, Any
 def differences(rows: Sequence[tuple[str, float | None, Any]], what: str) -> str:
     """A forest plot: per row ``(label, difference, ci95 or None)`` the change of pass rate
     (points in pp, -100 to +100), its CI as a clipped whisker when there is one."""
-    left, right, top, row = 190, 60, 12, 24
+    left, right, top, row = 190, 76, 12, 24
     plot_bottom = top + row * max(len(rows), 1)
     height = plot_bottom + 50
     plot = WIDTH - left - right
@@ -277,7 +293,7 @@ def differences(rows: Sequence[tuple[str, float | None, Any]], what: str) -> str
         body.append(text(left + plot / 2, top + 16, "nothing to show", "middle"))
     for i, (label, diff, ci) in enumerate(rows):
         y = top + i * row + row / 2
-        body.append(text(left - 8, y + 4, _short(label, 26), "end", 11))
+        body.append(text(left - 8, y + 4, _short(label, 30), "end", 11, fit=left - 14))
         if not d.finite(diff):
             body.append(text(x(0) + 6, y + 4, "no paired instance", size=11))
             continue
@@ -286,5 +302,5 @@ def differences(rows: Sequence[tuple[str, float | None, Any]], what: str) -> str
             body += whisker(ci[0], ci[1], y, -1.0, 1.0, x, True, COLORS["text"], f"{label} 95% CI")
         body.append(f'<circle class="point" cx="{_f(x(diff))}" cy="{_f(y)}" r="5" fill="{color}">'
                     f"<title>{d.html_text(label)}: {d.html_text(d.points(diff))}</title></circle>")
-        body.append(text(WIDTH - right + 6, y + 4, d.points(diff), size=11))
+        body.append(text(WIDTH - 4, y + 4, d.points(diff), "end", 11))
     return svg(WIDTH, height, f"Change of pass rate per {what}", body, f"chart-{what}s")
