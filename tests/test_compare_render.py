@@ -4,7 +4,7 @@ The HTML is parsed (html.parser into a small tree) and checked for its
 structure, for having no way to reach the network or run code, for charts
 with a size, and for every hostile id shown as text.  The terminal and
 markdown renderings are checked for escaping and for the mark on a
-difference whose CI excludes 0; the worked example is kept as snapshots.
+figure whose Holm-adjusted p-value is below 0.05; the worked example is kept as snapshots.
 """
 
 from __future__ import annotations
