@@ -68,6 +68,14 @@ def warnings(baseline: Group, candidate: Group, paired: int, options: Options) -
     return out
 
 
+class NothingToCompare(ValueError):
+    """The :func:`problems` of a comparison that cannot be made, ``(group id, message)`` each."""
+
+    def __init__(self, found: list[tuple[str, str]]):
+        super().__init__("\n".join(message for _, message in found))
+        self.problems = found
+
+
 def problems(groups: Iterable[Group], *, metric: str, unit: str, filters: str = "") -> list[tuple[str, str]]:
     """Why nothing can be compared: ``(group id, message with its hint line)`` per problem,
     none when every group can take part.  ``filters`` describes the filters given (`` with

@@ -368,17 +368,24 @@ def compare_pair(baseline: Group, candidate: Group, options: Options, base_rows:
 
 def compare_groups(groups: Sequence[tuple[str, Iterable[Row]]], *, metric: str, pass_threshold: float,
                    unit: str, costs: Sequence[str] = (), cluster: str | None = None, by: str | None = None,
-                   status: str | None = None, outcome_statuses: Sequence[str] = ()) -> list[dict[str, Any]]:
+                   status: str | None = None, outcome_statuses: Sequence[str] = (),
+                   check: str | None = None) -> list[dict[str, Any]]:
     """``bl compare``: the first group is the baseline, every other one a candidate.
 
     ``groups`` are ``(group_id, rows)`` pairs; the answer has one element per
     candidate, in order, its marked figures Holm-adjusted over the candidates.
+    ``check`` (the filters given, as :func:`caveats.problems` words them; "" for none):
+    raise :class:`caveats.NothingToCompare` when a group cannot take part, before any figure.
     """
     if len(groups) < 2:
         raise ValueError("compare needs at least two groups: a baseline and a candidate")
     options = Options(metric, pass_threshold, unit, tuple(costs), cluster, by, status, tuple(outcome_statuses))
     rows = [(gid, list(group_rows)) for gid, group_rows in groups]
     gathered = [gather(gid, group_rows, costs) for gid, group_rows in rows]
+    if check is not None:
+        found = caveats.problems(gathered, metric=metric, unit=unit, filters=check)
+        if found:
+            raise caveats.NothingToCompare(found)
     cluster_of = clusterer(cluster)
     results = [compare_pair(gathered[0], cand, options, rows[0][1], cand_rows, cluster_of)
                for cand, (_, cand_rows) in zip(gathered[1:], rows[1:], strict=True)]

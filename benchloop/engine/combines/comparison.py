@@ -40,22 +40,10 @@ def _filters(options: dict[str, Any]) -> str:
     return f" with {' and '.join(given)}" if given else ""
 
 
-def _check(call: CombineCall) -> None:
-    """A ``CombineError`` naming every group that cannot take part, before any figure."""
-    from ...compare import caveats
-    from ...compare.stats import gather
-
-    options = call.options
-    groups = [gather(gid, rows) for gid, rows in call.values]
-    problems = caveats.problems(groups, metric=options["metric"], unit=options["unit"],
-                                filters=_filters(options))
-    if problems:
-        raise CombineError(problems)
-
-
 @combine("compare")
 def compare(call: CombineCall) -> Combined:
     from ...compare import html_report, markdown, terminal
+    from ...compare.caveats import NothingToCompare
     from ...compare.stats import compare_groups, per_instance
 
     options = call.options
@@ -63,12 +51,15 @@ def compare(call: CombineCall) -> Combined:
     results: list[dict[str, Any]] = []
     elements: list[dict[str, Any]] = []
     if why is None:
-        _check(call)
-        results = compare_groups(call.values, metric=options["metric"],
-                                 pass_threshold=float(options["pass_threshold"]), unit=options["unit"],
-                                 costs=call.params.texts("costs"), cluster=options.get("cluster"),
-                                 by=options.get("by"), status=options.get("status"),
-                                 outcome_statuses=call.params.texts("outcome_statuses"))
+        try:
+            results = compare_groups(call.values, metric=options["metric"],
+                                     pass_threshold=float(options["pass_threshold"]), unit=options["unit"],
+                                     costs=call.params.texts("costs"), cluster=options.get("cluster"),
+                                     by=options.get("by"), status=options.get("status"),
+                                     outcome_statuses=call.params.texts("outcome_statuses"),
+                                     check=_filters(options))
+        except NothingToCompare as exc:  # a group that cannot take part: said before any figure
+            raise CombineError(exc.problems) from None
         for line in dict.fromkeys(w for r in results for w in r["warnings"]):
             call.log.warn(line)
         elements = per_instance(call.values, cluster=options.get("cluster")) if options.get(
