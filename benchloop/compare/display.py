@@ -163,6 +163,23 @@ def slice_key(key: Any) -> str:
     return "(none)" if key is None else str(key)
 
 
+SLICE_HEADER = ("jobs", "paired", "difference", "95% CI", "p adjusted", "verdict")
+
+
+def slice_rows(result: dict[str, Any]) -> list[tuple[str, list[str], Any]]:
+    """Per slice of ``--by``: its key (raw text: each renderer escapes it), the cells under
+    ``SLICE_HEADER`` (numbers formatted; jobs as baseline/candidate), and the adjusted
+    p-value that decides its mark (the difference is the third cell)."""
+    out = []
+    for s in result.get("slices") or []:
+        p = s["paired"]
+        out.append((slice_key(s["key"]), [f"{s['baseline_jobs']}/{s['candidate_jobs']}", str(p["instances"]),
+                                          points(p["pass_rate_difference"]), points_ci(p["ci95"]),
+                                          p_text(p.get("p_value_adjusted")), str(p["verdict"])],
+                    p.get("p_value_adjusted")))
+    return out
+
+
 def clusters_note(result: dict[str, Any]) -> str:
     """``, 8 clusters (--cluster '^(.+?)__')`` when the comparison is clustered, else ''."""
     if result.get("cluster") is None:

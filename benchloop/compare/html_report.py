@@ -126,22 +126,15 @@ def _slices(result: dict[str, Any]) -> list[str]:
     if not slices:
         return []
     rows = []
-    for s in slices:
-        p = s["paired"]
-        rows.append("<tr>" + "".join([
-            _cell(f'<span class="id">{d.html_text(d.slice_key(s["key"]))}</span>'),
-            _cell(str(s["baseline_jobs"]), True), _cell(str(s["candidate_jobs"]), True),
-            _cell(str(p["instances"]), True),
-            _cell(_diff(d.points(p["pass_rate_difference"]), p.get("p_value_adjusted")), True),
-            _cell(d.html_text(d.points_ci(p["ci95"])), True),
-            _cell(d.html_text(d.p_text(p.get("p_value_adjusted"))), True), _cell(d.html_text(p["verdict"])),
-        ]) + "</tr>")
+    for key, cells, p_adjusted in d.slice_rows(result):
+        shown = [d.html_text(c) for c in cells]
+        shown[2] = _diff(cells[2], p_adjusted)
+        rows.append("<tr>" + _cell(f'<span class="id">{d.html_text(key)}</span>')
+                    + "".join(_cell(c, i < 5) for i, c in enumerate(shown)) + "</tr>")
     chart = charts.differences([(d.slice_key(s["key"]), s["paired"]["pass_rate_difference"], s["paired"]["ci95"])
                                 for s in slices], "slice")
     return [f"<h3>By <code>{d.html_text(result.get('by'))}</code> ({len(slices)} slices)</h3>",
-            _table("slices", [("slice", False), ("baseline jobs", True), ("candidate jobs", True),
-                              ("paired", True), ("difference", True), ("95% CI", True), ("p adjusted", True),
-                              ("verdict", False)], rows),
+            _table("slices", [("slice", False), *((h, i < 5) for i, h in enumerate(d.SLICE_HEADER))], rows),
             f'<figure class="chart">{chart}<figcaption>Change of pass rate in each slice, computed from that '
             "slice's jobs alone; p-values Holm-adjusted over the slices.</figcaption></figure>"]
 

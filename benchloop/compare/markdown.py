@@ -36,18 +36,15 @@ def _code(value: Any) -> str:
 
 
 def _slices(result: dict[str, Any]) -> list[str]:
-    slices = result.get("slices") or []
+    slices = d.slice_rows(result)
     if not slices:
         return []
     rows = []
-    for s in slices:
-        p = s["paired"]
-        rows.append([d.markdown_text(d.slice_key(s["key"])), f"{s['baseline_jobs']}/{s['candidate_jobs']}",
-                     str(p["instances"]), _difference(d.points(p["pass_rate_difference"]), p.get("p_value_adjusted")),
-                     d.points_ci(p["ci95"]), d.p_text(p.get("p_value_adjusted")), p["verdict"]])
+    for key, cells, p_adjusted in slices:
+        cells[2] = _difference(cells[2], p_adjusted)
+        rows.append([d.markdown_text(key), *cells])
     return ["", f"By {_code(result.get('by'))} (pass rate; jobs: baseline/candidate; Holm-adjusted over the slices):",
-            "", *_table(["slice", "jobs", "paired", "difference", "95% CI", "p adjusted", "verdict"], rows,
-                        [False, True, True, True, True, True, False])]
+            "", *_table(["slice", *d.SLICE_HEADER], rows, [False, True, True, True, True, True, False])]
 
 
 def _summary(result: dict[str, Any], candidates: int) -> str:

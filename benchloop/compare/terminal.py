@@ -60,15 +60,13 @@ def _paired_rows(p: dict[str, Any]) -> list[list[str]]:
 
 
 def _slices(result: dict[str, Any]) -> list[str]:
-    slices = result.get("slices") or []
+    slices = d.slice_rows(result)
     if not slices:
         return []
-    rows = [[f"by {_text(result.get('by'), 40)}", "jobs", "paired", "difference", "95% CI", "p adjusted", "verdict"]]
-    for s in slices:
-        p = s["paired"]
-        rows.append([_text(d.slice_key(s["key"]), 40), f"{s['baseline_jobs']}/{s['candidate_jobs']}",
-                     str(p["instances"]), d.points(p["pass_rate_difference"]) + d.mark(p.get("p_value_adjusted")),
-                     d.points_ci(p["ci95"]), d.p_text(p.get("p_value_adjusted")), p["verdict"]])
+    rows = [[f"by {_text(result.get('by'), 40)}", *d.SLICE_HEADER]]
+    for key, cells, p_adjusted in slices:
+        cells[2] += d.mark(p_adjusted)
+        rows.append([_text(key, 40), *cells])
     return ["", "  slices (pass rate, candidate - baseline; jobs: baseline/candidate; Holm-adjusted over the slices)",
             *table(rows, [False, True, True, True, False, True, False])]
 
