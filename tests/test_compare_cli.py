@@ -502,7 +502,7 @@ def test_python_client_returns_the_same(sandbox, api, module_env):
 
 
 def test_python_client_writes_the_report_and_refuses_what_the_cli_refuses(sandbox, module_env, tmp_path):
-    from benchloop.sdk.errors import UsageError
+    from benchloop.sdk.errors import PartialFailure, UsageError
 
     path = tmp_path / "report.html"
     with Client(host=sandbox.url, api_key=sandbox.api_key) as bl:
@@ -511,4 +511,12 @@ def test_python_client_writes_the_report_and_refuses_what_the_cli_refuses(sandbo
             bl.compare(group=["BASE"])
         with pytest.raises(UsageError, match="invalid --metric expression"):
             bl.compare(group=["BASE", "CAND"], metric="metrics[")
+        with pytest.raises(UsageError, match="invalid --cluster regular expression"):
+            bl.compare(group=["BASE", "CAND"], cluster="(")
+        with pytest.raises(PartialFailure) as failed:
+            bl.compare(group=["BASE", "CAND"], metric="metrics[0].nope")
+        clustered = bl.compare(group=["BASE", "CAND2"], cluster="^(.+?)__", by="template")
     assert result["candidate"] == "CAND2" and "<svg" in path.read_text(encoding="utf-8")
+    assert [gid for gid, _ in failed.value.failures] == ["BASE", "CAND"] and failed.value.results == []
+    assert failed.value.failures[0][1].startswith("--metric metrics[0].nope gives no score for any job of group BASE")
+    assert clustered[0]["paired"]["clusters"] == 8 and len(clustered[0]["slices"]) == 3
