@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 
 import numpy as np
 import pytest
@@ -798,3 +799,15 @@ def test_problems_name_the_option_the_expression_and_the_group():
     assert found[2][1].startswith("group EMPTY has no job with --status failed: nothing to compare\n"
                                   "  hint: check the group id and the filters")
     assert caveats.problems([fine], metric="m", unit="u") == []
+
+
+def test_docs_define_every_field():
+    """docs/compare.md names every field a comparison has (and the per-instance columns)."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "compare.md").read_text(encoding="utf-8")
+    r = hand_result(by="x", cluster="^(i)[12]$")
+    fields = {*r, *r["groups"][0], *r["paired"], *r["costs"]["duration_s"], *r["slices"][0],
+              *r["cluster_differences"][0], *stats.PER_INSTANCE_COLUMNS}
+    missing = [f for f in sorted(fields) if not re.search(rf"[`.{{]{re.escape(f)}[`\[,}}]", text)]
+    assert not missing, missing
