@@ -54,6 +54,8 @@ GroupComparison = TypedDict('GroupComparison', {'group_id': str, 'jobs': int, 'j
 PairedComparison = TypedDict('PairedComparison', {'instances': int, 'clusters': int, 'df': int | None, 'pass_rate_difference': float | None, 'se': float | None, 'ci95': list[float] | None, 'p_value': float | None, 'p_value_adjusted': float | None, 'sign_test_p': float, 'mde': float | None, 'verdict': str, 'mean_difference': float | None, 'mean_difference_se': float | None, 'mean_difference_ci95': list[float] | None, 'mean_difference_p_value': float | None, 'mean_difference_p_value_adjusted': float | None, 'improved': int, 'regressed': int, 'unchanged': int}, total=False)
 # The jobs of one value of --by in both groups, compared as a filter on that value would.
 SliceComparison = TypedDict('SliceComparison', {'key': str | None, 'baseline_jobs': int, 'candidate_jobs': int, 'paired': PairedComparison}, total=False)
+# One cluster of --cluster: its paired instances and their mean change of pass rate.
+ClusterDifference = TypedDict('ClusterDifference', {'cluster': str, 'instances': int, 'improved': int, 'regressed': int, 'pass_rate_difference': float | None}, total=False)
 # The instance in the baseline.
 InstanceComparisonBaseline = TypedDict('InstanceComparisonBaseline', {'pass_rate': float, 'mean': float | None, 'jobs': list[str]}, total=False)
 # The instance in the candidate.
@@ -61,7 +63,7 @@ InstanceComparisonCandidate = TypedDict('InstanceComparisonCandidate', {'pass_ra
 # One instance whose pass rate changed between the baseline and the candidate.
 InstanceComparison = TypedDict('InstanceComparison', {'instance': str, 'difference': float, 'baseline': InstanceComparisonBaseline, 'candidate': InstanceComparisonCandidate}, total=False)
 # A candidate group compared with the baseline, instance by instance (`bl compare`; every figure is defined in docs/compare.md).
-Comparison = TypedDict('Comparison', {'baseline': str, 'candidate': str, 'metric': str, 'pass_threshold': float, 'unit': str, 'cluster': str | None, 'by': str | None, 'summary': str, 'groups': list[GroupComparison], 'paired': PairedComparison, 'costs': dict[str, Any], 'slices': list[SliceComparison], 'instances': list[InstanceComparison], 'only_baseline': list[str], 'only_candidate': list[str], 'warnings': list[str]}, total=False)
+Comparison = TypedDict('Comparison', {'baseline': str, 'candidate': str, 'metric': str, 'pass_threshold': float, 'unit': str, 'cluster': str | None, 'by': str | None, 'summary': str, 'groups': list[GroupComparison], 'paired': PairedComparison, 'costs': dict[str, Any], 'slices': list[SliceComparison], 'cluster_differences': list[ClusterDifference], 'instances': list[InstanceComparison], 'only_baseline': list[str], 'only_candidate': list[str], 'warnings': list[str]}, total=False)
 TasksGetGroup = TypedDict('TasksGetGroup', {'group_id': str, 'tasks': list[Task], 'total': int}, total=False)
 # One pre-analysis report (markdown).
 Report = TypedDict('Report', {'content': str | None, 'fail_reason': str | None, 'sub_fail_reason': str | None}, total=False)

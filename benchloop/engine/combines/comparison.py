@@ -74,7 +74,8 @@ def compare(call: CombineCall) -> Combined:
     }
     report = options.get("report")
     declared = not options.get("per_instance")
-    if report == "-":
-        return Combined(elements, renderings, page=lambda: html_report.render(shared, changes), declared=declared)
+    if report == "-":  # the page instead of the elements (none when nothing was compared)
+        page = (lambda: html_report.render(shared, changes)) if results else None
+        return Combined(elements, renderings, page=page, declared=declared)
     files = {str(report): lambda: html_report.render(shared, changes)} if report and results else {}
     return Combined(elements, renderings, files, declared=declared)
