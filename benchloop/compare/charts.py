@@ -287,8 +287,9 @@ def differences(rows: Sequence[tuple[str, float | None, Any]], what: str) -> str
     for tick in (-1, -0.5, 0, 0.5, 1):
         body.append(line(x(tick), top, x(tick), plot_bottom, COLORS["axis" if tick == 0 else "grid"]))
         body.append(text(x(tick), plot_bottom + 16, f"{100 * tick:+.0f}" if tick else "0", "middle", 11))
-    body.append(text(left + plot / 2, height - 8, f"change of pass rate per {what} (pp; whiskers: 95% CI)",
-                     "middle", 11, "axis-title"))
+    whiskers = any(isinstance(ci, (list, tuple)) for _, _, ci in rows)
+    body.append(text(left + plot / 2, height - 8, f"change of pass rate per {what} (pp"
+                     + ("; whiskers: 95% CI)" if whiskers else ")"), "middle", 11, "axis-title"))
     if not rows:
         body.append(text(left + plot / 2, top + 16, "nothing to show", "middle"))
     for i, (label, diff, ci) in enumerate(rows):
