@@ -182,7 +182,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--artifact-bytes", type=int, default=4096)
     p.add_argument("--export-waiting", type=int, default=1)
     p.add_argument("--export-running", type=int, default=1)
-    p.add_argument("--compare-jobs", type=int, default=0, help="jobs in each of BASE, CAND and CAND2")
+    p.add_argument("--compare-jobs", type=int, default=0, help="jobs in each of the comparison runs (BASE, CAND, CAND2, REPO-BASE, REPO-CAND)")
     p.add_argument("--prebuild-export", action="append", default=[], metavar="GROUP",
                    help="build this group's trace export before serving (repeatable)")
     return p

@@ -74,6 +74,19 @@ echo "\$ echo G1-J0001 NOPE-404 | bl --no-pretty report get -j -"
 set +e; echo G1-J0001 NOPE-404 | "$BL" --no-pretty report get -j -; echo "(exit $?, as intended)"; set -e
 fails "nothing listens on port 9 (network error, exit 4)" --host http://127.0.0.1:9 --retry 0 metrics get -j G1-J0001
 fails "-g and -j together (usage error, exit 2)" metrics get -g G1 -j G1-J0001
+
+# bl compare: the sandbox's runs of one SWE-bench-like benchmark (160 jobs each), instance by instance.
+echo
+echo "# bl compare: is a candidate better than the baseline? One verdict per candidate, then the figures"
+run compare -g BASE,CAND,CAND2 --output table
+echo
+echo "# REPO-CAND's gain sits in three repositories: significant as independent instances, not by repository"
+run compare -g REPO-BASE,REPO-CAND --query '[0].summary'
+run compare -g REPO-BASE,REPO-CAND --cluster '^(.+?)__' --query '[0].summary'
+run compare -g BASE,CAND2 --by template --cluster '^(.+?)__' --output table \
+  --query '[0].slices[].{template: key, jobs: baseline_jobs, paired: paired.instances, change: paired.pass_rate_difference, verdict: paired.verdict}'
+run compare -g BASE,CAND --report "$OUT/compare.html" --query '[0].paired.{verdict: verdict, mde: mde}'
+fails "a --metric that scores no job is an error naming it (exit 1)" compare -g BASE,CAND --metric 'metrics[0].nope'
 echo
 echo "Files written under $OUT/:"
 find "$OUT" -type f ! -name '.*' | sort | while read -r f; do printf '  %-40s %6d bytes\n' "$f" "$(wc -c <"$f")"; done

@@ -14,6 +14,7 @@ import csv
 import io
 import json
 import math
+import re
 from html.parser import HTMLParser
 
 import numpy as np
@@ -70,49 +71,74 @@ def raw_group(backend, gid: str, threshold: float = 0.5) -> dict[str, dict]:
     return {k: v for k, v in out.items()}
 
 
-def ci(values) -> tuple[float, float, float, float]:
+def ci(values, clusters=None) -> tuple[float, float, float, float, int]:
+    """(mean, se, low, high, df): Student's t with n - 1 df, or cluster-robust with G - 1."""
     values = np.asarray(values, dtype=float)
     m = values.mean()
-    se = values.std(ddof=1) / math.sqrt(len(values))
-    return m, se, m - 1.96 * se, m + 1.96 * se
+    if clusters is None:
+        se, df = values.std(ddof=1) / math.sqrt(len(values)), len(values) - 1
+    else:
+        sums = {}
+        for v, c in zip(values, clusters, strict=True):
+            sums[c] = sums.get(c, 0.0) + (v - m)
+        g = len(sums)
+        se, df = math.sqrt(g / (g - 1) * sum(e * e for e in sums.values())) / len(values), g - 1
+    half = sp.t.ppf(0.975, df) * se
+    return m, se, m - half, m + half, df
 
 
 def close(a, b) -> bool:
     return a == pytest.approx(b, rel=1e-9, abs=1e-12)
 
 
-def check_against_raw(result: dict, base: dict, cand: dict) -> None:
+def repo(instance: str) -> str:
+    return instance.split("__")[0]
+
+
+def check_against_raw(result: dict, base: dict, cand: dict, clustered: bool = False) -> None:
     scored_b = {k: v for k, v in base.items() if v["scores"]}
     scored_c = {k: v for k, v in cand.items() if v["scores"]}
+    paired = sorted(set(scored_b) & set(scored_c))
+
+    def clusters(keys):
+        return [repo(k) for k in keys] if clustered else None
+
     for g, raw in zip(result["groups"], (base, cand), strict=True):
         scored = {k: v for k, v in raw.items() if v["scores"]}
+        keys = list(scored)
         assert g["jobs"] == sum(len(v["jobs"]) for v in raw.values())
         assert g["jobs_scored"] == sum(len(v["scores"]) for v in raw.values())
         assert g["instances"] == len(scored)
-        m, _, lo, hi = ci([np.mean(v["passes"]) for v in scored.values()])
+        assert g["clusters"] == (len(set(clusters(keys))) if clustered else len(keys))
+        m, _, lo, hi, _ = ci([np.mean(scored[k]["passes"]) for k in keys], clusters(keys))
         assert close(g["pass_rate"], m) and close(g["pass_rate_ci95"][0], lo) and close(g["pass_rate_ci95"][1], hi)
-        m, _, lo, hi = ci([np.mean(v["scores"]) for v in scored.values()])
+        m, _, lo, hi, _ = ci([np.mean(scored[k]["scores"]) for k in keys], clusters(keys))
         assert close(g["mean"], m) and close(g["mean_ci95"][0], lo) and close(g["mean_ci95"][1], hi)
-    paired = sorted(set(scored_b) & set(scored_c))
+        assert close(g["paired_pass_rate"], np.mean([np.mean(scored[k]["passes"]) for k in paired]))
+        assert close(g["paired_mean"], np.mean([np.mean(scored[k]["scores"]) for k in paired]))
     p = result["paired"]
     assert p["instances"] == len(paired)
     d = np.array([np.mean(scored_c[k]["passes"]) - np.mean(scored_b[k]["passes"]) for k in paired])
-    m, se, lo, hi = ci(d)
-    assert close(p["pass_rate_difference"], m) and close(p["se"], se)
+    m, se, lo, hi, df = ci(d, clusters(paired))
+    assert p["clusters"] == df + 1 and p["df"] == df
+    assert close(p["pass_rate_difference"], m) and close(p["se"], se) and close(p["mde"], 2.8 * se)
     assert close(p["ci95"][0], lo) and close(p["ci95"][1], hi)
-    assert close(p["p_value"], 2 * sp.norm.sf(abs(m) / se))
-    assert (p["improved"], p["regressed"], p["unchanged"]) == (int((d > 0).sum()), int((d < 0).sum()),
-                                                               int((d == 0).sum()))
+    assert close(p["p_value"], 2 * sp.t.sf(abs(m) / se, df))
+    up, down = int((d > 0).sum()), int((d < 0).sum())
+    assert (p["improved"], p["regressed"], p["unchanged"]) == (up, down, int((d == 0).sum()))
+    assert close(p["sign_test_p"], sp.binomtest(up, up + down, 0.5).pvalue)
     dm = np.array([np.mean(scored_c[k]["scores"]) - np.mean(scored_b[k]["scores"]) for k in paired])
-    m, _, lo, hi = ci(dm)
-    assert close(p["mean_difference"], m)
+    m, se, lo, hi, df = ci(dm, clusters(paired))
+    assert close(p["mean_difference"], m) and close(p["mean_difference_se"], se)
     assert close(p["mean_difference_ci95"][0], lo) and close(p["mean_difference_ci95"][1], hi)
+    assert close(p["mean_difference_p_value"], 2 * sp.t.sf(abs(m) / se, df))
     for cost in COSTS:
         both = [k for k in paired if scored_b[k][cost] and scored_c[k][cost]]
         diff = np.array([np.mean(scored_c[k][cost]) - np.mean(scored_b[k][cost]) for k in both])
-        m, _, lo, hi = ci(diff)
+        m, se, lo, hi, df = ci(diff, clusters(both))
         c = result["costs"][cost]
         assert close(c["difference"], m) and close(c["ci95"][0], lo) and close(c["ci95"][1], hi)
+        assert close(c["p_value"], 2 * sp.t.sf(abs(m) / se, df))
         assert close(c["baseline_mean"], np.mean([np.mean(scored_b[k][cost]) for k in both]))
     changed = {k: float(x) for k, x in zip(paired, d, strict=True) if x != 0}
     assert {e["instance"]: e["difference"] for e in result["instances"]} == pytest.approx(changed)
@@ -125,16 +151,50 @@ def check_against_raw(result: dict, base: dict, cand: dict) -> None:
     assert result["only_candidate"] == sorted(set(scored_c) - set(scored_b))
 
 
-def test_compare_follows_the_definitions(api, backend):
-    results = ok_json(api("compare", "-g", "BASE", "-g", "CAND", "-g", "CAND2"))
+def holm(values: list[float]) -> list[float]:
+    order = np.argsort(values, kind="stable")
+    steps = np.minimum(1.0, np.maximum.accumulate(np.array(values)[order] * (len(values) - np.arange(len(values)))))
+    out = np.empty(len(values))
+    out[order] = steps
+    return list(out)
+
+
+@pytest.mark.parametrize("cluster", [None, "^(.+?)__"])
+def test_compare_follows_the_definitions(api, backend, cluster):
+    extra = ["--cluster", cluster] if cluster else []
+    results = ok_json(api("compare", "-g", "BASE", "-g", "CAND", "-g", "CAND2", *extra))
     assert [(r["baseline"], r["candidate"]) for r in results] == [("BASE", "CAND"), ("BASE", "CAND2")]
     base = raw_group(backend, "BASE")
     for result in results:
         assert result["metric"] == "metrics[?type=='eval'].data.task_score | [0]"
-        assert (result["pass_threshold"], result["unit"]) == (0.5, "instance_id")
-        check_against_raw(result, base, raw_group(backend, result["candidate"]))
-    # the sandbox's design: CAND2 fixes many more instances than it breaks
-    assert results[1]["paired"]["ci95"][0] > 0
+        assert (result["pass_threshold"], result["unit"], result["cluster"]) == (0.5, "instance_id", cluster)
+        check_against_raw(result, base, raw_group(backend, result["candidate"]), clustered=cluster is not None)
+    # Holm over the two candidates, per figure; the verdict follows the pass rate's
+    for p_key, adjusted_key in (("p_value", "p_value_adjusted"),
+                                ("mean_difference_p_value", "mean_difference_p_value_adjusted")):
+        expected = holm([r["paired"][p_key] for r in results])
+        assert [r["paired"][adjusted_key] for r in results] == pytest.approx(expected, rel=1e-12)
+    for cost in COSTS:
+        expected = holm([r["costs"][cost]["p_value"] for r in results])
+        assert [r["costs"][cost]["p_value_adjusted"] for r in results] == pytest.approx(expected, rel=1e-12)
+    for r in results:
+        p = r["paired"]
+        assert p["verdict"] == ("inconclusive" if p["p_value_adjusted"] >= 0.05 else
+                                "better" if p["pass_rate_difference"] > 0 else "worse")
+    # the sandbox's design: CAND is within the noise, CAND2 fixes many more instances than it breaks
+    assert [r["paired"]["verdict"] for r in results] == ["inconclusive", "better"]
+    assert results[1]["summary"].startswith("CAND2 is better than BASE: +")
+
+
+def test_clustering_makes_the_repo_pairs_difference_disappear(api):
+    [plain] = ok_json(api("compare", "-g", "REPO-BASE,REPO-CAND"))
+    [clustered] = ok_json(api("compare", "-g", "REPO-BASE,REPO-CAND", "--cluster", "^(.+?)__"))
+    assert plain["paired"]["verdict"] == "better" and clustered["paired"]["verdict"] == "inconclusive"
+    assert (plain["paired"]["clusters"], clustered["paired"]["clusters"]) == (40, 8)
+    assert "over 40 instances in 8 clusters" not in clustered["summary"]  # inconclusive: says what it could see
+    assert "with 40 instances in 8 clusters" in clustered["summary"]
+    assert [c["cluster"] for c in clustered["cluster_differences"]] == [
+        "astropy", "django", "matplotlib", "pytest", "requests", "scikit-learn", "sphinx", "sympy"]
 
 
 def test_pass_threshold_option(api, backend):
@@ -165,12 +225,76 @@ def test_large_groups_take_a_few_pages(make_sandbox, bl, module_env):
 
 
 def test_status_filter_and_unit(api, backend):
-    [result] = ok_json(api("compare", "-g", "BASE,CAND", "--status", "succeeded"))
+    result = api("compare", "-g", "BASE,CAND", "--status", "succeeded")
+    [element] = ok_json(result)
     succeeded = backend("/openapi/jobs", group_id="BASE", status="succeeded", limit=1)["total"]
-    assert result["groups"][0]["jobs"] == result["groups"][0]["jobs_scored"] == succeeded
-    assert result["groups"][0]["pass_rate"] == 1.0
+    assert element["groups"][0]["jobs"] == element["groups"][0]["jobs_scored"] == succeeded
+    assert element["groups"][0]["pass_rate"] == 1.0
+    # filtering on an outcome biases every rate, and every job then passes: both are said
+    for warning in ("--status succeeded keeps only jobs with that outcome: every pass rate is biased",
+                    "at --pass-threshold 0.5, every scored job of BASE and CAND passes"):
+        assert any(w.startswith(warning) for w in element["warnings"])
+        assert f"[warn] {warning}" in result.err
     [by_template] = ok_json(api("compare", "-g", "BASE,CAND", "--unit", "template"))
-    assert by_template["unit"] == "template" and by_template["paired"]["instances"] == 1
+    assert by_template["unit"] == "template" and by_template["paired"]["instances"] == 3
+
+
+def test_unscored_jobs_are_counted_in_a_warning(api, backend):
+    result = api("compare", "-g", "BASE,CAND")
+    [element] = ok_json(result)
+    jobs = every_page(backend, "/openapi/jobs", "jobs", group_id="BASE")
+    running = sum(j["status"] == "running" for j in jobs)
+    cancelled = sum(j["status"] == "cancelled" for j in jobs)
+    assert running and cancelled
+    [line] = [w for w in element["warnings"] if w.startswith("BASE:")]
+    assert line.startswith(f"BASE: {running + cancelled} of {len(jobs)} jobs have no score (")
+    assert f"{running} running" in line and f"{cancelled} cancelled" in line
+    assert f"[warn] {line}" in result.err
+    # 5% of the instances in one group only: no warning about different instance sets
+    assert not any("scored different instances" in w for w in element["warnings"])
+
+
+@pytest.mark.parametrize(("args", "lines"), [
+    (["--metric", "metrics[?type=='nope'].data.x | [0]"],
+     ["[error] --metric metrics[?type=='nope'].data.x | [0] gives no score for any job of group BASE (",
+      "  hint: --metric is JMESPath on a job's metrics element; see one with bl metrics get -j JOB_ID (a job of BASE)",
+      "[error] --metric metrics[?type=='nope'].data.x | [0] gives no score for any job of group CAND ("]),
+    (["--unit", "job.nope"],
+     ["[error] --unit job.nope gives no instance for any job of group BASE",
+      "  hint: --unit is JMESPath on a job-list entry; see the fields of one with bl jobs get -g BASE --page-size 1"]),
+])
+def test_an_option_that_finds_nothing_is_an_error_naming_it(api, args, lines):
+    result = api("compare", "-g", "BASE,CAND", *args, "--output", "table")
+    assert result.code == 1 and result.out == ""
+    for line in lines:
+        assert any(err.startswith(line) for err in result.err.splitlines()), (line, result.err)
+    assert ("--unit" in result.err) == (args[0] == "--unit")  # the hint names the right option
+
+
+def test_an_empty_baseline_is_an_error(api):
+    result = api("compare", "-g", "GEMPTY,CAND")
+    assert result.code == 1 and result.out == ""
+    assert "[error] group GEMPTY has no job: nothing to compare" in result.err
+    filtered = api("compare", "-g", "BASE,CAND", "--template", "nope")
+    assert filtered.code == 1 and "[error] group BASE has no job with --template nope: nothing to compare" in filtered.err
+
+
+def test_slices_by_template_are_each_templates_comparison(api):
+    [result] = ok_json(api("compare", "-g", "BASE,CAND2", "--by", "template", "--cluster", "^(.+?)__"))
+    keys = [s["key"] for s in result["slices"]]
+    assert keys == sorted(keys) and len(keys) == 3 and result["by"] == "template"
+    raw = []
+    for s in result["slices"]:
+        [alone] = ok_json(api("compare", "-g", "BASE,CAND2", "--template", s["key"], "--cluster", "^(.+?)__"))
+        assert (s["baseline_jobs"], s["candidate_jobs"]) == (alone["groups"][0]["jobs"], alone["groups"][1]["jobs"])
+        for name in ("instances", "clusters", "pass_rate_difference", "se", "ci95", "p_value", "sign_test_p", "mde",
+                     "mean_difference", "mean_difference_ci95", "improved", "regressed", "unchanged"):
+            assert s["paired"][name] == pytest.approx(alone["paired"][name], rel=1e-12), name
+        raw.append(s["paired"]["p_value"])
+    assert [s["paired"]["p_value_adjusted"] for s in result["slices"]] == pytest.approx(holm(raw), rel=1e-12)
+    table = api("compare", "-g", "BASE,CAND2", "--by", "template", "--output", "table").out
+    assert "slices (pass rate, candidate - baseline" in table
+    assert all(k in table for k in keys)
 
 
 def test_boolean_metric(api):
@@ -183,15 +307,69 @@ def test_boolean_metric(api):
 
 
 # ------------------------------------------------------------- renderings
-def test_table_summary_and_markdown(api):
+def test_table_summary_and_markdown_lead_with_the_verdict(api):
+    [element] = ok_json(api("compare", "-g", "BASE", "-g", "CAND2"))
     table = api("compare", "-g", "BASE", "-g", "CAND2", "--output", "table")
     assert table.code == 0, table.err
-    assert table.out.startswith("compare CAND2 with baseline BASE\n")
-    assert "pass rate   +" in table.out and "pp*" in table.out  # its CI excludes 0: marked
-    assert table.out.rstrip().endswith("* the 95% CI excludes 0")
+    assert table.out.startswith(element["summary"] + "\n\ncompare CAND2 with baseline BASE\n")
+    assert element["summary"].startswith("CAND2 is better than BASE: +")
+    assert "pass rate   +" in table.out and "pp*" in table.out  # adjusted p < 0.05: marked
+    assert table.out.rstrip().endswith("* p < 0.05")
     markdown = api("compare", "-g", "BASE", "-g", "CAND2", "--output", "markdown")
-    assert markdown.code == 0 and markdown.out.startswith("### CAND2 vs baseline BASE\n")
+    assert markdown.code == 0 and markdown.out.startswith(f"### CAND2 vs baseline BASE\n\n**{element['summary']}**")
     assert "| pass rate | **+" in markdown.out
+    [cand] = ok_json(api("compare", "-g", "BASE", "-g", "CAND"))
+    assert cand["summary"].startswith("CAND is not distinguishable from BASE: a difference smaller than ±")
+    assert f"cannot be detected with {cand['paired']['instances']} instances" in cand["summary"]
+
+
+@pytest.mark.parametrize("renderer", ["table", "markdown"])
+def test_changes_chooses_the_instances_listed(api, renderer):
+    [element] = ok_json(api("compare", "-g", "BASE,CAND2"))
+    every = element["instances"]
+    improved = [e for e in every if e["difference"] > 0]
+    regressed = [e for e in every if e["difference"] < 0]
+    assert len(every) > 20 and improved and regressed
+
+    def shown(instance: str) -> str:  # markdown escapes its punctuation
+        return instance.replace("_", "\\_").replace("-", "\\-") if renderer == "markdown" else instance
+
+    def listed(*extra):
+        out = api("compare", "-g", "BASE,CAND2", "--output", renderer, *extra).out
+        return [e["instance"] for e in every if re.search(rf"(  |\| ){re.escape(shown(e['instance']))}( \||$)",
+                                                            out, re.M)]
+
+    limit = {"table": 10, "markdown": 20}[renderer]
+    assert listed() == [e["instance"] for e in every[:limit]]
+    assert listed("--changes", "all") == [e["instance"] for e in every]
+    assert listed("--changes", "improved") == [e["instance"] for e in improved]
+    assert listed("--changes", "regressed") == [e["instance"] for e in regressed]
+
+
+def test_per_instance_csv_has_a_row_per_paired_instance(api, backend):
+    result = api("compare", "-g", "BASE,CAND,CAND2", "--per-instance", "--cluster", "^(.+?)__", "--output", "csv")
+    assert result.code == 0, result.err
+    rows = list(csv.DictReader(io.StringIO(result.out)))
+    assert list(rows[0]) == ["baseline", "candidate", "instance", "cluster", "baseline_pass_rate",
+                             "candidate_pass_rate", "difference", "baseline_mean", "candidate_mean",
+                             "mean_difference", "baseline_jobs", "candidate_jobs"]
+    elements = ok_json(api("compare", "-g", "BASE,CAND,CAND2"))
+    base = raw_group(backend, "BASE")
+    for element in elements:
+        mine = [r for r in rows if r["candidate"] == element["candidate"]]
+        assert len(mine) == element["paired"]["instances"]
+        cand = raw_group(backend, element["candidate"])
+        for row in mine:
+            b, c = base[row["instance"]], cand[row["instance"]]
+            assert row["baseline"] == "BASE" and row["cluster"] == repo(row["instance"])
+            assert float(row["baseline_pass_rate"]) == pytest.approx(np.mean(b["passes"]))
+            assert float(row["difference"]) == pytest.approx(np.mean(c["passes"]) - np.mean(b["passes"]))
+            assert float(row["mean_difference"]) == pytest.approx(np.mean(c["scores"]) - np.mean(b["scores"]))
+            assert (int(row["baseline_jobs"]), int(row["candidate_jobs"])) == (len(b["jobs"]), len(c["jobs"]))
+        changed = {e["instance"] for e in element["instances"]}
+        assert {r["instance"] for r in mine if float(r["difference"]) != 0} == changed
+    as_json = ok_json(api("compare", "-g", "BASE,CAND", "--per-instance"))
+    assert as_json[0]["cluster"] is None and set(as_json[0]) == set(rows[0])
 
 
 class _Tags(HTMLParser):
@@ -324,7 +502,7 @@ def test_python_client_returns_the_same(sandbox, api, module_env):
 
 
 def test_python_client_writes_the_report_and_refuses_what_the_cli_refuses(sandbox, module_env, tmp_path):
-    from benchloop.sdk.errors import UsageError
+    from benchloop.sdk.errors import PartialFailure, UsageError
 
     path = tmp_path / "report.html"
     with Client(host=sandbox.url, api_key=sandbox.api_key) as bl:
@@ -333,4 +511,12 @@ def test_python_client_writes_the_report_and_refuses_what_the_cli_refuses(sandbo
             bl.compare(group=["BASE"])
         with pytest.raises(UsageError, match="invalid --metric expression"):
             bl.compare(group=["BASE", "CAND"], metric="metrics[")
+        with pytest.raises(UsageError, match="invalid --cluster regular expression"):
+            bl.compare(group=["BASE", "CAND"], cluster="(")
+        with pytest.raises(PartialFailure) as failed:
+            bl.compare(group=["BASE", "CAND"], metric="metrics[0].nope")
+        clustered = bl.compare(group=["BASE", "CAND2"], cluster="^(.+?)__", by="template")
     assert result["candidate"] == "CAND2" and "<svg" in path.read_text(encoding="utf-8")
+    assert [gid for gid, _ in failed.value.failures] == ["BASE", "CAND"] and failed.value.results == []
+    assert failed.value.failures[0][1].startswith("--metric metrics[0].nope gives no score for any job of group BASE")
+    assert clustered[0]["paired"]["clusters"] == 8 and len(clustered[0]["slices"]) == 3

@@ -4,7 +4,7 @@ The HTML is parsed (html.parser into a small tree) and checked for its
 structure, for having no way to reach the network or run code, for charts
 with a size, and for every hostile id shown as text.  The terminal and
 markdown renderings are checked for escaping and for the mark on a
-difference whose CI excludes 0; the worked example is kept as snapshots.
+figure whose Holm-adjusted p-value is below 0.05; the worked example is kept as snapshots.
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ class Node:
     attrs: dict[str, str | None]
     children: list[Node] = field(default_factory=list)
     text: list[str] = field(default_factory=list)
+    parts: list[Node | str] = field(default_factory=list)  # children and text, in document order
 
     def iter(self, tag: str | None = None):
         if tag is None or self.tag == tag:
@@ -84,7 +85,7 @@ class Node:
         return [n for n in self.iter(tag) if css is None or css in n.classes()]
 
     def all_text(self) -> str:
-        return "".join(self.text) + "".join(c.all_text() for c in self.children)
+        return "".join(p if isinstance(p, str) else p.all_text() for p in self.parts)
 
 
 VOID = {"meta", "br", "img", "link", "input", "hr", "line", "circle", "rect"}
@@ -103,11 +104,14 @@ class TreeBuilder(HTMLParser):
     def handle_starttag(self, tag, attrs):
         node = Node(tag, dict(attrs))
         self.stack[-1].children.append(node)
+        self.stack[-1].parts.append(node)
         if tag not in VOID:
             self.stack.append(node)
 
     def handle_startendtag(self, tag, attrs):
-        self.stack[-1].children.append(Node(tag, dict(attrs)))
+        node = Node(tag, dict(attrs))
+        self.stack[-1].children.append(node)
+        self.stack[-1].parts.append(node)
 
     def handle_endtag(self, tag):
         if tag in VOID:
@@ -117,6 +121,7 @@ class TreeBuilder(HTMLParser):
 
     def handle_data(self, data):
         self.stack[-1].text.append(data)
+        self.stack[-1].parts.append(data)
 
 
 def parse(document: str) -> tuple[TreeBuilder, Node]:
@@ -163,6 +168,74 @@ def test_report_structure():
         assert kinds == ["chart-pass-rates", "chart-paired-changes", *["chart-cost"] * len(result["costs"])]
         bars = svgs[1].find_all("rect", "bar")
         assert len(bars) == len(result["instances"])  # one bar per changed instance (few instances)
+
+
+def test_report_leads_with_every_verdict_and_separates_ids():
+    results = hand() + clear_win()
+    _, root = parse(html_report.render(results))
+    [top] = root.find_all("div", "verdicts")
+    assert [p.all_text() for p in top.find_all("p", "verdict")] == [r["summary"] for r in results]
+    assert "better" in top.find_all("p", "verdict")[1].classes()
+    # the first thing of each section after its title is its verdict too
+    for section, result in zip(root.find_all("section", "comparison"), results, strict=True):
+        assert section.children[1].tag == "p" and section.children[1].all_text() == result["summary"]
+    # ids are separate words: the text of a list of them has ", " between ids
+    changed = root.find_all("table", "changed")[0].find_all("tbody")[0].find_all("tr")[0].find_all("td")
+    assert changed[4].all_text() == ", ".join(hand()[0]["instances"][0]["baseline"]["jobs"])
+    only = root.find_all("p", "only")
+    assert [p.all_text() for p in only[:2]] == ["i6", "i7"]
+    many = clear_win()[0]
+    many["only_baseline"] = ["django__django-11308", "pytest__pytest-12092"]
+    _, root = parse(html_report.render([many]))
+    assert root.find_all("p", "only")[0].all_text() == "django__django-11308, pytest__pytest-12092"
+
+
+def test_report_shows_warnings_slices_and_clusters_when_asked():
+    rows_a = [dict(r, slice=r["instance"][:2]) for r in _rows("A", {f"r{k % 3}__i{k}": [float(k % 2)] for k in range(18)})]
+    rows_b = [dict(r, slice=r["instance"][:2]) for r in _rows("B", {f"r{k % 3}__i{k}": [1.0] for k in range(18)})]
+    [plain] = compare_groups([("A", rows_a), ("B", rows_b)], metric="m", pass_threshold=0.5, unit="u")
+    _, root = parse(html_report.render([plain]))
+    assert not root.find_all("table", "slices") and not root.find_all("table", "clusters")
+    [r] = compare_groups([("A", rows_a), ("B", rows_b)], metric="m", pass_threshold=0.5, unit="u", by="x",
+                         cluster="^(r\\d)__")
+    r["warnings"] = ["<b>careful</b>"]
+    _, root = parse(html_report.render([r]))
+    [slices] = root.find_all("table", "slices")
+    assert [tr.find_all("td")[0].all_text() for tr in slices.find_all("tbody")[0].find_all("tr")] == ["r0", "r1", "r2"]
+    [clusters] = root.find_all("table", "clusters")
+    assert len(clusters.find_all("tbody")[0].find_all("tr")) == 3
+    assert [next(iter(s.classes())) for s in root.find_all("svg")][-2:] == ["chart-slices", "chart-clusters"]
+    assert root.find_all("ul", "warnings")[0].all_text() == "<b>careful</b>"  # escaped, shown as text
+
+
+def test_whiskers_are_clipped_with_a_mark_where_they_were_cut():
+    groups = [{"group_id": "A", "pass_rate": 0.05, "pass_rate_ci95": [-0.2, 0.3]},
+              {"group_id": "B", "pass_rate": 0.97, "pass_rate_ci95": [0.9, 1.04]}]
+    _, root = parse(charts.pass_rates(groups, ("baseline", "candidate")))
+    cuts = root.find_all("polygon", "cut")
+    assert len(cuts) == 2
+    assert [c.find_all("title")[0].all_text() for c in cuts] == [
+        "A 95% CI: the interval goes on to -0.2", "B 95% CI: the interval goes on to 1.04"]
+    for line_ in root.find_all("line"):  # nothing drawn outside the plot (x from 170 to 570)
+        assert 170 <= float(line_.attrs["x1"]) <= 570 and 170 <= float(line_.attrs["x2"]) <= 570
+    inside = [{"group_id": "A", "pass_rate": 0.5, "pass_rate_ci95": [0.4, 0.6]}] * 2
+    assert not parse(charts.pass_rates(inside, ("baseline", "candidate")))[1].find_all("polygon", "cut")
+    # the cost chart's pass-rate whiskers too
+    cost = {"baseline_mean": 30.57, "candidate_mean": 30.62}
+    _, root = parse(charts.cost_vs_pass("duration_s", cost, groups))
+    assert len(root.find_all("polygon", "cut")) == 2
+
+
+def test_cost_charts_start_at_zero_or_say_they_do_not():
+    groups = [{"group_id": "A", "pass_rate": 0.5, "pass_rate_ci95": [0.4, 0.6]},
+              {"group_id": "B", "pass_rate": 0.55, "pass_rate_ci95": [0.45, 0.65]}]
+    _, root = parse(charts.cost_vs_pass("duration_s", {"baseline_mean": 30.57, "candidate_mean": 30.62}, groups))
+    texts = [t.all_text() for t in root.find_all("text")]
+    assert "0.0" in texts and "mean duration_s per instance" in texts
+    points = [float(c.attrs["cx"]) for c in root.find_all("circle", "point")]
+    assert abs(points[1] - points[0]) < 1  # 30.57 against 30.62 is no big move on an axis from 0
+    _, root = parse(charts.cost_vs_pass("delta", {"baseline_mean": -3.0, "candidate_mean": 2.0}, groups))
+    assert "mean delta per instance (axis not from 0)" in [t.all_text() for t in root.find_all("text")]
 
 
 def test_report_charts_have_a_size():
@@ -238,15 +311,32 @@ def test_terminal_summary_of_the_worked_example(text_snapshot):
     assert terminal.render(hand()) == text_snapshot
 
 
-def test_terminal_marks_a_difference_whose_ci_excludes_zero():
+def test_terminal_marks_a_figure_whose_adjusted_p_value_is_below_005():
     out = terminal.render(clear_win())
+    assert out.startswith("CAND is better than BASE: +83.3 pp [")
     pass_rate_line = next(line for line in out.splitlines() if line.strip().startswith("pass rate"))
     assert "+83.3 pp*" in pass_rate_line
     cost_line = next(line for line in out.splitlines() if line.strip().startswith("duration_s"))
     assert "+20.0*" in cost_line
-    assert out.rstrip().endswith("* the 95% CI excludes 0")
+    assert out.rstrip().endswith("* p < 0.05")
     # the worked example has no such difference: no mark on any figure
     assert not re.search(r"\d\*", terminal.render(hand()))
+
+
+def test_the_mark_follows_the_adjustment_over_candidates():
+    # p = 0.03 alone is marked; as one of three equal candidates its adjusted p is 0.09: not marked
+    base = {f"i{k}": [0.0] for k in range(12)}
+    cand = {f"i{k}": [1.0] if k < 4 else [0.0] for k in range(12)}
+    cand.update({"i4": [0.0], "i11": [1.0]})
+    one = compare_groups([("A", _rows("A", base)), ("B", _rows("B", cand))], metric="m", pass_threshold=0.5,
+                         unit="u")
+    three = compare_groups([("A", _rows("A", base))] + [(g, _rows(g, cand)) for g in "BCD"], metric="m",
+                           pass_threshold=0.5, unit="u")
+    p = one[0]["paired"]["p_value"]
+    assert 0.0167 < p < 0.05
+    assert "pp*" in terminal.render(one) and "pp*" not in terminal.render(three)
+    assert terminal.render(three).rstrip().endswith("* p < 0.05 after Holm's adjustment over the 3 candidates")
+    assert "**" in markdown.render(one) and "**+" not in markdown.render(three)
 
 
 def test_terminal_escapes_hostile_strings():
@@ -256,8 +346,11 @@ def test_terminal_escapes_hostile_strings():
 
 
 def test_terminal_lists_the_largest_changes_first_and_says_how_many():
-    out = terminal.render(clear_win(), changed_limit=5)
-    assert "changed instances (5 of 20, largest change first)" in out
+    out = terminal.render(clear_win())
+    assert "changed instances (10 of 20, largest change first; --changes all lists every one)" in out
+    assert "changed instances (20, largest change first)" in terminal.render(clear_win(), "all")
+    assert "improved instances (20, largest change first)" in terminal.render(clear_win(), "improved")
+    assert "regressed instances" not in terminal.render(clear_win(), "regressed")  # none: no list
 
 
 # ---------------------------------------------------------------- markdown
@@ -277,11 +370,11 @@ def test_markdown_tables_keep_their_columns_with_hostile_ids():
         assert len(cells) == 1, block
 
 
-def test_markdown_bolds_a_difference_whose_ci_excludes_zero():
+def test_markdown_bolds_a_marked_figure():
     out = markdown.render(clear_win())
     assert "| pass rate | **+83.3 pp** \\* |" in out
     assert "**+20.0** \\*" in out
-    assert "**" not in markdown.render(hand())
+    assert "**+" not in markdown.render(hand()).split("\n", 3)[3]  # (the verdict line is bold)
 
 
 @pytest.mark.parametrize("renderer", [terminal.render, markdown.render, html_report.render])

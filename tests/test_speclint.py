@@ -135,14 +135,15 @@ CASES = {
         [f"{JOBS_TABLE}: combine 'concat' takes no 'with.costs' (it takes: nothing)"]),
     "combine value missing": (
         lambda d: action(d, "compare", "compare").update(combine="compare"),
-        [f"{COMPARE}: combine 'compare' needs 'with.costs' (column_names)"]),
+        [f"{COMPARE}: combine 'compare' needs 'with.costs' (column_names)",
+         f"{COMPARE}: combine 'compare' needs 'with.outcome_statuses' (texts)"]),
     "combine cost that is no column of the rows": (
         lambda d: action(d, "compare", "compare")["combine"]["with"].update(costs=["duration_s", "walltime"]),
-        [f"{COMPARE}: with.costs of combine 'compare' names no column 'walltime' (the columns: job_id, instance, "
+        [f"{COMPARE}: with.costs of combine 'compare' names no column 'walltime' (the columns: job_id, status, instance, "
          "score, pass, duration_s, tokens_sent, api_call_count, tool_error_count)"]),
     "combine cost the rows do not keep": (
         lambda d: action(d, "compare", "compare")["combine"]["with"].update(costs=["num_turns"]),
-        [f"{COMPARE}: with.costs of combine 'compare' names no column 'num_turns' (the columns: job_id, instance, "
+        [f"{COMPARE}: with.costs of combine 'compare' names no column 'num_turns' (the columns: job_id, status, instance, "
          "score, pass, duration_s, tokens_sent, api_call_count, tool_error_count)"]),
     "combine declaring a request": (
         lambda d: d["combines"]["compare"]["with"].update(baseline={"type": "endpoint", "help": "x"}),

@@ -172,7 +172,7 @@ def local_error(exc: OSError, path: str | None = None) -> BenchloopError:
     if isinstance(exc, BenchloopError):
         return exc
     where = path or exc.filename or "a local file"
-    if isinstance(exc, NotRegular):
+    if isinstance(exc, (NotRegular, NotOurs)):
         reason = exc.strerror or "not a regular file"
     else:
         reason = _REASONS.get(exc.errno or 0) or exc.strerror or str(exc) or type(exc).__name__
@@ -183,6 +183,11 @@ def local_error(exc: OSError, path: str | None = None) -> BenchloopError:
 
 class NotRegular(OSError):
     """A FIFO, socket or device where a file is to be written: refused, never opened."""
+
+
+class NotOurs(OSError):
+    """Where a file the user named is to be written: a symlink or special file (refused), or a
+    directory that does not exist (not made)."""
 
 
 def _refuse_special(path: str) -> None:
@@ -252,7 +257,8 @@ def _still_at(fd: int, path: str) -> bool:
     return (here.st_ino, here.st_dev) == (mine.st_ino, mine.st_dev)
 
 
-def temp_beside(path: str, suffix: str = ".tmp", mode: int | None = None) -> tuple[int, str]:
+def temp_beside(path: str, suffix: str = ".tmp", mode: int | None = None,
+                new_dirs: bool = True) -> tuple[int, str]:
     """Create a hidden temp file next to ``path``: ``.<name>.%tmp-<random>.<suffix>``, created
     with ``O_EXCL`` (never an existing file, FIFO or symlink), locked, with its final
     permissions (``mode``, default 0666 minus the umask).
@@ -262,6 +268,8 @@ def temp_beside(path: str, suffix: str = ".tmp", mode: int | None = None) -> tup
     clean up) are found by their pattern plus a free lock, the first time a process writes
     into their directory.  A FIFO, socket or device at ``path`` itself is refused by
     ``replacing``, just before the rename (``join_under`` refuses one before the download).
+    A missing directory is created, unless ``new_dirs`` is false (a file the user named:
+    its directory must exist).
     """
     import fcntl
 
@@ -276,6 +284,8 @@ def temp_beside(path: str, suffix: str = ".tmp", mode: int | None = None) -> tup
         try:
             fd = os.open(tmp, _CREATE, final)
         except FileNotFoundError:
+            if not new_dirs:
+                raise NotOurs(errno.ENOENT, f"the directory {directory} does not exist", path) from None
             os.makedirs(directory, exist_ok=True)
             continue
         except FileExistsError:
@@ -454,23 +464,53 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def user_file_problem(path: str) -> str | None:
+    """Why a file the user named (``--report FILE``) cannot be written at ``path``, or None.
+
+    Such a path is never replaced when it is a symbolic link (``/dev/stdout`` is one: as
+    root, replacing it broke the container's stdout) or a FIFO, socket or device: it is
+    refused, not written through, since whatever it points to is not ours to overwrite.
+    Its directory must exist (a typo does not silently make directories).  A directory at
+    ``path`` is left to the write, which names it.
+    """
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        return _REASONS.get(exc.errno or 0) or exc.strerror or str(exc)
+    if mode is not None and stat.S_ISLNK(mode):
+        return "it is a symbolic link; refusing to replace it or write through it (name its target)"
+    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return "it exists and is not a regular file (a FIFO, socket or device); refusing to write there"
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        return f"the directory {directory} does not exist"
+    return None
+
+
 @contextmanager
-def replacing(path: str, suffix: str = ".tmp", mode: int | None = None):
+def replacing(path: str, suffix: str = ".tmp", mode: int | None = None, user_file: bool = False):
     """Yield ``(fd, tmp)`` of a temp file beside ``path`` (see ``temp_beside``); on
     success it replaces ``path``, on any failure it is removed.
 
     The descriptor belongs to this context: callers write through it but never
     close it.  It is closed only after the rename, so its lock covers the whole
     life of the temp name and no other writer can take the file over between
-    the last write and the rename.
+    the last write and the rename.  ``user_file``: a file the user named
+    (:func:`user_file_problem`, checked again just before the rename): no new directory,
+    never a symlink or special file replaced.
     """
     try:
-        fd, tmp = temp_beside(path, suffix, mode)
+        fd, tmp = temp_beside(path, suffix, mode, new_dirs=not user_file)
     except OSError as exc:
         raise local_error(exc, path) from None
     try:
         yield fd, tmp
         _refuse_special(path)
+        problem = user_file_problem(path) if user_file else None
+        if problem is not None:
+            raise NotOurs(errno.EEXIST, problem, path)
         os.replace(tmp, path)
     except BaseException as exc:
         try:
@@ -486,11 +526,12 @@ def replacing(path: str, suffix: str = ".tmp", mode: int | None = None):
             _live.discard(tmp)
 
 
-def atomic_write(path: str, data: bytes | str, mode: int | None = None) -> None:
+def atomic_write(path: str, data: bytes | str, mode: int | None = None, user_file: bool = False) -> None:
     """Write ``data`` to ``path`` atomically (plain ``os.write`` calls: no buffered file
-    object, which would cost three more system calls per file)."""
+    object, which would cost three more system calls per file); ``user_file``: see
+    :func:`replacing`."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    with replacing(path, mode=mode) as (fd, _tmp):
+    with replacing(path, mode=mode, user_file=user_file) as (fd, _tmp):
         view = memoryview(raw)
         while view:
             view = view[os.write(fd, view):]

@@ -7,10 +7,16 @@ jobs were fetched.  Nothing here makes a request or imports the engine; the
 package depends on ``benchloop.base`` and jmespath only.
 
 * :mod:`.rows` - one flat row per job from a job-list entry and its metrics
-  element, the columns declared as data;
-* :mod:`.stats` - the figures (per instance, per group, paired, costs);
-* :mod:`.terminal`, :mod:`.markdown`, :mod:`.html_report` (with :mod:`.charts`)
-  - the readable renderings of a comparison.
+  element, the columns declared as data (:mod:`.scores`: what a number, a
+  boolean and a score are);
+* :mod:`.stats` - the figures (per instance, per group, paired, costs, slices,
+  per instance), on :mod:`.estimates` (a mean with its t interval, with or
+  without clusters) and :mod:`.distributions` (Student's t, the sign test,
+  Holm's adjustment: plain Python);
+* :mod:`.caveats` - the warnings, and the problems that stop a comparison;
+* :mod:`.verdicts` - the verdict as one sentence;
+* :mod:`.terminal`, :mod:`.markdown`, :mod:`.html_report` (with :mod:`.charts`
+  and :mod:`.display`) - the readable renderings of a comparison.
 """
 
 from __future__ import annotations

@@ -1,22 +1,34 @@
 """Inline SVG charts of a comparison, for the self-contained HTML report.
 
 Why hand-written SVG: the report must open anywhere with no network and no
-JavaScript, and three small charts do not justify a plotting library as a
+JavaScript, and a few small charts do not justify a plotting library as a
 dependency.  Each function returns one ``<svg>`` element with explicit
 ``width``/``height`` and a ``viewBox`` (so it has a size before any CSS, and
 scales down on a narrow screen), a ``<title>`` for screen readers, and every
 text escaped with :func:`display.html_text`.
+
+Layout rules every chart keeps (the opt-in browser test measures them):
+
+* no two texts overlap: tick labels sit in their own band, the axis title in
+  another below it; names go in a legend, never beside points that may coincide;
+* a whisker (a 95% CI) is clipped to the plot, and where it was cut a small
+  triangle marks it (``polygon.cut``, with the true end in its tooltip);
+* a cost axis starts at zero, so 30.57 against 30.62 looks like what it is; a
+  cost below zero is the only reason not to, and the axis title then says so.
 
 * :func:`pass_rates` - each group's pass rate as a bar with its 95% CI;
 * :func:`paired_changes` - every paired instance's change of pass rate,
   sorted (at most ``MAX_BARS`` bars: above that, evenly spaced ranks of the
   sorted changes, which keeps the shape and the file small);
 * :func:`cost_vs_pass` - per cost column, each group's mean cost against its
-  pass rate (with its CI), an arrow from the baseline to the candidate.
+  pass rate (with its CI), a line from the baseline to the candidate;
+* :func:`differences` - one row per slice (``--by``) or cluster (``--cluster``):
+  the change of pass rate with its 95% CI where there is one.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,7 +37,7 @@ from . import display as d
 WIDTH = 640
 MAX_BARS = 400
 COLORS = {"baseline": "#6b7280", "candidate": "#2563eb", "up": "#15803d", "down": "#b91c1c",
-          "grid": "#e5e7eb", "axis": "#9ca3af", "text": "#111827"}
+          "grid": "#e5e7eb", "axis": "#9ca3af", "text": "#111827", "cut": "#b45309"}
 
 
 def _f(value: float) -> str:
@@ -38,11 +50,27 @@ def svg(width: float, height: float, title: str, body: Sequence[str], css_class:
             f"<title>{d.html_text(title)}</title>" + "".join(body) + "</svg>")
 
 
+_NARROW, _WIDE = set("ijlft.,:;|!' ()[]-"), set("MWmw@%")
+
+
+def width_of(content: str, size: float) -> float:
+    """A generous estimate of the width of ``content`` in a sans-serif font of ``size`` px."""
+    em = sum(0.32 if c in _NARROW else 0.95 if c in _WIDE else 0.72 if c.isupper() else 0.6
+             for c in content)
+    return em * size * 1.05
+
+
 def text(x: float, y: float, content: Any, anchor: str = "start", size: int = 12,
-         css: str = "") -> str:
+         css: str = "", fit: float | None = None) -> str:
+    """A text; with ``fit`` (pixels), one that would be wider is squeezed to that width
+    (``textLength``), so that it never reaches a neighbour or the chart's edge."""
     klass = f' class="{css}"' if css else ""
-    return (f'<text x="{_f(x)}" y="{_f(y)}" text-anchor="{anchor}" font-size="{size}"{klass} '
-            f'fill="{COLORS["text"]}">{d.html_text(content)}</text>')
+    shown = d.html_text(content)
+    squeeze = ""
+    if fit is not None and width_of(d.terminal_text(content), size) > fit:
+        squeeze = f' textLength="{_f(fit)}" lengthAdjust="spacingAndGlyphs"'
+    return (f'<text x="{_f(x)}" y="{_f(y)}" text-anchor="{anchor}" font-size="{size}"{klass}{squeeze} '
+            f'fill="{COLORS["text"]}">{shown}</text>')
 
 
 def line(x1: float, y1: float, x2: float, y2: float, color: str, width: float = 1) -> str:
@@ -61,11 +89,48 @@ def _clamp(value: float, low: float = 0.0, high: float = 1.0) -> float:
     return min(max(value, low), high)
 
 
+def cut_mark(x: float, y: float, direction: str, tip: str) -> str:
+    """A small triangle at a whisker's clipped end, pointing where it goes on."""
+    size = 5
+    points = {"left": [(x, y), (x + size, y - size), (x + size, y + size)],
+              "right": [(x, y), (x - size, y - size), (x - size, y + size)],
+              "up": [(x, y), (x - size, y + size), (x + size, y + size)],
+              "down": [(x, y), (x - size, y - size), (x + size, y - size)]}[direction]
+    shown = " ".join(f"{_f(px)},{_f(py)}" for px, py in points)
+    return (f'<polygon class="cut" points="{shown}" fill="{COLORS["cut"]}">'
+            f"<title>{d.html_text(tip)}</title></polygon>")
+
+
+def whisker(low: float, high: float, at: float, lo_limit: float, hi_limit: float, scale: Any,
+            horizontal: bool, color: str, tip: str) -> list[str]:
+    """A CI from ``low`` to ``high`` (data units) across ``at`` (pixels), clipped to
+    ``[lo_limit, hi_limit]`` with a :func:`cut_mark` at each clipped end."""
+    a, b = scale(_clamp(low, lo_limit, hi_limit)), scale(_clamp(high, lo_limit, hi_limit))
+    out = []
+    if horizontal:
+        out.append(line(a, at, b, at, color, 1.5))
+        for value, end, clipped, way in ((low, a, low < lo_limit, "left"), (high, b, high > hi_limit, "right")):
+            out.append(cut_mark(end, at, way, f"{tip}: the interval goes on to {value:.4g}") if clipped
+                       else line(end, at - 6, end, at + 6, color, 1.5))
+    else:
+        out.append(line(at, a, at, b, color, 1.5))
+        for value, end, clipped, way in ((low, a, low < lo_limit, "down"), (high, b, high > hi_limit, "up")):
+            out.append(cut_mark(at, end, way, f"{tip}: the interval goes on to {value:.4g}") if clipped
+                       else line(at - 5, end, at + 5, end, color, 1.5))
+    return out
+
+
+def _short(value: Any, size: int = 22) -> str:
+    value = str(value)
+    return value if len(value) <= size else value[: size - 1] + "…"
+
+
 # --------------------------------------------------------------- pass rates
 def pass_rates(groups: Sequence[dict[str, Any]], roles: Sequence[str]) -> str:
-    """Horizontal bars: each group's pass rate, its 95% CI as a whisker."""
-    left, right, top, row = 150, 90, 12, 36
-    height = top + row * len(groups) + 30
+    """Horizontal bars: each group's pass rate, its 95% CI as a whisker (clipped to 0-100%)."""
+    left, right, top, row = 170, 70, 12, 36
+    plot_bottom = top + row * len(groups)
+    height = plot_bottom + 50  # tick labels, then the axis title, each in its own band
     plot = WIDTH - left - right
 
     def x(v: float) -> float:
@@ -73,33 +138,27 @@ def pass_rates(groups: Sequence[dict[str, Any]], roles: Sequence[str]) -> str:
 
     body = []
     for tick in (0, 0.25, 0.5, 0.75, 1):
-        body.append(line(x(tick), top, x(tick), height - 24, COLORS["grid"]))
-        body.append(text(x(tick), height - 8, d.rate(tick).replace(".0%", "%"), "middle", 11))
+        body.append(line(x(tick), top, x(tick), plot_bottom, COLORS["grid"]))
+        body.append(text(x(tick), plot_bottom + 16, d.rate(tick).replace(".0%", "%"), "middle", 11))
+    body.append(text(left + plot / 2, height - 8, "pass rate (mean over instances; whiskers: 95% CI)",
+                     "middle", 11, "axis-title"))
     for i, (g, role) in enumerate(zip(groups, roles, strict=True)):
         y = top + i * row + 8
-        body.append(text(left - 8, y + 14, _short(g["group_id"]), "end"))
+        body.append(text(left - 8, y + 14, _short(g["group_id"], 24), "end", fit=left - 14))
         value = g.get("pass_rate")
         if not d.finite(value):
-            body.append(text(left + 4, y + 14, "no scored instances"))
+            body.append(text(left + 4, y + 14, "no scored instances"))  # (short: fits the plot)
             continue
         body.append(rect(left, y, x(value) - left, 20, COLORS[role],
                          f"{g['group_id']}: {d.rate(value)} {d.rate_ci(g.get('pass_rate_ci95'))}"))
         ci = g.get("pass_rate_ci95") or [None, None]
         end = x(value)
         if d.finite(ci[0]) and d.finite(ci[1]):
-            lo, hi = x(ci[0]), x(ci[1])
-            body += [line(lo, y + 10, hi, y + 10, COLORS["text"], 1.5),
-                     line(lo, y + 4, lo, y + 16, COLORS["text"], 1.5),
-                     line(hi, y + 4, hi, y + 16, COLORS["text"], 1.5)]
-            end = hi
-        body.append(text(end + 6, y + 14, d.rate(value), size=11))
+            body += whisker(ci[0], ci[1], y + 10, 0.0, 1.0, x, True, COLORS["text"], f"{g['group_id']} 95% CI")
+            end = x(_clamp(ci[1]))
+        body.append(text(min(end + 8, WIDTH - right + 8), y + 14, d.rate(value), size=11))
     return svg(WIDTH, height, "Pass rate of each group with its 95% confidence interval", body,
                "chart-pass-rates")
-
-
-def _short(value: Any, size: int = 22) -> str:
-    value = str(value)
-    return value if len(value) <= size else value[: size - 1] + "…"
 
 
 # ----------------------------------------------------------- paired changes
@@ -109,7 +168,7 @@ def paired_changes(changes: Sequence[tuple[str, float]]) -> str:
     ``changes`` are ``(instance, d_i)`` for every paired instance (unchanged
     ones too: they are the flat middle of the profile).
     """
-    left, right, top, bottom, height = 48, 12, 12, 28, 220
+    left, right, top, bottom, height = 52, 12, 12, 30, 220
     plot_w, plot_h = WIDTH - left - right, height - top - bottom
     mid = top + plot_h / 2
 
@@ -138,15 +197,26 @@ def paired_changes(changes: Sequence[tuple[str, float]]) -> str:
             body.append(rect(left + i * width + gap / 2, top_y, width - gap, bar_h,
                              COLORS["up" if change > 0 else "down"], tip))
     body.append(text(left + plot_w / 2, height - 8,
-                     f"{n} paired instances, sorted by change of pass rate (pp)", "middle", 11))
+                     f"{n} paired instances, sorted by change of pass rate (pp)", "middle", 11, "axis-title"))
     return svg(WIDTH, height, "Change of pass rate per paired instance (candidate minus baseline)",
                body, "chart-paired-changes")
 
 
 # ------------------------------------------------------------ cost vs pass
+def _nice_top(value: float) -> float:
+    """The round number at or above ``value`` an axis ends at (1, 2, 2.5 or 5 times a power of 10)."""
+    if value <= 0:
+        return 1.0
+    power = 10 ** math.floor(math.log10(value))
+    for step in (1, 2, 2.5, 5, 10):
+        if step * power >= value:
+            return step * power
+    return 10 * power
+
+
 def cost_vs_pass(name: str, cost: dict[str, Any], groups: Sequence[dict[str, Any]]) -> str:
-    """One panel: mean cost (x) against pass rate (y) of baseline and candidate."""
-    width, height, left, right, top, bottom = 300, 220, 52, 16, 14, 40
+    """One panel: mean cost (x, from zero) against pass rate (y) of baseline and candidate."""
+    width, height, left, right, top, bottom = 320, 250, 56, 18, 30, 52
     plot_w, plot_h = width - left - right, height - top - bottom
     given = [cost.get("baseline_mean"), cost.get("candidate_mean"), *(g.get("pass_rate") for g in groups[:2])]
     numbers = [v for v in given if d.finite(v)]
@@ -154,7 +224,7 @@ def cost_vs_pass(name: str, cost: dict[str, Any], groups: Sequence[dict[str, Any
     title = f"Mean {name} per instance against pass rate"
     if len(numbers) != 4:
         body.append(text(width / 2, height / 2, "no data", "middle"))
-        body.append(text(width / 2, height - 8, name, "middle", 11))
+        body.append(text(width / 2, height - 8, _short(name, 40), "middle", 11, "axis-title", fit=width - 8))
         return svg(width, height, title, body, "chart-cost")
     xs, ys = numbers[:2], numbers[2:]
     cis = [g.get("pass_rate_ci95") or [g["pass_rate"], g["pass_rate"]] for g in groups[:2]]
@@ -162,9 +232,12 @@ def cost_vs_pass(name: str, cost: dict[str, Any], groups: Sequence[dict[str, Any
     y_hi = _clamp(max(max(c) for c in cis) + 0.05)
     if y_hi - y_lo < 0.1:
         y_lo, y_hi = _clamp(y_lo - 0.05), _clamp(y_hi + 0.05)
-    x_lo, x_hi = min(xs), max(xs)
-    pad = (x_hi - x_lo) * 0.25 or abs(x_hi) * 0.1 or 1.0
-    x_lo, x_hi = x_lo - pad, x_hi + pad
+    from_zero = min(xs) >= 0
+    if from_zero:
+        x_lo, x_hi = 0.0, _nice_top(max(xs) * 1.05)
+    else:  # a negative mean cost: the axis cannot start at zero, and says so
+        pad = (max(xs) - min(xs)) * 0.25 or abs(max(xs)) * 0.1 or 1.0
+        x_lo, x_hi = min(xs) - pad, max(xs) + pad
 
     def px(v: float) -> float:
         return left + plot_w * (v - x_lo) / (x_hi - x_lo)
@@ -172,21 +245,63 @@ def cost_vs_pass(name: str, cost: dict[str, Any], groups: Sequence[dict[str, Any
     def py(v: float) -> float:
         return top + plot_h * (1 - (v - y_lo) / (y_hi - y_lo))
 
-    body += [line(left, top, left, top + plot_h, COLORS["axis"]),
-             line(left, top + plot_h, left + plot_w, top + plot_h, COLORS["axis"]),
+    base_y = top + plot_h
+    body += [line(left, top, left, base_y, COLORS["axis"]), line(left, base_y, left + plot_w, base_y, COLORS["axis"]),
+             text(4, 12, "pass rate", size=10, css="axis-title"),
              text(left - 6, py(y_hi) + 4, d.rate(y_hi), "end", 10),
-             text(left - 6, py(y_lo), d.rate(y_lo), "end", 10),
-             text(px(xs[0]), top + plot_h + 14, d.number(xs[0]), "middle", 10),
-             text(width / 2, height - 6, f"mean {_short(name, 30)} per instance", "middle", 11)]
-    if xs[1] != xs[0]:
-        body.append(text(px(xs[1]), top + plot_h + 26, d.number(xs[1]), "middle", 10))
+             text(left - 6, py(y_lo), d.rate(y_lo), "end", 10)]
+    ticks = (x_lo, (x_lo + x_hi) / 2, x_hi)
+    for i, tick in enumerate(ticks):
+        anchor = ("start", "middle", "end")[i]
+        body.append(line(px(tick), base_y, px(tick), base_y + 4, COLORS["axis"]))
+        body.append(text(px(tick), base_y + 16, d.number(tick, scale=x_hi), anchor, 10))
+    axis = f"mean {_short(name, 26)} per instance" + ("" if from_zero else " (axis not from 0)")
+    body.append(text(width / 2, height - 8, axis, "middle", 11, "axis-title", fit=width - 8))
     body.append(line(px(xs[0]), py(ys[0]), px(xs[1]), py(ys[1]), COLORS["axis"], 1.5))
     for x, yv, ci, g, role in zip(xs, ys, cis, groups[:2], ("baseline", "candidate"), strict=True):
-        body.append(line(px(x), py(ci[0]), px(x), py(ci[1]), COLORS[role], 1.5))
+        body += whisker(ci[0], ci[1], px(x), y_lo, y_hi, py, False, COLORS[role], f"{g['group_id']} 95% CI")
         body.append(f'<circle class="point" cx="{_f(px(x))}" cy="{_f(py(yv))}" r="5" '
                     f'fill="{COLORS[role]}"><title>{d.html_text(g["group_id"])}: {d.html_text(name)} '
                     f'{d.number(x)}, pass rate {d.rate(yv)}</title></circle>')
-        right_half = px(x) > left + plot_w * 0.6
-        body.append(text(px(x) + (-8 if right_half else 8), py(yv) - 6, _short(g["group_id"], 14),
-                         "end" if right_half else "start", 11))
+    # The names in a legend (points may coincide; labels beside them would overlap).
+    for i, (g, role) in enumerate(zip(groups[:2], ("baseline", "candidate"), strict=True)):
+        lx = width - right - 110 + i * 58
+        body.append(f'<circle cx="{_f(lx)}" cy="8" r="4" fill="{COLORS[role]}"/>')
+        body.append(text(lx + 7, 12, _short(g["group_id"], 9), size=10, css="legend", fit=46))
     return svg(width, height, title, body, "chart-cost")
+
+
+# ------------------------------------------------------------- differences
+def differences(rows: Sequence[tuple[str, float | None, Any]], what: str) -> str:
+    """A forest plot: per row ``(label, difference, ci95 or None)`` the change of pass rate
+    (points in pp, -100 to +100), its CI as a clipped whisker when there is one."""
+    left, right, top, row = 190, 76, 12, 24
+    plot_bottom = top + row * max(len(rows), 1)
+    height = plot_bottom + 50
+    plot = WIDTH - left - right
+
+    def x(v: float) -> float:
+        return left + plot * (_clamp(v, -1, 1) + 1) / 2
+
+    body = []
+    for tick in (-1, -0.5, 0, 0.5, 1):
+        body.append(line(x(tick), top, x(tick), plot_bottom, COLORS["axis" if tick == 0 else "grid"]))
+        body.append(text(x(tick), plot_bottom + 16, f"{100 * tick:+.0f}" if tick else "0", "middle", 11))
+    whiskers = any(isinstance(ci, (list, tuple)) for _, _, ci in rows)
+    body.append(text(left + plot / 2, height - 8, f"change of pass rate per {what} (pp"
+                     + ("; whiskers: 95% CI)" if whiskers else ")"), "middle", 11, "axis-title"))
+    if not rows:
+        body.append(text(left + plot / 2, top + 16, "nothing to show", "middle"))
+    for i, (label, diff, ci) in enumerate(rows):
+        y = top + i * row + row / 2
+        body.append(text(left - 8, y + 4, _short(label, 30), "end", 11, fit=left - 14))
+        if not d.finite(diff):
+            body.append(text(x(0) + 6, y + 4, "no paired instance", size=11))
+            continue
+        color = COLORS["up" if diff > 0 else "down" if diff < 0 else "axis"]
+        if isinstance(ci, (list, tuple)) and len(ci) == 2 and d.finite(ci[0]) and d.finite(ci[1]):
+            body += whisker(ci[0], ci[1], y, -1.0, 1.0, x, True, COLORS["text"], f"{label} 95% CI")
+        body.append(f'<circle class="point" cx="{_f(x(diff))}" cy="{_f(y)}" r="5" fill="{color}">'
+                    f"<title>{d.html_text(label)}: {d.html_text(d.points(diff))}</title></circle>")
+        body.append(text(WIDTH - 4, y + 4, d.points(diff), "end", 11))
+    return svg(WIDTH, height, f"Change of pass rate per {what}", body, f"chart-{what}s")

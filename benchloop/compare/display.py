@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Sequence
 from typing import Any, TypeGuard
 
 from ..base.hiding import EscapeTable
@@ -22,8 +23,9 @@ from ..base.hiding import EscapeTable
 _CONTROL = EscapeTable()
 _MARKDOWN = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+-.!|~>"})
 
-MARK = "*"  # after a difference whose 95% CI excludes 0
-MARK_LEGEND = "* the 95% CI excludes 0"
+MARK = "*"  # after a difference whose p-value, Holm-adjusted over the candidates, is below 0.05
+ALPHA = 0.05
+LIMITS = {"table": 10, "markdown": 20}  # changed instances listed by --changes largest
 
 
 # ----------------------------------------------------------------- escaping
@@ -126,5 +128,60 @@ def _pair(ci: Any) -> bool:
     return isinstance(ci, (list, tuple)) and len(ci) == 2 and finite(ci[0]) and finite(ci[1])
 
 
-def mark(ci: Any) -> str:
-    return MARK if excludes_zero(ci) else ""
+def significant(p_adjusted: Any) -> bool:
+    """Whether a figure is marked: its Holm-adjusted p-value is below 0.05."""
+    return finite(p_adjusted) and p_adjusted < ALPHA
+
+
+def mark(p_adjusted: Any) -> str:
+    return MARK if significant(p_adjusted) else ""
+
+
+def legend(results: Sequence[dict[str, Any]]) -> str:
+    """What the mark means in these results (the adjustment is over their candidates)."""
+    if len(results) > 1:
+        return f"{MARK} p < 0.05 after Holm's adjustment over the {len(results)} candidates"
+    return f"{MARK} p < 0.05"
+
+
+def changed(result: dict[str, Any], changes: str, limit: int | None) -> tuple[list[dict[str, Any]], str]:
+    """The changed instances a rendering lists (``--changes``) and a title for them."""
+    every = result.get("instances") or []
+    if changes == "improved":
+        picked = [e for e in every if e["difference"] > 0]
+        return picked, f"improved instances ({len(picked)}, largest change first)"
+    if changes == "regressed":
+        picked = [e for e in every if e["difference"] < 0]
+        return picked, f"regressed instances ({len(picked)}, largest change first)"
+    if changes == "all" or limit is None or len(every) <= limit:
+        return list(every), f"changed instances ({len(every)}, largest change first)"
+    return list(every[:limit]), (f"changed instances ({limit} of {len(every)}, largest change first; "
+                                 "--changes all lists every one)")
+
+
+def slice_key(key: Any) -> str:
+    return "(none)" if key is None else str(key)
+
+
+SLICE_HEADER = ("jobs", "paired", "difference", "95% CI", "p adjusted", "verdict")
+
+
+def slice_rows(result: dict[str, Any]) -> list[tuple[str, list[str], Any]]:
+    """Per slice of ``--by``: its key (raw text: each renderer escapes it), the cells under
+    ``SLICE_HEADER`` (numbers formatted; jobs as baseline/candidate), and the adjusted
+    p-value that decides its mark (the difference is the third cell)."""
+    out = []
+    for s in result.get("slices") or []:
+        p = s["paired"]
+        out.append((slice_key(s["key"]), [f"{s['baseline_jobs']}/{s['candidate_jobs']}", str(p["instances"]),
+                                          points(p["pass_rate_difference"]), points_ci(p["ci95"]),
+                                          p_text(p.get("p_value_adjusted")), str(p["verdict"])],
+                    p.get("p_value_adjusted")))
+    return out
+
+
+def clusters_note(result: dict[str, Any]) -> str:
+    """``, 8 clusters (--cluster '^(.+?)__')`` when the comparison is clustered, else ''."""
+    if result.get("cluster") is None:
+        return ""
+    return f", {result['paired'].get('clusters', 0)} clusters (--cluster {result['cluster']})"

@@ -5,12 +5,17 @@ no network (no external stylesheet, font, image or script; a
 Content-Security-Policy of ``default-src 'none'`` says so to the browser
 too), no JavaScript, the charts inline SVG (:mod:`.charts`).  Every string
 that came from the server or the user is escaped (:func:`display.html_text`):
-ids are hostile input, and a report is opened in a browser.
+ids are hostile input, and a report is opened in a browser.  (The combine masks
+the API key in the results before they get here: a page is made to be shared.)
 
-Per candidate: the group figures with their CIs, the paired figures (a
-difference whose CI excludes 0 is marked), three charts (pass rates with
-CIs, the per-instance paired changes, cost against pass rate), the costs,
-every changed instance with its job ids, and the instances of one group only.
+The page leads with every comparison's verdict.  Per candidate: the verdict, the
+warnings, the group figures (over all and over the paired instances), the paired
+figures (a figure whose Holm-adjusted p-value is below 0.05 is marked), the
+charts (pass rates with CIs, the per-instance paired changes, cost against pass
+rate), the costs, the slices of ``--by`` and the clusters of ``--cluster`` (a
+table and a chart each), the changed instances with their job ids (``--changes``;
+all by default), and the instances of one group only.  Lists of ids are
+separated (", "), so that they read, copy and search as separate ids.
 """
 
 from __future__ import annotations
@@ -30,7 +35,9 @@ table{border-collapse:collapse;margin:6px 0 12px}th,td{padding:3px 10px;border-b
 text-align:left;vertical-align:top}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .sig{font-weight:700}.up{color:#15803d}.down{color:#b91c1c}
 code,.id{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px;overflow-wrap:anywhere}
-.jobs .id{display:inline-block;margin-right:6px}
+.verdict{font-size:15px;padding:6px 10px;border-left:4px solid #9ca3af;background:#f9fafb;margin:6px 0}
+.verdict.better{border-color:#15803d}.verdict.worse{border-color:#b91c1c}
+.warnings{color:#92400e}
 figure{margin:8px 0 14px}figcaption{color:#4b5563;font-size:12px}
 .charts{display:flex;flex-wrap:wrap;gap:12px}svg{max-width:100%;height:auto}
 .meta{color:#4b5563}
@@ -49,14 +56,20 @@ def _table(css: str, header: Sequence[tuple[str, bool]], rows: Sequence[str]) ->
     return f'<table class="{css}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
-def _diff(text: str, ci: Any) -> str:
-    if d.excludes_zero(ci):
+def _diff(text: str, p_adjusted: Any) -> str:
+    if d.significant(p_adjusted):
         return f'<span class="sig">{d.html_text(text)}{d.MARK}</span>'
     return d.html_text(text)
 
 
 def _ids(values: Sequence[Any]) -> str:
-    return "".join(f'<span class="id">{d.html_text(v)}</span>' for v in values)
+    """Ids as separate spans with ", " between them (text, copy and search see separate ids)."""
+    return ", ".join(f'<span class="id">{d.html_text(v)}</span>' for v in values)
+
+
+def _verdict(result: dict[str, Any]) -> str:
+    kind = result["paired"].get("verdict", "inconclusive")
+    return f'<p class="verdict {d.html_text(kind)}">{d.html_text(result.get("summary") or "")}</p>'
 
 
 def _groups(result: dict[str, Any]) -> str:
@@ -67,36 +80,81 @@ def _groups(result: dict[str, Any]) -> str:
             _cell(str(g["jobs"]), True), _cell(str(g["jobs_scored"]), True),
             _cell(str(g["instances"]), True),
             _cell(d.html_text(f"{d.rate(g['pass_rate'])} {d.rate_ci(g['pass_rate_ci95'])}"), True),
+            _cell(d.html_text(d.rate(g.get("paired_pass_rate"))), True),
             _cell(d.html_text(f"{d.score(g['mean'])} {d.score_ci(g['mean_ci95'])}"), True),
+            _cell(d.html_text(d.score(g.get("paired_mean"))), True),
         ]) + "</tr>")
     return _table("groups", [("group", False), ("role", False), ("jobs", True), ("scored", True),
-                             ("instances", True), ("pass rate (95% CI)", True),
-                             ("mean score (95% CI)", True)], rows)
+                             ("instances", True), ("pass rate (95% CI)", True), ("paired pass rate", True),
+                             ("mean score (95% CI)", True), ("paired mean", True)], rows)
 
 
 def _paired(p: dict[str, Any]) -> str:
     rows = [
-        "<tr>" + _cell("pass rate") + _cell(_diff(d.points(p["pass_rate_difference"]), p["ci95"]), True)
+        "<tr>" + _cell("pass rate") + _cell(_diff(d.points(p["pass_rate_difference"]), p.get("p_value_adjusted")), True)
         + _cell(d.html_text(d.points_ci(p["ci95"])), True) + _cell(d.html_text(d.points(p["se"], False)), True)
-        + _cell(d.html_text(d.p_text(p["p_value"])), True) + "</tr>",
+        + _cell(d.html_text(d.p_text(p["p_value"])), True) + _cell(d.html_text(d.p_text(p.get("p_value_adjusted"))), True)
+        + _cell(d.html_text(d.p_text(p.get("sign_test_p"))), True) + "</tr>",
         "<tr>" + _cell("mean score")
-        + _cell(_diff(d.score(p["mean_difference"], True), p["mean_difference_ci95"]), True)
+        + _cell(_diff(d.score(p["mean_difference"], True), p.get("mean_difference_p_value_adjusted")), True)
         + _cell(d.html_text(d.score_ci(p["mean_difference_ci95"], True)), True)
         + _cell(d.html_text(d.score(p.get("mean_difference_se"))), True)
-        + _cell(d.html_text(d.p_text(p.get("mean_difference_p_value"))), True) + "</tr>",
+        + _cell(d.html_text(d.p_text(p.get("mean_difference_p_value"))), True)
+        + _cell(d.html_text(d.p_text(p.get("mean_difference_p_value_adjusted"))), True) + _cell("", True) + "</tr>",
     ]
     return _table("paired", [("figure", False), ("difference", True), ("95% CI", True), ("se", True),
-                             ("p-value", True)], rows)
+                             ("p-value", True), ("adjusted", True), ("sign test", True)], rows)
 
 
 def _costs(costs: dict[str, Any]) -> str:
-    rows = ["<tr>" + _cell(f"<code>{d.html_text(name)}</code>") + _cell(d.html_text(d.number(c["baseline_mean"], scale=d.cost_scale(c))), True)
-            + _cell(d.html_text(d.number(c["candidate_mean"], scale=d.cost_scale(c))), True)
-            + _cell(_diff(d.number(c["difference"], True, d.cost_scale(c)), c["ci95"]), True)
-            + _cell(d.html_text(d.number_ci(c["ci95"], True, d.cost_scale(c))), True)
-            + _cell(str(c.get("instances", "")), True) + "</tr>" for name, c in costs.items()]
+    rows = []
+    for name, c in costs.items():
+        scale = d.cost_scale(c)
+        rows.append("<tr>" + _cell(f"<code>{d.html_text(name)}</code>")
+                    + _cell(d.html_text(d.number(c["baseline_mean"], scale=scale)), True)
+                    + _cell(d.html_text(d.number(c["candidate_mean"], scale=scale)), True)
+                    + _cell(_diff(d.number(c["difference"], True, scale), c.get("p_value_adjusted")), True)
+                    + _cell(d.html_text(d.number_ci(c["ci95"], True, scale)), True)
+                    + _cell(d.html_text(d.p_text(c.get("p_value_adjusted"))), True)
+                    + _cell(str(c.get("instances", "")), True) + "</tr>")
     return _table("costs", [("cost (mean per instance)", False), ("baseline", True), ("candidate", True),
-                            ("difference", True), ("95% CI", True), ("instances", True)], rows)
+                            ("difference", True), ("95% CI", True), ("p adjusted", True), ("instances", True)], rows)
+
+
+def _slices(result: dict[str, Any]) -> list[str]:
+    slices = result.get("slices") or []
+    if not slices:
+        return []
+    rows = []
+    for key, cells, p_adjusted in d.slice_rows(result):
+        shown = [d.html_text(c) for c in cells]
+        shown[2] = _diff(cells[2], p_adjusted)
+        rows.append("<tr>" + _cell(f'<span class="id">{d.html_text(key)}</span>')
+                    + "".join(_cell(c, i < 5) for i, c in enumerate(shown)) + "</tr>")
+    chart = charts.differences([(d.slice_key(s["key"]), s["paired"]["pass_rate_difference"], s["paired"]["ci95"])
+                                for s in slices], "slice")
+    return [f"<h3>By <code>{d.html_text(result.get('by'))}</code> ({len(slices)} slices)</h3>",
+            _table("slices", [("slice", False), *((h, i < 5) for i, h in enumerate(d.SLICE_HEADER))], rows),
+            f'<figure class="chart">{chart}<figcaption>Change of pass rate in each slice, computed from that '
+            "slice's jobs alone; p-values Holm-adjusted over the slices.</figcaption></figure>"]
+
+
+def _clusters(result: dict[str, Any]) -> list[str]:
+    clusters = result.get("cluster_differences") or []
+    if result.get("cluster") is None:
+        return []
+    rows = ["<tr>" + "".join([
+        _cell(f'<span class="id">{d.html_text(c["cluster"])}</span>'), _cell(str(c["instances"]), True),
+        _cell(str(c["improved"]), True), _cell(str(c["regressed"]), True),
+        _cell(d.html_text(d.points(c["pass_rate_difference"])), True)]) + "</tr>" for c in clusters]
+    chart = charts.differences([(c["cluster"], c["pass_rate_difference"], None) for c in clusters], "cluster")
+    return [f"<h3>Clusters of <code>{d.html_text(result['cluster'])}</code> ({len(clusters)})</h3>",
+            '<p class="meta">The standard error, interval and p-value above are cluster-robust: instances of one '
+            "cluster are not independent, so the evidence counts clusters, not instances.</p>",
+            _table("clusters", [("cluster", False), ("paired instances", True), ("improved", True),
+                                ("regressed", True), ("mean change", True)], rows),
+            f'<figure class="chart">{chart}<figcaption>Mean change of pass rate of the paired instances of each '
+            "cluster.</figcaption></figure>"]
 
 
 def _changed(changed: Sequence[dict[str, Any]]) -> str:
@@ -115,26 +173,36 @@ def _changed(changed: Sequence[dict[str, Any]]) -> str:
                               ("baseline jobs", False), ("candidate jobs", False)], rows)
 
 
-def section(result: dict[str, Any], index: int) -> str:
+def section(result: dict[str, Any], index: int, changes: str = "largest") -> str:
     base, cand = d.html_text(result["baseline"]), d.html_text(result["candidate"])
     p = result["paired"]
-    changed = result.get("instances") or []
-    changes = [(e["instance"], e["difference"]) for e in changed] + [("", 0.0)] * p["unchanged"]
+    every = result.get("instances") or []
+    changes_shown = [(e["instance"], e["difference"]) for e in every] + [("", 0.0)] * p["unchanged"]
+    shown, title = d.changed(result, changes, None)
     costs = result.get("costs") or {}
+    warnings = result.get("warnings") or []
     parts = [
         f'<section class="comparison" id="comparison-{index}">',
         f'<h2><span class="id">{cand}</span> vs baseline <span class="id">{base}</span></h2>',
+        _verdict(result),
+    ]
+    if warnings:
+        parts.append('<ul class="warnings">' + "".join(f"<li>{d.html_text(w)}</li>" for w in warnings) + "</ul>")
+    parts += [
         f'<p class="meta">Metric <code>{d.html_text(result["metric"])}</code>, pass at &ge; '
-        f'{d.html_text(result["pass_threshold"])}, instance key <code>{d.html_text(result["unit"])}</code>.</p>',
+        f'{d.html_text(result["pass_threshold"])}, instance key <code>{d.html_text(result["unit"])}</code>'
+        f"{d.html_text(d.clusters_note(result))}.</p>",
         _groups(result),
         f"<h3>Paired over {p['instances']} instances (candidate &minus; baseline)</h3>",
         _paired(p),
-        f"<p>{p['improved']} improved, {p['regressed']} regressed, {p['unchanged']} unchanged.</p>",
+        f"<p>{p['improved']} improved, {p['regressed']} regressed, {p['unchanged']} unchanged"
+        + (f"; a difference smaller than &plusmn;{d.html_text(d.points(p['mde'], False))} cannot be detected "
+           "reliably (80% power)" if d.finite(p.get("mde")) else "") + ".</p>",
         '<div class="charts">',
         '<figure class="chart">' + charts.pass_rates(result["groups"], ("baseline", "candidate"))
-        + "<figcaption>Pass rate of each group (mean over its instances), whiskers: 95% CI."
-          "</figcaption></figure>",
-        '<figure class="chart">' + charts.paired_changes(changes)
+        + "<figcaption>Pass rate of each group (mean over its instances), whiskers: 95% CI "
+          "(a triangle marks a whisker cut at the edge).</figcaption></figure>",
+        '<figure class="chart">' + charts.paired_changes(changes_shown)
         + "<figcaption>Change of pass rate of every paired instance, largest first "
           "(green: improved, red: regressed).</figcaption></figure>",
         "</div>",
@@ -144,9 +212,11 @@ def section(result: dict[str, Any], index: int) -> str:
                          for name, c in costs.items())
         parts += ["<h3>Costs</h3>", _costs(costs), f'<div class="charts">{panels}</div>',
                   '<p class="meta">Cost: mean per instance over the paired instances (grey: baseline, '
-                  "blue: candidate); pass rate: each group's, whiskers its 95% CI.</p>"]
-    parts.append(f"<h3>Changed instances ({len(changed)})</h3>")
-    parts.append(_changed(changed) if changed else "<p>No paired instance changed its pass rate.</p>")
+                  "blue: candidate), on an axis from zero; pass rate: each group's, whiskers its 95% CI.</p>"]
+    parts += _slices(result)
+    parts += _clusters(result)
+    parts.append(f"<h3>{d.html_text(title[0].upper() + title[1:])}</h3>")
+    parts.append(_changed(shown) if shown else "<p>No paired instance changed its pass rate.</p>")
     for label, names in ((base, result.get("only_baseline") or []), (cand, result.get("only_candidate") or [])):
         if names:
             parts.append(f'<h3>Only in <span class="id">{label}</span> ({len(names)})</h3>')
@@ -155,23 +225,27 @@ def section(result: dict[str, Any], index: int) -> str:
     return "\n".join(parts)
 
 
-def render(results: Sequence[dict[str, Any]]) -> str:
-    """The whole page for every comparison of ``bl compare``'s answer."""
+def render(results: Sequence[dict[str, Any]], changes: str = "largest") -> str:
+    """The whole page for every comparison of ``bl compare``'s answer (``changes``: which
+    changed instances each section lists; ``largest`` lists them all here)."""
     if results:
         base = results[0]["baseline"]
         names = ", ".join(str(r["candidate"]) for r in results)
         title = f"bl compare: {names} vs baseline {base}"
     else:
         title = "bl compare"
-    body = "\n".join(section(r, i + 1) for i, r in enumerate(results))
+    verdicts = "\n".join(_verdict(r) for r in results)
+    body = "\n".join(section(r, i + 1, changes) for i, r in enumerate(results))
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{d.html_text(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
         f"<h1>{d.html_text(title)}</h1>\n"
+        f'<div class="verdicts">\n{verdicts}\n</div>\n'
         '<p class="meta">Unit of analysis: the instance (the trials of one instance are averaged first); '
-        "95% confidence intervals are ±1.96 standard errors; paired differences over the instances "
-        f"scored in both groups. {d.html_text(d.MARK_LEGEND)}.</p>\n"
+        "95% confidence intervals from Student's t (cluster-robust with --cluster); paired differences over "
+        "the instances scored in both groups; the verdict is the pass rate's, from its p-value "
+        f"Holm-adjusted over the candidates. {d.html_text(d.legend(results))}.</p>\n"
         f"{body}\n</body>\n</html>\n"
     )

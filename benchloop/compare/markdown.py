@@ -1,9 +1,12 @@
 """``bl compare --output markdown``: a comparison to paste into a pull request or a chat.
 
-GitHub-flavoured tables; a difference whose 95% CI excludes 0 is bold and
-marked ``*``.  Every id is escaped so that it renders as itself (no links,
-no HTML, no table cell broken by a ``|``); the changed instances are the
-largest few, the rest counted.
+It leads with the verdict (``summary``) in bold, then the warnings as a quote
+(a pasted comparison travels without its stderr), then GitHub-flavoured tables:
+the groups, the paired figures, the costs, the slices of ``--by`` and the
+changed instances (``--changes``: the twenty largest by default).  A figure
+whose Holm-adjusted p-value is below 0.05 is bold and marked ``*``.  Every id is
+escaped so that it renders as itself (no links, no HTML, no table cell broken by
+a ``|``).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import display as d
+from . import verdicts
 
 
 def _row(cells: Sequence[str]) -> str:
@@ -23,51 +27,81 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence
     return [_row(header), _row(rule), *(_row(r) for r in rows)]
 
 
-def _difference(text: str, ci: Any) -> str:
-    return f"**{text}** \\*" if d.excludes_zero(ci) else text
+def _difference(text: str, p_adjusted: Any) -> str:
+    return f"**{text}** \\*" if d.significant(p_adjusted) else text
 
 
 def _code(value: Any) -> str:
     return d.markdown_text(value)
 
 
-def comparison(result: dict[str, Any], changed_limit: int = 20, names_limit: int = 20) -> list[str]:
+def _slices(result: dict[str, Any]) -> list[str]:
+    slices = d.slice_rows(result)
+    if not slices:
+        return []
+    rows = []
+    for key, cells, p_adjusted in slices:
+        cells[2] = _difference(cells[2], p_adjusted)
+        rows.append([d.markdown_text(key), *cells])
+    return ["", f"By {_code(result.get('by'))} (pass rate; jobs: baseline/candidate; Holm-adjusted over the slices):",
+            "", *_table(["slice", *d.SLICE_HEADER], rows, [False, True, True, True, True, True, False])]
+
+
+def _summary(result: dict[str, Any], candidates: int) -> str:
+    """The verdict sentence with its ids escaped (the rest is ours: numbers and words)."""
+    escaped = dict(result, baseline=d.markdown_text(result["baseline"]),
+                   candidate=d.markdown_text(result["candidate"]))
+    return d.terminal_text(verdicts.sentence(escaped, candidates))
+
+
+def comparison(result: dict[str, Any], changes: str = "largest", names_limit: int = 20,
+               candidates: int = 1) -> list[str]:
     base, cand = d.markdown_text(result["baseline"]), d.markdown_text(result["candidate"])
-    lines = [f"### {cand} vs baseline {base}", "",
-             f"Metric {_code(result['metric'])}, pass at >= {result['pass_threshold']}, "
-             f"instance key {_code(result['unit'])}.", ""]
+    lines = [f"### {cand} vs baseline {base}", "", f"**{_summary(result, candidates)}**", ""]
+    for warning in result.get("warnings") or []:
+        lines.append(f"> warning: {d.markdown_text(warning)}")
+    if result.get("warnings"):
+        lines.append("")
+    lines += [f"Metric {_code(result['metric'])}, pass at >= {result['pass_threshold']}, "
+              f"instance key {_code(result['unit'])}{d.markdown_text(d.clusters_note(result))}.", ""]
     lines += _table(
-        ["group", "jobs", "scored", "instances", "pass rate (95% CI)", "mean score (95% CI)"],
+        ["group", "jobs", "scored", "instances", "pass rate (95% CI)", "paired", "mean score (95% CI)", "paired"],
         [[d.markdown_text(g["group_id"]), str(g["jobs"]), str(g["jobs_scored"]), str(g["instances"]),
-          f"{d.rate(g['pass_rate'])} {d.rate_ci(g['pass_rate_ci95'])}".strip(),
-          f"{d.score(g['mean'])} {d.score_ci(g['mean_ci95'])}".strip()] for g in result["groups"]],
-        [False, True, True, True, True, True])
+          f"{d.rate(g['pass_rate'])} {d.rate_ci(g['pass_rate_ci95'])}".strip(), d.rate(g.get("paired_pass_rate")),
+          f"{d.score(g['mean'])} {d.score_ci(g['mean_ci95'])}".strip(), d.score(g.get("paired_mean"))]
+         for g in result["groups"]],
+        [False, True, True, True, True, True, True, True])
     p = result["paired"]
     if not p["instances"]:
         lines += ["", "No instance is scored in both groups: nothing to pair."]
         return lines + _only(result, base, cand, names_limit)
-    lines += ["", f"Paired over {p['instances']} instances (candidate − baseline):", ""]
+    lines += ["", f"Paired over {p['instances']} instances (candidate − baseline; \"paired\" above: "
+              "each group over these instances only):", ""]
     lines += _table(
-        ["figure", "difference", "95% CI", "p-value"],
-        [["pass rate", _difference(d.points(p["pass_rate_difference"]), p["ci95"]),
-          d.points_ci(p["ci95"]), d.p_text(p["p_value"])],
-         ["mean score", _difference(d.score(p["mean_difference"], signed=True), p["mean_difference_ci95"]),
-          d.score_ci(p["mean_difference_ci95"], signed=True), d.p_text(p.get("mean_difference_p_value"))]],
-        [False, True, True, True])
-    lines += ["", f"{p['improved']} improved, {p['regressed']} regressed, {p['unchanged']} unchanged."]
+        ["figure", "difference", "95% CI", "p-value", "adjusted"],
+        [["pass rate", _difference(d.points(p["pass_rate_difference"]), p.get("p_value_adjusted")),
+          d.points_ci(p["ci95"]), d.p_text(p["p_value"]), d.p_text(p.get("p_value_adjusted"))],
+         ["mean score", _difference(d.score(p["mean_difference"], signed=True),
+                                    p.get("mean_difference_p_value_adjusted")),
+          d.score_ci(p["mean_difference_ci95"], signed=True), d.p_text(p.get("mean_difference_p_value")),
+          d.p_text(p.get("mean_difference_p_value_adjusted"))]],
+        [False, True, True, True, True])
+    detectable = (f" Detectable with 80% power: ±{d.points(p['mde'], signed=False)}; sign test p "
+                  f"{d.p_text(p.get('sign_test_p'))}." if d.finite(p.get("mde")) else "")
+    lines += ["", f"{p['improved']} improved, {p['regressed']} regressed, {p['unchanged']} unchanged.{detectable}"]
     costs = result.get("costs") or {}
     if costs:
         lines += ["", *_table(
             ["cost (per instance)", "baseline", "candidate", "difference", "95% CI"],
-            [[d.markdown_text(name), d.number(c["baseline_mean"], scale=d.cost_scale(c)), d.number(c["candidate_mean"], scale=d.cost_scale(c)),
-              _difference(d.number(c["difference"], True, d.cost_scale(c)), c["ci95"]),
+            [[d.markdown_text(name), d.number(c["baseline_mean"], scale=d.cost_scale(c)),
+              d.number(c["candidate_mean"], scale=d.cost_scale(c)),
+              _difference(d.number(c["difference"], True, d.cost_scale(c)), c.get("p_value_adjusted")),
               d.number_ci(c["ci95"], True, d.cost_scale(c))] for name, c in costs.items()],
             [False, True, True, True, True])]
-    changed = result.get("instances") or []
-    if changed:
-        shown = changed[:changed_limit]
-        more = f" ({len(shown)} of {len(changed)})" if len(changed) > len(shown) else ""
-        lines += ["", f"Changed instances{more}, largest change first:", ""]
+    lines += _slices(result)
+    shown, title = d.changed(result, changes, d.LIMITS["markdown"])
+    if shown:
+        lines += ["", f"{title[0].upper()}{title[1:]}:", ""]
         lines += _table(
             ["instance", "change", "baseline", "candidate"],
             [[d.markdown_text(e["instance"]), d.points(e["difference"]),
@@ -87,6 +121,6 @@ def _only(result: dict[str, Any], base: str, cand: str, names_limit: int) -> lis
     return lines
 
 
-def render(results: Sequence[dict[str, Any]], changed_limit: int = 20) -> str:
-    blocks = ["\n".join(comparison(r, changed_limit)) for r in results]
-    return "\n\n".join(blocks) + "\n\n\\* the 95% CI excludes 0.\n"
+def render(results: Sequence[dict[str, Any]], changes: str = "largest") -> str:
+    blocks = ["\n".join(comparison(r, changes, candidates=len(results))) for r in results]
+    return "\n\n".join(blocks) + f"\n\n\\{d.legend(results)}.\n"

@@ -34,13 +34,15 @@ element *as ``metrics get -j`` prints it* (``--metric``), and pass follows
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..base import expressions
-from .stats import as_boolean, as_number, score_and_pass
+from .scores import as_boolean, as_number, score_and_pass, too_big
 
 COLUMN_TYPES = ("string", "number", "boolean", "json")
+_BIG = 2 ** 1000  # an int below this fits a float for sure (the rest: as_number decides)
 
 
 class ColumnError(ValueError):
@@ -82,8 +84,9 @@ def _to_string(value: Any) -> Any:
 
 
 _SLOW = {"number": _to_number, "boolean": _to_boolean, "string": _to_string, "json": lambda v: v}
-# Values that are already what their column holds pass as they are (the common case).
-_ALREADY = {"number": (int,), "boolean": (bool,), "string": (str,), "json": ()}
+# Values that are already what their column holds pass as they are (the common case); an int
+# is checked (one too big for a float is not a number: as_number).
+_ALREADY = {"number": (), "boolean": (bool,), "string": (str,), "json": ()}
 
 
 def converter(kind: str) -> Callable[[Any], Any]:
@@ -100,6 +103,8 @@ def converter(kind: str) -> Callable[[Any], Any]:
                 return None
         if kind == "number" and type(value) is float:
             return value if value - value == 0 else None  # NaN and infinities are not numbers
+        if kind == "number" and type(value) is int and -_BIG < value < _BIG:
+            return value
         return slow(value)
 
     return convert
@@ -186,26 +191,45 @@ def job_rows(
     metric: str,
     pass_threshold: float,
     object_sections: Sequence[str] = (),
+    by: str | None = None,
+    too_big_values: Counter[str] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per job of ``jobs`` (the job list: it says which jobs the group has).
 
     ``metrics`` are the group's detail-metrics elements (or a dict of them by
     job id); a job without one is in the table, unscored.  Every row has the
-    keys of ``columns`` in their order.
+    keys of ``columns`` in their order, then ``slice`` when ``by`` (``--by``, JMESPath
+    on the job-list entry, read as text like the instance key) is given.
+    ``too_big_values`` counts, per column (``score`` for the metric), the numbers
+    left out because they do not fit a float (the caller warns about them).
     """
     columns = check_columns(columns)
-    readers = [(c["name"], compile_expression(c["from"], f"column {c['name']!r}"), converter(c["type"]))
-               for c in columns]
+    readers = [(c["name"], compile_expression(c["from"], f"column {c['name']!r}"), converter(c["type"]),
+                c["type"] == "number") for c in columns]
     read_unit = compile_expression(unit, "--unit")
     read_metric = compile_expression(metric, "--metric")
+    read_by = None if by is None else compile_expression(by, "--by")
     by_job = metrics if isinstance(metrics, Mapping) else metrics_by_job(metrics)
+    big: Counter[str] = Counter() if too_big_values is None else too_big_values
     rows = []
     for job in jobs:
         ident = job.get("job_id")
         element = by_job.get(ident) if isinstance(ident, str) else None
-        score, passed = (None, None) if element is None else score_and_pass(
-            read_metric(element), pass_threshold)
+        score = passed = None
+        if element is not None:
+            value = read_metric(element)
+            score, passed = score_and_pass(value, pass_threshold)
+            if score is None and value is not None and too_big(value):
+                big["score"] += 1
         doc = {"group": group_id, "job": job, "metrics": _normalise(element, object_sections),
                "instance": instance_key(read_unit(job)), "score": score, "pass": passed}
-        rows.append({name: typed(read(doc)) for name, read, typed in readers})
+        row = {}
+        for name, read, typed, numeric in readers:
+            raw = read(doc)
+            row[name] = value = typed(raw)
+            if value is None and raw is not None and numeric and too_big(raw):
+                big[name] += 1
+        if read_by is not None:
+            row["slice"] = instance_key(read_by(job))
+        rows.append(row)
     return rows

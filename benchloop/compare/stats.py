@@ -1,189 +1,58 @@
-"""The figures of ``bl compare``: per instance, per group, paired, costs.
+"""The figures of ``bl compare``: per instance, per group, paired, costs, slices, verdicts.
 
 The method is Evan Miller's "Adding Error Bars to Evals" (2024): the unit of
 analysis is the **instance** (the benchmark item), not the job.  The jobs of
 one instance in one group are trials; they are averaged first, and every
-figure is then a mean over instances with a central-limit-theorem interval.
+figure is then a mean over instances with a t interval (:mod:`.estimates`).
 Two groups are compared on the instances scored in both (paired), which
 removes the variance of instances being easy or hard for both.
 
 The definitions, exactly as computed here (``docs/compare.md`` says the same
 for users):
 
-* a job is **scored** when its metric gives a number (``as_score``); it
+* a job is **scored** when its metric gives a number (:mod:`.scores`); it
   **passes** when that score is at or above the pass threshold, or, for a
   boolean metric, when the metric is true (its score is then 1.0 or 0.0);
 * per instance, over its scored jobs: ``pass_rate_i`` = mean of pass (0/1),
   ``mean_i`` = mean of the scores; an instance without a scored job has
   neither and takes part in nothing below;
-* per group: ``pass_rate`` / ``mean`` = mean over the scored instances of
-  ``pass_rate_i`` / ``mean_i``; ``instances`` = how many there are; the 95%
-  CI is ``m ± 1.96 · SE`` with ``SE = s / √n``, ``s`` the sample standard
-  deviation (n − 1);
+* per group: ``pass_rate`` / ``mean`` = mean over the scored instances, with
+  a 95% t interval; ``paired_pass_rate`` / ``paired_mean`` the same means over
+  the paired instances only (like for like);
 * paired, over the instances scored in both groups, ``d_i`` = candidate −
-  baseline: the difference is ``mean(d_i)``, ``se = sd(d_i) / √n``, the CI
-  ``difference ± 1.96 · se``, the p-value two-sided from the normal
-  approximation, ``2 · (1 − Φ(|D| / se))``; the same for ``mean_i``;
-  ``improved`` / ``regressed`` / ``unchanged`` count ``d_i`` > 0, < 0, = 0 on
-  the pass rate;
+  baseline: the difference, its se, t interval and p-value, the sign test of
+  improved against regressed, the minimum detectable effect ``2.8 · se``;
+  ``p_value_adjusted`` is Holm's adjustment over the candidates of one call,
+  and the **verdict** is ``better`` / ``worse`` when it is below 0.05, else
+  ``inconclusive``;
 * costs: per instance the mean of a cost column over its scored jobs that
-  carry a number in it (the same trials the pass rate comes from), then the
-  paired difference as above over the paired instances where both groups
-  have a value.
+  carry a number in it, then the paired difference as above, over the paired
+  instances where both groups have a value (Holm-adjusted over the candidates
+  too: a cost is marked only with the same adjustment);
+* slices (``--by``): the paired figures of each value's jobs alone, Holm-adjusted
+  over the slices of one comparison.
 
-Edge cases, decided rather than left to a crash or a NaN:
-
-* n = 0: every mean, SE, CI and p-value is ``None`` (JSON null);
-* n = 1: the mean is the one value; the sample standard deviation, hence the
-  SE, the CI and the p-value, are undefined: ``None``;
-* all values equal (SE = 0, n ≥ 2): the CI is the limit ``[m, m]``; the
-  p-value is the limit of ``2 · (1 − Φ(|D| / se))`` as se → 0: 0.0 when the
-  difference is not 0, and 1.0 when it is (no evidence of any difference);
-  all-equal values are detected exactly, so their SD is exactly 0;
-* a job without an instance key counts in ``jobs`` (and ``jobs_scored``) but
-  belongs to no instance;
-* non-finite numbers (``NaN``, ``inf``, also as strings) are not scores.
-
-Floats are computed with ``math.fsum`` (order-independent, correctly
-rounded), so the figures do not depend on the order of pages or jobs.
+Edge cases are decided in :mod:`.estimates` (no value, one value, zero
+spread); a job without an instance key counts in ``jobs`` (and
+``jobs_scored``) but belongs to no instance.  The figures do not depend on the
+order of pages or jobs (sums are ``math.fsum``, instances sorted).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-Z95 = 1.96  # the two-sided 95% normal quantile the definitions use (not 1.959964...)
+from . import caveats, verdicts
+from .distributions import holm
+from .estimates import Clusterer, Estimate, clusterer, mean
+from .scores import as_number
 
 Row = Mapping[str, Any]
-
-
-# ------------------------------------------------------------------ scores
-def as_number(value: Any) -> float | int | None:
-    """A finite number from a JSON value: numbers, strings of numbers, else None.
-
-    Booleans are not numbers here (see :func:`score_and_pass`); a one-element
-    list is read as its element (``metrics[?type=='eval'].data.task_score``
-    gives ``[0.85]``).  A string is a number when it is one in JSON's sense,
-    give or take spaces around it: ``"12.5"`` -> 12.5, ``"100"`` -> 100 (an int),
-    ``"1e3"`` -> 1000.0; ``"nan"``, ``"inf"``, ``"1_000"`` and ``"0x10"`` are not.
-    """
-    kind = type(value)
-    if kind is list and len(value) == 1:
-        value = value[0]
-        kind = type(value)
-    if kind is int:
-        return value
-    if kind is float:
-        return value if math.isfinite(value) else None
-    if kind is not str:
-        return None
-    text = value.strip()
-    if "_" in text:
-        return None
-    try:
-        number = float(text)
-    except ValueError:
-        return None
-    if not math.isfinite(number):
-        return None
-    if text.isdecimal() or (text[:1] in "+-" and text[1:].isdecimal()):
-        return int(text)
-    return number
-
-
-def as_boolean(value: Any) -> bool | None:
-    """``True``/``False`` from a boolean or the strings ``"true"``/``"false"``; else None."""
-    if isinstance(value, list) and len(value) == 1:
-        value = value[0]
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    return None
-
-
-def score_and_pass(value: Any, threshold: float) -> tuple[float | None, bool | None]:
-    """(score, pass) of one job from its metric value; (None, None) when it is not scored.
-
-    A boolean metric passes when true, and scores 1.0 or 0.0 (so ``mean_i`` is
-    its rate); a number (or a string of one) passes when ``score >= threshold``.
-    """
-    flag = as_boolean(value)
-    if flag is not None:
-        return (1.0 if flag else 0.0), flag
-    number = as_number(value)
-    if number is None:
-        return None, None
-    score = float(number)
-    return score, score >= threshold
-
-
-# ------------------------------------------------------------ basic figures
-def mean(values: Sequence[float]) -> float | None:
-    """The arithmetic mean; None for no values; exactly the value when all are equal."""
-    if not values:
-        return None
-    first = values[0]
-    if all(v == first for v in values):
-        return float(first)
-    return math.fsum(values) / len(values)
-
-
-def sample_sd(values: Sequence[float]) -> float | None:
-    """Sample standard deviation (n - 1); None below two values; exactly 0.0 when all equal."""
-    n = len(values)
-    if n < 2:
-        return None
-    first = values[0]
-    if all(v == first for v in values):
-        return 0.0
-    m = math.fsum(values) / n
-    return math.sqrt(math.fsum((v - m) ** 2 for v in values) / (n - 1))
-
-
-def ci95(center: float | None, se: float | None) -> list[float] | None:
-    """``[center - 1.96 se, center + 1.96 se]``; None when either is undefined."""
-    if center is None or se is None:
-        return None
-    return [center - Z95 * se, center + Z95 * se]
-
-
-def p_value(difference: float | None, se: float | None) -> float | None:
-    """Two-sided p-value of ``difference`` against 0 from the normal approximation.
-
-    ``2 (1 - Φ(|D| / se)) = erfc(|D| / (se √2))`` (erfc keeps precision in the
-    tail).  se = 0: the limit, 0.0 for a non-zero difference, 1.0 for zero.
-    """
-    if difference is None or se is None:
-        return None
-    if se == 0:
-        return 1.0 if difference == 0 else 0.0
-    return math.erfc(abs(difference) / (se * math.sqrt(2.0)))
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A mean over n values with its standard error (None where undefined)."""
-
-    n: int
-    mean: float | None
-    se: float | None
-
-    @classmethod
-    def of(cls, values: Sequence[float]) -> Estimate:
-        sd = sample_sd(values)
-        return cls(len(values), mean(values), None if sd is None else sd / math.sqrt(len(values)))
-
-    @property
-    def ci95(self) -> list[float] | None:
-        return ci95(self.mean, self.se)
-
-    @property
-    def p_value(self) -> float | None:
-        return p_value(self.mean, self.se)
+ALPHA = 0.05
+SLICE = "slice"  # the row key of the --by value (benchloop.compare.rows)
 
 
 # ---------------------------------------------------------------- instances
@@ -220,12 +89,15 @@ class Instance:
 
 @dataclass
 class Group:
-    """One group's jobs gathered by instance."""
+    """One group's jobs gathered by instance, and what its unscored jobs were."""
 
     group_id: str
     jobs: int
     jobs_scored: int
     instances: dict[str, Instance]
+    jobs_passed: int = 0
+    unscored: dict[str, int] = field(default_factory=dict)  # job status -> jobs without a score
+    keyed: int = 0  # jobs with an instance key
 
     @property
     def scored(self) -> dict[str, Instance]:
@@ -233,18 +105,26 @@ class Group:
 
 
 def gather(group_id: str, rows: Iterable[Row], costs: Sequence[str] = ()) -> Group:
-    """Group the flat rows of one group (``job_id``, ``instance``, ``score``, ``pass``
-    and the cost columns, as :func:`benchloop.compare.rows.job_rows` makes them) by instance."""
+    """Group the flat rows of one group (``job_id``, ``instance``, ``score``, ``pass``,
+    ``status`` and the cost columns, as :func:`benchloop.compare.rows.job_rows` makes them)
+    by instance."""
     instances: dict[str, Instance] = {}
-    jobs = scored = 0
+    jobs = scored = passed = keyed = 0
+    unscored: dict[str, int] = {}
     for row in rows:
         jobs += 1
         score = row.get("score")
         if score is not None:
             scored += 1
+            passed += 1 if row.get("pass") else 0
+        else:
+            status = row.get("status")
+            status = status if isinstance(status, str) and status else "unknown"
+            unscored[status] = unscored.get(status, 0) + 1
         key = row.get("instance")
         if key is None:
             continue
+        keyed += 1
         inst = instances.get(key)
         if inst is None:
             inst = instances[key] = Instance(key)
@@ -264,76 +144,107 @@ def gather(group_id: str, rows: Iterable[Row], costs: Sequence[str] = ()) -> Gro
             elif value != value or value in (math.inf, -math.inf):
                 continue
             inst.costs.setdefault(name, []).append(float(value))
-    return Group(group_id, jobs, scored, instances)
+    return Group(group_id, jobs, scored, instances, passed, unscored, keyed)
 
 
 def _sorted_keys(keys: Iterable[str]) -> list[str]:
     return sorted(keys, key=str)
 
 
+def _estimate(values: Sequence[float], keys: Sequence[str], cluster: Clusterer | None) -> Estimate:
+    return Estimate.of(values, None if cluster is None else [cluster(k) for k in keys])
+
+
 # ------------------------------------------------------------------ figures
-def group_figures(group: Group) -> dict[str, Any]:
-    """One element of ``groups``: counts, pass rate and mean score with their 95% CIs."""
-    scored = group.scored
-    keys = _sorted_keys(scored)
-    rate = Estimate.of([scored[k].pass_rate for k in keys])  # type: ignore[misc]
-    score = Estimate.of([scored[k].mean for k in keys])  # type: ignore[misc]
-    return {
-        "group_id": group.group_id,
-        "jobs": group.jobs,
-        "jobs_scored": group.jobs_scored,
-        "instances": len(scored),
-        "pass_rate": rate.mean,
-        "pass_rate_ci95": rate.ci95,
-        "mean": score.mean,
-        "mean_ci95": score.ci95,
-    }
-
-
 def paired_keys(baseline: Group, candidate: Group) -> list[str]:
     """The instances scored in both groups, sorted."""
     b, c = baseline.scored, candidate.scored
     return _sorted_keys(k for k in b if k in c)
 
 
-def paired_figures(baseline: Group, candidate: Group) -> dict[str, Any]:
-    """The ``paired`` element: differences of pass rate and mean score over paired instances."""
+def group_figures(group: Group, paired: Sequence[str], cluster: Clusterer | None = None) -> dict[str, Any]:
+    """One element of ``groups``: counts, pass rate and mean score with their 95% CIs, and the
+    same means over the paired instances only."""
+    scored = group.scored
+    keys = _sorted_keys(scored)
+    rate = _estimate([scored[k].pass_rate for k in keys], keys, cluster)  # type: ignore[misc]
+    score = _estimate([scored[k].mean for k in keys], keys, cluster)  # type: ignore[misc]
+    return {
+        "group_id": group.group_id,
+        "jobs": group.jobs,
+        "jobs_scored": group.jobs_scored,
+        "instances": len(scored),
+        "clusters": rate.clusters,
+        "pass_rate": rate.mean,
+        "pass_rate_ci95": rate.ci95,
+        "mean": score.mean,
+        "mean_ci95": score.ci95,
+        "paired_pass_rate": mean([scored[k].pass_rate for k in paired]),  # type: ignore[misc]
+        "paired_mean": mean([scored[k].mean for k in paired]),  # type: ignore[misc]
+    }
+
+
+def verdict(p_adjusted: float | None, difference: float | None) -> str:
+    """``better`` / ``worse`` when the adjusted p-value is below 0.05 (by the difference's
+    sign), else ``inconclusive``."""
+    if p_adjusted is None or difference is None or p_adjusted >= ALPHA or difference == 0:
+        return "inconclusive"
+    return "better" if difference > 0 else "worse"
+
+
+def paired_figures(baseline: Group, candidate: Group, cluster: Clusterer | None = None) -> dict[str, Any]:
+    """The ``paired`` element: differences of pass rate and mean score over paired instances.
+
+    ``p_value_adjusted`` (and so the verdict) is the p-value itself here: the family
+    it is adjusted in (the candidates, the slices) is the caller's (:func:`adjust`).
+    """
     b, c = baseline.scored, candidate.scored
     keys = paired_keys(baseline, candidate)
     d_rate = [c[k].pass_rate - b[k].pass_rate for k in keys]  # type: ignore[operator]
     d_mean = [c[k].mean - b[k].mean for k in keys]  # type: ignore[operator]
-    rate, score = Estimate.of(d_rate), Estimate.of(d_mean)
+    rate, score = _estimate(d_rate, keys, cluster), _estimate(d_mean, keys, cluster)
     return {
         "instances": len(keys),
+        "clusters": rate.clusters,
+        "df": rate.df,
         "pass_rate_difference": rate.mean,
         "se": rate.se,
         "ci95": rate.ci95,
         "p_value": rate.p_value,
+        "p_value_adjusted": rate.p_value,
+        "sign_test_p": rate.sign_test_p,
+        "mde": rate.mde,
+        "verdict": verdict(rate.p_value, rate.mean),
         "mean_difference": score.mean,
         "mean_difference_se": score.se,
         "mean_difference_ci95": score.ci95,
         "mean_difference_p_value": score.p_value,
-        "improved": sum(1 for d in d_rate if d > 0),
-        "regressed": sum(1 for d in d_rate if d < 0),
-        "unchanged": sum(1 for d in d_rate if d == 0),
+        "mean_difference_p_value_adjusted": score.p_value,
+        "improved": rate.positive,
+        "regressed": rate.negative,
+        "unchanged": len(keys) - rate.positive - rate.negative,
     }
 
 
-def cost_figures(baseline: Group, candidate: Group, costs: Sequence[str]) -> dict[str, Any]:
+def cost_figures(baseline: Group, candidate: Group, costs: Sequence[str],
+                 cluster: Clusterer | None = None) -> dict[str, Any]:
     """The ``costs`` element: per cost column, the paired difference of per-instance means."""
     b, c = baseline.scored, candidate.scored
     keys = paired_keys(baseline, candidate)
     out: dict[str, Any] = {}
     for name in costs:
-        pairs = [(b[k].cost(name), c[k].cost(name)) for k in keys]
-        both = [(x, y) for x, y in pairs if x is not None and y is not None]
-        diff = Estimate.of([y - x for x, y in both])
+        both = [(k, b[k].cost(name), c[k].cost(name)) for k in keys]
+        kept = [(k, x, y) for k, x, y in both if x is not None and y is not None]
+        diff = _estimate([y - x for _, x, y in kept], [k for k, _, _ in kept], cluster)
         out[name] = {
-            "baseline_mean": mean([x for x, _ in both]),
-            "candidate_mean": mean([y for _, y in both]),
+            "baseline_mean": mean([x for _, x, _ in kept]),
+            "candidate_mean": mean([y for _, _, y in kept]),
             "difference": diff.mean,
+            "se": diff.se,
             "ci95": diff.ci95,
-            "instances": len(both),
+            "p_value": diff.p_value,
+            "p_value_adjusted": diff.p_value,
+            "instances": len(kept),
         }
     return out
 
@@ -351,35 +262,165 @@ def changed_instances(baseline: Group, candidate: Group) -> list[dict[str, Any]]
             for d, k in changed]
 
 
-def compare_pair(baseline: Group, candidate: Group, *, metric: str, pass_threshold: float,
-                 unit: str, costs: Sequence[str] = ()) -> dict[str, Any]:
-    """One element of ``bl compare``'s output: the candidate against the baseline."""
+def cluster_differences(baseline: Group, candidate: Group, cluster: Clusterer | None) -> list[dict[str, Any]]:
+    """With ``--cluster``: per cluster of the paired instances, how many there are, how many
+    improved and regressed, and their mean change of pass rate (sorted by cluster name)."""
+    if cluster is None:
+        return []
     b, c = baseline.scored, candidate.scored
+    by: dict[tuple[bool, str], list[float]] = {}
+    for k in paired_keys(baseline, candidate):
+        by.setdefault(cluster(k), []).append(c[k].pass_rate - b[k].pass_rate)  # type: ignore[operator]
+    return [{"cluster": name, "instances": len(ds), "improved": sum(1 for x in ds if x > 0),
+             "regressed": sum(1 for x in ds if x < 0), "pass_rate_difference": mean(ds)}
+            for (_, name), ds in sorted(by.items(), key=lambda e: (e[0][1], e[0][0]))]
+
+
+# ------------------------------------------------------------- adjustments
+def adjust(elements: Sequence[dict[str, Any]], p: str = "p_value", adjusted: str = "p_value_adjusted",
+           difference: str | None = None) -> None:
+    """Holm's adjustment of ``element[p]`` over ``elements`` (one family), into ``element[adjusted]``;
+    with ``difference``, each element's ``verdict`` follows the adjusted p-value."""
+    for element, value in zip(elements, holm([e[p] for e in elements]), strict=True):
+        element[adjusted] = value
+        if difference is not None:
+            element["verdict"] = verdict(value, element[difference])
+
+
+def adjust_comparisons(results: Sequence[dict[str, Any]]) -> None:
+    """Every figure that is marked, adjusted over the candidates of one call (one family per
+    figure): the pass rate (which decides the verdict), the mean score, each cost."""
+    paired = [r["paired"] for r in results]
+    adjust(paired, difference="pass_rate_difference")
+    adjust(paired, "mean_difference_p_value", "mean_difference_p_value_adjusted")
+    for name in results[0]["costs"] if results else ():
+        adjust([r["costs"][name] for r in results])
+
+
+# ------------------------------------------------------------------ slices
+def _slice_key(value: Any) -> tuple[bool, str]:
+    return (value is None, "" if value is None else str(value))
+
+
+def slice_figures(base_rows: Sequence[Row], cand_rows: Sequence[Row], cluster: Clusterer | None = None
+                  ) -> list[dict[str, Any]]:
+    """``slices``: per value of ``--by`` (the rows' ``slice``), the paired figures of that
+    value's jobs alone, exactly as a filter on that value would give them; Holm-adjusted over
+    the slices.  Jobs without a value form the slice ``null`` (last)."""
+    split_b: dict[Any, list[Row]] = {}
+    split_c: dict[Any, list[Row]] = {}
+    for rows, into in ((base_rows, split_b), (cand_rows, split_c)):
+        for row in rows:
+            into.setdefault(row.get(SLICE), []).append(row)
+    out = []
+    for key in sorted(set(split_b) | set(split_c), key=_slice_key):
+        b = gather("", split_b.get(key, []))
+        c = gather("", split_c.get(key, []))
+        out.append({"key": key, "baseline_jobs": b.jobs, "candidate_jobs": c.jobs,
+                    "paired": paired_figures(b, c, cluster)})
+    paired = [s["paired"] for s in out]
+    adjust(paired, difference="pass_rate_difference")
+    adjust(paired, "mean_difference_p_value", "mean_difference_p_value_adjusted")
+    return out
+
+
+# ------------------------------------------------------------- comparisons
+@dataclass(frozen=True)
+class Options:
+    """What a comparison was asked for (the command's options, as the figures need them)."""
+
+    metric: str
+    pass_threshold: float
+    unit: str
+    costs: Sequence[str] = ()
+    cluster: str | None = None  # --cluster REGEX
+    by: str | None = None  # --by EXPR (the rows carry its value as ``slice``)
+    status: str | None = None  # --status, for the warning about filtering on an outcome
+    outcome_statuses: Sequence[str] = ()  # the job statuses that are outcomes (succeeded, failed)
+
+
+def compare_pair(baseline: Group, candidate: Group, options: Options, base_rows: Sequence[Row] = (),
+                 cand_rows: Sequence[Row] = (), cluster: Clusterer | None = None) -> dict[str, Any]:
+    """One element of ``bl compare``'s output: the candidate against the baseline (before the
+    adjustment over candidates and the summary sentence, which :func:`compare_groups` adds)."""
+    b, c = baseline.scored, candidate.scored
+    paired = paired_keys(baseline, candidate)
     return {
         "baseline": baseline.group_id,
         "candidate": candidate.group_id,
-        "metric": metric,
-        "pass_threshold": pass_threshold,
-        "unit": unit,
-        "groups": [group_figures(baseline), group_figures(candidate)],
-        "paired": paired_figures(baseline, candidate),
-        "costs": cost_figures(baseline, candidate, costs),
+        "metric": options.metric,
+        "pass_threshold": options.pass_threshold,
+        "unit": options.unit,
+        "cluster": options.cluster,
+        "by": options.by,
+        "summary": "",
+        "groups": [group_figures(baseline, paired, cluster), group_figures(candidate, paired, cluster)],
+        "paired": paired_figures(baseline, candidate, cluster),
+        "costs": cost_figures(baseline, candidate, options.costs, cluster),
+        "slices": slice_figures(base_rows, cand_rows, cluster) if options.by is not None else [],
+        "cluster_differences": cluster_differences(baseline, candidate, cluster),
         "instances": changed_instances(baseline, candidate),
         "only_baseline": _sorted_keys(k for k in b if k not in c),
         "only_candidate": _sorted_keys(k for k in c if k not in b),
+        "warnings": caveats.warnings(baseline, candidate, len(paired), options),
     }
 
 
-def compare_groups(groups: Sequence[tuple[str, Iterable[Row]]], *, metric: str,
-                   pass_threshold: float, unit: str, costs: Sequence[str] = ()) -> list[dict[str, Any]]:
+def compare_groups(groups: Sequence[tuple[str, Iterable[Row]]], *, metric: str, pass_threshold: float,
+                   unit: str, costs: Sequence[str] = (), cluster: str | None = None, by: str | None = None,
+                   status: str | None = None, outcome_statuses: Sequence[str] = (),
+                   check: str | None = None) -> list[dict[str, Any]]:
     """``bl compare``: the first group is the baseline, every other one a candidate.
 
     ``groups`` are ``(group_id, rows)`` pairs; the answer has one element per
-    candidate, in order.
+    candidate, in order, its marked figures Holm-adjusted over the candidates.
+    ``check`` (the filters given, as :func:`caveats.problems` words them; "" for none):
+    raise :class:`caveats.NothingToCompare` when a group cannot take part, before any figure.
     """
     if len(groups) < 2:
         raise ValueError("compare needs at least two groups: a baseline and a candidate")
-    gathered = [gather(gid, rows, costs) for gid, rows in groups]
+    options = Options(metric, pass_threshold, unit, tuple(costs), cluster, by, status, tuple(outcome_statuses))
+    rows = [(gid, list(group_rows)) for gid, group_rows in groups]
+    gathered = [gather(gid, group_rows, costs) for gid, group_rows in rows]
+    if check is not None:
+        found = caveats.problems(gathered, metric=metric, unit=unit, filters=check)
+        if found:
+            raise caveats.NothingToCompare(found)
+    cluster_of = clusterer(cluster)
+    results = [compare_pair(gathered[0], cand, options, rows[0][1], cand_rows, cluster_of)
+               for cand, (_, cand_rows) in zip(gathered[1:], rows[1:], strict=True)]
+    adjust_comparisons(results)
+    for result in results:
+        result["summary"] = verdicts.sentence(result, len(results))
+    return results
+
+
+# -------------------------------------------------------------- per instance
+PER_INSTANCE_COLUMNS = ("baseline", "candidate", "instance", "cluster", "baseline_pass_rate",
+                        "candidate_pass_rate", "difference", "baseline_mean", "candidate_mean",
+                        "mean_difference", "baseline_jobs", "candidate_jobs")
+
+
+def per_instance(groups: Sequence[tuple[str, Iterable[Row]]], *, cluster: str | None = None
+                 ) -> list[dict[str, Any]]:
+    """``--per-instance``: one flat row per paired instance of every candidate (every instance
+    scored in both, changed or not), in the order of the candidates, then of the instances.
+
+    ``cluster`` is the instance's cluster under ``--cluster`` (the instance key itself when
+    the regex does not match it; null without ``--cluster``); ``jobs`` count every job of
+    the instance in that group, as the ``jobs`` lists of ``instances`` do.
+    """
+    gathered = [gather(gid, rows) for gid, rows in groups]
+    cluster_of: Callable[[str], tuple[bool, str]] | None = clusterer(cluster)
     base = gathered[0]
-    return [compare_pair(base, cand, metric=metric, pass_threshold=pass_threshold, unit=unit,
-                         costs=costs) for cand in gathered[1:]]
+    out = []
+    for cand in gathered[1:]:
+        b, c = base.scored, cand.scored
+        for k in paired_keys(base, cand):
+            x, y = b[k], c[k]
+            out.append(dict(zip(PER_INSTANCE_COLUMNS, (
+                base.group_id, cand.group_id, k, None if cluster_of is None else cluster_of(k)[1],
+                x.pass_rate, y.pass_rate, y.pass_rate - x.pass_rate,  # type: ignore[operator]
+                x.mean, y.mean, y.mean - x.mean,  # type: ignore[operator]
+                len(x.jobs), len(y.jobs)), strict=True)))
+    return out

@@ -1,9 +1,12 @@
 """``bl compare --output table``: a comparison as a summary a person reads on a terminal.
 
-Figures come with their 95% CIs; a difference whose CI excludes 0 is marked
-with ``*`` (the legend says so).  Every id is escaped (control and bidi
-characters cannot drive the terminal) and cut to a width; the changed
-instances are the largest few (``--output json`` lists them all).
+It leads with the verdict as one sentence (``summary``); then the groups (over
+all their instances and over the paired ones), the paired figures with their
+95% t intervals, the costs, the slices of ``--by``, and the changed instances
+(``--changes``: the ten largest by default).  A figure whose p-value, Holm-adjusted
+over the candidates, is below 0.05 is marked ``*`` (the legend says so).  Every id
+is escaped (control and bidi characters cannot drive the terminal) and cut to a
+width.  The warnings are on stderr (``[warn]`` lines), not repeated here.
 """
 
 from __future__ import annotations
@@ -44,47 +47,71 @@ def _names(label: str, names: Sequence[str], limit: int) -> list[str]:
     return [f"  {label} ({len(names)}): {shown}{more}"]
 
 
-def comparison(result: dict[str, Any], changed_limit: int = 10, names_limit: int = 10) -> list[str]:
+def _paired_rows(p: dict[str, Any]) -> list[list[str]]:
+    return [
+        ["pass rate", d.points(p["pass_rate_difference"]) + d.mark(p.get("p_value_adjusted")),
+         d.points_ci(p["ci95"]), f"se {d.points(p['se'], signed=False)}", f"p {d.p_text(p['p_value'])}",
+         f"adjusted {d.p_text(p.get('p_value_adjusted'))}", f"sign test {d.p_text(p.get('sign_test_p'))}"],
+        ["mean score", d.score(p["mean_difference"], signed=True) + d.mark(p.get("mean_difference_p_value_adjusted")),
+         d.score_ci(p["mean_difference_ci95"], signed=True), f"se {d.score(p.get('mean_difference_se'))}",
+         f"p {d.p_text(p.get('mean_difference_p_value'))}",
+         f"adjusted {d.p_text(p.get('mean_difference_p_value_adjusted'))}", ""],
+    ]
+
+
+def _slices(result: dict[str, Any]) -> list[str]:
+    slices = d.slice_rows(result)
+    if not slices:
+        return []
+    rows = [[f"by {_text(result.get('by'), 40)}", *d.SLICE_HEADER]]
+    for key, cells, p_adjusted in slices:
+        cells[2] += d.mark(p_adjusted)
+        rows.append([_text(key, 40), *cells])
+    return ["", "  slices (pass rate, candidate - baseline; jobs: baseline/candidate; Holm-adjusted over the slices)",
+            *table(rows, [False, True, True, True, False, True, False])]
+
+
+def comparison(result: dict[str, Any], changes: str = "largest", names_limit: int = 10) -> list[str]:
     """The lines of one element of ``bl compare``'s answer."""
     base, cand = _text(result["baseline"], 40), _text(result["candidate"], 40)
-    lines = [f"compare {cand} with baseline {base}",
+    lines = [d.terminal_text(result.get("summary") or ""), "",
+             f"compare {cand} with baseline {base}",
              f"  metric {_text(result['metric'], 200)} (pass: >= {result['pass_threshold']}; "
-             f"unit {_text(result['unit'], 100)})", ""]
-    rows = [["group", "jobs", "scored", "instances", "pass rate", "", "mean score", ""]]
+             f"unit {_text(result['unit'], 100)}{_text(d.clusters_note(result), 200)})", ""]
+    rows = [["group", "jobs", "scored", "instances", "pass rate", "", "paired", "mean score", "", "paired"]]
     for g in result["groups"]:
         rows.append([_text(g["group_id"], 40), str(g["jobs"]), str(g["jobs_scored"]),
                      str(g["instances"]), d.rate(g["pass_rate"]), d.rate_ci(g["pass_rate_ci95"]),
-                     d.score(g["mean"]), d.score_ci(g["mean_ci95"])])
-    lines += table(rows, [False, True, True, True, True, False, True, False])
+                     d.rate(g.get("paired_pass_rate")), d.score(g["mean"]), d.score_ci(g["mean_ci95"]),
+                     d.score(g.get("paired_mean"))])
+    lines += table(rows, [False, True, True, True, True, False, True, True, False, True])
 
     p = result["paired"]
     if not p["instances"]:
-        lines += ["", "  no instance is scored in both groups: nothing to pair (is --unit the instance key?)"]
+        lines += ["", "  no instance is scored in both groups: nothing to pair"]
         return lines + _only(result, base, cand, names_limit)
-    lines += ["", f"  paired over {p['instances']} instances (candidate - baseline)"]
-    lines += table([
-        ["pass rate", d.points(p["pass_rate_difference"]) + d.mark(p["ci95"]),
-         d.points_ci(p["ci95"]), f"se {d.points(p['se'], signed=False)}", f"p {d.p_text(p['p_value'])}"],
-        ["mean score", d.score(p["mean_difference"], signed=True) + d.mark(p["mean_difference_ci95"]),
-         d.score_ci(p["mean_difference_ci95"], signed=True),
-         f"se {d.score(p.get('mean_difference_se'))}", f"p {d.p_text(p.get('mean_difference_p_value'))}"],
-    ], [False, True, False, False, False], indent="    ")
+    lines += ["", f"  paired over {p['instances']} instances{_text(d.clusters_note(result), 200)} "
+              "(candidate - baseline; 'paired' above: each group over these instances only)"]
+    lines += table(_paired_rows(p), [False, True, False, False, False, False, False], indent="    ")
+    detectable = f"; detectable with 80% power: ±{d.points(p['mde'], signed=False)}" if d.finite(p.get("mde")) else ""
     lines.append(f"    instances: {p['improved']} improved, {p['regressed']} regressed, "
-                 f"{p['unchanged']} unchanged")
+                 f"{p['unchanged']} unchanged{detectable}")
 
     costs = result.get("costs") or {}
     if costs:
         rows = [["cost (per instance)", "baseline", "candidate", "difference", "95% CI", "instances"]]
         for name, c in costs.items():
-            rows.append([_text(name, 40), d.number(c["baseline_mean"], scale=d.cost_scale(c)), d.number(c["candidate_mean"], scale=d.cost_scale(c)),
-                         d.number(c["difference"], True, d.cost_scale(c)) + d.mark(c["ci95"]),
-                         d.number_ci(c["ci95"], True, d.cost_scale(c)), str(c.get("instances", ""))])
+            scale = d.cost_scale(c)
+            rows.append([_text(name, 40), d.number(c["baseline_mean"], scale=scale),
+                         d.number(c["candidate_mean"], scale=scale),
+                         d.number(c["difference"], True, scale) + d.mark(c.get("p_value_adjusted")),
+                         d.number_ci(c["ci95"], True, scale), str(c.get("instances", ""))])
         lines += ["", *table(rows, [False, True, True, True, False, True])]
+    lines += _slices(result)
 
-    changed = result.get("instances") or []
-    if changed:
-        shown = changed[:changed_limit]
-        lines += ["", f"  changed instances ({len(shown)} of {len(changed)}, largest change first)"]
+    shown, title = d.changed(result, changes, d.LIMITS["table"])
+    if shown:
+        lines += ["", f"  {title}"]
         rows = [["change", "baseline", "candidate", "instance"]]
         for e in shown:
             rows.append([d.points(e["difference"]), d.rate(e["baseline"]["pass_rate"]),
@@ -99,7 +126,7 @@ def _only(result: dict[str, Any], base: str, cand: str, names_limit: int) -> lis
     return ["", *only] if only else []
 
 
-def render(results: Sequence[dict[str, Any]], changed_limit: int = 10) -> str:
+def render(results: Sequence[dict[str, Any]], changes: str = "largest") -> str:
     """Every comparison of ``bl compare``'s answer, then the legend of the mark."""
-    blocks = ["\n".join(comparison(r, changed_limit)) for r in results]
-    return "\n\n".join(blocks) + f"\n\n{d.MARK_LEGEND}\n"
+    blocks = ["\n".join(comparison(r, changes)) for r in results]
+    return "\n\n".join(blocks) + f"\n\n{d.legend(results)}\n"

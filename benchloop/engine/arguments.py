@@ -190,6 +190,10 @@ def _check_values(action: Action, kwargs: dict[str, Any], stdin_token: str) -> N
             raise UsageError(opt.message("invalid", f"{opt.flag} must be a finite number, not {value}"))
         elif opt.type == "jmespath" and value is not None:
             _check_expression(opt, value)
+        elif opt.type == "regex" and value is not None:
+            _check_regex(opt, value)
+        elif opt.path == "file" and value is not None:
+            kwargs[opt.name] = _output_file(opt, value, stdin_token)
 
 
 def _check_expression(opt: Option, text: str) -> None:
@@ -204,3 +208,29 @@ def _check_expression(opt: Option, text: str) -> None:
         raise UsageError(f"invalid {opt.flag} expression: {detail}") from None
     except RecursionError:
         raise UsageError(f"invalid {opt.flag} expression: nested too deeply to parse") from None
+
+
+def _check_regex(opt: Option, text: str) -> None:
+    """A usage error naming the option when ``text`` is not a regular expression."""
+    import re
+
+    try:
+        re.compile(text)
+    except (re.error, RecursionError, OverflowError) as exc:
+        raise UsageError(f"invalid {opt.flag} regular expression {text!r}: {exc}") from None
+
+
+def _output_file(opt: Option, value: Any, stdin_token: str) -> str:
+    """A file an action writes (``--report``), checked before any request: ``-`` (stdout) as
+    it is, else a path whose directory exists and that is no symlink or special file."""
+    import os
+
+    from ..base.files import user_file_problem
+
+    path = os.fspath(value)
+    if path in (stdin_token, "-"):
+        return "-"
+    problem = user_file_problem(path)
+    if problem is not None:
+        raise UsageError(f"cannot write {opt.flag} {path}: {problem} ({opt.flag} - prints it on stdout)")
+    return path

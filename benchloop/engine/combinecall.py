@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Protocol
 
+from ..base.errors import BenchloopError
 from ..base.frozen import dataclass, field
 from ..table.model import StepArgs
 from .stepcall import StepLog
@@ -39,6 +40,22 @@ class CombineCall(Protocol):
         """Where the combine's lines go (stderr)."""
         ...
 
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The API keys of the call, masked in what is made for people to share (``--report``)."""
+        ...
+
+
+class CombineError(BenchloopError):
+    """Nothing can be combined (a ``--metric`` that scores no job): the command fails (exit 1)
+    before anything is printed.  ``problems`` are ``(id, message)`` pairs, the first the
+    Python client's failure; a message may hold a hint on further lines."""
+
+    def __init__(self, problems: list[tuple[str, str]]):
+        super().__init__("\n".join(message for _, message in problems))
+        self.problems = problems
+        self.ident = problems[0][0]
+
 
 def _empty() -> Mapping[str, Callable[[], str]]:
     return MappingProxyType({})
@@ -52,9 +69,15 @@ class Combined:
     ``--query``; the Python client's list; the MCP tool's result).  ``renderings`` maps an
     ``--output`` name to the text the combine renders itself for it (used when no
     ``--query`` is given; called only when that format is asked for).  ``files`` maps a
-    path its options named to the text to write there (atomically, after printing).
+    path its options named to the text to write there (atomically, after printing; a path
+    the user named: never a symlink or special file replaced, no directory made).  ``page``
+    is text printed instead of the elements (``--report -``).  ``declared``: the elements
+    are the combine's declared output (false: another shape, ``--per-instance``'s rows, whose
+    columns the flat formats find by looking).
     """
 
     elements: list[Any]
     renderings: Mapping[str, Callable[[], str]] = field(default_factory=_empty)
     files: Mapping[str, Callable[[], str]] = field(default_factory=_empty)
+    page: Callable[[], str] | None = None
+    declared: bool = True

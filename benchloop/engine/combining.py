@@ -25,7 +25,8 @@ from .printing import Refused, closed_stdout
 class OutcomesCall:
     """The engine's side of ``combinecall.CombineCall``: the ids' outcomes, as values."""
 
-    def __init__(self, action: Action, options: dict[str, Any], outcomes: list[Outcome], log: Log):
+    def __init__(self, action: Action, options: dict[str, Any], outcomes: list[Outcome], log: Log,
+                 secrets: tuple[str, ...] = ()):
         assert action.combine is not None
         self.ids = [o.ident for o in outcomes]
         self.failed = [o.ident for o in outcomes if o.failures]
@@ -33,18 +34,25 @@ class OutcomesCall:
         self.options = options
         self.params = action.combine.params
         self._log = log
+        self._secrets = secrets
 
     @property
     def log(self) -> Log:
         return self._log
 
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return self._secrets
 
-def combine_outcomes(action: Action, options: dict[str, Any], outcomes: list[Outcome], log: Log) -> Combined:
-    """What the action's combine makes of every id's outcome."""
+
+def combine_outcomes(action: Action, options: dict[str, Any], outcomes: list[Outcome], log: Log,
+                     secrets: tuple[str, ...] = ()) -> Combined:
+    """What the action's combine makes of every id's outcome (``secrets``: the call's API keys,
+    masked in what the combine makes for people to share)."""
     from .combines import COMBINES
 
     assert action.combine is not None, f"{action.command_line()} names no combine"
-    return COMBINES[action.combine.name](OutcomesCall(action, options, outcomes, log))
+    return COMBINES[action.combine.name](OutcomesCall(action, options, outcomes, log, secrets))
 
 
 def print_combined(stdout: Any, log: Log, result: Combined, output: str, pretty: bool, query: Any,
@@ -53,11 +61,16 @@ def print_combined(stdout: Any, log: Log, result: Combined, output: str, pretty:
     elements), else the elements in the generic format.  Whether lines were left out."""
     refused = Refused()
     with closed_stdout():
+        if result.page is not None:  # --report -: the page is the output
+            stdout.write(result.page())
+            stdout.flush()
+            return False
         if query is None and output in result.renderings:
             stdout.write(result.renderings[output]())
             stdout.flush()
             return False
-        formats.emit(stdout, result.elements, output, pretty, query, note=log.note, output=shape, refuse=refused)
+        formats.emit(stdout, result.elements, output, pretty, query, note=log.note,
+                     output=shape if result.declared else None, refuse=refused)
     return refused.report(log)
 
 
@@ -67,7 +80,7 @@ def write_files(log: Log, result: Combined) -> list[tuple[str, str]]:
     failed = []
     for path, produce in result.files.items():
         try:
-            local.atomic_write(path, produce())
+            local.atomic_write(path, produce(), user_file=True)
         except (OSError, BenchloopError) as exc:  # the files module names the path and the reason
             error = local.local_error(exc, path) if isinstance(exc, OSError) else exc
             if isinstance(error, local.NoRoomError):

@@ -120,9 +120,16 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
         if stream is not None:
             refused = stream.finish()
         elif action.combine is not None:  # every id's value together (bl compare, bl jobs table)
+            from .combinecall import CombineError
             from .combining import combine_outcomes, print_combined, write_files
 
-            result = combine_outcomes(action, opts, outcomes, rt.log)
+            try:
+                result = combine_outcomes(action, opts, outcomes, rt.log, rt.secrets())
+            except CombineError as exc:  # nothing to combine: said before anything is printed
+                for _, message in exc.problems:
+                    error_lines(rt, message)
+                summarize(rt.log, outcomes, noun="id(s)")
+                return EXIT_FAILURE
             refused = print_combined(rt.stdout, rt.log, result, output, rt.pretty, query,
                                      action.dimensions[dim].output)
             unwritten = write_files(rt.log, result)

@@ -72,6 +72,12 @@ class Runtime:
     def _clients(self) -> list[Any]:
         return [c for c in (self._http, *self._services.values()) if c is not None]
 
+    def secrets(self) -> tuple[str, ...]:
+        """The API keys of the clients built so far and those the log hides (masked in what a
+        command makes for people to share)."""
+        keys = [getattr(c, "api_key", None) for c in self._clients()] + list(getattr(self.log, "secrets", ()))
+        return tuple(dict.fromkeys(k for k in keys if isinstance(k, str) and k))
+
     def cancel(self) -> None:
         """Make every request still to come (or sleeping before a retry) stop."""
         for client in self._clients():

@@ -32,15 +32,17 @@ Data rules (also what test writers rely on):
   ``JMISSING``), ``TMEDIA`` (G1 jobs 10 and 25: every kind of trace media) and
   ``TEMPTY`` (no job ids); G1 job ids beyond the group's size are left out;
 * only with ``compare_jobs=N`` (N > 0; ``bl sandbox serve`` has 160): the
-  groups ``BASE``, ``CAND`` and ``CAND2``, three runs of one benchmark for
-  ``bl compare`` (see ``COMPARE_GROUPS``): N jobs each, jobs ``n`` running
-  instance ``offset + ((n - 1) % M)`` of a shared instance list
-  (``M = ceil(N / COMPARE_TRIALS)``, so about four trials per instance), each
-  instance with a latent pass probability that a candidate may raise (fixed),
-  lower (broken) or keep; the offsets (``BASE`` 0, ``CAND`` k, ``CAND2`` 2k,
-  ``k = max(1, M // 20)`` when ``M >= 4``) leave instances in one group only;
-  ~3% of the jobs are running and ~2% cancelled (no score); one task per
-  instance; created after every other job, so no other answer changes;
+  groups ``BASE``, ``CAND``, ``CAND2``, ``REPO-BASE`` and ``REPO-CAND``, runs of
+  one SWE-bench-like benchmark for ``bl compare`` (see ``COMPARE_GROUPS``): N
+  jobs each, jobs ``n`` running instance ``offset + ((n - 1) % M)`` of a shared
+  instance list (``M = ceil(N / COMPARE_TRIALS)``, so about four trials per
+  instance; ids ``repo__repo-NNNN`` over the 8 ``COMPARE_REPOS`` in turn, a
+  category per instance as its jobs' ``template``), each instance with a latent
+  pass probability that a run may raise (fixed), lower (broken) or keep, by
+  repository; the offsets (slot 0, 1 or 2 times ``k = max(1, M // 20)`` when
+  ``M >= 4``) leave instances in one group only; ~3% of the jobs are running and
+  ~2% cancelled (no score); one task per instance; created after every other
+  job, so no other answer changes;
 * only with ``hostile=True``: the group ``GHOSTILE`` whose jobs have the ids
   of ``HOSTILE_JOBS`` (``../``, absolute paths, NUL, backslashes, control
   characters, 1,000 characters) and whose artifact listings carry the names of
@@ -59,7 +61,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 TEMPLATES = ("swe-bench-verified", "terminal-bench", "webarena-lite")
 JOB_STATUSES = ("succeeded", "failed", "running", "cancelled")
@@ -92,14 +94,54 @@ HOSTILE_JOBS = (
 
 _BASE_TIME = datetime(2026, 7, 1, 0, 0, 0)
 
-# The comparison groups (compare_jobs > 0): group id -> (share of instances a candidate fixes,
-# share it breaks, factor on duration, factor on turns).  BASE is the baseline; CAND fixes some
-# instances and breaks others (a difference within the noise, slower); CAND2 fixes many more than
-# it breaks (a difference whose CI excludes 0, more turns, hence more tokens).
+# The comparison groups (compare_jobs > 0): runs of one SWE-bench-like benchmark whose instances
+# (``repo__repo-NNNN``) come from COMPARE_REPOS in turn.  Each run is a ``CompareRun``: which slot
+# of the instance list it ran (0: the shared ones; 1 and 2 leave a few instances in one run only),
+# and per repository the share of its instances the run fixes and the share it breaks (relative
+# to the latent pass probability every run shares), then factors on duration and on turns.
+#   BASE       the baseline;
+#   CAND       fixes django and sympy, breaks sphinx and pytest, a little of both elsewhere: a
+#              difference within the noise; slower;
+#   CAND2      fixes many instances in most repositories (not astropy or matplotlib): a clear
+#              improvement; more turns, hence more tokens;
+#   REPO-BASE, REPO-CAND  the same instances as BASE, each passing with probability 0.2 in
+#              REPO-BASE; REPO-CAND raises that to 0.8 in django, requests and sympy and lowers it
+#              to 0 in sphinx, nothing else: significant when instances are taken as independent,
+#              not once they are clustered by repository (--cluster '^(.+?)__').
+COMPARE_REPOS = ("astropy", "django", "matplotlib", "pytest", "requests", "scikit-learn", "sphinx", "sympy")
+# The instances' categories, one per instance (the job's ``template``: ``bl compare --by template``).
+COMPARE_TEMPLATES = ("swe-bench-verified", "swe-bench-lite", "swe-bench-full")
+
+
+class CompareRun(NamedTuple):
+    slot: int  # 0, 1 or 2: which window of the instance list the run covers
+    effects: dict[str, tuple[float, float]]  # repository -> (share fixed, share broken); "*": the others
+    slower: float = 1.0  # factor on duration
+    longer: float = 1.0  # factor on turns
+    level: float | None = None  # every instance's latent pass probability (None: the shared ones)
+    shifts: dict[str, float] | None = None  # repository -> a change of every instance's probability
+
+    def effect(self, repo: str) -> tuple[float, float]:
+        return self.effects.get(repo, self.effects.get("*", (0.0, 0.0)))
+
+    def chance(self, level: float, repo: str, roll: float) -> float:
+        """An instance's pass probability in this run, from the shared level and a random roll."""
+        if self.level is not None:
+            return min(1.0, max(0.0, self.level + (self.shifts or {}).get(repo, 0.0)))
+        fixed, broken = self.effect(repo)
+        return (min(1.0, level + 0.6) if roll < fixed
+                else max(0.0, level - 0.6) if roll < fixed + broken else level)
+
+
 COMPARE_GROUPS = {
-    "BASE": (0.0, 0.0, 1.0, 1.0),
-    "CAND": (0.20, 0.15, 1.25, 1.0),
-    "CAND2": (0.35, 0.05, 0.9, 1.5),
+    "BASE": CompareRun(0, {}),
+    "CAND": CompareRun(1, {"django": (0.6, 0.0), "sympy": (0.6, 0.0), "sphinx": (0.0, 0.6),
+                           "pytest": (0.0, 0.6), "*": (0.15, 0.15)}, slower=1.25),
+    "CAND2": CompareRun(2, {"astropy": (0.25, 0.05), "matplotlib": (0.25, 0.05), "*": (0.55, 0.02)},
+                        slower=0.9, longer=1.5),
+    "REPO-BASE": CompareRun(0, {}, level=0.2),
+    "REPO-CAND": CompareRun(0, {}, level=0.2, shifts={"django": 0.6, "requests": 0.6, "sympy": 0.6,
+                                                      "sphinx": -0.2}),
 }
 COMPARE_TRIALS = 4  # jobs per instance (about: M = ceil(N / 4) instances share N jobs)
 COMPARE_TEMPLATE = TEMPLATES[0]
@@ -274,10 +316,10 @@ class Dataset:
 
     # ------------------------------------------------------ comparison groups
     def _compare_groups(self, seq: int, first_idx: int) -> None:
-        """BASE, CAND and CAND2: the same benchmark run three times (see the module docstring).
+        """The runs of ``COMPARE_GROUPS``: one benchmark run several times (see the module docstring).
 
         Everything is drawn from streams seeded by the dataset seed and the group
-        id, so an instance's latent pass probability and a candidate's effect on it
+        id, so an instance's latent pass probability and a run's effect on it
         are the same whatever the group size, and the figures of ``bl compare`` on
         these groups are reproducible.
         """
@@ -288,23 +330,23 @@ class Dataset:
         universe = m + 2 * k_only
         names_rng = self._rng("compare:names")
         levels_rng = self._rng("compare:levels")
-        names, levels = [], []
+        names, levels, repos, templates = [], [], [], []
         for k in range(1, universe + 1):
-            repo = REPOS[names_rng.randrange(len(REPOS))]
-            names.append(f"{repo}__{repo}-{10_000 + 1000 * k + names_rng.randrange(1000)}")
+            repo = COMPARE_REPOS[(k - 1) % len(COMPARE_REPOS)]
+            names.append(f"{repo}__{repo}-{1000 + 100 * k + names_rng.randrange(100)}")
             levels.append(COMPARE_LEVELS[levels_rng.randrange(len(COMPARE_LEVELS))])
+            repos.append(repo)
+            templates.append(COMPARE_TEMPLATES[names_rng.randrange(len(COMPARE_TEMPLATES))])
         group_rows = []
-        for i, (gid, (fixed, broken, slower, longer)) in enumerate(COMPARE_GROUPS.items()):
-            idx, offset = first_idx + i, i * k_only
+        for i, (gid, run) in enumerate(COMPARE_GROUPS.items()):
+            idx, offset = first_idx + i, run.slot * k_only
             start = _BASE_TIME + timedelta(days=30 + i)
             group_rows.append((idx, gid, f"compare-{gid.lower()}", COMPARE_TEMPLATE, DATASETS[0],
                                CLUSTERS[0], start.isoformat(), njobs, m))
             effects = self._rng(f"compare:effects:{gid}")
             chance = []
-            for level in levels:
-                roll = effects.random()
-                chance.append(min(1.0, level + 0.6) if roll < fixed
-                              else max(0.0, level - 0.6) if roll < fixed + broken else level)
+            for level, repo in zip(levels, repos, strict=True):
+                chance.append(run.chance(level, repo, effects.random()))
             mine = range(offset, offset + m)
             tasks = []
             for k, inst in enumerate(mine, start=1):
@@ -313,7 +355,7 @@ class Dataset:
                               round(chance[inst], 4)))
             db.executemany(f"INSERT INTO tasks VALUES ({','.join('?' * len(TASK_COLUMNS))})", tasks)
             rows = self._compare_job_rows(gid, njobs, [names[j] for j in mine], [chance[j] for j in mine],
-                                          start, slower, longer)
+                                          [templates[j] for j in mine], start, run.slower, run.longer)
             rows.reverse()  # newest first: seq ascending == list order inside a tie
             db.executemany(f"INSERT INTO jobs VALUES ({','.join('?' * len(JOB_COLUMNS))})",
                            [(seq + j + 1, *row) for j, row in enumerate(rows)])
@@ -321,7 +363,7 @@ class Dataset:
         db.executemany("INSERT INTO groups VALUES (?,?,?,?,?,?,?,?,?)", group_rows)
 
     def _compare_job_rows(self, gid: str, count: int, names: list[str], chance: list[float],
-                          start: datetime, slower: float, longer: float) -> list[tuple]:
+                          templates: list[str], start: datetime, slower: float, longer: float) -> list[tuple]:
         time_rng, rng = self._rng(f"compare:times:{gid}"), self._rng(f"compare:jobs:{gid}")
         stamps, t = [], start
         for _ in range((count + TIE_RUN - 1) // TIE_RUN):
@@ -342,7 +384,7 @@ class Dataset:
             score = (round(0.5 + 0.5 * x, 4) if status == "succeeded"
                      else round(0.5 * x, 4) if status == "failed" else None)
             rows.append((
-                job_id_for(gid, n), gid, n, stamps[(n - 1) // TIE_RUN], COMPARE_TEMPLATE, status,
+                job_id_for(gid, n), gid, n, stamps[(n - 1) // TIE_RUN], templates[inst], status,
                 names[inst], score, round((5 + 600 * rnd()) * slower, 2),
                 min(120, max(1, round(randint(1, 60) * longer))), randint(100, 50_000),
                 randint(1_000, 128_000), getrandbits(31),

@@ -394,9 +394,9 @@ def start_sandbox(
     ``hostile=True`` adds the group ``GHOSTILE`` (job ids and artifact names
     with ``../``, absolute paths, NUL, backslashes, control characters, 1,000
     characters) and the download task ``THOSTILE`` over its jobs.
-    ``compare_jobs=N`` adds the groups ``BASE``, ``CAND`` and ``CAND2`` of N jobs
-    each: three runs of one benchmark for ``bl compare`` (0, the default, keeps
-    the dataset's totals as they are).
+    ``compare_jobs=N`` adds the groups ``BASE``, ``CAND``, ``CAND2``, ``REPO-BASE``
+    and ``REPO-CAND`` of N jobs each: runs of one benchmark for ``bl compare`` (0,
+    the default, keeps the dataset's totals as they are).
     """
     plan = FaultPlan(rate=fault_rate, seed=fault_seed, kinds=tuple(fault_kinds))
     dataset = Dataset(seed, groups, jobs_per_group, tasks_per_group, db_path=db_path,

@@ -286,10 +286,19 @@ class Client:
         if action.prints and not action.writes_files(opts) and action.combine is not None:
             # Every id's value together (bl.compare, bl.jobs.table); files its options ask for
             # (report=...) are written, and one that cannot be is a failure of the call.
+            from ..engine.combinecall import CombineError
             from ..engine.combining import combine_outcomes, write_files
 
-            combined = combine_outcomes(action, opts, outcomes, rt.log)
+            try:
+                combined = combine_outcomes(action, opts, outcomes, rt.log, rt.secrets())
+            except CombineError as exc:  # nothing could be combined: a failure of that id
+                raise PartialFailure([*failures, *exc.problems], []) from None
             result = list(combined.elements)
+            if combined.page is not None:  # report="-": the page, on stdout as from the CLI
+                import sys
+
+                sys.stdout.write(combined.page())
+                sys.stdout.flush()
             failures += write_files(rt.log, combined)
         elif action.prints and not action.writes_files(opts):
             result = [e for o in outcomes for e in contributed(action, o, rt.log)]

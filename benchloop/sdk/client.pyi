@@ -48,10 +48,14 @@ OverviewGetGroup = TypedDict('OverviewGetGroup', {'group_id': str, 'summary': Ev
 JobSummary = TypedDict('JobSummary', {'job_id': str, 'id': str, 'group_id': str | None, 'created_at': str, 'template': str, 'status': str, 'instance_id': str}, total=False)
 JobsGetGroup = TypedDict('JobsGetGroup', {'group_id': str, 'jobs': list[JobSummary], 'total': int}, total=False)
 JobsTableGroup = TypedDict('JobsTableGroup', {'group_id': str | None, 'job_id': str | None, 'created_at': str | None, 'template': str | None, 'status': str | None, 'instance_id': str | None, 'instance': str | None, 'score': float | None, 'pass': bool | None, 'duration_s': float | None, 'duration_api_s': float | None, 'num_turns': float | None, 'api_call_count': float | None, 'api_error_count': float | None, 'tool_call_count': float | None, 'tool_error_count': float | None, 'rate_limit_count': float | None, 'tokens_sent': float | None, 'thinking_total_length': float | None, 'context_peak': float | None, 'tokenizer_dedup_input': float | None, 'tokenizer_user_input': float | None, 'tokenizer_output_total': float | None, 'tokenizer_context_peak': float | None, 'llm_calls': float | None}, total=False)
-# Per group of a comparison: its jobs, instances, pass rate and mean score with 95% CIs (docs/compare.md).
-GroupComparison = TypedDict('GroupComparison', {'group_id': str, 'jobs': int, 'jobs_scored': int, 'instances': int, 'pass_rate': float | None, 'pass_rate_ci95': list[float] | None, 'mean': float | None, 'mean_ci95': list[float] | None}, total=False)
-# The paired comparison over the instances both groups scored.
-ComparisonPaired = TypedDict('ComparisonPaired', {'instances': int, 'pass_rate_difference': float | None, 'se': float | None, 'ci95': list[float] | None, 'p_value': float | None, 'mean_difference': float | None, 'mean_difference_se': float | None, 'mean_difference_ci95': list[float] | None, 'mean_difference_p_value': float | None, 'improved': int, 'regressed': int, 'unchanged': int}, total=False)
+# Per group of a comparison: its jobs, instances, pass rate and mean score with 95% t intervals (docs/compare.md).
+GroupComparison = TypedDict('GroupComparison', {'group_id': str, 'jobs': int, 'jobs_scored': int, 'instances': int, 'clusters': int, 'pass_rate': float | None, 'pass_rate_ci95': list[float] | None, 'mean': float | None, 'mean_ci95': list[float] | None, 'paired_pass_rate': float | None, 'paired_mean': float | None}, total=False)
+# The paired comparison over the instances both groups scored (docs/compare.md).
+PairedComparison = TypedDict('PairedComparison', {'instances': int, 'clusters': int, 'df': int | None, 'pass_rate_difference': float | None, 'se': float | None, 'ci95': list[float] | None, 'p_value': float | None, 'p_value_adjusted': float | None, 'sign_test_p': float, 'mde': float | None, 'verdict': str, 'mean_difference': float | None, 'mean_difference_se': float | None, 'mean_difference_ci95': list[float] | None, 'mean_difference_p_value': float | None, 'mean_difference_p_value_adjusted': float | None, 'improved': int, 'regressed': int, 'unchanged': int}, total=False)
+# The jobs of one value of --by in both groups, compared as a filter on that value would.
+SliceComparison = TypedDict('SliceComparison', {'key': str | None, 'baseline_jobs': int, 'candidate_jobs': int, 'paired': PairedComparison}, total=False)
+# One cluster of --cluster: its paired instances and their mean change of pass rate.
+ClusterDifference = TypedDict('ClusterDifference', {'cluster': str, 'instances': int, 'improved': int, 'regressed': int, 'pass_rate_difference': float | None}, total=False)
 # The instance in the baseline.
 InstanceComparisonBaseline = TypedDict('InstanceComparisonBaseline', {'pass_rate': float, 'mean': float | None, 'jobs': list[str]}, total=False)
 # The instance in the candidate.
@@ -59,7 +63,7 @@ InstanceComparisonCandidate = TypedDict('InstanceComparisonCandidate', {'pass_ra
 # One instance whose pass rate changed between the baseline and the candidate.
 InstanceComparison = TypedDict('InstanceComparison', {'instance': str, 'difference': float, 'baseline': InstanceComparisonBaseline, 'candidate': InstanceComparisonCandidate}, total=False)
 # A candidate group compared with the baseline, instance by instance (`bl compare`; every figure is defined in docs/compare.md).
-Comparison = TypedDict('Comparison', {'baseline': str, 'candidate': str, 'metric': str, 'pass_threshold': float, 'unit': str, 'groups': list[GroupComparison], 'paired': ComparisonPaired, 'costs': dict[str, Any], 'instances': list[InstanceComparison], 'only_baseline': list[str], 'only_candidate': list[str]}, total=False)
+Comparison = TypedDict('Comparison', {'baseline': str, 'candidate': str, 'metric': str, 'pass_threshold': float, 'unit': str, 'cluster': str | None, 'by': str | None, 'summary': str, 'groups': list[GroupComparison], 'paired': PairedComparison, 'costs': dict[str, Any], 'slices': list[SliceComparison], 'cluster_differences': list[ClusterDifference], 'instances': list[InstanceComparison], 'only_baseline': list[str], 'only_candidate': list[str], 'warnings': list[str]}, total=False)
 TasksGetGroup = TypedDict('TasksGetGroup', {'group_id': str, 'tasks': list[Task], 'total': int}, total=False)
 # One pre-analysis report (markdown).
 Report = TypedDict('Report', {'content': str | None, 'fail_reason': str | None, 'sub_fail_reason': str | None}, total=False)
@@ -193,11 +197,11 @@ class JobsResource(ResourceClient):
 
 class CompareResource(ResourceClient):
     """Compare benchmark runs instance by instance, with 95% confidence intervals."""
-    def compare(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, report: str | os.PathLike[str] | None = None) -> list[Comparison]:
-        """Compare every group with the first (the baseline): pass rates and mean scores over instances, paired differences with 95% CIs and p-values, costs, the instances that changed. --output table and markdown print a readable summary of it (a difference whose CI excludes 0 is marked *)."""
+    def compare(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, cluster: str | None = None, by: str | None = None, changes: Literal['largest', 'all', 'improved', 'regressed'] = 'largest', per_instance: bool = False, report: str | os.PathLike[str] | None = None) -> list[Comparison]:
+        """Compare every group with the first (the baseline): pass rates and mean scores over instances, paired differences with 95% t intervals and p-values (Holm-adjusted over the candidates), a verdict (better, worse or inconclusive), costs, the instances that changed. --output table and markdown lead with the verdict as a sentence."""
         ...
-    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, report: str | os.PathLike[str] | None = None) -> list[Comparison]:
-        """Compare every group with the first (the baseline): pass rates and mean scores over instances, paired differences with 95% CIs and p-values, costs, the instances that changed. --output table and markdown print a readable summary of it (a difference whose CI excludes 0 is marked *)."""
+    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, cluster: str | None = None, by: str | None = None, changes: Literal['largest', 'all', 'improved', 'regressed'] = 'largest', per_instance: bool = False, report: str | os.PathLike[str] | None = None) -> list[Comparison]:
+        """Compare every group with the first (the baseline): pass rates and mean scores over instances, paired differences with 95% t intervals and p-values (Holm-adjusted over the candidates), a verdict (better, worse or inconclusive), costs, the instances that changed. --output table and markdown lead with the verdict as a sentence."""
         ...
 
 

@@ -267,6 +267,19 @@ def _jmespath_problem(value: Any) -> str | None:
     return None
 
 
+def _regex_problem(value: Any) -> str | None:
+    """Why ``value`` is not a Python regular expression (one line), or None."""
+    import re
+
+    if not isinstance(value, str):
+        return "must be a regular expression"
+    try:
+        re.compile(value)
+    except re.error as exc:
+        return f"is not a valid regular expression ({exc})"
+    return None
+
+
 def _step_value(spec: dict[str, Any], kind: str, value: Any, bound: set[str]) -> str | None:
     """Why ``value`` is not a ``with:`` value of type ``kind``, or None."""
     if kind == "endpoint":
@@ -724,6 +737,10 @@ def _lint_options(c: _Lint, where: str, options: list[dict[str, Any]], own_globa
             c.add(f"{where}: option {opt['name']!r} default is not one of its choices")
         if opt["type"] == "jmespath" and opt.get("default") is not None:
             problem = _jmespath_problem(opt["default"])
+            if problem:
+                c.add(f"{where}: default of option {opt['name']!r} {problem}")
+        if opt["type"] == "regex" and opt.get("default") is not None:
+            problem = _regex_problem(opt["default"])
             if problem:
                 c.add(f"{where}: default of option {opt['name']!r} {problem}")
 

@@ -1,7 +1,7 @@
 """The types an option of the table can have, and everything each consumer needs of one.
 
 An option's ``type:`` in the table (``str``, ``int``, ``float``, ``flag``, ``bool``,
-``choice``, ``ids``, ``list``, ``ints``, ``jmespath``) names one :class:`OptionType`.  It is the
+``choice``, ``ids``, ``list``, ``ints``, ``jmespath``, ``regex``) names one :class:`OptionType`.  It is the
 only place that says how a type is parsed on the command line, what a Python caller
 passes, its JSON Schema (MCP tools, ``bl describe``), its placeholder on a help page
 and what a shell completes for it.  The command builder, the built-in commands, the
@@ -10,7 +10,8 @@ completion all ask the type instead of comparing type names.
 
 A ``jmespath`` option is text that must be a JMESPath expression (``--metric``): it is
 compiled before any request (``engine.arguments.bind``; a usage error otherwise) and its
-default is checked when the table is compiled (``table.lint``).
+default is checked when the table is compiled (``table.lint``); a ``regex`` option
+(``--cluster``) is a Python regular expression, checked the same way.
 
 Two distinctions matter:
 
@@ -90,6 +91,7 @@ _TYPES = {
     "list": OptionType("list", "string", metavar="NAME...", many=True, choices=True),
     "ints": OptionType("ints", "integer", item=int, metavar="N...", many=True, stdin=True),
     "jmespath": OptionType("jmespath", "string", metavar="EXPR"),
+    "regex": OptionType("regex", "string", metavar="REGEX"),
 }
 TYPES = MappingProxyType(_TYPES)
 

@@ -3,19 +3,26 @@
 Each id's value is its flat job rows (step ``job_rows``, the columns its ``keep``
 names); the figures are ``benchloop.compare.stats``'s, one element per candidate, in
 the order of the ids.  A candidate that failed is left out (its failure is in the
-summary and the exit code); without the baseline nothing is compared.
+summary and the exit code); without the baseline nothing is compared.  A group that
+cannot take part (no job, a ``--metric`` that scores none of its jobs, a ``--unit`` that
+gives none an instance) stops the command before anything is printed
+(``benchloop.compare.caveats``); each element's warnings go to stderr as well.
 
 Besides the elements, the comparison renders two formats itself: ``--output table``
-(``benchloop.compare.terminal``, a summary with 95% CIs for a terminal) and
-``--output markdown`` (the same for a pull request), and ``--report FILE`` asks for a
-self-contained HTML page (``benchloop.compare.html_report``).
+(``benchloop.compare.terminal``, a summary for a terminal) and ``--output markdown``
+(the same for a pull request), and ``--report FILE`` asks for a self-contained HTML page
+(``benchloop.compare.html_report``; ``-`` prints it instead of the elements).  The three
+are made for people to share, so the call's API key is masked in them (a backend may
+echo it inside an id).  ``--per-instance`` makes the elements one flat row per paired
+instance instead (for ``--output csv``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..combinecall import CombineCall, Combined
+from ...base.masking import mask_value
+from ..combinecall import CombineCall, Combined, CombineError
 from .registry import combine
 
 
@@ -28,24 +35,47 @@ def _nothing(call: CombineCall) -> str | None:
     return None
 
 
+def _filters(options: dict[str, Any]) -> str:
+    given = [f"--{name} {options[name]}" for name in ("status", "template") if options.get(name) is not None]
+    return f" with {' and '.join(given)}" if given else ""
+
+
 @combine("compare")
 def compare(call: CombineCall) -> Combined:
     from ...compare import html_report, markdown, terminal
-    from ...compare.stats import compare_groups
+    from ...compare.caveats import NothingToCompare
+    from ...compare.stats import compare_groups, per_instance
 
     options = call.options
     why = _nothing(call)
     results: list[dict[str, Any]] = []
+    elements: list[dict[str, Any]] = []
     if why is None:
-        results = compare_groups(call.values, metric=options["metric"],
-                                 pass_threshold=float(options["pass_threshold"]), unit=options["unit"],
-                                 costs=call.params.texts("costs"))
+        try:
+            results = compare_groups(call.values, metric=options["metric"],
+                                     pass_threshold=float(options["pass_threshold"]), unit=options["unit"],
+                                     costs=call.params.texts("costs"), cluster=options.get("cluster"),
+                                     by=options.get("by"), status=options.get("status"),
+                                     outcome_statuses=call.params.texts("outcome_statuses"),
+                                     check=_filters(options))
+        except NothingToCompare as exc:  # a group that cannot take part: said before any figure
+            raise CombineError(exc.problems) from None
+        for line in dict.fromkeys(w for r in results for w in r["warnings"]):
+            call.log.warn(line)
+        elements = per_instance(call.values, cluster=options.get("cluster")) if options.get(
+            "per_instance") else results
     else:
         call.log.warn(why + (" (no --report written)" if options.get("report") else ""))
-    renderings = {
-        "table": lambda: terminal.render(results) if results else "(no comparison)\n",
-        "markdown": lambda: markdown.render(results) if results else "",
+    shared = mask_value(results, call.secrets)  # for people: the key never in a page or a paste
+    changes = options.get("changes") or "largest"
+    renderings = {} if options.get("per_instance") else {
+        "table": lambda: terminal.render(shared, changes) if shared else "(no comparison)\n",
+        "markdown": lambda: markdown.render(shared, changes) if shared else "",
     }
     report = options.get("report")
-    files = {str(report): lambda: html_report.render(results)} if report and results else {}
-    return Combined(results, renderings, files)
+    declared = not options.get("per_instance")
+    if report == "-":  # the page instead of the elements (none when nothing was compared)
+        page = (lambda: html_report.render(shared, changes)) if results else None
+        return Combined(elements, renderings, page=page, declared=declared)
+    files = {str(report): lambda: html_report.render(shared, changes)} if report and results else {}
+    return Combined(elements, renderings, files, declared=declared)

@@ -6,11 +6,14 @@ enumerations the part's ``with:`` names, scanned at the same time, every page th
 the engine (1,000 items per request: a group of 20,000 jobs costs about 40 requests,
 never one per job).  The columns are the table's (``with.columns``), chosen by
 ``with.keep`` or else by ``--fields``; the instance key, the score and pass come from
-``--unit``, ``--metric`` and ``--pass-threshold`` (``benchloop.compare.rows``).
+``--unit``, ``--metric`` and ``--pass-threshold`` (``benchloop.compare.rows``); with ``--by``
+(``bl compare``) each row also carries the job's ``slice``.  A number too big for a float
+(a 400-digit integer is valid JSON) is no score and no number: left out, with a ``[warn]``.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from ...base.errors import StepError, UsageError
@@ -44,6 +47,13 @@ def job_rows(call: StepCall) -> list[dict[str, Any]]:
     for outcome in call.map(["jobs", "metrics"], scan):
         for failure in outcome.failures:
             raise StepError(failure.message, network=failure.network)
-    return rows.job_rows(call.ident, found["jobs"], found["metrics"], columns=chosen, unit=options["unit"],
+    too_big: Counter[str] = Counter()
+    made = rows.job_rows(call.ident, found["jobs"], found["metrics"], columns=chosen, unit=options["unit"],
                          metric=options["metric"], pass_threshold=float(options["pass_threshold"]),
-                         object_sections=call.params.texts("sections"))
+                         object_sections=call.params.texts("sections"), by=options.get("by"),
+                         too_big_values=too_big)
+    for column, count in too_big.items():  # counted, not scored: never an OverflowError later
+        what = "score" if column == "score" else f"value of {column}"
+        call.log.warn(f"{call.ident}: {count} job(s) have a {what} that does not fit a float "
+                      f"(beyond ±1.8e308): {'not scored' if column == 'score' else 'left empty'}")
+    return made
