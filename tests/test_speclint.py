@@ -410,9 +410,13 @@ CASES = {
         lambda d: d["schemas"]["Job"]["properties"].update(status={"$ref": "#/schemas/JobStatuz"}),
         ["schemas.Job.properties.status: $ref '#/schemas/JobStatuz' names no schema (write #/schemas/NAME)"]),
     "reference outside the schemas": (
-        lambda d: d["endpoints"]["download_task"]["response"].update(json={"$ref": "#/definitions/DownloadTask"}),
-        ["endpoints.download_task.response.json: $ref '#/definitions/DownloadTask' names no schema "
+        lambda d: d["endpoints"]["job_rsi_trigger"]["response"].update(json={"$ref": "#/definitions/RsiTrigger"}),
+        ["endpoints.job_rsi_trigger.response.json: $ref '#/definitions/RsiTrigger' names no schema "
          "(write #/schemas/NAME)"]),
+    "identity of a row field the rows do not declare": (
+        lambda d: d["endpoints"]["job_list"]["response"].update(identity={"jobs.*.groupid": "{group}"}),
+        ["endpoints.job_list.response.identity: identity field 'jobs.*.groupid' is not declared in the response "
+         "of endpoint 'job_list'"]),
     "identity field the answer does not declare": (
         lambda d: d["endpoints"]["job_meta"]["response"].update(identity={"jobid": "{job}"}),
         ["endpoints.job_meta.response.identity: identity field 'jobid' is not declared in the response of "

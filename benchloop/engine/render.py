@@ -9,7 +9,7 @@ request on the wire against the OpenAPI export of the table).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..base.errors import IdentityMismatch
@@ -59,21 +59,31 @@ def render_headers(service: Service, ctx: Context) -> dict[str, str] | None:
 
 def identity_check(endpoint: Endpoint, ctx: Context) -> Callable[[Any], None] | None:
     """What the answer of this request must name (the endpoint's ``identity``), as a check of
-    the parsed answer for ``Http.request_json``: a declared field that holds another id than
-    the one asked for raises ``IdentityMismatch`` (a missing or null field is accepted: the
-    backend may leave it out).  None when the endpoint declares nothing."""
+    the parsed answer for ``Http.request_json``: a declared field (``*``: each item of a list)
+    that holds another id than the one asked for raises ``IdentityMismatch``.  A missing or
+    null field is accepted: the backend may leave it out.  None when nothing is declared."""
     identity = endpoint.response.identity
     if not identity:
         return None
-    expected = [(name, ctx.lookup(var)) for name, var in identity]
+    expected = [(path, ctx.lookup(var)) for path, var in identity]
 
     def check(answer: Any) -> None:
-        if not isinstance(answer, dict):
-            return
-        for name, want in expected:
-            got = answer.get(name)
-            if got is not None and str(got) != str(want):
-                raise IdentityMismatch(f"the answer for {name} {want!r} names {got!r}: "
-                                       "another id's answer, not saved")
+        for path, want in expected:
+            for got in _values_at(answer, path):
+                if got is not None and str(got) != str(want):
+                    raise IdentityMismatch(f"the answer for {'.'.join(path)} {want!r} names {got!r}: "
+                                           "another id's answer, not saved")
 
     return check
+
+
+def _values_at(value: Any, path: tuple[str, ...]) -> Iterator[Any]:
+    """The values at ``path`` in ``value`` (``*`` walks each item of a list); none where the
+    answer has no such field."""
+    if not path:
+        yield value
+    elif path[0] == "*":
+        for item in value if isinstance(value, list) else ():
+            yield from _values_at(item, path[1:])
+    elif isinstance(value, dict) and path[0] in value:
+        yield from _values_at(value[path[0]], path[1:])

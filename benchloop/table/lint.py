@@ -448,7 +448,7 @@ def _lint_responses(c: _Lint) -> None:
 def _check_identity(c: _Lint, where: str, name: str, endpoint: dict[str, Any], identity: dict[str, Any]) -> None:
     """Each identity field is declared in the answer's schema, and names a variable the request
     itself binds (its path or query): the id the answer must carry is the one that was asked."""
-    _check_fields(c, f"{where}.response.identity", name, "identity field", list(identity))
+    _check_fields(c, f"{where}.response.identity", name, "identity field", [str(k).split(".") for k in identity])
     params = [str(v) for v in (endpoint.get("query") or {}).values()]
     bound = set(template_vars(endpoint.get("path", ""), *params))
     for answer_field, template in identity.items():

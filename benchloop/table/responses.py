@@ -302,8 +302,9 @@ class Response:
     the media types it may come as.  ``rows`` is the table's path of the
     answer's collection of rows (``()``: the answer is the list), None when the
     answer has none.  ``schemas`` resolves the references.  ``identity`` pairs a
-    field of the answer with the request variable whose id it must name
-    (``(("job_id", "job"),)``): an answer naming another id is someone else's.
+    field path of the answer (``*`` for each item of a list) with the request variable
+    whose id it must name (``((("job_id",), "job"), (("jobs", "*", "group_id"), "group"))``):
+    an answer naming another id is someone else's.
     """
 
     kind: str = "json"
@@ -311,7 +312,7 @@ class Response:
     content_types: tuple[str, ...] = ("application/json",)
     rows_path: tuple[str | int, ...] | None = None
     schemas: Schemas = field(default_factory=Schemas, compare=False, repr=False)
-    identity: tuple[tuple[str, str], ...] = ()
+    identity: tuple[tuple[tuple[str, ...], str], ...] = ()
 
     def __hash__(self) -> int:  # the schema is a dict: hash what identifies the answer's form
         return hash((self.kind, self.content_types, self.rows_path))
@@ -328,7 +329,8 @@ class Response:
                        schemas=schemas)
         if "json" in data:
             rows = data.get("rows")
-            identity = tuple((name, str(var).strip("{}")) for name, var in (data.get("identity") or {}).items())
+            identity = tuple((tuple(str(name).split(".")), str(var).strip("{}"))
+                             for name, var in (data.get("identity") or {}).items())
             return cls("json", frozen_json(data["json"]), ("application/json",),
                        tuple(rows) if rows is not None else None, schemas, identity)
         kind = "binary" if "binary" in data else "text"
