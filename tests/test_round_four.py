@@ -209,3 +209,18 @@ def test_an_uncompressed_json_answer_without_a_length_is_capped(keep_alive, monk
                             timeout=60)
     assert result.returncode == 1, result.stderr
     assert "the JSON answer is larger than 1048576 bytes (decoded); refused" in result.stderr
+
+
+def test_a_job_list_page_of_another_group_is_not_saved_as_this_groups(keep_alive, tmp_path):
+    # Identity over rows: every job of a job list page must be of the group asked for.
+    def respond(path: str, headers: dict[str, bytes], n: int) -> bytes:
+        group = "G1" if "group_id=G1" in path else "G2"
+        jobs = [{"job_id": f"{group}-J1", "group_id": "G2", "created_at": "2026-07-01T00:00:00"}]
+        return answer(200, json.dumps({"jobs": jobs, "total": 1}).encode(), "Content-Type: application/json")
+
+    server = keep_alive(respond)
+    result = run(server.url, "--retry", "0", "jobs", "download", "-g", "G1,G2", "-o", str(tmp_path))
+    assert result.returncode == 1, result.stderr
+    assert not (tmp_path / "G1").exists()
+    assert json.loads((tmp_path / "G2" / "job_list.json").read_text())["jobs"][0]["group_id"] == "G2"
+    assert "jobs.*.group_id 'G1' names 'G2'" in result.stderr
