@@ -529,3 +529,40 @@ def test_the_transport_uses_no_private_attribute_of_httpx_or_httpcore():
 ], ids=["method", "attribute", "getattr", "subclass"])
 def test_the_private_attribute_scan_finds_what_the_old_code_did(source, hit):
     assert any(found.endswith(hit) for found in _private_accesses(source)), _private_accesses(source)
+
+
+# ------------------------------------------------------------- TLS trust
+def test_the_trust_store_is_the_systems_unless_a_bundle_or_the_opt_out_says_otherwise(cert, monkeypatch):
+    import ssl
+
+    import truststore
+
+    from benchloop.transport.client import tls_context
+
+    for name in ("SSL_CERT_FILE", "SSL_CERT_DIR", "BENCHLOOP_TRUSTSTORE"):
+        monkeypatch.delenv(name, raising=False)
+    assert isinstance(tls_context(None), truststore.SSLContext)  # the system's store, as pip uses it
+    bundle = tls_context(cert[0])  # exactly the given certificates, verified as create_default_context does
+    assert not isinstance(bundle, truststore.SSLContext)
+    assert bundle.verify_mode == ssl.CERT_REQUIRED and bundle.check_hostname
+    assert bundle.cert_store_stats()["x509_ca"] == 1
+    monkeypatch.setenv("SSL_CERT_FILE", cert[0])
+    assert tls_context(None).cert_store_stats()["x509_ca"] == 1
+    monkeypatch.delenv("SSL_CERT_FILE")
+    monkeypatch.setenv("BENCHLOOP_TRUSTSTORE", "0")
+    certifi_only = tls_context(None)
+    assert not isinstance(certifi_only, truststore.SSLContext)
+    assert certifi_only.verify_mode == ssl.CERT_REQUIRED and certifi_only.cert_store_stats()["x509_ca"] > 50
+
+
+@pytest.mark.parametrize("opt_out", ["1", "0"])
+def test_a_self_signed_backend_is_refused_by_either_trust_store(cert, monkeypatch, opt_out):
+    monkeypatch.setenv("BENCHLOOP_TRUSTSTORE", opt_out)
+    for name in ("SSL_CERT_FILE", "SSL_CERT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    with start_scripted({"*": json_reply(REPORT)}, tls=cert) as srv:
+        result = _report(srv.url, "J1", retry_count="0")
+        trusted = run_inprocess("--host", srv.url, "--api-key", KEY, "--ca-bundle", cert[0], "report", "get",
+                                "-j", "J1")
+    assert result.code == 4 and "CERTIFICATE_VERIFY_FAILED" in result.err, result.err
+    assert trusted.code == 0, trusted.err
