@@ -179,7 +179,7 @@ def test_an_edit_that_keeps_the_size_and_the_time_is_still_seen(table_copy, tmp_
 
 
 def test_a_table_changed_a_moment_ago_is_not_entered_in_the_index(table_copy, tmp_path, monkeypatch):
-    monkeypatch.setattr(specload, "_SETTLED_NS", 2_000_000_000)
+    monkeypatch.setattr(specload, "_SETTLED_NS", 600_000_000_000)  # a moment, however loaded the machine
     table_copy.write_text(table_copy.read_text(encoding="utf-8") + "\n# a comment\n", encoding="utf-8")
     load_spec()
     assert _index(tmp_path) == {}  # another change within the same clock tick would go unseen
