@@ -142,10 +142,10 @@ def _table(b: Bench, n: int, levels: list[int], labels: list[str], results: dict
                        "request read to its last answer sent (the fan-out without process start-up and exit); "
                        "wall: the whole process. Median of "
                        f"{s.fanout_runs} run(s), the clients interleaved.")
-    partial = [f"{ratio(math.ceil(n / level) * level / n)} at {level}" for level in levels if n % level]
+    partial = [f"{ratio(math.ceil(n / level) * level / n)} the bound at {level}" for level in levels if n % level]
     if partial:
-        table.notes.append("Requests go in rounds of `concurrency`, and the last round is partial: the least span "
-                           f"possible is ceil(n / concurrency) x {RTT_MS} ms, {', '.join(partial)} the bound.")
+        table.notes.append("Requests go in rounds of `concurrency` and the last round is partial, so the least span "
+                           f"possible is ceil(n / concurrency) x {RTT_MS} ms: {', '.join(partial)}.")
     table.notes.append("client CPU: user+sys of the whole process (start, imports, requests, files). requests and "
                        "connections: what the sandbox counted per run (each distinct count seen); files: files "
                        "written per run. span x bl, wall x bl: the row's figure over bl's at the same concurrency.")
