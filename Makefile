@@ -45,6 +45,8 @@ docs: install
 docs-check: install
 	$(PY) -m codegen.docs --check
 
+# bl beside the official client benchloop_client 0.2.25, which the run installs into a cached venv
+# with pip (BENCH_OFFICIAL=/path/to/bmcli uses another; without one, bl is measured alone).
 bench: install
 	$(PY) -m benchmarks
 

@@ -22,19 +22,23 @@ import time
 import traceback
 from pathlib import Path
 
+from . import official
 from .report import Table, document, load, machine
 from .sandbox_proc import REPO
 from .scenarios import SCENARIOS, Bench, Client, Sizes, default_concurrency
 
 _DROPPED_ENV = ("BENCHLOOP_API_KEY", "BENCHMARK_API_KEY", "BENCHLOOP_HOST", "BENCHLOOP_OUTPUT_DIR",
-                "BENCHLOOP_CONFIG", "BENCHLOOP_PROFILE", "BENCHLOOP_CACHE_DIR", "BENCHLOOP_SPEC_DIR")
+                "BENCHLOOP_CONFIG", "BENCHLOOP_PROFILE", "BENCHLOOP_CACHE_DIR", "BENCHLOOP_SPEC_DIR",
+                "BENCHLOOP_TRUSTSTORE", "XDG_CACHE_HOME")
 
 
 def _parser() -> argparse.ArgumentParser:
     names = ", ".join(s.name + (" (big)" if s.big else "") for s in SCENARIOS)
     p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog=f"scenarios: {names}. BENCH_PEER=/path/to/bl adds another build.")
+                                epilog=f"scenarios: {names}. The official client {official.PACKAGE} "
+                                f"{official.VERSION} is installed into a cached venv (BENCH_OFFICIAL=/path/to/bmcli "
+                                "uses another); BENCH_PEER=/path/to/bl adds another build of bl.")
     p.add_argument("--quick", action="store_true",
                    help="small sizes and few repetitions; skips the big scenarios unless named by --only")
     p.add_argument("--only", action="append", default=[], metavar="NAME",
@@ -103,12 +107,25 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="benchloop-bench-"))
     env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
     env.update(BENCHLOOP_CACHE_DIR=str(work / "spec-cache"), BENCHLOOP_CONFIG=str(work / "no-config.toml"),
-               BENCHLOOP_NO_UPDATE_CHECK="1")
+               BENCHLOOP_NO_UPDATE_CHECK="1", XDG_CACHE_HOME=str(work / "xdg-cache"))
+    official.quiet_update_check(work / "xdg-cache")
     clients = [Client("bl", bl)] + ([Client("peer", peer)] if peer else [])
     bench = Bench(sizes=sizes, clients=clients, work=work, env=env,
                   default_concurrency=default_concurrency(bl, env))
     machine_lines = machine(REPO, _version(bl, env), peer, _version(peer, env) if peer else None)
     machine_lines.append(_compile_bytecode())
+    if any(s.official for s in chosen):
+        found = official.locate(bench.log)
+        bench.official_note = found.note
+        if found.path:
+            bench.official = Client("official", found.path)
+            bench.describe(f"Peer: the official client, `{_version(found.path, env)}` (`$OFFICIAL` in the "
+                           f"tables and commands), {found.note}. Both clients as their default install.")
+        else:
+            bench.log(f"official client not available: {found.note}; measuring bl alone")
+            bench.describe(f"Peer: **the official client {official.PACKAGE} {official.VERSION} is not available "
+                           f"in this run** ({found.note}): bl is measured alone and the targets against the "
+                           "official client are n/a.")
 
     sections: dict[str, list[Table]] = {}
     crashed = []
@@ -130,8 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     bench.log(f"== done in {time.monotonic() - started:.0f} s")
     machine_lines.append(f"- load average at the end: {load()}; the run took {time.monotonic() - started:.0f} s")
 
-    text = document(quick=args.quick, machine_lines=machine_lines, verdicts=bench.verdicts, sections=list(sections.items()), commands=bench.commands,
-                    argv=argv)
+    text = document(quick=args.quick, machine_lines=machine_lines, model_lines=bench.model,
+                    verdicts=bench.verdicts, sections=list(sections.items()), commands=bench.commands, argv=argv)
     print(text)
     out = args.out if args.out is not None else (None if args.quick else str(REPO / "docs" / "benchmarks.md"))
     if out and out != "-":

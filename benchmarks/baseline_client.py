@@ -9,11 +9,10 @@ official client's headers, and nothing else: no CLI framework, no config, no
 update check - so whatever it costs is the per-request approach itself, and
 the comparison with ``bl trajectory get -j`` is, if anything, kind to it.
 
-With ``--shared-client`` it is instead the leanest sensible client: one
+With ``--shared-client`` it is instead the leanest sensible httpx client: one
 ``httpx.Client`` (a pool of ``--concurrency`` connections) shared by the
-threads.  The fan-out scenarios run it as a reference, to show how much of the
-distance to the latency bound belongs to the sandbox and loopback rather than
-to ``bl``.  ``--path`` picks another per-job endpoint (``{job}`` is replaced).
+threads, for comparisons by hand (no scenario runs it).  ``--path`` picks
+another per-job endpoint (``{job}`` is replaced).
 
     python benchmarks/baseline_client.py --host URL --api-key KEY --concurrency 5 -j - < ids
 """

@@ -7,7 +7,9 @@ headers as ``bl``, parses each answer and either writes it as ``bl`` does
 (``-o DIR``: 2-space JSON into ``{id}{--suffix}``, through a temp file and a
 rename, as every ``bl`` file is written) or prints one JSON array (as
 ``bl ... get`` does).  Whatever ``bl`` spends beyond this is what its own code
-adds; the benchmarks report ``bl``'s wall time and CPU as ratios to it.
+adds: the ``cpu`` scenario holds ``bl``'s marginal CPU per request against
+this loop's (issue 32: within 2.5x), and the fan-out shows it as a reference
+row (what the leanest keep-alive client gets from the same sandbox).
 
     python benchmarks/floor_client.py --host URL --api-key KEY --concurrency 5 -o DIR -j - < ids
 """

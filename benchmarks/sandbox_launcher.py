@@ -19,8 +19,9 @@ builder and says so, so a benchmark never measures different data silently.
 
 Protocol: one line ``sandbox serving URL (api key: KEY)`` on stdout when ready
 (progress goes to stderr), then one JSON line per command read from stdin:
-``stats`` -> ``{"stats": {...}, "exports": {...}}``, ``reset`` -> reset the
-counters; ``quit`` or end of input stops the server.
+``stats`` -> ``{"stats": {...}, "exports": {...}}`` (the counters, and the
+monotonic times of the first request read and the last answer sent since the
+last reset), ``reset`` -> reset them; ``quit`` or end of input stops the server.
 """
 
 from __future__ import annotations
@@ -177,7 +178,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs-per-group", type=_sizes, default=40, help="one size, or one per group (a,b,c)")
     p.add_argument("--tasks-per-group", type=_sizes, default=25)
     p.add_argument("--api-key", default="bench-key")
-    p.add_argument("--latency-ms", type=float, default=0)
+    p.add_argument("--latency-ms", type=float, default=0, help="delay of every answer (one round trip)")
+    p.add_argument("--connect-latency-ms", type=float, default=0,
+                   help="delay of a new connection before its first request is read (a TCP handshake)")
     p.add_argument("--trajectory-steps", type=int, default=3)
     p.add_argument("--artifact-bytes", type=int, default=4096)
     p.add_argument("--export-waiting", type=int, default=1)
@@ -193,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     sandbox = start_sandbox(
         seed=args.seed, groups=args.groups, jobs_per_group=args.jobs_per_group,
         tasks_per_group=args.tasks_per_group, api_key=args.api_key, latency_ms=args.latency_ms,
+        connect_latency_ms=args.connect_latency_ms,
         host=args.host, port=args.port, trajectory_steps=args.trajectory_steps,
         artifact_bytes=args.artifact_bytes, export_waiting=args.export_waiting,
         export_running=args.export_running, compare_jobs=args.compare_jobs,

@@ -22,10 +22,10 @@ API_KEY = "bench-key"
 
 
 class SandboxProcess:
-    """``with SandboxProcess(jobs_per_group=2000, latency_ms=20) as sb: sb.url ...``"""
+    """``with SandboxProcess(jobs_per_group=1000, latency_ms=50, connect_latency_ms=50) as sb: sb.url ...``"""
 
     def __init__(self, *, groups: int = 1, jobs_per_group: int = 40, tasks_per_group: int = 25,
-                 latency_ms: float = 0, trajectory_steps: int = 3, export_waiting: int = 0,
+                 latency_ms: float = 0, connect_latency_ms: float = 0, trajectory_steps: int = 3, export_waiting: int = 0,
                  export_running: int = 0, prebuild_export: tuple[str, ...] = (),
                  compare_jobs: int = 0, ready_timeout: float = 3600):
         self.options: list[str] = [
@@ -34,6 +34,8 @@ class SandboxProcess:
         ]
         if latency_ms:
             self.options += ["--latency-ms", f"{latency_ms:g}"]
+        if connect_latency_ms:
+            self.options += ["--connect-latency-ms", f"{connect_latency_ms:g}"]
         if trajectory_steps != 3:
             self.options += ["--trajectory-steps", str(trajectory_steps)]
         self.options += ["--export-waiting", str(export_waiting), "--export-running", str(export_running)]
@@ -73,6 +75,8 @@ class SandboxProcess:
         return json.loads(self._proc.stdout.readline())
 
     def stats(self) -> dict[str, Any]:
+        """Counters since the last reset, and ``first_request_monotonic`` / ``last_answer_monotonic``
+        (the sandbox process's clock: only their difference means anything here)."""
         return self._ask("stats")["stats"]
 
     def exports(self) -> dict[str, Any]:

@@ -212,7 +212,8 @@ def test_sandbox_fault_kinds_are_the_sandbox_ones():
 
 SERVE_ARGS = ["--port", "0", "--seed", "3", "--groups", "2", "--jobs-per-group", "4", "--tasks-per-group", "1",
               "--compare-jobs", "8",
-              "--api-key", "k9", "--latency-ms", "2.5", "--fault-rate", "0.25", "--fault-seed", "5",
+              "--api-key", "k9", "--latency-ms", "2.5", "--connect-latency-ms", "4",
+              "--fault-rate", "0.25", "--fault-seed", "5",
               "--fault-kinds", "status, 429", "--no-range", "--artifact-bytes", "10", "--trajectory-steps", "2",
               "--export-waiting", "0", "--export-running", "0", "--hostile"]
 
@@ -236,7 +237,8 @@ def test_both_sandbox_entry_points_serve_the_same(bl, served):
     assert served[0] == served[1] == served[2]
     assert served[0] == {
         "host": "::1", "port": 0, "seed": 3, "groups": 2, "jobs_per_group": 4, "tasks_per_group": 1,
-        "api_key": "k9", "latency_ms": 2.5, "fault_rate": 0.25, "fault_seed": 5, "fault_kinds": ("status", "429"),
+        "api_key": "k9", "latency_ms": 2.5, "connect_latency_ms": 4.0, "fault_rate": 0.25, "fault_seed": 5,
+        "fault_kinds": ("status", "429"),
         "range_support": False, "artifact_bytes": 10, "trajectory_steps": 2, "export_waiting": 0,
         "export_running": 0, "hostile": True, "compare_jobs": 8}
 

@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from urllib.parse import quote
 
@@ -422,6 +423,35 @@ def test_keep_alive_uses_one_connection(sandbox):
     assert stats["connections"] == 1
     assert stats["requests"] == 5
     assert stats["job"] == 1 and stats["job_stats"] == 1
+
+
+def test_a_new_connection_waits_once_and_the_stats_time_the_requests(make_sandbox):
+    # connect_latency_ms: a new connection waits before its first request is read, once; the
+    # stats give the monotonic times of the first request read and the last answer sent.
+    slow = make_sandbox(seed=7, groups=1, jobs_per_group=3, connect_latency_ms=1000)
+    assert (slow.stats["first_request_monotonic"], slow.stats["last_answer_monotonic"]) == (None, None)
+    with httpx.Client(base_url=slow.url, headers={"X-API-Key": KEY}, timeout=30) as c:
+        started = time.monotonic()
+        assert c.get("/openapi/jobs/G1-J0001").status_code == 200
+        first = slow.stats
+        assert first["first_request_monotonic"] - started >= 1.0  # waited before its first request
+        slow.reset_stats()
+        again = time.monotonic()
+        assert c.get("/openapi/jobs/G1-J0002").status_code == 200
+        assert c.get("/openapi/jobs/G1-J0003").status_code == 200
+        done = time.monotonic()
+        kept = slow.stats
+    assert (first["connections"], kept["connections"], kept["requests"]) == (1, 0, 2)
+    # The same connection again: no second wait (two requests in well under the 1 s it would add).
+    assert again <= kept["first_request_monotonic"] <= kept["last_answer_monotonic"] <= done
+    assert kept["first_request_monotonic"] - again < 1.0
+    with httpx.Client(base_url=slow.url, headers={"X-API-Key": KEY}, timeout=30) as other:
+        fresh = time.monotonic()
+        assert other.get("/openapi/jobs/G1-J0001").status_code == 200
+    assert slow.stats["connections"] == 1
+    assert slow.stats["last_answer_monotonic"] - fresh >= 1.0  # a new connection waits again
+    slow.reset_stats()
+    assert (slow.stats["first_request_monotonic"], slow.stats["last_answer_monotonic"]) == (None, None)
 
 
 def test_requests_log_records_headers(sandbox, client):

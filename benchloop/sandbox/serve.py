@@ -94,12 +94,14 @@ def serve_options(values: Mapping[str, Any]) -> int:
     if not kinds or any(kind not in RATE_KINDS for kind in kinds):
         raise ValueError(f"--fault-kinds must name some of: {', '.join(RATE_KINDS)}")
     for name in ("groups", "jobs_per_group", "tasks_per_group", "compare_jobs", "artifact_bytes",
-                 "trajectory_steps", "export_waiting", "export_running", "latency_ms"):
+                 "trajectory_steps", "export_waiting", "export_running", "latency_ms",
+                 "connect_latency_ms"):
         if values[name] < 0:
             raise ValueError(f"--{name.replace('_', '-')} must not be negative")
     return serve(host=values["listen"], port=values["port"], seed=values["seed"], groups=values["groups"],
                  jobs_per_group=values["jobs_per_group"], tasks_per_group=values["tasks_per_group"],
                  api_key=values["api_key"], latency_ms=values["latency_ms"],
+                 connect_latency_ms=values["connect_latency_ms"],
                  fault_rate=values["fault_rate"], fault_seed=values["fault_seed"], fault_kinds=kinds,
                  range_support=not values["no_range"], artifact_bytes=values["artifact_bytes"],
                  trajectory_steps=values["trajectory_steps"], export_waiting=values["export_waiting"],

@@ -56,6 +56,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
         super().setup()
         self.server.app.state.count("connections")
         self.server.track(self.connection)
+        if self.server.connect_latency_s:
+            # The round trip of a TCP handshake, paid once per connection before its first request.
+            time.sleep(self.server.connect_latency_s)
 
     def finish(self) -> None:
         try:
@@ -91,6 +94,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 resp = error_response(500, f"sandbox failure: {exc!r}")
             entry.answered(resp.status, resp.content_type, resp.body if resp.chunks is None else None)
             self._write(resp)
+            self.wfile.flush()  # sent now rather than just after we return: leave() times the answer
         finally:
             app.state.leave()
 
@@ -178,9 +182,10 @@ class QuietHTTPServer(ThreadingHTTPServer):
 class _Server(QuietHTTPServer):
     request_queue_size = 128
 
-    def __init__(self, address: tuple[str, int], app: App, latency_ms: float):
+    def __init__(self, address: tuple[str, int], app: App, latency_ms: float, connect_latency_ms: float = 0):
         self.app = app
         self.latency_s = max(0.0, latency_ms) / 1000.0
+        self.connect_latency_s = max(0.0, connect_latency_ms) / 1000.0
         self._open: set[socket.socket] = set()
         self._open_lock = threading.Lock()
         if ":" in address[0]:
@@ -243,7 +248,10 @@ class Sandbox:
         """Snapshot: connections, requests, max_in_flight (the peak of requests
         answered at once), unauthorized, not_found, one count per endpoint name
         (and ``_export``/``_oss``/``_sso``), ``triggers`` and ``posts`` (lists of
-        ``{endpoint, params, body}``)."""
+        ``{endpoint, params, body}``), and ``first_request_monotonic`` /
+        ``last_answer_monotonic``: this process's ``time.monotonic()`` when the
+        first request was read and the last answer sent (None before any), so a
+        benchmark can time a client's requests without its start-up."""
         return self.app.state.snapshot()
 
     @property
@@ -363,6 +371,7 @@ def start_sandbox(
     host: str = "127.0.0.1",
     port: int = 0,
     *,
+    connect_latency_ms: float = 0,
     ap_api_key: str = "ap-sandbox-key",
     trajectory_steps: int = 3,
     artifact_bytes: int = 4096,
@@ -381,6 +390,11 @@ def start_sandbox(
     tls: tuple[str, str] | None = None,
 ) -> Sandbox:
     """Generate the dataset and serve it on ``host:port`` from a daemon thread.
+
+    ``latency_ms`` delays every answer (one round trip); ``connect_latency_ms``
+    delays a new connection once, before its first request is read (the round
+    trip of a TCP handshake): with both at 50, a client that opens a connection
+    per request waits twice as long as one that keeps its connections alive.
 
     ``jobs_per_group``/``tasks_per_group`` take one size for every group or a
     sequence with one size per group.  ``export_waiting``/``export_running`` set
@@ -408,6 +422,6 @@ def start_sandbox(
                               object_store_url=object_store_url,
                               redirect_artifacts=redirect_artifacts), state)
     app.fault_plan = plan
-    server = _Server((host, port), app, latency_ms)
+    server = _Server((host, port), app, latency_ms, connect_latency_ms)
     thread, scheme = serve_in_thread(server, tls, "benchloop-sandbox")
     return Sandbox(app, server, thread, scheme)

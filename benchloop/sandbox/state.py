@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -108,6 +109,8 @@ class State:
             self.triggers: list[dict[str, Any]] = []
             self.posts: list[dict[str, Any]] = []
             self.log: deque[LoggedRequest] = deque(maxlen=LOG_LIMIT)
+            self.first_request_at: float | None = None  # time.monotonic(), since the last reset
+            self.last_answer_at: float | None = None
 
     def count(self, key: str, by: int = 1) -> None:
         with self.lock:
@@ -121,13 +124,17 @@ class State:
                 self.counters["max_in_flight"] = self.in_flight
 
     def leave(self) -> None:
+        """A request was answered (or failed to be): the time of the last answer since the last reset."""
         with self.lock:
             self.in_flight -= 1
+            self.last_answer_at = time.monotonic()
 
     def record_request(self, entry: LoggedRequest) -> None:
         with self.lock:
             self.counters["requests"] += 1
             self.log.append(entry)
+            if self.first_request_at is None:
+                self.first_request_at = time.monotonic()
 
     def record_post(self, endpoint: str, params: dict, body: Any, trigger: bool) -> None:
         item = {"endpoint": endpoint, "params": dict(params), "body": copy.deepcopy(body)}
@@ -139,6 +146,8 @@ class State:
     def snapshot(self) -> dict[str, Any]:
         with self.lock:
             out: dict[str, Any] = dict(self.counters)
+            out["first_request_monotonic"] = self.first_request_at
+            out["last_answer_monotonic"] = self.last_answer_at
             out["triggers"] = copy.deepcopy(self.triggers)
             out["posts"] = copy.deepcopy(self.posts)
             return out
