@@ -55,7 +55,7 @@ class Download:
     def __init__(self, http: Http, url: str, params: dict[str, Any] | None, tmp: str, on_bytes: Any, check: Any,
                  headers: dict[str, str] | None = None):
         self.http, self.tmp, self.extra = http, tmp, headers or {}
-        self.url = http.client.build_request("GET", url, params=params).url  # parsed once, as sent
+        self.url = http.parse(url, params)  # parsed once; each hop's request is built from it
         self.on_bytes, self.check = on_bytes, check
         self.have = 0
         self.validator: tuple[bytes, bytes] | None = None  # the first answer's (b"etag" or b"last-modified", value)
