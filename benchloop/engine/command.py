@@ -116,6 +116,23 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
         return EXIT_AUTH
     unwritten: list[tuple[str, str]] = []
     refused = False  # lines --output text left out (a value that would break its line)
+    if not prints and action.combine is not None:  # a files action's combine (bl view): its files
+        from .combinecall import CombineError
+        from .combining import combine_outcomes, print_combined, write_files
+
+        try:
+            result = combine_outcomes(action, opts, outcomes, rt.log, rt.secrets(), rt)
+        except CombineError as exc:
+            for _, message in exc.problems:
+                error_lines(rt, message)
+            summarize(rt.log, outcomes, noun="id(s)")
+            return EXIT_FAILURE
+        if not result.files and (result.page is not None or result.elements):  # or what it prints instead
+            from . import formats
+
+            refused = print_combined(rt.stdout, rt.log, result, opts.get("output") or "json", rt.pretty,
+                                     formats.compile_query(opts.get("query")), action.dimensions[dim].output)
+        unwritten = write_files(rt.log, result)
     if prints:
         if stream is not None:
             refused = stream.finish()
@@ -124,7 +141,7 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
             from .combining import combine_outcomes, print_combined, write_files
 
             try:
-                result = combine_outcomes(action, opts, outcomes, rt.log, rt.secrets())
+                result = combine_outcomes(action, opts, outcomes, rt.log, rt.secrets(), rt)
             except CombineError as exc:  # nothing to combine: said before anything is printed
                 for _, message in exc.problems:
                     error_lines(rt, message)

@@ -296,9 +296,9 @@ class Pipeline:
                 failures += self.fan_out(part, ctx, ident)
         if failures:
             raise aggregate(failures, aggregate_noun or "parts")
-        if self.files:
+        if self.files and (paths or self.action.combine is None):
             return next(iter(paths.values()), ident)
-        return self.element(ident, values)
+        return self.element(ident, values)  # printed, or what a files action's combine writes
 
     def element(self, ident: str, values: dict[str, Any]) -> Any:
         element = self.dim.element

@@ -12,8 +12,10 @@ tests use).  Rules keyed on the job number ``n`` (documented for test writers):
 
 * ``n % 7 == 0``: job report ``{"reports": []}``; ``n % 11 == 0`` (and not a
   multiple of 7): two report entries;
-* ``n % 13 == 0``: empty trajectory (and no rows in the group export);
-* ``n % 5 == 0``: trajectory step 0 carries two PNG media (same file name);
+* trajectories (:mod:`.trajectories`): as many turns as the metrics and the report say,
+  ending as the report says; ``n % 13 == 0``: empty trajectory (and no rows in the group
+  export; the report says none was recorded);
+* ``n % 5 == 0``: trajectory step 0 carries two PNG media (same file name; real PNGs);
   ``n % 10 == 0`` adds an extension-less ``video/mp4``; ``n % 25 == 0`` adds a
   media behind an SSO login redirect;
 * ``n % 10 == 0``: export rows name the job with ``jobId`` instead of ``job_id``;
@@ -245,6 +247,31 @@ def detail_tokenized(agg: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ reports
+ENDINGS = {
+    ("model", "wrong_patch"): "It submitted a patch to the wrong file: the failing test still fails.",
+    ("model", "hallucinated_api"): "It called a function that does not exist: the test fails with an AttributeError.",
+    ("model", "gave_up_early"): "It gave up without a patch: the failing test still fails.",
+    ("environment", None): "Its environment failed ({sub}) when it ran the test; it stopped there.",
+    ("tool", None): "A tool call failed ({sub}); it stopped there.",
+    ("timeout", None): "It was stopped by a timeout ({sub}) in its last turn, before it submitted.",
+}
+
+
+def ending(job: dict[str, Any]) -> str:
+    """How the run ended, in one sentence (the report says it; the trajectory's last step shows it)."""
+    if job["n"] % 13 == 0:
+        return "No trajectory was recorded for this job."
+    if job["status"] == "running":
+        return "The run has not ended yet."
+    if job["status"] == "cancelled":
+        return "The job was cancelled before it finished."
+    reason, sub = fail_reason(job)
+    if reason is None:
+        return "It submitted a patch and the failing test passes."
+    text = ENDINGS.get((reason, sub)) or ENDINGS.get((reason, None)) or f"It failed: {reason} ({sub})."
+    return text.format(sub=sub)
+
+
 def job_report(job: dict[str, Any]) -> dict[str, Any]:
     n, jid = job["n"], job["job_id"]
     if n % 7 == 0:
@@ -269,6 +296,8 @@ def job_report(job: dict[str, Any]) -> dict[str, Any]:
         "",
         f"The agent ran {f['num_turns']} turns and {f['tool_call_count']} tool calls "
         f"in {f['duration_s']} s; context peak {f['context_peak']} tokens.",
+        "",
+        ending(job),
         "",
     ]
     reports = [{"content": "\n".join(lines), "fail_reason": reason, "sub_fail_reason": sub}]
@@ -325,51 +354,51 @@ def media_of(job: dict[str, Any]) -> list[dict[str, str]]:
     return media
 
 
-def trajectory_steps(job: dict[str, Any], steps: int) -> list[dict[str, Any]]:
-    if job["n"] % 13 == 0:
-        return []
-    rng = random.Random(f"traj:{job['salt']}:{job['job_id']}")
-    out = []
-    for i in range(steps):
-        tokens = rng.randint(20, 2000)
-        if i % 2 == 0:
-            step: dict[str, Any] = {
-                "step": i, "role": "assistant",
-                "content": f"Step {i}: inspect {job['instance_id']} — plan «{tokens}»",
-                "tokens": tokens,
-            }
-        else:
-            step = {
-                "step": i, "role": "tool", "tool": ("bash", "editor", "browser")[tokens % 3],
-                "content": f"exit code {tokens % 2}", "tokens": tokens,
-            }
-        if i == 0:
-            media = media_of(job)
-            if media:
-                step["messages"] = [{"role": "tool", "parts": [{"response": [
-                    {"type": "input_image", "trace_media": m} for m in media]}]}]
-        out.append(step)
-    return out
+def job_trajectory(job: dict[str, Any], steps: int = 0) -> dict[str, Any]:
+    """A job's trajectory (:mod:`.trajectories`: its story, as many turns as its report says;
+    ``steps`` > 0: that many steps of it)."""
+    from .trajectories import trajectory_steps
 
-
-def job_trajectory(job: dict[str, Any], steps: int) -> dict[str, Any]:
     return {"job_id": job["job_id"], "trajectory": trajectory_steps(job, steps)}
 
 
-def export_lines(group_id: str, jobs: list[dict[str, Any]], steps: int) -> Iterable[dict]:
+def export_lines(group_id: str, jobs: list[dict[str, Any]], steps: int = 0) -> Iterable[dict]:
     """Rows of the group trace export: step-major, oldest job first (like a log store)."""
+    from .trajectories import trajectory_steps
+
     per_job = [(job, trajectory_steps(job, steps)) for job in reversed(jobs)]
-    for i in range(steps):
+    for i in range(max((len(t) for _, t in per_job), default=0)):
         for job, traj in per_job:
-            if i < len(traj):
+            if i < len(traj) and isinstance(traj[i], dict):
                 key = "jobId" if job["n"] % 10 == 0 else "job_id"
                 yield {"group_id": group_id, key: job["job_id"], **traj[i]}
 
 
+def _png(width: int, height: int, pixel: Any) -> bytes:
+    """A valid 8-bit RGB PNG (``pixel(x, y)`` -> 3 bytes), so that a browser decodes it."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    rows = b"".join(b"\x00" + b"".join(pixel(x, y) for x in range(width)) for y in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b""))
+
+
 def media_bytes(uri: str, mime: str) -> bytes:
+    """The bytes of a media file: a small PNG (a screenshot-like picture whose colours come from
+    the URI) for an image, an SVG that carries a script for ``image/svg+xml`` (a viewer must
+    never embed it), the start of an MP4 for anything else."""
     digest = hashlib.sha256(uri.encode()).digest()
-    head = b"\x89PNG\r\n\x1a\n" if mime.startswith("image/") else b"\x00\x00\x00\x18ftypmp42"
-    return head + digest * 8
+    if mime == "image/svg+xml":
+        return (b'<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><script>alert(2)</script>'
+                b'<rect width="10" height="10"/></svg>')
+    if mime.startswith("image/"):
+        top, body = digest[0:3], digest[3:6]
+        return _png(96, 64, lambda x, y: top if y < 12 else body if (x // 16 + y // 16) % 2 else b"\xf0\xf0\xf0")
+    return b"\x00\x00\x00\x18ftypmp42" + digest * 8
 
 
 # ---------------------------------------------------------------- artifacts

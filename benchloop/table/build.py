@@ -324,7 +324,8 @@ class Builder:
         parts: dict[str, Part] = {n: self.archive_entry(n, p) if archive else self.part(n, p)
                                   for n, p in raw_parts.items()}
         el = element(data.get("element"))
-        output = self.dimension_output(data, raw_parts, parts, el, listing, combine) if prints else None
+        # A files action with a combine (bl view) prints the combine's elements when it writes no file.
+        output = self.dimension_output(data, raw_parts, parts, el, listing, combine) if prints or combine else None
         return Dimension(
             name=name, option=opt, parts=frozen_map(parts), element=el, output=output,
             select=Select(select["option"], frozen_map({k: tuple(v) for k, v in select["choices"].items()}))
