@@ -28,6 +28,7 @@ from pathlib import Path
 from .measure import Run, median_run, run
 from .report import Table, Verdict, mb, ms, ratio, secs, size
 from .sandbox_proc import REPO, SandboxProcess
+from .view_page import view_page
 
 LATENCY_MS = 20
 HELP_TARGET_S = 0.120
@@ -859,6 +860,7 @@ SCENARIOS = [
     Scenario("sdk", "5. Python client", sdk),
     Scenario("scale", "6. Big groups", scale),
     Scenario("compare", "7. bl compare on big groups", compare),
+    Scenario("view-page", "8. bl view of a big trajectory", view_page),
     Scenario("mem-export", "4. Peak memory (big)", mem_export, big=True),
     Scenario("mem-jobs", "4. Peak memory (big)", mem_jobs, big=True),
 ]

@@ -36,8 +36,8 @@ from .media import data_uri
 from .trajectory import Step, Trajectory, align, describe_action, first_difference, read, step_media
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-PREVIEW_CHARS = 1500
-PREVIEW_LINES = 24
+PREVIEW_CHARS = 1200
+PREVIEW_LINES = 16
 MONO = "ui-monospace,SFMono-Regular,Menlo,Consolas,monospace"
 
 STYLE = f"""
