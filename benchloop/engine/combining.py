@@ -116,7 +116,10 @@ def write_files(log: Log, result: Combined) -> list[tuple[str, str]]:
             log.error(str(error))
             failed.append((path, str(error)))
             continue
-        log.file("wrote", path)
+        # A page the user asked for: its path is shown on a terminal too, where the per-file
+        # lines of downloads are counted instead.
+        log.touched("written", path)
+        log.info(f"wrote {path}")
         if result.opens:
             browse(log, path)
     return failed

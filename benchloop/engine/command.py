@@ -88,7 +88,10 @@ def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[st
             on_done(Outcome(ident, value=result))
         return result
 
-    return rt.map(ids, work, 1 if pipeline.dim.serial else None)
+    outcomes = rt.map(ids, work, 1 if pipeline.dim.serial else None)
+    for note in pipeline.absent_notes():  # what had nothing to write (an RSI not created yet)
+        rt.log.note(note)
+    return outcomes
 
 
 def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any]) -> int:

@@ -239,7 +239,7 @@ class Builder:
     def part(self, name: str, data: Mapping[str, Any]) -> Part:
         common: dict[str, Any] = dict(name=name, when=condition(data.get("when")), shape=transform(data.get("shape")),
                                       file=data.get("file"), format=data.get("format"),
-                                      failure_id=data.get("failure_id"))
+                                      failure_id=data.get("failure_id"), absent=data.get("absent"))
         request = self.endpoints[data["request"]] if data.get("request") else None
         if data.get("step"):
             step = self.steps[data["step"]]

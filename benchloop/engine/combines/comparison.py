@@ -106,7 +106,7 @@ def instance_pages(call: CombineCall, results: list[dict[str, Any]], folder: str
 
     passes: dict[str, dict[str, Any]] = {}
     for ident, rows in call.values:
-        passes[ident] = {r.get("job_id"): r.get("pass") for r in rows if isinstance(r, dict)}
+        passes[ident] = {str(r.get("job_id")): r.get("pass") for r in rows if isinstance(r, dict)}
     options = call.options
     links: dict[tuple[str, str], str] = {}
     pages = [(r, e) for r in results for e in r.get("instances") or []]
