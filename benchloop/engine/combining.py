@@ -9,6 +9,7 @@ never costs the printed result.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..base import files as local
@@ -22,12 +23,15 @@ from .outcomes import Outcome
 from .printing import Refused, closed_stdout
 from .runtime import Runtime
 
+# How a combine runs another command: ``(resource, option values) -> Ran`` (``command.runner``).
+Runner = Callable[[str, dict[str, Any]], Ran]
+
 
 class OutcomesCall:
     """The engine's side of ``combinecall.CombineCall``: the ids' outcomes, as values."""
 
     def __init__(self, action: Action, options: dict[str, Any], outcomes: list[Outcome], log: Log,
-                 secrets: tuple[str, ...] = (), rt: Runtime | None = None):
+                 secrets: tuple[str, ...] = (), rt: Runtime | None = None, runner: Runner | None = None):
         assert action.combine is not None
         self.ids = [o.ident for o in outcomes]
         self.failed = [o.ident for o in outcomes if o.failures]
@@ -37,6 +41,7 @@ class OutcomesCall:
         self._log = log
         self._secrets = secrets
         self._rt = rt
+        self._runner = runner
 
     @property
     def log(self) -> Log:
@@ -51,30 +56,31 @@ class OutcomesCall:
         return self.options.get("output_dir") or (self._rt.output_dir if self._rt is not None else ".")
 
     def run(self, resource: str, values: dict[str, Any]) -> Ran:
-        from .arguments import bind
-        from .command import execute
-
-        assert self._rt is not None, "a combine runs other commands only inside one"
-        action = next(iter(self._rt.spec.resources[resource].actions.values()))
-        dim, ids, opts = bind(action, values)
-        outcomes = execute(self._rt, action, dim, ids, opts)
-        failures = [(f.ident, f.message) for o in outcomes for f in o.failures]
-        if action.combine is None:
-            return Ran([], failures)
-        result = combine_outcomes(action, opts, outcomes, self._log, self._secrets, self._rt)
-        unwritten = write_files(self._log, result)
-        return Ran([p for p in result.files if p not in dict(unwritten)], failures + unwritten)
+        assert self._runner is not None, "a combine runs other commands only inside a command"
+        return self._runner(resource, values)
 
 
 def combine_outcomes(action: Action, options: dict[str, Any], outcomes: list[Outcome], log: Log,
-                     secrets: tuple[str, ...] = (), rt: Runtime | None = None) -> Combined:
+                     secrets: tuple[str, ...] = (), rt: Runtime | None = None, runner: Runner | None = None
+                     ) -> Combined:
     """What the action's combine makes of every id's outcome (``secrets``: the call's API keys,
-    masked in what the combine makes for people to share; ``rt``: the runtime a combine may run
-    other commands on)."""
+    masked in what the combine makes for people to share; ``rt``: the command's runtime;
+    ``runner``: how the combine runs another command, ``command.runner(rt)``)."""
     from .combines import COMBINES
 
     assert action.combine is not None, f"{action.command_line()} names no combine"
-    return COMBINES[action.combine.name](OutcomesCall(action, options, outcomes, log, secrets, rt))
+    return COMBINES[action.combine.name](OutcomesCall(action, options, outcomes, log, secrets, rt, runner))
+
+
+def ran(action: Action, opts: dict[str, Any], outcomes: list[Outcome], log: Log, secrets: tuple[str, ...],
+        rt: Runtime, runner: Runner) -> Ran:
+    """What another command run by a combine wrote: its combine's files, and its failures."""
+    failures = [(f.ident, f.message) for o in outcomes for f in o.failures]
+    if action.combine is None:
+        return Ran([], failures)
+    result = combine_outcomes(action, opts, outcomes, log, secrets, rt, runner)
+    unwritten = write_files(log, result)
+    return Ran([p for p in result.files if p not in dict(unwritten)], failures + unwritten)
 
 
 def print_combined(stdout: Any, log: Log, result: Combined, output: str, pretty: bool, query: Any,

@@ -53,6 +53,22 @@ def backend_message(action: Action, exc: BenchloopError) -> BenchloopError:
     return exc
 
 
+def runner(rt: Runtime) -> Callable[[str, dict[str, Any]], Any]:
+    """How a combine runs another command of the table (``CombineCall.run``: ``bl compare
+    --report-dir`` runs ``bl view``): its arguments checked, its ids executed, its combine's
+    files written, on this command's runtime."""
+
+    def run_other(resource: str, values: dict[str, Any]) -> Any:
+        from .arguments import bind
+        from .combining import ran
+
+        action = next(iter(rt.spec.resources[resource].actions.values()))
+        dim, ids, opts = bind(action, values)
+        return ran(action, opts, execute(rt, action, dim, ids, opts), rt.log, rt.secrets(), rt, run_other)
+
+    return run_other
+
+
 def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any],
             on_done: Callable[[Outcome], None] | None = None, spill: bool = False) -> list[Outcome]:
     """Process every id (or every id x section of a composite); the outcomes in input order.
@@ -124,7 +140,7 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
         from .combining import combine_outcomes, print_combined, write_files
 
         try:
-            result = combine_outcomes(action, opts, outcomes, rt.log, rt.secrets(), rt)
+            result = combine_outcomes(action, opts, outcomes, rt.log, rt.secrets(), rt, runner(rt))
         except CombineError as exc:
             for _, message in exc.problems:
                 error_lines(rt, message)
@@ -144,7 +160,7 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
             from .combining import combine_outcomes, print_combined, write_files
 
             try:
-                result = combine_outcomes(action, opts, outcomes, rt.log, rt.secrets(), rt)
+                result = combine_outcomes(action, opts, outcomes, rt.log, rt.secrets(), rt, runner(rt))
             except CombineError as exc:  # nothing to combine: said before anything is printed
                 for _, message in exc.problems:
                     error_lines(rt, message)

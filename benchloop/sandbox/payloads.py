@@ -36,15 +36,18 @@ import random
 from collections.abc import Iterable
 from typing import Any
 
-FAIL_REASONS = ("model", "environment", "tool", "timeout")
-SUB_FAIL_REASONS = {
-    "model": ("hallucinated_api", "gave_up_early", "wrong_patch"),
-    "environment": ("docker_pull_failed", "dependency_missing", "oom_killed"),
-    "tool": ("bad_tool_args", "tool_crash", "sandbox_denied"),
-    "timeout": ("step_timeout", "job_timeout", "llm_timeout"),
-}
-MODELS = ("qwen3.7-max", "qwen3-coder-plus", "qwen-max", "qwen3.5-turbo")
-MEDIA_BUCKET = "oss://sandbox-media"
+from .facts import (  # noqa: F401 - the job facts, also read as payloads.<name>
+    FAIL_REASONS,
+    MEDIA_BUCKET,
+    MODELS,
+    SUB_FAIL_REASONS,
+    fail_reason,
+    has_run_metrics,
+    media_of,
+    model_of,
+    run_facts,
+)
+from .trajectories import trajectory_steps
 
 RUN_ALLOW = (
     "job_count", "avg_duration_s", "avg_duration_api_s", "avg_thinking_length",
@@ -60,51 +63,6 @@ TOKENIZED_ALLOW = (
     "max_tokenizer_single_seq_context", "avg_tokenizer_context_peak",
     "max_tokenizer_context_peak", "avg_llm_calls", "max_llm_calls", "total_llm_calls",
 )
-
-
-# ----------------------------------------------------------------- job facts
-def has_run_metrics(job: dict[str, Any]) -> bool:
-    return job["status"] != "running"
-
-
-def run_facts(job: dict[str, Any]) -> dict[str, Any]:
-    """Every run/tokenizer number of a job, from its stored facts (pure arithmetic)."""
-    salt, turns = job["salt"], job["num_turns"]
-    out, peak = job["output_total"], job["context_peak"]
-    api_calls = turns + salt % 3
-    tool_calls = max(0, turns - 1)
-    tokens_sent = peak * turns // 3 + 100
-    return {
-        "duration_s": job["duration_s"],
-        "duration_api_s": round(job["duration_s"] * (0.55 + (salt % 40) / 100), 2),
-        "thinking_length": out * (2 + salt % 3) // 4,
-        "api_call_count": api_calls,
-        "api_error_count": (salt >> 5) % 3 if (salt >> 3) % 4 == 0 else 0,
-        "tool_call_count": tool_calls,
-        "tool_error_count": (salt >> 7) % 5 if tool_calls else 0,
-        "rate_limit_count": 1 if (salt >> 9) % 10 == 0 else 0,
-        "num_turns": turns,
-        "tokens_sent": tokens_sent,
-        "dedup_input": tokens_sent * 7 // 10,
-        "user_input": 50 + (salt >> 11) % 2000,
-        "output_total": out,
-        "output_per_turn": round(out / turns, 2),
-        "single_seq_context": peak * 9 // 10,
-        "context_peak": peak,
-        "llm_calls": api_calls,
-    }
-
-
-def fail_reason(job: dict[str, Any]) -> tuple[str | None, str | None]:
-    if job["status"] != "failed":
-        return None, None
-    reason = FAIL_REASONS[job["salt"] % len(FAIL_REASONS)]
-    subs = SUB_FAIL_REASONS[reason]
-    return reason, subs[(job["salt"] >> 4) % len(subs)]
-
-
-def model_of(job: dict[str, Any]) -> str:
-    return MODELS[(job["salt"] >> 13) % len(MODELS)]
 
 
 # --------------------------------------------------------------------- jobs
@@ -339,33 +297,14 @@ def group_report(group_id: str, jobs: Iterable[dict[str, Any]]) -> dict[str, Any
 
 
 # --------------------------------------------------------------- trajectory
-def media_of(job: dict[str, Any]) -> list[dict[str, str]]:
-    n, gid, jid = job["n"], job["group_id"] or "nogroup", job["job_id"]
-    if n % 13 == 0 or n % 5 != 0:
-        return []
-    media = [
-        {"mime_type": "image/png", "oss_uri": f"{MEDIA_BUCKET}/{gid}/{jid}/shot.png"},
-        {"mime_type": "image/png", "oss_uri": f"{MEDIA_BUCKET}/{gid}/{jid}/b/shot.png"},
-    ]
-    if n % 10 == 0:
-        media.append({"mime_type": "video/mp4", "oss_uri": f"{MEDIA_BUCKET}/{gid}/{jid}/clip"})
-    if n % 25 == 0:
-        media.append({"mime_type": "image/png", "oss_uri": f"{MEDIA_BUCKET}/sso/{jid}.png"})
-    return media
-
-
 def job_trajectory(job: dict[str, Any], steps: int = 0) -> dict[str, Any]:
     """A job's trajectory (:mod:`.trajectories`: its story, as many turns as its report says;
     ``steps`` > 0: that many steps of it)."""
-    from .trajectories import trajectory_steps
-
     return {"job_id": job["job_id"], "trajectory": trajectory_steps(job, steps)}
 
 
 def export_lines(group_id: str, jobs: list[dict[str, Any]], steps: int = 0) -> Iterable[dict]:
     """Rows of the group trace export: step-major, oldest job first (like a log store)."""
-    from .trajectories import trajectory_steps
-
     per_job = [(job, trajectory_steps(job, steps)) for job in reversed(jobs)]
     for i in range(max((len(t) for _, t in per_job), default=0)):
         for job, traj in per_job:
@@ -389,10 +328,11 @@ def _png(width: int, height: int, pixel: Any) -> bytes:
 
 def media_bytes(uri: str, mime: str) -> bytes:
     """The bytes of a media file: a small PNG (a screenshot-like picture whose colours come from
-    the URI) for an image, an SVG that carries a script for ``image/svg+xml`` (a viewer must
-    never embed it), the start of an MP4 for anything else."""
+    the URI) for an image, an SVG that carries a script for ``image/svg+xml`` and for a URI with
+    ``/disguised/`` whatever type it claims (a viewer must never embed it), the start of an MP4
+    for anything else."""
     digest = hashlib.sha256(uri.encode()).digest()
-    if mime == "image/svg+xml":
+    if mime == "image/svg+xml" or "/disguised/" in uri:  # the hostile group's: a script that says it is an image
         return (b'<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><script>alert(2)</script>'
                 b'<rect width="10" height="10"/></svg>')
     if mime.startswith("image/"):

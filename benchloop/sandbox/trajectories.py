@@ -38,7 +38,7 @@ import hashlib
 import random
 from typing import Any
 
-from .payloads import fail_reason, media_of, run_facts
+from .facts import fail_reason, media_of, run_facts
 
 HOSTILE_GROUP = "GHOSTILE"  # = dataset.HOSTILE_GROUP
 
@@ -238,7 +238,7 @@ def hostile_steps(job: dict[str, Any]) -> list[Any]:
     """A trajectory a hostile (or broken) backend could send: markup and scripts in every text,
     control and bidi characters, keys that are markup, steps that are no objects, repeated and
     missing step numbers, content that is no text, tokens that are no number, media that claims
-    to be an image and is a script, and one very long answer."""
+    to be an image and is a script (an SVG, and one that says it is a PNG), and one very long answer."""
     jid = job["job_id"]
     script = "<script>alert(document.cookie)</script>"
     return [
@@ -253,9 +253,11 @@ def hostile_steps(job: dict[str, Any]) -> list[Any]:
          "messages": [{"role": "tool", "parts": [{"response": [
              {"type": "input_image", "trace_media": {"oss_uri": f"oss://sandbox-media/{HOSTILE_GROUP}/svg/evil.svg",
                                                      "mime_type": "image/svg+xml"}},
-             {"type": "input_image", "trace_media": {"oss_uri": "javascript:alert(8)", "mime_type": "image/png"}},
+             {"type": "input_image", "trace_media": {"oss_uri": f"oss://sandbox-media/{HOSTILE_GROUP}/disguised/a.png",
+                                                     "mime_type": "image/png"}},
              {"type": "input_image", "trace_media": {"oss_uri": f"oss://sandbox-media/{HOSTILE_GROUP}/{len(jid)}.png",
                                                      "mime_type": "text/html"}},
+             {"type": "link", "url": "javascript:alert(8)"},
          ]}]}]},
         {"step": 3, "role": "assistant", "content": "a second step 3", "tokens": {"in": 1, "out": 2}},
         {"step": "four\u202e", "role": None, "tool": 42, "content": ["list", "content"], "finish": {"reason": "model"}},

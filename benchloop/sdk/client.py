@@ -262,7 +262,7 @@ class Client:
                 http.cancelled.clear()
 
     def _call(self, action: Action, values: dict[str, Any]) -> Any:
-        from ..engine.command import execute
+        from ..engine.command import execute, runner
         from ..engine.outcomes import exit_code
         from ..engine.printing import contributed
 
@@ -290,7 +290,7 @@ class Client:
             from ..engine.combining import combine_outcomes, write_files
 
             try:
-                combined = combine_outcomes(action, opts, outcomes, rt.log, rt.secrets(), rt)
+                combined = combine_outcomes(action, opts, outcomes, rt.log, rt.secrets(), rt, runner(rt))
             except CombineError as exc:  # nothing could be combined: a failure of that id
                 raise PartialFailure([*failures, *exc.problems], []) from None
             result = list(combined.elements)
@@ -306,7 +306,7 @@ class Client:
             from ..engine.combining import combine_outcomes, write_files
 
             try:
-                combined = combine_outcomes(action, opts, outcomes, rt.log, rt.secrets(), rt)
+                combined = combine_outcomes(action, opts, outcomes, rt.log, rt.secrets(), rt, runner(rt))
             except CombineError as exc:
                 raise PartialFailure([*failures, *exc.problems], None) from None
             unwritten = write_files(rt.log, combined)

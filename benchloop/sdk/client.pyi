@@ -212,10 +212,10 @@ class CompareResource(ResourceClient):
 
 class ViewResource(ResourceClient):
     """A job's trajectory as a page: one trial, or two side by side with the first step where they differ."""
-    def view(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, instance_id: str | None = None, output_dir: str | None = None, open: bool = False, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5) -> str:
+    def view(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, open: bool = False, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5) -> str:
         """Write one self-contained HTML page of a job's trajectory (-j JOB), or of two trials side by side, aligned by step number, the first step where they differ marked and linked from the top (-j A -j B; or --instance INSTANCE -g BASE -g CAND: the trial that stands for each group on that instance). --output text prints a readable step listing instead (for a terminal)."""
         ...
-    def __call__(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, instance_id: str | None = None, output_dir: str | None = None, open: bool = False, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5) -> str:
+    def __call__(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, open: bool = False, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5) -> str:
         """Write one self-contained HTML page of a job's trajectory (-j JOB), or of two trials side by side, aligned by step number, the first step where they differ marked and linked from the top (-j A -j B; or --instance INSTANCE -g BASE -g CAND: the trial that stands for each group on that instance). --output text prints a readable step listing instead (for a terminal)."""
         ...
 

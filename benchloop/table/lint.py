@@ -679,8 +679,7 @@ def _lint_combine(c: _Lint, where: str, action: dict[str, Any]) -> None:
     if action["writer"] not in ("stdout", "files"):
         c.add(f"{where}: combine {name!r} needs the stdout or the files writer (it makes what is printed or written)")
     elif action["writer"] == "files" and (own_files or action.get("stdout_when") or action.get("compose")):
-        c.add(f"{where}: combine {name!r} writes the files of its action: no part may write one "
-              f"({', '.join(own_files) or 'stdout_when or compose given'})")
+        c.add(f"{where}: combine {name!r} writes its action's files: no part may write one, nor stdout_when or compose ({', '.join(own_files) or 'given'})")
     _check_values(c.spec, where, "combine", name, declared, params, c.problems, set(), _row_columns(c.spec, action))
 
 
