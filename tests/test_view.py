@@ -150,7 +150,7 @@ def test_hostile_jobs_render_escaped_and_nothing_is_lost(api, tmp_path, data):
         assert "A" * 120_000 + "<script>alert(7)</script>" in text  # the whole of a long answer, folded
         # only what claims to be PNG, JPEG, GIF or WebP is fetched, and only a real image is embedded
         assert "evil.svg (image/svg+xml): not embedded" in text
-        assert "disguised/a.png (image/png): not embedded: 107 bytes that are no image/png" in text
+        assert "disguised/a.png (image/png): not embedded: 119 bytes that are no image/png, " in text
         assert "javascript:alert(8)" in text and not root.find_all("img") and not root.find_all("a")
 
 
