@@ -342,6 +342,11 @@ def test_steps_are_read_whatever_the_answer_shape():
     assert read("text").fields == {"answer": "text"} and read(None).fields == {}
     other = read({"job_id": "OTHER", "trajectory": []}, "J")
     assert other.fields == {"job_id": "OTHER"}  # an answer that names another job says so
+    chat = read({"messages": [{"role": "user", "content": "hi"}], "model": "m"})
+    assert [s.role for s in chat.steps] == ["user"] and chat.fields == {"model": "m"}
+    nested = read({"trajectory": {"steps": [{"step": 1}], "meta": 2}})
+    assert [s.key for s in nested.steps] == [1] and nested.fields == {"trajectory": {"meta": 2}}
+    assert read({"trajectory": {"no": "steps"}}).fields == {"trajectory": {"no": "steps"}}
 
 
 def test_the_first_difference_is_another_tool_or_another_action():

@@ -1,7 +1,8 @@
 """A trajectory answer read into steps, two trials aligned, and where they first differ.
 
 Trajectories are free-form (docs/contract.md; the table's ``TrajectoryStep``): the steps
-come as ``trajectory`` or ``steps`` of the answer, or as the answer itself; a step is
+come as ``trajectory``, ``steps`` or ``messages`` of the answer (or of an object under one
+of those names), or as the answer itself; a step is
 usually an object with ``step``, ``role``, ``tool``, ``tokens`` and ``content``, and
 anything else.  The viewer shows those five where it knows them and **every other field
 as it came** (:attr:`Step.fields`), a step that is no object as its JSON, and every field
@@ -31,7 +32,7 @@ ACTION_FIELDS = ("tool_calls", "tool_call", "function_call", "action", "command"
                  "tool_input", "code")
 # Keys that name one call (random per run): not part of the action.
 CALL_IDS = frozenset({"id", "call_id", "tool_call_id"})
-STEP_KEYS = ("trajectory", "steps")  # where an answer holds its steps, in this order
+STEP_KEYS = ("trajectory", "steps", "messages")  # where an answer holds its steps, in this order
 MAX_DEPTH = 64  # how deep media references are looked for
 
 
@@ -65,7 +66,8 @@ class Step:
 class Trajectory:
     steps: list[Step]
     fields: dict[str, Any]  # the answer's other fields (its job id excepted), as they came
-    key: str | None  # where the steps were (``trajectory``, ``steps``; None: the answer is the list)
+    key: str | None  # where the steps were (``trajectory``, ``steps``, ``messages``, ``trajectory.steps``...;
+    # None: the answer is the list, or has none)
 
 
 def canonical(value: Any) -> str:
@@ -148,11 +150,21 @@ def read(answer: Any, job_id: str | None = None) -> Trajectory:
         return Trajectory([read_step(i, s) for i, s in enumerate(answer)], {}, None)
     if not isinstance(answer, dict):
         return Trajectory([], {} if answer is None else {"answer": answer}, None)
+    rest = {str(k): v for k, v in answer.items() if not (k == "job_id" and (job_id is None or v == job_id))}
     key = next((k for k in STEP_KEYS if isinstance(answer.get(k), list)), None)
-    steps = [read_step(i, s) for i, s in enumerate(answer[key])] if key else []
-    rest = {str(k): v for k, v in answer.items()
-            if k != key and not (k == "job_id" and (job_id is None or v == job_id))}
-    return Trajectory(steps, rest, key)
+    if key is not None:
+        del rest[key]
+        return Trajectory([read_step(i, s) for i, s in enumerate(answer[key])], rest, key)
+    for outer in STEP_KEYS:  # one level down: {"trajectory": {"steps": [...], ...}}
+        inner = answer.get(outer)
+        key = next((k for k in STEP_KEYS if isinstance(inner, dict) and isinstance(inner.get(k), list)), None)
+        if key is not None:
+            assert isinstance(inner, dict)
+            rest[outer] = {k: v for k, v in inner.items() if k != key}
+            if not rest[outer]:
+                del rest[outer]
+            return Trajectory([read_step(i, s) for i, s in enumerate(inner[key])], rest, f"{outer}.{key}")
+    return Trajectory([], rest, None)
 
 
 # ------------------------------------------------------------------ media
