@@ -457,3 +457,72 @@ def _assert_shown(step, text: str) -> None:
 def test_html_block_keeps_lines_and_shows_hiding_characters():
     assert html_block("a\r\nb\tc") == "a\nb\tc"
     assert html_block("x\x1by\u202e<") == "x\\x1by\\u202e&lt;"
+
+
+# ------------------------------------------------------------ the sandbox's story
+@pytest.mark.parametrize("group", ["G1", "G2", "BASE", "CAND", "CAND2"])
+def test_trajectories_agree_with_their_reports(data, group):
+    """As many turns as the metrics and the report say, and the same end: the last step's
+    ``finish`` is the report's fail reason (or the submission of a passing run)."""
+    ends, wrong = set(), 0
+    for job in data.iter_group_jobs(group):
+        steps = payloads.job_trajectory(job)["trajectory"]
+        report = payloads.job_report(job)["reports"]
+        turns = payloads.run_facts(job)["num_turns"]
+        if job["n"] % 13 == 0:
+            assert steps == [] and (not report or "No trajectory was recorded" in report[0]["content"])
+            continue
+        assert sum(1 for s in steps if s["role"] == "assistant") == turns, job["job_id"]
+        assert sum(1 for s in steps if s["role"] == "tool") == payloads.run_facts(job)["tool_call_count"]
+        if report:
+            assert f"The agent ran {turns} turns" in report[0]["content"]
+        last = steps[-1]
+        if job["status"] == "running":
+            assert "finish" not in last and last["tool_calls"]  # still waiting for its tool
+            continue
+        reason, sub = payloads.fail_reason(job)
+        expected = {"cancelled": "cancelled", "succeeded": "submitted"}.get(job["status"], reason)
+        assert last["finish"]["reason"] == expected, job["job_id"]
+        if reason:
+            assert last["finish"]["detail"] == sub
+            assert report == [] or report[0]["fail_reason"] == reason
+        ends.add(expected)
+        if reason == "model" and sub == "wrong_patch":  # the wrong diff; with time, the failing test's output
+            assert last["patch"].startswith("diff --git")
+            wrong += 1
+            if turns >= 6:
+                assert any("FAILED tests/" in (s.get("content") or "") for s in steps if s["role"] == "tool")
+    assert {"submitted", "model", "timeout"} <= ends and wrong > 0
+
+
+def test_printed_trials_match_their_declared_output(api):
+    import jsonschema
+
+    from benchloop.table.load import load_model
+
+    output = load_model().resources["view"].actions["view"].dimensions["group"].output
+    validator = jsonschema.Draft202012Validator(output.resolved)
+    result = api("view", "--instance", CHANGED, "-g", "BASE", "-g", "CAND2", "--output", "json")
+    for element in json.loads(result.out):
+        assert not list(validator.iter_errors(element))
+    result = api("view", "-j", "../../../escape-job", "--output", "json")
+    [element] = json.loads(result.out)
+    assert not list(validator.iter_errors(element))
+
+
+def test_the_mcp_tool_trajectory_steps_fits_its_budget(sandbox):
+    from benchloop.mcp_server.serve import build_runner
+
+    values = {"http": None, "tools": None, "allow_writes": False, "allow_downloads": None, "max_chars": 4000}
+    runner = build_runner(values, {"host": sandbox.url, "api_key": sandbox.api_key, "retry": 0})
+    try:
+        assert "view" not in runner.every  # a page for people is no tool
+        tool = runner.tools["trajectory_steps"]
+        assert tool.read_only
+        reply = runner.call("trajectory_steps", {"job": ["G1-J0032"]})
+        again = runner.call("trajectory_steps", {"job": ["G1-J0032"], "query": "[0].steps[?first_difference == null] | [8]"})
+    finally:
+        runner.close()
+    assert not reply.is_error and sum(len(t) for t in reply.texts) <= 4000
+    assert reply.structured["truncated"] and reply.structured["result"][0]["job_id"] == "G1-J0032"
+    assert json.loads(again.texts[0])["step"] == 8
