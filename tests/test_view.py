@@ -133,6 +133,17 @@ def test_every_sandbox_job_has_a_page(api, tmp_path, job):
     assert_safe(document)
 
 
+def test_running_cancelled_and_unscored_jobs_have_a_page(api, tmp_path, data):
+    jobs = [j for g in ("BASE", "CAND2", "G2", "G3") for j in data.iter_group_jobs(g)
+            if j["status"] in ("running", "cancelled")][:12]
+    assert {j["status"] for j in jobs} == {"running", "cancelled"}
+    for job in jobs:
+        result, document = view(api, tmp_path, "-j", job["job_id"])
+        assert result.code == 0, result.err
+        header = parse(document)[1].find_all("section", "trial")[0].all_text()
+        assert job["status"] in header and "not scored" in header
+
+
 def test_hostile_jobs_render_escaped_and_nothing_is_lost(api, tmp_path, data):
     for job_id, _ in HOSTILE_JOBS:
         if len(job_id) > 200 or not job_id.isprintable():
