@@ -20,7 +20,7 @@ import pytest
 from html_tree import parse
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import API_KEY
+from support import API_KEY, NOT_FOUND, binary, js
 
 from benchloop.compare.display import html_block
 from benchloop.sandbox import payloads
@@ -163,6 +163,44 @@ def test_hostile_jobs_render_escaped_and_nothing_is_lost(api, tmp_path, data):
         assert "evil.svg (image/svg+xml): not embedded" in text
         assert "disguised/a.png (image/png): not embedded: 119 bytes that are no image/png, " in text
         assert "javascript:alert(8)" in text and not root.find_all("img") and not root.find_all("a")
+
+
+def test_another_backend_s_shapes_images_and_gaps(bl, origins, tmp_path):
+    """A backend with another trajectory shape (``messages``, string step numbers, content parts),
+    a JPEG, an image over the cap, and no job, report or metrics endpoint: the page shows every
+    message and field, embeds the JPEG, names the rest."""
+    jpeg = b"\xff\xd8\xff\xe0" + b"\x00" * 60
+    big = b"\x89PNG\r\n\x1a\n" + b"\x00" * 2_100_000
+    messages = [
+        {"step": "1", "role": "user", "content": [{"type": "text", "text": "fix the bug"}], "ts": 1.5},
+        {"step": "2", "role": "assistant", "function_call": {"name": "run", "arguments": "{\"cmd\": \"ls\"}"},
+         "media": [{"trace_media": {"oss_uri": "oss://b/a.jpg", "mime_type": "image/jpeg"}},
+                   {"trace_media": {"oss_uri": "oss://b/big.png", "mime_type": "image/png"}}]},
+    ]
+
+    def answer(path: str, query: dict[str, str]):
+        if path == "/openapi/jobs/X/trajectory":
+            return js({"job_id": "X", "messages": messages, "agent": {"name": "other"}})
+        if path == "/openapi/getTrajV2/mediaFile":
+            return binary(jpeg if query.get("ossUri") == "oss://b/a.jpg" else big, query.get("mime", ""))
+        return NOT_FOUND
+
+    origin = origins(answer)
+    result = bl("--host", origin.url, "--api-key", API_KEY, "--retry", "0", "view", "-j", "X",
+                "-o", str(tmp_path / "x.html"))
+    assert result.code == 0, result.err
+    document = (tmp_path / "x.html").read_text(encoding="utf-8")
+    assert_safe(document)
+    _, root = parse(document)
+    text = root.all_text()
+    assert len(cards(document)) == 2 and "#1" in text and "#2" in text
+    for shown in ('"text": "fix the bug"', "ts", "1.5", '"arguments": "{\\"cmd\\": \\"ls\\"}"', "agent",
+                  '"name": "other"', "job: API error 404", "report: API error 404", "metrics: API error 404"):
+        assert shown in text, shown
+    [img] = root.find_all("img")
+    assert img.attrs["src"].startswith("data:image/jpeg;base64,")
+    assert "big.png (image/png): not embedded: larger than 2,000,000 bytes" in text
+    assert "run" in root.find_all("span", "tool")[0].all_text()  # the function called
 
 
 def test_an_unknown_job_fails_and_writes_nothing(api, tmp_path):
