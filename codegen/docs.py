@@ -112,6 +112,7 @@ def requests_of(dim: Dimension) -> list[dict[str, Any]]:
             "when": ("" if inner.when.equals else "not ") + inner.when.option if inner.when else "",
             "file": output,
             "format": ("zip entry" if entry else inner.format or "json") if output else "",
+            "step": inner.step.name if isinstance(inner, StepPart) else "",
         })
     return rows
 
