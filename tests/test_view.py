@@ -575,3 +575,50 @@ def test_the_mcp_tool_trajectory_steps_fits_its_budget(sandbox):
     assert not reply.is_error and sum(len(t) for t in reply.texts) <= 4000
     assert reply.structured["truncated"] and reply.structured["result"][0]["job_id"] == "G1-J0032"
     assert json.loads(again.texts[0])["step"] == 8
+
+
+HOSTILE_NAMES = ["<script>alert(1)</script>", '" onmouseover="alert(2)', "../../etc/passwd", "a%2Fb c",
+                 "javascript:alert(3)", "\x1b[31mred\u202e"]
+
+
+def test_report_dir_with_hostile_instances_links_safely(bl, origins, tmp_path):
+    """Instance names that are markup, paths, percent signs or controls: each page lands inside
+    DIR under a safe name, and its link (relative, percent-encoded, escaped) opens that file."""
+    jobs = {g: [(f"{g}-{k}", HOSTILE_NAMES[k % len(HOSTILE_NAMES)], float(g == "CAND")) for k in range(12)]
+            for g in ("BASE", "CAND")}
+
+    def answer(path: str, query: dict[str, str]):
+        group = jobs.get(query.get("group_id", ""))
+        if path == "/openapi/jobs" and group is not None:
+            return js({"total": len(group), "jobs": [{"job_id": j, "group_id": query["group_id"], "status": "succeeded",
+                                                      "instance_id": i, "created_at": "2026-07-01"} for j, i, _ in
+                                                     group[int(query.get("skip", 0)):][:int(query.get("limit", 50))]]})
+        if path == "/openapi/metrics" and group is not None:
+            return js({"total": len(group), "metrics": [{"job_id": j, "metrics": [{"type": "eval",
+                                                                                  "data": {"task_score": s}}]}
+                                                        for j, _, s in group[int(query.get("skip", 0)):]]})
+        if path.endswith("/trajectory"):
+            job = path.split("/")[3]
+            return js({"job_id": job, "trajectory": [{"step": 0, "role": "tool", "tool": job[:4], "content": job}]})
+        return NOT_FOUND
+
+    origin = origins(answer)
+    folder = tmp_path / "report"
+    result = bl("--host", origin.url, "--api-key", API_KEY, "--retry", "0", "compare", "-g", "BASE", "-g", "CAND",
+                "--report-dir", str(folder))
+    assert result.code == 0, result.err
+    index = (folder / "index.html").read_text(encoding="utf-8")
+    _, root = parse(index)
+    assert not root.find_all("script") and "\x1b" not in index and "\u202e" not in index
+    links = root.find_all("a")
+    assert len(links) == len(HOSTILE_NAMES)
+    written = {p.relative_to(folder).as_posix() for p in folder.rglob("*.html")}
+    assert len(written) == len(HOSTILE_NAMES) + 1 and all(p.startswith("instances/CAND/") or p == "index.html"
+                                                          for p in written)
+    from urllib.parse import unquote
+
+    for link in links:
+        href = link.attrs["href"]
+        assert re.fullmatch(r"instances/CAND/[A-Za-z0-9%._~-]+\.html", href), href  # no scheme, no markup
+        assert unquote(href) in written  # what a browser opens is the page written
+        assert_safe((folder / unquote(href)).read_text(encoding="utf-8"))
