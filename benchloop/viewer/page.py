@@ -33,7 +33,16 @@ from ..base.masking import mask
 from ..compare.display import html_block, html_text
 from . import trials as t
 from .media import data_uri
-from .trajectory import Step, Trajectory, align, describe_action, first_difference, read, step_media
+from .trajectory import (
+    Step,
+    Trajectory,
+    align,
+    describe_action,
+    first_difference,
+    media_refs,
+    read,
+    step_media,
+)
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 PREVIEW_CHARS = 1200
@@ -201,7 +210,8 @@ def header(w: Writer, trial: dict[str, Any], trajectory: Trajectory) -> str:
                          f"<pre>{w.block(content)}</pre></details>")
     if trajectory.fields:
         parts.append('<details class="full"><summary>other fields of the trajectory</summary>'
-                     f"{w.fields(trajectory.fields)}</details>")
+                     f"{w.fields(trajectory.fields)}{w.images(list(dict.fromkeys(media_refs(trajectory.fields))))}"
+                     "</details>")
     parts.append("</section>")
     return "".join(parts)
 
