@@ -113,7 +113,7 @@ def _prune_cache(keep: int) -> None:
 
 def _cache_key(args: argparse.Namespace, group_id: str) -> str:
     digest = hashlib.sha256()
-    for name in ("payloads.py", "dataset.py", "app.py"):
+    for name in ("payloads.py", "facts.py", "trajectories.py", "dataset.py", "app.py"):
         digest.update((_SANDBOX_DIR / name).read_bytes())
     digest.update(Path(__file__).read_bytes())
     digest.update(json.dumps([args.seed, args.groups, args.jobs_per_group, args.tasks_per_group,

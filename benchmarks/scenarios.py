@@ -20,6 +20,7 @@ from .memory import mem_export, mem_jobs
 from .report import Table
 from .sdk import sdk
 from .startup import startup
+from .view_page import view_page
 
 
 @dataclass
@@ -38,8 +39,9 @@ SCENARIOS = [
     Scenario("sdk", "4. Python client", sdk),
     Scenario("scale", "5. Big groups", scale),
     Scenario("compare", "6. bl compare on big groups", compare),
-    Scenario("mem-export", "7. Peak memory (big)", mem_export, big=True),
-    Scenario("mem-jobs", "7. Peak memory (big)", mem_jobs, big=True),
+    Scenario("view-page", "7. bl view of a big trajectory", view_page),
+    Scenario("mem-export", "8. Peak memory (big)", mem_export, big=True),
+    Scenario("mem-jobs", "8. Peak memory (big)", mem_jobs, big=True),
 ]
 
 __all__ = ["SCENARIOS", "Bench", "Client", "Scenario", "Sizes", "default_concurrency"]

@@ -82,7 +82,7 @@ def fields_of(action: Action, dim: Dimension) -> dict[str, Any] | None:
     columns of the flat formats with their types and descriptions; None when the action
     prints nothing, or when the step's column list above says it all."""
     output = dim.output
-    if output is None or not action.prints:
+    if output is None or not (action.prints or action.combine is not None):
         return None
     built = columns_of(dim)
     if built is not None and output.rows is None and \
@@ -112,12 +112,17 @@ def requests_of(dim: Dimension) -> list[dict[str, Any]]:
             "when": ("" if inner.when.equals else "not ") + inner.when.option if inner.when else "",
             "file": output,
             "format": ("zip entry" if entry else inner.format or "json") if output else "",
+            "step": inner.step.name if isinstance(inner, StepPart) else "",
         })
     return rows
 
 
 def output_line(action: Action) -> str:
     """Where an action's output goes, in words (a combine says what it makes of the ids)."""
+    if action.combine is not None and action.writer == "files":
+        what = action.combine.definition.help
+        return (f"the file the combine `{action.combine.name}` writes of every id's value (the Python client "
+                "returns its path): " + what[:1].lower() + what[1:])
     if action.combine is not None:
         what = action.combine.definition.help
         return f"one JSON array on stdout (the combine `{action.combine.name}` of every id's value): " + (

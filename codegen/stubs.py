@@ -116,10 +116,16 @@ def method_stubs(action: Action, name: str | None = None, types: TypedDicts | No
         out += f"    def {name}({params(options)}) -> list[{element}] | DownloadResult:\n"
         out += _doc(action.help, "        ") + "        ...\n"
         return out
-    returns = f"list[{element}]" if action.writer == "stdout" else "DownloadResult"
+    returns = f"list[{element}]" if action.writer == "stdout" else "str" if action.combine else "DownloadResult"
     out += f"    def {name}({params(options)}) -> {returns}:\n"
     out += _doc(action.help, "        ") + "        ...\n"
     return out
+
+
+def _returns_word(action: Action) -> str:
+    if action.writer == "stdout":
+        return "list"
+    return "str (the page's path)" if action.combine else "DownloadResult"
 
 
 def walks(action: Action, parts: dict) -> str:
@@ -222,7 +228,7 @@ def reference() -> str:
         for action in resource.actions.values():
             call = f"bl.{attribute(resource.name)}.{attribute(action.name)}()"
             lines.append(f"| [`{call}`](#{attribute(resource.name)}-{attribute(action.name)}) | "
-                         f"`{action.command_line()}` | {'list' if action.writer == 'stdout' else 'DownloadResult'} |")
+                         f"`{action.command_line()}` | {_returns_word(action)} |")
         if iter_target(resource):
             lines.append(f"| [`bl.{attribute(resource.name)}.iter()`](#{attribute(resource.name)}-iter) | "
                          f"`{iter_target(resource)[0].command_line()}`, every page | iterator |")

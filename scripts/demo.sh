@@ -98,3 +98,13 @@ echo "# ap-cmd: the AgentPlatform command line of a group (the sandbox serves Ag
 echo "# its cluster comes from Benchloop's record of the group, the key from AP_API_KEY)"
 echo "\$ AP_API_KEY=ap-sandbox-key bl ap-cmd APG-PROFILE --ap-base-url <sandbox> --trials 5 --my-flag on"
 AP_API_KEY=ap-sandbox-key "$BL" ap-cmd APG-PROFILE --ap-base-url "$BENCHLOOP_HOST" --trials 5 --my-flag on
+
+# bl view: from a changed instance to the step where the agent went wrong.
+echo
+echo "# bl view: CAND2 fixed requests__requests-2334; a failing BASE trial and a passing CAND2 trial side by side"
+run compare -g BASE,CAND2 --report-dir "$OUT/compare-report" --query '[0].instances[0].instance'
+run view --instance requests__requests-2334 -g BASE -g CAND2 --output table --query '[].{job: job_id, pass: pass, first_difference: steps[?first_difference].step | [0]}'
+run view --instance requests__requests-2334 -g BASE -g CAND2 -o "$OUT"
+echo
+echo "Open $OUT/requests__requests-2334_BASE_vs_CAND2_view.html (or bl view ... --open): the first"
+echo "difference (step 8) is marked and linked from the top; $OUT/compare-report/index.html links every changed instance."

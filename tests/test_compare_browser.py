@@ -23,159 +23,21 @@ the test needs no extra package and opens no port.
 from __future__ import annotations
 
 import base64
-import fcntl
 import json
 import os
-import select
-import shutil
-import struct
-import subprocess
-import time
-import zlib
-from pathlib import Path
 
 import pytest
+from browser_support import DevTools, chromium, evaluate, load, png_pixels
 from compare_cases import HAND_BASELINE, HAND_CANDIDATE, payloads, table_rows
 
 from benchloop.compare import html_report
 from benchloop.compare.stats import compare_groups
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run"]
-CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-
-
-def _browser() -> str | None:
-    named = os.environ.get("BENCHLOOP_CHROMIUM")
-    if named:
-        return named if os.access(named, os.X_OK) else None
-    for name in CANDIDATES:
-        found = shutil.which(name)
-        if found:
-            return found
-    return "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None
-
-
 pytestmark = [
     pytest.mark.skipif(os.environ.get("BENCHLOOP_TEST_BROWSER") != "1",
                        reason="opt-in: make test-browser (BENCHLOOP_TEST_BROWSER=1)"),
-    pytest.mark.skipif(_browser() is None, reason="no Chromium installed"),
+    pytest.mark.skipif(chromium() is None, reason="no Chromium installed"),
 ]
-
-
-def _onto_3_and_4(reader: int, writer: int) -> None:
-    """In the child: the pipe ends onto fds 3 and 4 (moved above 10 first, so neither is clobbered)."""
-    high_r, high_w = fcntl.fcntl(reader, fcntl.F_DUPFD, 10), fcntl.fcntl(writer, fcntl.F_DUPFD, 10)
-    os.dup2(high_r, 3)
-    os.dup2(high_w, 4)
-
-
-class DevTools:
-    """A headless Chromium and its DevTools protocol over a pipe."""
-
-    def __init__(self, binary: str, profile: Path) -> None:
-        to_browser_r, self._to_browser = os.pipe()
-        self._from_browser, from_browser_w = os.pipe()
-        # The browser reads commands on fd 3 and writes answers on fd 4.
-        self.proc = subprocess.Popen(
-            [binary, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-pipe",
-             "--window-size=1200,900", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(3, 4), preexec_fn=lambda: _onto_3_and_4(to_browser_r, from_browser_w),
-        )
-        os.close(to_browser_r)
-        os.close(from_browser_w)
-        self._buffer = b""
-        self._next = 0
-        self.events: list[dict] = []
-
-    def close(self) -> None:
-        for fd in (self._to_browser, self._from_browser):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(10)
-
-    def _read(self, deadline: float) -> dict:
-        while b"\0" not in self._buffer:
-            left = deadline - time.monotonic()
-            ready, _, _ = select.select([self._from_browser], [], [], max(left, 0))
-            if not ready:
-                raise TimeoutError("no answer from the browser")
-            chunk = os.read(self._from_browser, 1 << 20)
-            if not chunk:
-                raise EOFError("the browser closed its pipe")
-            self._buffer += chunk
-        message, self._buffer = self._buffer.split(b"\0", 1)
-        return json.loads(message)
-
-    def send(self, method: str, params: dict | None = None, session: str | None = None,
-             timeout: float = 30) -> dict:
-        self._next += 1
-        message = {"id": self._next, "method": method, "params": params or {}}
-        if session:
-            message["sessionId"] = session
-        os.write(self._to_browser, json.dumps(message).encode() + b"\0")
-        deadline = time.monotonic() + timeout
-        while True:
-            answer = self._read(deadline)
-            if answer.get("id") == self._next:
-                assert "error" not in answer, answer
-                return answer["result"]
-            self.events.append(answer)
-
-    def wait_event(self, method: str, timeout: float = 30) -> dict:
-        deadline = time.monotonic() + timeout
-        for event in self.events:
-            if event.get("method") == method:
-                return event
-        while True:
-            event = self._read(deadline)
-            self.events.append(event)
-            if event.get("method") == method:
-                return event
-
-
-def _png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
-    """(width, height, rows of RGBA/RGB bytes) of a non-interlaced 8-bit PNG."""
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, idat, header = 8, b"", None
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        chunk = data[pos + 8:pos + 8 + length]
-        if kind == b"IHDR":
-            header = struct.unpack(">IIBBBBB", chunk)
-        elif kind == b"IDAT":
-            idat += chunk
-        pos += 12 + length
-    width, height, depth, color, _, _, interlace = header
-    assert depth == 8 and interlace == 0 and color in (2, 6)
-    bpp = 4 if color == 6 else 3
-    raw, stride, rows, prev = zlib.decompress(idat), width * bpp, [], bytearray(width * bpp)
-    for y in range(height):
-        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-            if kind == 1:
-                line[i] = (line[i] + a) & 0xFF
-            elif kind == 2:
-                line[i] = (line[i] + b) & 0xFF
-            elif kind == 3:
-                line[i] = (line[i] + (a + b) // 2) & 0xFF
-            elif kind == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
-        rows.append(bytes(line))
-        prev = line
-    return width, height, rows
 
 
 MEASURE = """JSON.stringify([...document.querySelectorAll('svg')].map(s => {
@@ -211,25 +73,6 @@ def outside(chart: dict) -> list[str]:
         b["x"] < -0.5 or b["y"] < -0.5 or b["x"] + b["w"] > chart["w"] + 0.5 or b["y"] + b["h"] > chart["h"] + 0.5)]
 
 
-def load(tmp_path: Path, document: str) -> tuple[DevTools, str, Path]:
-    """A browser with ``document`` (written to a file) loaded in its page, and the session."""
-    report = tmp_path / "report.html"
-    report.write_text(document, encoding="utf-8")
-    browser = DevTools(_browser(), tmp_path / "profile")
-    [page] = [t for t in browser.send("Target.getTargets")["targetInfos"] if t["type"] == "page"]
-    session = browser.send("Target.attachToTarget", {"targetId": page["targetId"], "flatten": True})["sessionId"]
-    for domain in ("Page", "Network", "Runtime"):
-        browser.send(f"{domain}.enable", session=session)
-    browser.send("Page.navigate", {"url": report.as_uri()}, session=session)
-    browser.wait_event("Page.loadEventFired")
-    return browser, session, report
-
-
-def evaluate(browser: DevTools, session: str, expression: str):
-    return json.loads(browser.send("Runtime.evaluate", {"expression": expression, "returnByValue": True},
-                                   session=session)["result"]["value"])
-
-
 def sandbox_results() -> list[dict]:
     """The sandbox's runs compared as ``bl compare -g BASE,CAND,CAND2 --by template --cluster ...``
     would (the rows made from the sandbox's own payloads, no server)."""
@@ -262,7 +105,7 @@ def test_sandbox_report_lays_out_without_overlaps(tmp_path):
         (tmp_path / "page.png").write_bytes(page_png)
     finally:
         browser.close()
-    shot_w, shot_h, rows = _png_pixels(page_png)
+    shot_w, shot_h, rows = png_pixels(page_png)
     assert (shot_w, shot_h) == (width, height) and width <= 1200 and height > 2000
     per_section = ["chart-pass-rates", "chart-paired-changes", *["chart-cost"] * 4, "chart-slices", "chart-clusters"]
     assert [c["cls"] for c in measured] == per_section * 2
@@ -304,7 +147,7 @@ def test_report_charts_have_size_in_a_real_browser(tmp_path):
     report = tmp_path / "report.html"
     report.write_text(html_report.render(results), encoding="utf-8")
 
-    browser = DevTools(_browser(), tmp_path / "profile")
+    browser = DevTools(chromium(), tmp_path / "profile")
     try:
         [page] = [t for t in browser.send("Target.getTargets")["targetInfos"] if t["type"] == "page"]
         session = browser.send("Target.attachToTarget", {"targetId": page["targetId"],
@@ -340,7 +183,7 @@ def test_report_charts_have_size_in_a_real_browser(tmp_path):
     assert measured[1]["bars"] == len(results[0]["instances"])  # one bar per changed instance
     assert measured[2]["points"] == 2
     for chart, shot in zip(measured, shots, strict=True):
-        width, height, rows = _png_pixels(shot)
+        width, height, rows = png_pixels(shot)
         assert width > 0 and height > 0
         colours = {row[i:i + 3] for row in rows[::4] for i in range(0, len(row), 12)}
         assert len(colours) > 3, chart  # drawn, not a blank rectangle

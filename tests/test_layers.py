@@ -6,6 +6,7 @@ or absolute) is read with ``ast``; each package may import only the packages bel
     base  <-  table, transport  <-  engine  <-  settings  <-  sdk  <-  mcp_server  <-  cli
     table <-  surface (views of the model), sandbox (a backend: the table only)
     base  <-  compare (the figures of ``bl compare``: pure, no engine; jmespath its only library)  <-  engine
+    base, compare  <-  viewer (the pages and listings of ``bl view``: pure, no engine)  <-  engine
 
 A module whose name starts with ``_`` is private to its package.  A ``__main__`` module is
 an entry point and may import anything.  There are no import cycles.
@@ -28,7 +29,8 @@ ALLOWED = {
     "table": {"base"},
     "transport": {"base"},
     "compare": {"base"},
-    "engine": {"base", "table", "transport", "compare"},
+    "viewer": {"base", "compare"},
+    "engine": {"base", "table", "transport", "compare", "viewer"},
     "settings": {"base", "table", "transport", "engine"},
     "surface": {"base", "table"},
     "sandbox": {"base", "table"},

@@ -43,7 +43,8 @@ BL = [sys.executable, "-m", "benchloop"]
 @pytest.fixture(scope="module")
 def sandbox(make_sandbox):
     # Its own sandbox: triggers and brm runs change the backend's state.
-    return make_sandbox(seed=7, groups=3, jobs_per_group=40, tasks_per_group=25)
+    # Short trajectories: a group's whole export fits the tool's budget, as the CLI prints it.
+    return make_sandbox(seed=7, groups=3, jobs_per_group=40, tasks_per_group=25, trajectory_steps=3)
 
 
 def make_runner(sandbox, **values):

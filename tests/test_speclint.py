@@ -70,6 +70,7 @@ JOBS_ALL = where("jobs", "download", "group", "all")
 JOBS_TABLE = where("jobs", "table")
 JOBS_ROWS = where("jobs", "table", "group", "rows")
 COMPARE = where("compare", "compare")
+VIEW = where("view", "view")
 COMPARE_ROWS = where("compare", "compare", "group", "rows")
 PULL = where("pull", "pull")
 BRM_RUN = where("brm", "run", "group", "task")
@@ -127,9 +128,13 @@ CASES = {
     "unknown combine": (
         lambda d: action(d, "jobs", "table").update(combine="nope"),
         [f"{JOBS_TABLE}: unknown combine 'nope'"]),
-    "combine of a files action": (
-        lambda d: action(d, "jobs", "table").update(writer="files"),
-        [f"{JOBS_TABLE}: combine 'concat' needs the stdout writer (it makes what is printed)"]),
+    "combine of a text action": (
+        lambda d: action(d, "jobs", "table").update(writer="text", max_ids=1),
+        [f"{JOBS_TABLE}: combine 'concat' needs the stdout or the files writer (it makes what is printed or written)"]),
+    "combine of a files action whose part writes a file": (
+        lambda d: action(d, "view", "view")["dimensions"]["job"]["parts"]["trial"].update(file="{job}.html"),
+        [f"{VIEW}: combine 'view' writes its action's files: no part may write one, nor stdout_when or compose "
+         "(job.trial)"]),
     "combine value it does not declare": (
         lambda d: action(d, "jobs", "table").update(combine={"name": "concat", "with": {"costs": ["score"]}}),
         [f"{JOBS_TABLE}: combine 'concat' takes no 'with.costs' (it takes: nothing)"]),

@@ -24,6 +24,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
+from benchloop.sandbox.dataset import Dataset
 from benchloop.surface.openapi import openapi_document
 from benchloop.table.load import load_model
 
@@ -40,10 +41,12 @@ EXTRA = {  # options that select other parts (and so other requests)
     ("brm", "run"): [["--steps", "10,20"]],  # G1 samples by step (the body has sampleSize)
     ("compare", "compare"): [["-g", "G2", "--status", "failed"]],  # a baseline and a candidate
     ("jobs", "table"): [["--template", "t", "--status", "failed", "--instance-id", "i"]],
+    ("view", "view"): [["--instance", "{G1 instance}"]],  # -g needs one; -j ignores it
 }
 ALL_JOBS_RUN = ["brm", "run", "-g", "G2"]  # G2 samples all jobs (no sampleSize in the body)
 EMPTY_GROUP = ["report", "download", "-g", "GEMPTY"]  # no jobs: the group existence probe
 MEDIA_TASK = ["trajectory", "download", "--task-id", "TMEDIA"]  # trajectories that reference media
+G1_INSTANCE = Dataset(groups=3, jobs_per_group=26).job("G1-J0001")["instance_id"]  # for bl view -g G1 --instance
 
 
 def ap_lines(url: str) -> list[list[str]]:
@@ -62,6 +65,7 @@ def command_lines(tmp: str) -> list[list[str]]:
         for dim in action.dimensions:
             ids = BRM_IDS if action.resource == "brm" and dim == "task" else IDS[dim]
             for extra in EXTRA.get((action.resource, action.name), [[]]):
+                extra = [G1_INSTANCE if word == "{G1 instance}" else word for word in extra]
                 out = ["-o", tmp] if action.option("output_dir") else []
                 lines.append([*action.words, *ids, *extra, *out])
     return lines

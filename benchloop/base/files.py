@@ -537,10 +537,10 @@ def atomic_write(path: str, data: bytes | str, mode: int | None = None, user_fil
             view = view[os.write(fd, view):]
 
 
-def atomic_write_stream(path: str, produce) -> None:
+def atomic_write_stream(path: str, produce, user_file: bool = False) -> None:
     """Like ``atomic_write`` but ``produce(text_stream)`` writes the content piecewise."""
-    with replacing(path) as (fd, _tmp), os.fdopen(fd, "w", encoding="utf-8", newline="\n",
-                                                  buffering=1 << 20, closefd=False) as handle:
+    with replacing(path, user_file=user_file) as (fd, _tmp), os.fdopen(
+            fd, "w", encoding="utf-8", newline="\n", buffering=1 << 20, closefd=False) as handle:
         produce(handle)
 
 

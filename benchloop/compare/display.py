@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Sequence
 from typing import Any, TypeGuard
 
@@ -43,6 +44,24 @@ def markdown_text(value: Any) -> str:
 def html_text(value: Any) -> str:
     """Text that renders as itself in HTML, in element content and in quoted attributes."""
     return html.escape(terminal_text(value), quote=True)
+
+
+# A block of text (``<pre>``, ``white-space: pre-wrap``) keeps its lines: the line feed and the tab
+# stay, every other hiding character is shown as its escape, as in ``html_text``.
+_BLOCK = EscapeTable({0x09: "\t", 0x0A: "\n"})
+_ASCII_HIDING = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def html_block(value: Any) -> str:
+    """Text of several lines that renders as itself inside a ``<pre>``: ``html_text`` with its
+    line feeds and tabs kept (a CR LF is a line feed).  Plain ASCII text skips the per-character
+    table (a 50 MB trajectory is mostly that)."""
+    text = str(value)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    if not text.isascii() or _ASCII_HIDING.search(text):
+        text = text.translate(_BLOCK)
+    return html.escape(text, quote=True)
 
 
 # ------------------------------------------------------------------ numbers

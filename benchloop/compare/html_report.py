@@ -16,11 +16,15 @@ rate), the costs, the slices of ``--by`` and the clusters of ``--cluster`` (a
 table and a chart each), the changed instances with their job ids (``--changes``;
 all by default), and the instances of one group only.  Lists of ids are
 separated (", "), so that they read, copy and search as separate ids.
+
+``--report-dir`` makes the same page its folder's ``index.html``: each changed instance
+links (a relative link, escaped) to the side-by-side page of its trials beside it, the
+only links a report ever has.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import charts
@@ -40,7 +44,7 @@ code,.id{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px;
 .warnings{color:#92400e}
 figure{margin:8px 0 14px}figcaption{color:#4b5563;font-size:12px}
 .charts{display:flex;flex-wrap:wrap;gap:12px}svg{max-width:100%;height:auto}
-.meta{color:#4b5563}
+.meta{color:#4b5563}a.trials{color:#1d4ed8}
 """
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'"
@@ -157,12 +161,16 @@ def _clusters(result: dict[str, Any]) -> list[str]:
             "cluster.</figcaption></figure>"]
 
 
-def _changed(changed: Sequence[dict[str, Any]]) -> str:
+def _changed(changed: Sequence[dict[str, Any]], links: Mapping[str, str] | None = None) -> str:
     rows = []
     for e in changed:
         direction = "up" if e["difference"] > 0 else "down"
+        name = f'<span class="id">{d.html_text(e["instance"])}</span>'
+        href = (links or {}).get(str(e["instance"]))
+        if href is not None:  # a relative link to the side-by-side page (--report-dir)
+            name = f'<a class="trials" href="{d.html_text(href)}">{name}</a>'
         rows.append("<tr>" + "".join([
-            _cell(f'<span class="id">{d.html_text(e["instance"])}</span>'),
+            _cell(name),
             _cell(d.html_text(d.points(e["difference"])), True, direction),
             _cell(d.html_text(d.rate(e["baseline"]["pass_rate"])), True),
             _cell(d.html_text(d.rate(e["candidate"]["pass_rate"])), True),
@@ -173,7 +181,8 @@ def _changed(changed: Sequence[dict[str, Any]]) -> str:
                               ("baseline jobs", False), ("candidate jobs", False)], rows)
 
 
-def section(result: dict[str, Any], index: int, changes: str = "largest") -> str:
+def section(result: dict[str, Any], index: int, changes: str = "largest",
+            links: Mapping[str, str] | None = None) -> str:
     base, cand = d.html_text(result["baseline"]), d.html_text(result["candidate"])
     p = result["paired"]
     every = result.get("instances") or []
@@ -216,7 +225,10 @@ def section(result: dict[str, Any], index: int, changes: str = "largest") -> str
     parts += _slices(result)
     parts += _clusters(result)
     parts.append(f"<h3>{d.html_text(title[0].upper() + title[1:])}</h3>")
-    parts.append(_changed(shown) if shown else "<p>No paired instance changed its pass rate.</p>")
+    if links:
+        parts.append('<p class="meta">Each linked instance opens the page of a baseline trial and a candidate '
+                     "trial side by side (bl view), the first step where they differ marked.</p>")
+    parts.append(_changed(shown, links) if shown else "<p>No paired instance changed its pass rate.</p>")
     for label, names in ((base, result.get("only_baseline") or []), (cand, result.get("only_candidate") or [])):
         if names:
             parts.append(f'<h3>Only in <span class="id">{label}</span> ({len(names)})</h3>')
@@ -225,9 +237,11 @@ def section(result: dict[str, Any], index: int, changes: str = "largest") -> str
     return "\n".join(parts)
 
 
-def render(results: Sequence[dict[str, Any]], changes: str = "largest") -> str:
+def render(results: Sequence[dict[str, Any]], changes: str = "largest",
+           links: Mapping[tuple[str, str], str] | None = None) -> str:
     """The whole page for every comparison of ``bl compare``'s answer (``changes``: which
-    changed instances each section lists; ``largest`` lists them all here)."""
+    changed instances each section lists; ``largest`` lists them all here; ``links``: the
+    relative link of each (candidate, instance) page of ``--report-dir``)."""
     if results:
         base = results[0]["baseline"]
         names = ", ".join(str(r["candidate"]) for r in results)
@@ -235,7 +249,9 @@ def render(results: Sequence[dict[str, Any]], changes: str = "largest") -> str:
     else:
         title = "bl compare"
     verdicts = "\n".join(_verdict(r) for r in results)
-    body = "\n".join(section(r, i + 1, changes) for i, r in enumerate(results))
+    body = "\n".join(section(r, i + 1, changes, {inst: href for (cand, inst), href in (links or {}).items()
+                                                   if cand == str(r["candidate"])})
+                     for i, r in enumerate(results))
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'

@@ -18,9 +18,9 @@ costs the printed result.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ..base.errors import BenchloopError
 from ..base.frozen import dataclass, field
@@ -45,6 +45,26 @@ class CombineCall(Protocol):
         """The API keys of the call, masked in what is made for people to share (``--report``)."""
         ...
 
+    @property
+    def root(self) -> str:
+        """The output root (the command's ``-o/--output-dir``, else the global one): where a file
+        the user did not name goes."""
+        ...
+
+    def run(self, resource: str, values: dict[str, Any]) -> Ran:
+        """Run another command of the table (a one-action resource, ``view``) with these option
+        values, as the command line would - its requests through the engine, its combine, its
+        files written - and say what it wrote (``bl compare --report-dir`` writes a ``bl view``
+        page per changed instance).  A 401 stops everything, as anywhere else."""
+        ...
+
+
+class Ran(NamedTuple):
+    """What a command run by a combine wrote, and its failures (``(id, message)``)."""
+
+    paths: list[str]
+    failures: list[tuple[str, str]]
+
 
 class CombineError(BenchloopError):
     """Nothing can be combined (a ``--metric`` that scores no job): the command fails (exit 1)
@@ -57,8 +77,13 @@ class CombineError(BenchloopError):
         self.ident = problems[0][0]
 
 
-def _empty() -> Mapping[str, Callable[[], str]]:
+def _empty() -> Mapping[str, Callable[[], Any]]:
     return MappingProxyType({})
+
+
+# What a file of a combine is made of: its text at once, or piece by piece (a page of a
+# 5,000-step trajectory is written without ever being one string).
+Content = str | Iterable[str]
 
 
 @dataclass(frozen=True)
@@ -73,11 +98,18 @@ class Combined:
     the user named: never a symlink or special file replaced, no directory made).  ``page``
     is text printed instead of the elements (``--report -``).  ``declared``: the elements
     are the combine's declared output (false: another shape, ``--per-instance``'s rows, whose
-    columns the flat formats find by looking).
+    columns the flat formats find by looking).  ``opens``: the files, once written, are opened
+    in the user's browser (``bl view --open``).
+
+    An action that writes files (``writer: files``, ``bl view``) runs its combine too: the
+    files are written (and nothing printed), or, when the combine makes none, its ``page`` or
+    its elements are printed (``bl view --output text``); the Python client returns the path
+    of the first file written.
     """
 
     elements: list[Any]
     renderings: Mapping[str, Callable[[], str]] = field(default_factory=_empty)
-    files: Mapping[str, Callable[[], str]] = field(default_factory=_empty)
+    files: Mapping[str, Callable[[], Content]] = field(default_factory=_empty)
     page: Callable[[], str] | None = None
     declared: bool = True
+    opens: bool = False

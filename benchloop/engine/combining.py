@@ -9,6 +9,7 @@ never costs the printed result.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..base import files as local
@@ -17,16 +18,20 @@ from ..base.log import Log
 from ..table.model import Action
 from ..table.outputs import Output
 from . import formats
-from .combinecall import Combined
+from .combinecall import Combined, Ran
 from .outcomes import Outcome
 from .printing import Refused, closed_stdout
+from .runtime import Runtime
+
+# How a combine runs another command: ``(resource, option values) -> Ran`` (``command.runner``).
+Runner = Callable[[str, dict[str, Any]], Ran]
 
 
 class OutcomesCall:
     """The engine's side of ``combinecall.CombineCall``: the ids' outcomes, as values."""
 
     def __init__(self, action: Action, options: dict[str, Any], outcomes: list[Outcome], log: Log,
-                 secrets: tuple[str, ...] = ()):
+                 secrets: tuple[str, ...] = (), rt: Runtime | None = None, runner: Runner | None = None):
         assert action.combine is not None
         self.ids = [o.ident for o in outcomes]
         self.failed = [o.ident for o in outcomes if o.failures]
@@ -35,6 +40,8 @@ class OutcomesCall:
         self.params = action.combine.params
         self._log = log
         self._secrets = secrets
+        self._rt = rt
+        self._runner = runner
 
     @property
     def log(self) -> Log:
@@ -44,15 +51,36 @@ class OutcomesCall:
     def secrets(self) -> tuple[str, ...]:
         return self._secrets
 
+    @property
+    def root(self) -> str:
+        return self.options.get("output_dir") or (self._rt.output_dir if self._rt is not None else ".")
+
+    def run(self, resource: str, values: dict[str, Any]) -> Ran:
+        assert self._runner is not None, "a combine runs other commands only inside a command"
+        return self._runner(resource, values)
+
 
 def combine_outcomes(action: Action, options: dict[str, Any], outcomes: list[Outcome], log: Log,
-                     secrets: tuple[str, ...] = ()) -> Combined:
+                     secrets: tuple[str, ...] = (), rt: Runtime | None = None, runner: Runner | None = None
+                     ) -> Combined:
     """What the action's combine makes of every id's outcome (``secrets``: the call's API keys,
-    masked in what the combine makes for people to share)."""
+    masked in what the combine makes for people to share; ``rt``: the command's runtime;
+    ``runner``: how the combine runs another command, ``command.runner(rt)``)."""
     from .combines import COMBINES
 
     assert action.combine is not None, f"{action.command_line()} names no combine"
-    return COMBINES[action.combine.name](OutcomesCall(action, options, outcomes, log, secrets))
+    return COMBINES[action.combine.name](OutcomesCall(action, options, outcomes, log, secrets, rt, runner))
+
+
+def ran(action: Action, opts: dict[str, Any], outcomes: list[Outcome], log: Log, secrets: tuple[str, ...],
+        rt: Runtime, runner: Runner) -> Ran:
+    """What another command run by a combine wrote: its combine's files, and its failures."""
+    failures = [(f.ident, f.message) for o in outcomes for f in o.failures]
+    if action.combine is None:
+        return Ran([], failures)
+    result = combine_outcomes(action, opts, outcomes, log, secrets, rt, runner)
+    unwritten = write_files(log, result)
+    return Ran([p for p in result.files if p not in dict(unwritten)], failures + unwritten)
 
 
 def print_combined(stdout: Any, log: Log, result: Combined, output: str, pretty: bool, query: Any,
@@ -75,12 +103,18 @@ def print_combined(stdout: Any, log: Log, result: Combined, output: str, pretty:
 
 
 def write_files(log: Log, result: Combined) -> list[tuple[str, str]]:
-    """Write the files the combine's options asked for (atomically; "wrote PATH"); the
-    ``(path, message)`` of each one that could not be written, also logged as an error."""
+    """Write the files the combine's options asked for (atomically; "wrote PATH"; a content
+    made piece by piece is written so); the ``(path, message)`` of each one that could not be
+    written, also logged as an error.  With ``opens``, each file written is then opened in
+    the user's browser."""
     failed = []
     for path, produce in result.files.items():
         try:
-            local.atomic_write(path, produce(), user_file=True)
+            content = produce()
+            if isinstance(content, str):
+                local.atomic_write(path, content, user_file=True)
+            else:
+                local.atomic_write_stream(path, lambda out, pieces=content: out.writelines(pieces), user_file=True)
         except (OSError, BenchloopError) as exc:  # the files module names the path and the reason
             error = local.local_error(exc, path) if isinstance(exc, OSError) else exc
             if isinstance(error, local.NoRoomError):
@@ -88,5 +122,26 @@ def write_files(log: Log, result: Combined) -> list[tuple[str, str]]:
             log.error(str(error))
             failed.append((path, str(error)))
             continue
-        log.file("wrote", path)
+        # A page the user asked for: its path is shown on a terminal too, where the per-file
+        # lines of downloads are counted instead.
+        log.touched("written", path)
+        log.info(f"wrote {path}")
+        if result.opens:
+            browse(log, path)
     return failed
+
+
+def browse(log: Log, path: str) -> None:
+    """Open a written file in the user's browser (``webbrowser``: ``$BROWSER`` first); a machine
+    without one says so, the file stays."""
+    import os
+    import webbrowser
+    from pathlib import Path
+
+    uri = Path(os.path.abspath(path)).as_uri()
+    try:
+        opened = webbrowser.open(uri)
+    except webbrowser.Error:
+        opened = False
+    if not opened:
+        log.warn(f"no browser could be opened here; open {uri} yourself")

@@ -53,6 +53,22 @@ def backend_message(action: Action, exc: BenchloopError) -> BenchloopError:
     return exc
 
 
+def runner(rt: Runtime) -> Callable[[str, dict[str, Any]], Any]:
+    """How a combine runs another command of the table (``CombineCall.run``: ``bl compare
+    --report-dir`` runs ``bl view``): its arguments checked, its ids executed, its combine's
+    files written, on this command's runtime."""
+
+    def run_other(resource: str, values: dict[str, Any]) -> Any:
+        from .arguments import bind
+        from .combining import ran
+
+        action = next(iter(rt.spec.resources[resource].actions.values()))
+        dim, ids, opts = bind(action, values)
+        return ran(action, opts, execute(rt, action, dim, ids, opts), rt.log, rt.secrets(), rt, run_other)
+
+    return run_other
+
+
 def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any],
             on_done: Callable[[Outcome], None] | None = None, spill: bool = False) -> list[Outcome]:
     """Process every id (or every id x section of a composite); the outcomes in input order.
@@ -88,7 +104,10 @@ def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[st
             on_done(Outcome(ident, value=result))
         return result
 
-    return rt.map(ids, work, 1 if pipeline.dim.serial else None)
+    outcomes = rt.map(ids, work, 1 if pipeline.dim.serial else None)
+    for note in pipeline.absent_notes():  # what had nothing to write (an RSI not created yet)
+        rt.log.note(note)
+    return outcomes
 
 
 def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any]) -> int:
@@ -116,6 +135,23 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
         return EXIT_AUTH
     unwritten: list[tuple[str, str]] = []
     refused = False  # lines --output text left out (a value that would break its line)
+    if not prints and action.combine is not None:  # a files action's combine (bl view): its files
+        from .combinecall import CombineError
+        from .combining import combine_outcomes, print_combined, write_files
+
+        try:
+            result = combine_outcomes(action, opts, outcomes, rt.log, rt.secrets(), rt, runner(rt))
+        except CombineError as exc:
+            for _, message in exc.problems:
+                error_lines(rt, message)
+            summarize(rt.log, outcomes, noun="id(s)")
+            return EXIT_FAILURE
+        if not result.files and (result.page is not None or result.elements):  # or what it prints instead
+            from . import formats
+
+            refused = print_combined(rt.stdout, rt.log, result, opts.get("output") or "json", rt.pretty,
+                                     formats.compile_query(opts.get("query")), action.dimensions[dim].output)
+        unwritten = write_files(rt.log, result)
     if prints:
         if stream is not None:
             refused = stream.finish()
@@ -124,7 +160,7 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
             from .combining import combine_outcomes, print_combined, write_files
 
             try:
-                result = combine_outcomes(action, opts, outcomes, rt.log, rt.secrets())
+                result = combine_outcomes(action, opts, outcomes, rt.log, rt.secrets(), rt, runner(rt))
             except CombineError as exc:  # nothing to combine: said before anything is printed
                 for _, message in exc.problems:
                     error_lines(rt, message)

@@ -85,6 +85,7 @@ class Pipeline:
         self.id_count = id_count
         self._counters: dict[str, Counter] = {}
         self._counter_lock = threading.Lock()
+        self._absent: dict[str, list[int]] = {}  # part -> [nothing to write, written or not] (``absent:``)
 
     def shared_counter(self, label: str, unit: str, verb: str, eta: bool = False) -> Counter:
         """One counter over all ids of the command (for steps that count per id themselves)."""
@@ -202,6 +203,15 @@ class Pipeline:
                 self.probe(probe, ctx, ident, collection or "items", probe_warns)
         return result
 
+    def absent_notes(self) -> list[str]:
+        """The ``absent:`` lines of the parts that had nothing to write for some ids."""
+        notes = []
+        for part in self.dim.parts.values():
+            counts = self._absent.get(part.name)
+            if part.absent is not None and counts and counts[0]:
+                notes.append(part.absent.replace("{count}", str(counts[0])).replace("{total}", str(counts[1])))
+        return notes
+
     def filters_given(self, endpoint: Endpoint) -> list[str]:
         """The options given that filter an endpoint's answer (its query values from options), as
         typed: ``--status failed``."""
@@ -247,6 +257,11 @@ class Pipeline:
         return False
 
     def write(self, part: Part, path: str, value: Any) -> None:
+        if part.absent is not None:
+            with self._counter_lock:
+                counts = self._absent.setdefault(part.name, [0, 0])
+                counts[0] += value is None
+                counts[1] += 1
         if value is None or value is WRITTEN:
             return
         if part.format == "markdown":
@@ -296,9 +311,9 @@ class Pipeline:
                 failures += self.fan_out(part, ctx, ident)
         if failures:
             raise aggregate(failures, aggregate_noun or "parts")
-        if self.files:
+        if self.files and (paths or self.action.combine is None):
             return next(iter(paths.values()), ident)
-        return self.element(ident, values)
+        return self.element(ident, values)  # printed, or what a files action's combine writes
 
     def element(self, ident: str, values: dict[str, Any]) -> Any:
         element = self.dim.element

@@ -151,6 +151,13 @@ def behavior_list(body: Any, ident: str) -> dict[str, Any]:
     return {"group_id": ident, "total": len(out), "tasks": out}
 
 
+def step_rows(body: Any, ident: str, *, width: int) -> dict[str, Any]:
+    """A job's trajectory as one compact row per step (``benchloop.viewer.listing``)."""
+    from ..viewer.listing import steps_element
+
+    return steps_element(ident, body, width)
+
+
 TRANSFORMS: dict[str, Callable[..., Any]] = {
     "raw": raw,
     "job_metrics": job_metrics,
@@ -164,6 +171,7 @@ TRANSFORMS: dict[str, Callable[..., Any]] = {
     "behavior_status": behavior_status,
     "behavior_element": behavior_element,
     "behavior_list": behavior_list,
+    "step_rows": step_rows,
 }
 
 

@@ -47,7 +47,7 @@ class Config:
     api_key: str = "sandbox-key"
     # The key of the AgentPlatform endpoints (``service: agentplatform``; see agentplatform.py).
     ap_api_key: str = "ap-sandbox-key"
-    trajectory_steps: int = 3
+    trajectory_steps: int = 0  # 0: as many turns as each job has (trajectories.py); N: N steps
     artifact_bytes: int = 4096
     range_support: bool = True
     # Base URL of the pseudo object store (export download_url, artifact listing url);

@@ -12,8 +12,10 @@ tests use).  Rules keyed on the job number ``n`` (documented for test writers):
 
 * ``n % 7 == 0``: job report ``{"reports": []}``; ``n % 11 == 0`` (and not a
   multiple of 7): two report entries;
-* ``n % 13 == 0``: empty trajectory (and no rows in the group export);
-* ``n % 5 == 0``: trajectory step 0 carries two PNG media (same file name);
+* trajectories (:mod:`.trajectories`): as many turns as the metrics and the report say,
+  ending as the report says; ``n % 13 == 0``: empty trajectory (and no rows in the group
+  export; the report says none was recorded);
+* ``n % 5 == 0``: trajectory step 0 carries two PNG media (same file name; real PNGs);
   ``n % 10 == 0`` adds an extension-less ``video/mp4``; ``n % 25 == 0`` adds a
   media behind an SSO login redirect;
 * ``n % 10 == 0``: export rows name the job with ``jobId`` instead of ``job_id``;
@@ -34,15 +36,18 @@ import random
 from collections.abc import Iterable
 from typing import Any
 
-FAIL_REASONS = ("model", "environment", "tool", "timeout")
-SUB_FAIL_REASONS = {
-    "model": ("hallucinated_api", "gave_up_early", "wrong_patch"),
-    "environment": ("docker_pull_failed", "dependency_missing", "oom_killed"),
-    "tool": ("bad_tool_args", "tool_crash", "sandbox_denied"),
-    "timeout": ("step_timeout", "job_timeout", "llm_timeout"),
-}
-MODELS = ("qwen3.7-max", "qwen3-coder-plus", "qwen-max", "qwen3.5-turbo")
-MEDIA_BUCKET = "oss://sandbox-media"
+from .facts import (  # noqa: F401 - the job facts, also read as payloads.<name>
+    FAIL_REASONS,
+    MEDIA_BUCKET,
+    MODELS,
+    SUB_FAIL_REASONS,
+    fail_reason,
+    has_run_metrics,
+    media_of,
+    model_of,
+    run_facts,
+)
+from .trajectories import trajectory_steps
 
 RUN_ALLOW = (
     "job_count", "avg_duration_s", "avg_duration_api_s", "avg_thinking_length",
@@ -58,51 +63,6 @@ TOKENIZED_ALLOW = (
     "max_tokenizer_single_seq_context", "avg_tokenizer_context_peak",
     "max_tokenizer_context_peak", "avg_llm_calls", "max_llm_calls", "total_llm_calls",
 )
-
-
-# ----------------------------------------------------------------- job facts
-def has_run_metrics(job: dict[str, Any]) -> bool:
-    return job["status"] != "running"
-
-
-def run_facts(job: dict[str, Any]) -> dict[str, Any]:
-    """Every run/tokenizer number of a job, from its stored facts (pure arithmetic)."""
-    salt, turns = job["salt"], job["num_turns"]
-    out, peak = job["output_total"], job["context_peak"]
-    api_calls = turns + salt % 3
-    tool_calls = max(0, turns - 1)
-    tokens_sent = peak * turns // 3 + 100
-    return {
-        "duration_s": job["duration_s"],
-        "duration_api_s": round(job["duration_s"] * (0.55 + (salt % 40) / 100), 2),
-        "thinking_length": out * (2 + salt % 3) // 4,
-        "api_call_count": api_calls,
-        "api_error_count": (salt >> 5) % 3 if (salt >> 3) % 4 == 0 else 0,
-        "tool_call_count": tool_calls,
-        "tool_error_count": (salt >> 7) % 5 if tool_calls else 0,
-        "rate_limit_count": 1 if (salt >> 9) % 10 == 0 else 0,
-        "num_turns": turns,
-        "tokens_sent": tokens_sent,
-        "dedup_input": tokens_sent * 7 // 10,
-        "user_input": 50 + (salt >> 11) % 2000,
-        "output_total": out,
-        "output_per_turn": round(out / turns, 2),
-        "single_seq_context": peak * 9 // 10,
-        "context_peak": peak,
-        "llm_calls": api_calls,
-    }
-
-
-def fail_reason(job: dict[str, Any]) -> tuple[str | None, str | None]:
-    if job["status"] != "failed":
-        return None, None
-    reason = FAIL_REASONS[job["salt"] % len(FAIL_REASONS)]
-    subs = SUB_FAIL_REASONS[reason]
-    return reason, subs[(job["salt"] >> 4) % len(subs)]
-
-
-def model_of(job: dict[str, Any]) -> str:
-    return MODELS[(job["salt"] >> 13) % len(MODELS)]
 
 
 # --------------------------------------------------------------------- jobs
@@ -245,6 +205,31 @@ def detail_tokenized(agg: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ reports
+ENDINGS = {
+    ("model", "wrong_patch"): "It submitted a patch to the wrong file: the failing test still fails.",
+    ("model", "hallucinated_api"): "It called a function that does not exist: the test fails with an AttributeError.",
+    ("model", "gave_up_early"): "It gave up without a patch: the failing test still fails.",
+    ("environment", None): "Its environment failed ({sub}) when it ran the test; it stopped there.",
+    ("tool", None): "A tool call failed ({sub}); it stopped there.",
+    ("timeout", None): "It was stopped by a timeout ({sub}) in its last turn, before it submitted.",
+}
+
+
+def ending(job: dict[str, Any]) -> str:
+    """How the run ended, in one sentence (the report says it; the trajectory's last step shows it)."""
+    if job["n"] % 13 == 0:
+        return "No trajectory was recorded for this job."
+    if job["status"] == "running":
+        return "The run has not ended yet."
+    if job["status"] == "cancelled":
+        return "The job was cancelled before it finished."
+    reason, sub = fail_reason(job)
+    if reason is None:
+        return "It submitted a patch and the failing test passes."
+    text = ENDINGS.get((reason, sub)) or ENDINGS.get((reason, None)) or f"It failed: {reason} ({sub})."
+    return text.format(sub=sub)
+
+
 def job_report(job: dict[str, Any]) -> dict[str, Any]:
     n, jid = job["n"], job["job_id"]
     if n % 7 == 0:
@@ -269,6 +254,8 @@ def job_report(job: dict[str, Any]) -> dict[str, Any]:
         "",
         f"The agent ran {f['num_turns']} turns and {f['tool_call_count']} tool calls "
         f"in {f['duration_s']} s; context peak {f['context_peak']} tokens.",
+        "",
+        ending(job),
         "",
     ]
     reports = [{"content": "\n".join(lines), "fail_reason": reason, "sub_fail_reason": sub}]
@@ -310,66 +297,48 @@ def group_report(group_id: str, jobs: Iterable[dict[str, Any]]) -> dict[str, Any
 
 
 # --------------------------------------------------------------- trajectory
-def media_of(job: dict[str, Any]) -> list[dict[str, str]]:
-    n, gid, jid = job["n"], job["group_id"] or "nogroup", job["job_id"]
-    if n % 13 == 0 or n % 5 != 0:
-        return []
-    media = [
-        {"mime_type": "image/png", "oss_uri": f"{MEDIA_BUCKET}/{gid}/{jid}/shot.png"},
-        {"mime_type": "image/png", "oss_uri": f"{MEDIA_BUCKET}/{gid}/{jid}/b/shot.png"},
-    ]
-    if n % 10 == 0:
-        media.append({"mime_type": "video/mp4", "oss_uri": f"{MEDIA_BUCKET}/{gid}/{jid}/clip"})
-    if n % 25 == 0:
-        media.append({"mime_type": "image/png", "oss_uri": f"{MEDIA_BUCKET}/sso/{jid}.png"})
-    return media
-
-
-def trajectory_steps(job: dict[str, Any], steps: int) -> list[dict[str, Any]]:
-    if job["n"] % 13 == 0:
-        return []
-    rng = random.Random(f"traj:{job['salt']}:{job['job_id']}")
-    out = []
-    for i in range(steps):
-        tokens = rng.randint(20, 2000)
-        if i % 2 == 0:
-            step: dict[str, Any] = {
-                "step": i, "role": "assistant",
-                "content": f"Step {i}: inspect {job['instance_id']} — plan «{tokens}»",
-                "tokens": tokens,
-            }
-        else:
-            step = {
-                "step": i, "role": "tool", "tool": ("bash", "editor", "browser")[tokens % 3],
-                "content": f"exit code {tokens % 2}", "tokens": tokens,
-            }
-        if i == 0:
-            media = media_of(job)
-            if media:
-                step["messages"] = [{"role": "tool", "parts": [{"response": [
-                    {"type": "input_image", "trace_media": m} for m in media]}]}]
-        out.append(step)
-    return out
-
-
-def job_trajectory(job: dict[str, Any], steps: int) -> dict[str, Any]:
+def job_trajectory(job: dict[str, Any], steps: int = 0) -> dict[str, Any]:
+    """A job's trajectory (:mod:`.trajectories`: its story, as many turns as its report says;
+    ``steps`` > 0: that many steps of it)."""
     return {"job_id": job["job_id"], "trajectory": trajectory_steps(job, steps)}
 
 
-def export_lines(group_id: str, jobs: list[dict[str, Any]], steps: int) -> Iterable[dict]:
+def export_lines(group_id: str, jobs: list[dict[str, Any]], steps: int = 0) -> Iterable[dict]:
     """Rows of the group trace export: step-major, oldest job first (like a log store)."""
     per_job = [(job, trajectory_steps(job, steps)) for job in reversed(jobs)]
-    for i in range(steps):
+    for i in range(max((len(t) for _, t in per_job), default=0)):
         for job, traj in per_job:
-            if i < len(traj):
+            if i < len(traj) and isinstance(traj[i], dict):
                 key = "jobId" if job["n"] % 10 == 0 else "job_id"
                 yield {"group_id": group_id, key: job["job_id"], **traj[i]}
 
 
+def _png(width: int, height: int, pixel: Any) -> bytes:
+    """A valid 8-bit RGB PNG (``pixel(x, y)`` -> 3 bytes), so that a browser decodes it."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    rows = b"".join(b"\x00" + b"".join(pixel(x, y) for x in range(width)) for y in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b""))
+
+
 def media_bytes(uri: str, mime: str) -> bytes:
+    """The bytes of a media file: a small PNG (a screenshot-like picture whose colours come from
+    the URI) for an image, an SVG that carries a script for ``image/svg+xml`` and for a URI with
+    ``/disguised/`` whatever type it claims (a viewer must never embed it), the start of an MP4
+    for anything else."""
     digest = hashlib.sha256(uri.encode()).digest()
-    head = b"\x89PNG\r\n\x1a\n" if mime.startswith("image/") else b"\x00\x00\x00\x18ftypmp42"
-    return head + digest * 8
+    if mime == "image/svg+xml" or "/disguised/" in uri:  # the hostile group's: a script that says it is an image
+        return (b'<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><script>alert(2)</script>'
+                b'<rect width="10" height="10"/></svg>')
+    if mime.startswith("image/"):
+        top, body = digest[0:3], digest[3:6]
+        return _png(96, 64, lambda x, y: top if y < 12 else body if (x // 16 + y // 16) % 2 else b"\xf0\xf0\xf0")
+    return b"\x00\x00\x00\x18ftypmp42" + digest * 8
 
 
 # ---------------------------------------------------------------- artifacts

@@ -373,7 +373,7 @@ def start_sandbox(
     *,
     connect_latency_ms: float = 0,
     ap_api_key: str = "ap-sandbox-key",
-    trajectory_steps: int = 3,
+    trajectory_steps: int = 0,
     artifact_bytes: int = 4096,
     export_waiting: int = 1,
     export_running: int = 1,
@@ -408,6 +408,8 @@ def start_sandbox(
     ``hostile=True`` adds the group ``GHOSTILE`` (job ids and artifact names
     with ``../``, absolute paths, NUL, backslashes, control characters, 1,000
     characters) and the download task ``THOSTILE`` over its jobs.
+    ``trajectory_steps=0`` gives every job its story (as many turns as its report says,
+    :mod:`benchloop.sandbox.trajectories`); N > 0 gives N steps of it (load tests).
     ``compare_jobs=N`` adds the groups ``BASE``, ``CAND``, ``CAND2``, ``REPO-BASE``
     and ``REPO-CAND`` of N jobs each: runs of one benchmark for ``bl compare`` (0,
     the default, keeps the dataset's totals as they are).

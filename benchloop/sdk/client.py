@@ -262,7 +262,7 @@ class Client:
                 http.cancelled.clear()
 
     def _call(self, action: Action, values: dict[str, Any]) -> Any:
-        from ..engine.command import execute
+        from ..engine.command import execute, runner
         from ..engine.outcomes import exit_code
         from ..engine.printing import contributed
 
@@ -290,7 +290,7 @@ class Client:
             from ..engine.combining import combine_outcomes, write_files
 
             try:
-                combined = combine_outcomes(action, opts, outcomes, rt.log, rt.secrets())
+                combined = combine_outcomes(action, opts, outcomes, rt.log, rt.secrets(), rt, runner(rt))
             except CombineError as exc:  # nothing could be combined: a failure of that id
                 raise PartialFailure([*failures, *exc.problems], []) from None
             result = list(combined.elements)
@@ -300,6 +300,18 @@ class Client:
                 sys.stdout.write(combined.page())
                 sys.stdout.flush()
             failures += write_files(rt.log, combined)
+        elif action.combine is not None:
+            # A files action whose combine writes them (bl.view): the path of its file.
+            from ..engine.combinecall import CombineError
+            from ..engine.combining import combine_outcomes, write_files
+
+            try:
+                combined = combine_outcomes(action, opts, outcomes, rt.log, rt.secrets(), rt, runner(rt))
+            except CombineError as exc:
+                raise PartialFailure([*failures, *exc.problems], None) from None
+            unwritten = write_files(rt.log, combined)
+            failures += unwritten
+            result = next((p for p in combined.files if p not in dict(unwritten)), None)
         elif action.prints and not action.writes_files(opts):
             result = [e for o in outcomes for e in contributed(action, o, rt.log)]
         else:

@@ -90,6 +90,10 @@ JobTrajectory = TypedDict('JobTrajectory', {'job_id': str, 'trajectory': list[Tr
 GroupTrajectoriesTrajectoriesItem = TypedDict('GroupTrajectoriesTrajectoriesItem', {'job_id': str, 'trajectory': list[TrajectoryStep]}, total=False)
 # A group's trajectories from its trace export, job by job in the group's job order (`bl trajectory get -g`).
 GroupTrajectories = TypedDict('GroupTrajectories', {'group_id': str, 'trajectories': list[GroupTrajectoriesTrajectoriesItem]}, total=False)
+# One step of a trajectory in a line (`bl trajectory steps`, `bl view --output json|table|...`): `bl view` shows it whole.
+StepRow = TypedDict('StepRow', {'step': int, 'role': str | None, 'tool': str | None, 'tokens': float | None, 'text': str, 'chars': int, 'fields': list[str], 'first_difference': bool}, total=False)
+# A job's trajectory as one compact row per step (`bl trajectory steps`; the MCP tool `trajectory_steps`).
+TrajectorySteps = TypedDict('TrajectorySteps', {'job_id': str, 'total': int, 'steps': list[StepRow]}, total=False)
 # One entry of `bl artifacts download --list-only`: a listing entry with the job (and the group, in group mode) it belongs to.
 ArtifactEntry = TypedDict('ArtifactEntry', {'name': str, 'url': str, 'size': int, 'error_code': str, 'job_id': str, 'group_id': str}, total=False)
 # The analysis once created, else null.
@@ -133,6 +137,7 @@ class Client:
     overview: OverviewResource
     jobs: JobsResource
     compare: CompareResource
+    view: ViewResource
     tasks: TasksResource
     report: ReportResource
     trajectory: TrajectoryResource
@@ -197,11 +202,21 @@ class JobsResource(ResourceClient):
 
 class CompareResource(ResourceClient):
     """Compare benchmark runs instance by instance, with 95% confidence intervals."""
-    def compare(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, cluster: str | None = None, by: str | None = None, changes: Literal['largest', 'all', 'improved', 'regressed'] = 'largest', per_instance: bool = False, report: str | os.PathLike[str] | None = None) -> list[Comparison]:
+    def compare(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, cluster: str | None = None, by: str | None = None, changes: Literal['largest', 'all', 'improved', 'regressed'] = 'largest', per_instance: bool = False, report: str | os.PathLike[str] | None = None, report_dir: str | os.PathLike[str] | None = None) -> list[Comparison]:
         """Compare every group with the first (the baseline): pass rates and mean scores over instances, paired differences with 95% t intervals and p-values (Holm-adjusted over the candidates), a verdict (better, worse or inconclusive), costs, the instances that changed. --output table and markdown lead with the verdict as a sentence."""
         ...
-    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, cluster: str | None = None, by: str | None = None, changes: Literal['largest', 'all', 'improved', 'regressed'] = 'largest', per_instance: bool = False, report: str | os.PathLike[str] | None = None) -> list[Comparison]:
+    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, cluster: str | None = None, by: str | None = None, changes: Literal['largest', 'all', 'improved', 'regressed'] = 'largest', per_instance: bool = False, report: str | os.PathLike[str] | None = None, report_dir: str | os.PathLike[str] | None = None) -> list[Comparison]:
         """Compare every group with the first (the baseline): pass rates and mean scores over instances, paired differences with 95% t intervals and p-values (Holm-adjusted over the candidates), a verdict (better, worse or inconclusive), costs, the instances that changed. --output table and markdown lead with the verdict as a sentence."""
+        ...
+
+
+class ViewResource(ResourceClient):
+    """A job's trajectory as a page: one trial, or two side by side with the first step where they differ."""
+    def view(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, open: bool = False, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5) -> str:
+        """Write one self-contained HTML page of a job's trajectory (-j JOB), or of two trials side by side, aligned by step number, the first step where they differ marked and linked from the top (-j A -j B; or --instance INSTANCE -g BASE -g CAND: the trial that stands for each group on that instance). --output text prints a readable step listing instead (for a terminal)."""
+        ...
+    def __call__(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, open: bool = False, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5) -> str:
+        """Write one self-contained HTML page of a job's trajectory (-j JOB), or of two trials side by side, aligned by step number, the first step where they differ marked and linked from the top (-j A -j B; or --instance INSTANCE -g BASE -g CAND: the trial that stands for each group on that instance). --output text prints a readable step listing instead (for a terminal)."""
         ...
 
 
@@ -235,6 +250,9 @@ class TrajectoryResource(ResourceClient):
     """Trajectories of jobs, of whole groups (server-side export) and of download tasks."""
     def get(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, download_timeout: int = 1800) -> list[JobTrajectory | GroupTrajectories]:
         """Print trajectories as a JSON array, one element per id."""
+        ...
+    def steps(self, *, job: str | Sequence[str] | None = None) -> list[TrajectorySteps]:
+        """Print each job's steps compactly, one row per step: its number, role, tool, tokens, the first line of its content and the names of its other fields (bl view shows them whole); --output table for a terminal."""
         ...
     def download(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, task_id: str | Sequence[str] | None = None, download_timeout: int = 1800, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
         """Write trajectory files; a download task becomes one ZIP archive. A group is one server-side export, or with --status/--template/--instance-id its matching jobs one file each."""

@@ -192,6 +192,9 @@ def returns(action: Action) -> str:
                 f"together by the combine `{action.combine.name}`).")
     if action.writer == "stdout":
         return "`list`: the elements of the CLI's JSON array, as Python values."
+    if action.combine is not None:
+        return (f"`str`: the path of the file the combine `{action.combine.name}` wrote (a page that cannot "
+                "be written is a `PartialFailure`).")
     text = "`DownloadResult` (`paths`, `skipped`, `failures`)."
     if action.stdout_when:
         text += f" With `{action.stdout_when}=True`: the listing, a `list` (the CLI's JSON array)."

@@ -239,7 +239,7 @@ class Builder:
     def part(self, name: str, data: Mapping[str, Any]) -> Part:
         common: dict[str, Any] = dict(name=name, when=condition(data.get("when")), shape=transform(data.get("shape")),
                                       file=data.get("file"), format=data.get("format"),
-                                      failure_id=data.get("failure_id"))
+                                      failure_id=data.get("failure_id"), absent=data.get("absent"))
         request = self.endpoints[data["request"]] if data.get("request") else None
         if data.get("step"):
             step = self.steps[data["step"]]
@@ -324,7 +324,8 @@ class Builder:
         parts: dict[str, Part] = {n: self.archive_entry(n, p) if archive else self.part(n, p)
                                   for n, p in raw_parts.items()}
         el = element(data.get("element"))
-        output = self.dimension_output(data, raw_parts, parts, el, listing, combine) if prints else None
+        # A files action with a combine (bl view) prints the combine's elements when it writes no file.
+        output = self.dimension_output(data, raw_parts, parts, el, listing, combine) if prints or combine else None
         return Dimension(
             name=name, option=opt, parts=frozen_map(parts), element=el, output=output,
             select=Select(select["option"], frozen_map({k: tuple(v) for k, v in select["choices"].items()}))

@@ -664,7 +664,8 @@ def _row_columns(spec: dict[str, Any], action: dict[str, Any]) -> list[str]:
 
 def _lint_combine(c: _Lint, where: str, action: dict[str, Any]) -> None:
     """The combine is declared (``combines:``), its ``with:`` is what it declares, and it
-    combines what is printed (a ``stdout`` action)."""
+    combines what is printed (a ``stdout`` action) or writes the files (a ``files`` action
+    whose parts write none themselves, ``bl view``)."""
     combine = action.get("combine")
     if not combine:
         return
@@ -673,8 +674,12 @@ def _lint_combine(c: _Lint, where: str, action: dict[str, Any]) -> None:
     if declared is None:
         c.add(f"{where}: unknown combine {name!r}")
         return
-    if action["writer"] != "stdout":
-        c.add(f"{where}: combine {name!r} needs the stdout writer (it makes what is printed)")
+    own_files = [f"{d}.{p}" for d, body in (action.get("dimensions") or {}).items()
+                 for p, part in (body.get("parts") or {}).items() if isinstance(part, dict) and part.get("file")]
+    if action["writer"] not in ("stdout", "files"):
+        c.add(f"{where}: combine {name!r} needs the stdout or the files writer (it makes what is printed or written)")
+    elif action["writer"] == "files" and (own_files or action.get("stdout_when") or action.get("compose")):
+        c.add(f"{where}: combine {name!r} writes its action's files: no part may write one, nor stdout_when or compose ({', '.join(own_files) or 'given'})")
     _check_values(c.spec, where, "combine", name, declared, params, c.problems, set(), _row_columns(c.spec, action))
 
 

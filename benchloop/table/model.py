@@ -618,6 +618,9 @@ class BasePart:
     file: str | None = None  # the path template a files action writes
     format: str | None = None  # "markdown" (the value is text) or JSON
     failure_id: str | None = None  # how a failure of this part is labelled (aggregated dimensions)
+    # Files actions: said once after the command when the shape gave nothing to write for some of
+    # the ids the part ran for (``{count}`` of ``{total}``): an RSI that is not created yet.
+    absent: str | None = None
 
     @property
     def endpoints(self) -> list[Endpoint]:

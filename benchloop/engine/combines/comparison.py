@@ -15,15 +15,26 @@ Besides the elements, the comparison renders two formats itself: ``--output tabl
 are made for people to share, so the call's API key is masked in them (a backend may
 echo it inside an id).  ``--per-instance`` makes the elements one flat row per paired
 instance instead (for ``--output csv``).
+
+``--report-dir DIR`` writes the report as ``DIR/index.html`` and, for every changed
+instance of every candidate, the side-by-side page of a baseline trial and a candidate
+trial (the command ``view``, run through the engine: ``bl view -j BASE_JOB -j CAND_JOB``),
+``DIR/instances/<candidate>/<instance>.html``, linked from the changed-instance table with
+relative links: the folder works from ``file://`` and zipped.  Each side's trial is the
+one that stands for its group on the instance (``viewer.trials.representative``: the most
+common outcome there, a failing one on a tie), among the jobs the comparison counted.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ...base.masking import mask_value
 from ..combinecall import CombineCall, Combined, CombineError
 from .registry import combine
+
+PAGES = "instances"  # the folder of the side-by-side pages under --report-dir
 
 
 def _nothing(call: CombineCall) -> str | None:
@@ -78,4 +89,42 @@ def compare(call: CombineCall) -> Combined:
         page = (lambda: html_report.render(shared, changes)) if results else None
         return Combined(elements, renderings, page=page, declared=declared)
     files = {str(report): lambda: html_report.render(shared, changes)} if report and results else {}
+    folder = options.get("report_dir")
+    if folder and results:
+        links = instance_pages(call, results, str(folder))
+        files[os.path.join(str(folder), "index.html")] = lambda: html_report.render(shared, changes, links)
     return Combined(elements, renderings, files, declared=declared)
+
+
+def instance_pages(call: CombineCall, results: list[dict[str, Any]], folder: str) -> dict[tuple[str, str], str]:
+    """Write the side-by-side page of every changed instance under ``folder``; the relative link
+    of each page written, by (candidate, instance)."""
+    from urllib.parse import quote
+
+    from ...base.files import safe_component
+    from ...viewer.trials import representative
+
+    passes: dict[str, dict[str, Any]] = {}
+    for ident, rows in call.values:
+        passes[ident] = {str(r.get("job_id")): r.get("pass") for r in rows if isinstance(r, dict)}
+    options = call.options
+    links: dict[tuple[str, str], str] = {}
+    pages = [(r, e) for r in results for e in r.get("instances") or []]
+    if pages:
+        call.log.info(f"--report-dir: {len(pages)} side-by-side page(s) of the changed instances")
+    for result, entry in pages:
+        base, cand = result["baseline"], result["candidate"]
+        trials = []
+        for group, side in ((base, "baseline"), (cand, "candidate")):
+            jobs = [{"job_id": j, "pass": passes.get(group, {}).get(j)} for j in entry[side]["jobs"]]
+            trials.append(str(representative(jobs)["job_id"]) if jobs else None)
+        if None in trials:
+            continue
+        relative = "/".join([PAGES, safe_component(str(cand)), safe_component(f"{entry['instance']}.html")])
+        path = os.path.join(folder, *relative.split("/"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        ran = call.run("view", {"job": trials, "output_dir": path, "metric": options.get("metric"),
+                                "pass_threshold": options.get("pass_threshold")})
+        if path in ran.paths:
+            links[(str(cand), str(entry["instance"]))] = quote(relative)
+    return links
