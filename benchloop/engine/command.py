@@ -80,7 +80,7 @@ def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[st
             if counter:
                 counter.step(ident, ok=False)
             if on_done is not None:
-                on_done(Outcome(ident, failures=[Failure(ident, str(exc), exc.network)]))
+                on_done(Outcome(ident, failures=[Failure(ident, str(exc), exc.network, exc.timed_out)]))
             raise backend_message(action, exc) from None
         if counter:
             counter.step(result if progress and progress.detail == "path" else ident)

@@ -10,7 +10,9 @@ walks the dimension's selected parts, each by its kind (``table.model``):
 * a :class:`~benchloop.table.model.FanOutPart` enumerates the items of the id (every
   job of a group) and repeats its request per item, concurrently, each to its file;
 * a :class:`~benchloop.table.model.StepPart` runs a named step (``steps/``), after its
-  waiter (``polling.py``) when it has one.
+  waiter (``polling.py``) when it has one;
+* a :class:`~benchloop.table.model.WaitPart` runs a waiter on its own (``bl jobs wait``):
+  its value is what the waiter produces.
 
 Every request is rendered from the table's templates (``render.py``).  The part's
 transform (``transforms.py``) then shapes the answer, which either contributes to the
@@ -50,6 +52,8 @@ from ..table.model import (
     Part,
     RequestPart,
     StepPart,
+    Waiter,
+    WaitPart,
 )
 from ..table.templates import Context, render_file, render_label, render_value
 from . import transforms
@@ -118,11 +122,13 @@ class Pipeline:
         path, params, _ = render_request(endpoint, ctx)
         return self.rt.http.download(path, dest, params=params, **kwargs)
 
-    def fetch(self, part: RequestPart | PagedPart | StepPart, ctx: Context, ident: str,
+    def fetch(self, part: RequestPart | PagedPart | StepPart | WaitPart, ctx: Context, ident: str,
               dest: str | None = None) -> Any:
         """What one part of one id answers (a fan-out runs in ``fan_out`` instead)."""
+        if isinstance(part, WaitPart):
+            return self.wait(part.wait, ctx, ident)
         if isinstance(part, StepPart):
-            value = self.wait(part, ctx) if part.wait is not None else None
+            value = self.wait(part.wait, ctx, ident, before_step=True) if part.wait is not None else None
             return STEPS[part.step.name](PipelineCall(self, part, ctx, ident, dest, value))
         if isinstance(part, PagedPart):
             return self.paginate(part.request, part.pagination, ctx, ident, part.empty_probe,
@@ -150,16 +156,28 @@ class Pipeline:
             return str(exc)
         return None
 
-    def wait(self, part: StepPart, ctx: Context) -> str:
-        from .polling import Polling
+    def wait(self, waiter: Waiter, ctx: Context, ident: str, before_step: bool = False) -> Any:
+        """Run a waiter for one id (``polling.py``).  Before a step (the export) a timeout is a
+        failure of the id like any other; on its own it is the command's wait timeout."""
+        from .polling import Polling, WaitTimeout
 
-        waiter = part.wait
-        assert waiter is not None
-        timeout = float(self.opts.get(waiter.timeout) or 0) or float("inf")
-        run = Polling(waiter, lambda endpoint, extra: self.request(endpoint, ctx.child(**extra)),
-                   self.rt.http.sleep, self.rt.log.info, timeout)
-        message = waiter.message
-        return run.run(lambda wait: render_label(message, ctx.child(wait=f"{wait:.1f}")) if message else None)
+        timeout = float(self.opts.get(waiter.timeout) or 0) if waiter.timeout else 0.0
+
+        def ask(current: Waiter, variables: dict[str, Any]) -> Any:
+            if current.enumeration is not None:
+                enum = current.enumeration
+                return self.paginate(enum.request, enum.pagination, ctx, ident, enum.empty_probe).items
+            assert current.request is not None
+            return self.request(current.request, ctx.child(**variables))
+
+        run = Polling(waiter, ask, sleep=self.rt.http.sleep, log=self.rt.log, timeout=timeout or float("inf"),
+                      options=self.opts, render=lambda text, variables: render_label(text, ctx.child(**variables)))
+        try:
+            return run.run()
+        except WaitTimeout as exc:
+            if before_step:
+                raise StepError(str(exc)) from None
+            raise
 
     def _page_args(self, pagination: Pagination, ctx: Context) -> dict[str, Any]:
         args = pagination.mode_arguments()
@@ -265,7 +283,7 @@ class Pipeline:
         aggregate_noun = self.dim.aggregate_failures
         selected = self.dim.selected(self.opts)
         for part in selected:
-            if not isinstance(part, (RequestPart, PagedPart, StepPart)):
+            if not isinstance(part, (RequestPart, PagedPart, StepPart, WaitPart)):
                 continue  # fan-outs run after the other parts
             if self.files and part.file:
                 paths[part.name] = self.path_for(part.file, ctx)

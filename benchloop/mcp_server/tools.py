@@ -13,7 +13,9 @@ of resource names, so a resource added to spec/benchloop.yaml is a tool at once:
   also a read-only listing tool, ``<resource>_list``, with the flag set;
 * ``describe`` is the ``bl describe`` document (no request).
 
-Actions with another writer (plain text, ``ap-cmd``) are not tools.
+Actions with another writer (plain text, ``ap-cmd``) are not tools, nor are waits (a part
+that is a waiter on its own, ``bl jobs wait``): a call would hold a worker for as long as
+the backend's work lasts, past any call timeout; an agent asks ``jobs_get`` again instead.
 
 Each tool's input schema comes from the action's options: ids as arrays of
 strings, every other option with its type, choices, minimum, default and help,
@@ -182,6 +184,8 @@ def kinds(spec: Spec, action: Action) -> list[tuple[str, tuple[str, ...]]]:
     """The tools an action gives: ``[(kind, gates), ...]``."""
     if action.writer not in ("stdout", "files"):
         return []  # another writer (ap-cmd's plain text) has no JSON result to return: not a tool yet
+    if action.waits:
+        return []  # a wait lasts as long as the backend's work: not a tool call
     writes = sends_writes(spec, action)
     if action.writer == "stdout":
         return [(WRITE, (WRITES,))] if writes else [(READ, ())]

@@ -120,7 +120,7 @@ class Option:
     help: str
     default: Any = None
     choices: tuple[str, ...] = ()
-    min: int | None = None
+    min: float | None = None
     negative: str | None = None
     messages: Mapping[str, str] = field(default_factory=frozen_map)
     positional: bool = False  # given by position (``GROUP_ID[@CLUSTER]``), not by a flag
@@ -417,42 +417,159 @@ class Missing:
     placeholder: str | None = None  # a name of ``engine.placeholders.PLACEHOLDERS``; None: fail
 
 
+# ------------------------------------------------------------------ waiters
 @dataclass(frozen=True)
-class Poll:
-    """While the status is one of ``values``, poll another endpoint bound to a field of the answer."""
+class StatusEnum:
+    """A named status enumeration (``statuses:``): the values a status field takes, and which of
+    them are final (the work is over).  ``in_progress`` is every other listed value; a status
+    the table does not list is in neither, and a waiter says how it counts (``not_final``)."""
 
+    name: str
+    help: str
     values: tuple[str, ...]
-    request: Endpoint
-    binds: str
-    fields: tuple[str, ...]
+    final: tuple[str, ...]
+
+    @property
+    def in_progress(self) -> tuple[str, ...]:
+        return tuple(v for v in self.values if v not in self.final)
+
+    def holds(self, which: str, value: Any) -> bool:
+        """Whether ``value`` is in the set ``which``: final, in_progress, not_final (anything that
+        is not final, unknown values included) or known (any listed value)."""
+        if which == "final":
+            return value in self.final
+        if which == "in_progress":
+            return value in self.in_progress
+        if which == "not_final":
+            return value not in self.final
+        return value in self.values
+
+
+ACCEPTOR_STATES = ("success", "failure", "retry", "follow")
+MATCHERS = ("path", "pathAll", "pathAny", "pathNone", "error")
+
+
+@dataclass(frozen=True)
+class Acceptor:
+    """One acceptor of a waiter (botocore's model): when its ``matcher`` holds for an answer,
+    the waiter moves to ``state``.
+
+    ``path`` compares the value of the JMESPath ``argument`` with ``expected``; ``pathAll``,
+    ``pathAny`` and ``pathNone`` compare each element of a list ``argument`` (``pathAll`` is
+    false on an empty list, ``pathNone`` true); ``error`` matches a failed request whose HTTP
+    status is one of ``expected``.  ``expected`` is values (any of them), or a set of a status
+    enumeration (``statuses`` and ``set``: final, in_progress, not_final or known).  ``fold`` compares strings trimmed and lower-cased.
+    ``follow`` hands the wait to another waiter, its variables bound to fields of the answer
+    (``binds``: variable -> fields, the first non-empty one).
+    """
+
+    state: str
+    matcher: str
+    argument: str | None = None
+    expected: tuple[Any, ...] = ()
+    statuses: StatusEnum | None = None
+    within: str = "final"  # the set of ``statuses`` (``set:`` in the table)
+    fold: bool = False
+    follow: str | None = None  # the waiter a ``follow`` acceptor hands over to (by name)
+    binds: Mapping[str, tuple[str, ...]] = field(default_factory=frozen_map)
+
+    def accepts(self, value: Any) -> bool:
+        """Whether one value is what the acceptor expects."""
+        if self.fold and isinstance(value, str):
+            value = value.strip().lower()
+        if self.statuses is not None:
+            return self.statuses.holds(self.within, value)
+        return value in self.expected
+
+    def matches(self, answer: Any, status: int | None) -> bool:
+        """Whether the acceptor holds for an answer (``status``: the HTTP status of a failed
+        request, whose answer is then its error body)."""
+        if self.matcher == "error":
+            return status is not None and status in self.expected
+        if status is not None:
+            return False
+        value = _compiled(self.argument)(answer) if self.argument else answer
+        if self.matcher == "path":
+            return self.accepts(value)
+        if not isinstance(value, list):
+            return self.matcher == "pathNone" and value is None
+        if self.matcher == "pathAll":
+            return bool(value) and all(self.accepts(v) for v in value)
+        if self.matcher == "pathAny":
+            return any(self.accepts(v) for v in value)
+        return not any(self.accepts(v) for v in value)
+
+    def value(self, answer: Any) -> Any:
+        """The argument's value in an answer (folded), as an "unknown status" message shows it."""
+        value = _compiled(self.argument)(answer) if self.argument else answer
+        return value.strip().lower() if self.fold and isinstance(value, str) else value
+
+
+@dataclass(frozen=True)
+class Delay:
+    """How long a waiter waits between two requests.
+
+    From the answer: the first number of the ``hint`` fields, clamped to ``low``..``high``
+    (``default`` without one).  Otherwise ``seconds``, or the value of the option ``option``
+    (``--interval``), multiplied by ``backoff`` after each answer that changed nothing, up to
+    ``high`` (never below the first wait), and spread by ``jitter`` (a fraction either way)."""
+
+    hint: tuple[str, ...] = ()
+    low: float = 0.0
+    high: float | None = None
+    default: float | None = None
+    option: str | None = None
+    seconds: float | None = None
+    backoff: float = 1.0
+    jitter: float = 0.0
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What a waiter counts in each answer (a progress line as the counts change): the values of
+    ``argument`` (a list), ordered as the status enumeration ``statuses`` lists them."""
+
+    argument: str
+    statuses: StatusEnum | None = None
+    noun: str = "items"
 
 
 @dataclass(frozen=True)
 class Waiter:
-    """Repeat a request until its answer's status says the work is done (the export flow).
+    """A named waiter (``waiters:``; ``engine/polling.py``): ask ``request`` (or walk every
+    page of ``enumeration``) until an acceptor says success or failure, waiting ``delay``
+    between answers, at most ``timeout`` (an option, seconds in total).
 
-    ``retry`` values repeat the first request after the wait hint; ``poll``
-    values switch to polling another endpoint; ``success`` values end the wait
-    and the part's value is the first of ``result`` fields of that answer.
-    Everything is bounded by the ``timeout`` option (seconds in total).
+    What it produces: the first non-empty string of the ``result`` fields of the last answer,
+    the ``counts`` (``result: counts``: ``{"total", "by_status"}``), or the answer itself.
     """
 
-    request: Endpoint
-    status: str
-    success: tuple[str, ...]
-    retry: tuple[str, ...]
-    poll: Poll | None
-    hint: tuple[str, ...]
-    wait_range: tuple[float, float]
-    default_wait: float
-    timeout: str
-    result: tuple[str, ...]
+    name: str
+    help: str
+    acceptors: tuple[Acceptor, ...]
     label: str
+    request: Endpoint | None = None
+    enumeration: Enumeration | None = None
+    otherwise: str = "retry"  # the state when no acceptor matches (botocore: keep waiting)
+    result: tuple[str, ...] | str | None = None
+    delay: Delay = field(default_factory=Delay)
+    timeout: str | None = None
     message: str | None = None  # the log line of a retry (template: the dimension id and {wait})
+    progress: str | None = None  # the label of the counts line (template)
+    counts: Counts | None = None
+    # Every waiter a ``follow`` acceptor may hand over to, by name (built with this one).
+    followed: Mapping[str, Waiter] = field(default_factory=frozen_map)
 
     @property
     def endpoints(self) -> list[Endpoint]:
-        return [self.request] + ([self.poll.request] if self.poll else [])
+        found = [self.request] if self.request else list(self.enumeration.endpoints if self.enumeration else ())
+        for other in self.followed.values():
+            found += other.endpoints
+        return list(dict.fromkeys(found))
+
+    @property
+    def scans(self) -> list[tuple[Endpoint, Pagination]]:
+        return self.enumeration.scans if self.enumeration else []
 
 
 # -------------------------------------------------------------------- steps
@@ -721,6 +838,22 @@ class StepPart(BasePart):
 
 
 @dataclass(frozen=True, kw_only=True)
+class WaitPart(BasePart):
+    """A waiter on its own (``wait:`` without a step): the part's value is what the waiter
+    produces (``bl jobs wait``); a timeout of its waiter is the command's wait timeout."""
+
+    wait: Waiter
+
+    @property
+    def endpoints(self) -> list[Endpoint]:
+        return self.wait.endpoints
+
+    @property
+    def scans(self) -> list[tuple[Endpoint, Pagination]]:
+        return self.wait.scans
+
+
+@dataclass(frozen=True, kw_only=True)
 class ArchiveEntry(BasePart):
     """A part of a download-task archive: a request or a step run per job into ``entry``."""
 
@@ -743,7 +876,7 @@ class ArchiveEntry(BasePart):
         return self.part.binary
 
 
-Part = RequestPart | PagedPart | FanOutPart | StepPart | ArchiveEntry
+Part = RequestPart | PagedPart | FanOutPart | StepPart | WaitPart | ArchiveEntry
 
 
 @dataclass(frozen=True)
@@ -910,6 +1043,11 @@ class Action:
         return self.writer == "files" and not (self.stdout_when and options.get(self.stdout_when))
 
     @property
+    def waits(self) -> bool:
+        """True when the action's purpose is to wait (a part is a waiter on its own: ``jobs wait``)."""
+        return any(isinstance(p, WaitPart) for d in self.dimensions.values() for p in d.parts.values())
+
+    @property
     def stdout_options(self) -> tuple[str, ...]:
         """Options that only shape what is printed (``--output``, ``--query``): a Python caller
         gets values, so the Python client and the MCP tools leave them out or handle them."""
@@ -968,6 +1106,8 @@ class Spec:
     steps: Mapping[str, StepDef] = field(default_factory=frozen_map)
     schemas: Schemas = field(default_factory=Schemas)  # the table's shared response shapes (``schemas:``)
     combines: Mapping[str, StepDef] = field(default_factory=frozen_map)
+    waiters: Mapping[str, Waiter] = field(default_factory=frozen_map)
+    statuses: Mapping[str, StatusEnum] = field(default_factory=frozen_map)
 
     def service(self, name: str) -> Service:
         return self.services[name]
