@@ -80,7 +80,8 @@ CASES = {
     # -- services (ap-cmd) ------------------------------------------------------------------
     "endpoint of an unknown service": (
         lambda d: d["endpoints"]["ap_group"].update(service="nowhere"),
-        ["endpoints.ap_group: unknown service 'nowhere'"]),
+        ["endpoints.ap_group: unknown service 'nowhere'",
+         "services.agentplatform.check: endpoint 'ap_group' is not one of the service's"]),
     "derived variable no header uses": (
         lambda d: d["services"]["agentplatform"]["headers"].pop("Env"),
         ["services.agentplatform: derived variable {env} is used by no header"]),
@@ -353,7 +354,8 @@ CASES = {
          f"{where('jobs', 'download', 'group', 'all')}: delay option of waiter 'group_jobs_done' names no number "
          "option of the action 'interval'",
          f"{where('jobs', 'download', 'group', 'all')}: a waiter on its own is printed: 'wait' without 'step' "
-         "needs the stdout writer"]),
+         "needs the stdout writer",
+         f"{PULL}.sync: list section 'jobs' writes no one file of a paginated collection per group"]),
     # -- options -------------------------------------------------------------------------------
     "reserved option name": (
         lambda d: action(d, "brm", "run")["options"].update(ctx="page"),
@@ -387,7 +389,17 @@ CASES = {
     "compose dimension": (
         lambda d: action(d, "pull", "pull")["compose"].update(
             default=["jobs"], sections={"jobs": {"resource": "jobs", "action": "download"}}),
-        [f"{PULL}: no section supports dimension 'job'"]),
+        [f"{PULL}: no section supports dimension 'job'", f"{PULL}.sync: names unknown section 'metrics'",
+         f"{PULL}.sync: names unknown section 'tasks'"]),
+    "sync": (
+        lambda d: action(d, "pull", "pull")["compose"]["sync"].update(option="with", manifest="{job}/sync.json",
+                                                                       state=["status", "finished_at"]),
+        [f"{PULL}.sync: option 'with' is no flag option of the action",
+         f"{PULL}.sync: manifest variable {{job}} is not bound",
+         f"{PULL}.sync: sync field 'jobs.*.finished_at' is not declared in the response of endpoint 'job_list'"]),
+    "service check": (
+        lambda d: d["services"]["agentplatform"]["check"].update(request="job_list"),
+        ["services.agentplatform.check: endpoint 'job_list' is not one of the service's"]),
     "compose default": (
         lambda d: action(d, "pull", "pull")["compose"].update(default=["metrics", "nope"]),
         [f"{PULL}: default names unknown section 'nope'"]),

@@ -35,12 +35,7 @@ def sandbox(make_sandbox):
     return make_sandbox(seed=7, groups=1, jobs_per_group=12, tasks_per_group=4, live_jobs=6, live_pace=0)
 
 
-@pytest.fixture(autouse=True)
-def fresh(sandbox):
-    sandbox.live.restart()
-    sandbox.live.pace = 0
-    yield
-    sandbox.live.restart()
+pytestmark = pytest.mark.usefixtures("live")  # every test starts with GLIVE's jobs all running
 
 
 def test_jobs_wait_returns_when_the_live_group_finishes(sandbox, api):
@@ -238,3 +233,17 @@ def test_the_final_statuses_are_the_tables(tmp_path, sandbox):
                     "--timeout", "5")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)[0]["by_status"] == {"running": 6}
+
+
+def test_the_python_client_waits_too(sandbox):
+    import benchloop
+
+    with benchloop.Client(host=sandbox.url, api_key=sandbox.api_key, retry=0) as bl:
+        with pytest.raises(benchloop.WaitTimeout) as caught:
+            bl.jobs.wait(group=["GLIVE", "GEMPTY"], interval=0.1, timeout=0.3)
+        assert isinstance(caught.value, benchloop.PartialFailure)
+        assert caught.value.results == [{"group_id": "GEMPTY", "total": 0, "by_status": {}}]
+        assert [ident for ident, _ in caught.value.failures] == ["GLIVE"]
+        sandbox.live.advance(6)
+        assert bl.jobs.wait(group="GLIVE", interval=0.1) == [
+            {"group_id": "GLIVE", "total": 6, "by_status": {"succeeded": 5, "failed": 1}}]

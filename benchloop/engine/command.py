@@ -65,6 +65,11 @@ def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[st
     for message in unknown_values(action, opts):
         rt.log.warn(message)
     if action.compose is not None:
+        sync = action.compose.sync
+        if sync is not None and opts.get(sync.option):
+            from .sync import run_sync  # pull --sync only
+
+            return run_sync(rt, action, dim, ids, opts, process)
         from .compose import run_compose  # composite commands only
 
         return run_compose(rt, action, dim, ids, opts, process)

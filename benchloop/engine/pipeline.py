@@ -63,6 +63,7 @@ from .pagination import ITER_MODES, MODES, PaginationError, Scan
 from .placeholders import PLACEHOLDERS
 from .render import render_headers, render_request
 from .runtime import Runtime
+from .scope import Scope
 from .steps import STEPS, WRITTEN
 
 
@@ -74,8 +75,11 @@ class Pipeline:
     """Runs one action of the table for one dimension."""
 
     def __init__(self, rt: Runtime, action: Action, dim: str, opts: Mapping[str, Any], id_count: int = 1,
-                 spill: bool = False):
+                 spill: bool = False, scope: Scope | None = None):
         self.rt = rt
+        # A sync's restriction to the items that changed (``scope.py``), and what was done with them.
+        self.scope = scope
+        self.item_failures: list[Failure] = []  # the failures of a fan-out's items, by item
 
         self.action = action
         self.dim: Dimension = action.dimensions[dim]
@@ -247,7 +251,10 @@ class Pipeline:
                 self.rt.log.debug(f"{self.dim.name} {ident}: existence check failed: {exc}")
 
     def enumerate(self, enum: Enumeration, ctx: Context, ident: str) -> list[str]:
-        """Every id an enumeration lists for ``ident`` (e.g. all jobs of a group)."""
+        """Every id an enumeration lists for ``ident`` (e.g. all jobs of a group); in a sync, the
+        items of the scope (the sync has the list already)."""
+        if self.scope is not None and enum.binds == self.scope.binds:
+            return list(self.scope.only)
         scan = self.paginate(enum.request, enum.pagination, ctx, ident, enum.empty_probe)
         return [str(item[enum.id_key]) for item in scan.items]
 
@@ -262,9 +269,17 @@ class Pipeline:
             return True
         return False
 
-    def write(self, part: Part, path: str, value: Any) -> None:
+    def kept(self, path: str) -> bool:
+        """In a sync where no item changed: a file of the id as a whole that exists is left alone."""
+        if self.scope is not None and self.scope.keep and files.exists(path):
+            self.rt.log.file("skip unchanged", path)
+            return True
+        return False
+
+    def write(self, part: Part, path: str, value: Any) -> bool:
+        """Write a part's value; False when there is nothing to write (no report text)."""
         if value is None or value is WRITTEN:
-            return
+            return False
         if part.format == "markdown":
             files.atomic_write(path, value)
         else:
@@ -273,6 +288,7 @@ class Pipeline:
         if isinstance(part, PagedPart) and part.count and isinstance(value, dict):
             note = f" ({len(value.get(part.count) or [])} {part.count})"
         self.rt.log.file("wrote", path, note)
+        return True
 
     # -- one id -------------------------------------------------------------
     def process(self, ident: str) -> Any:
@@ -287,7 +303,7 @@ class Pipeline:
                 continue  # fan-outs run after the other parts
             if self.files and part.file:
                 paths[part.name] = self.path_for(part.file, ctx)
-                if self.skip(paths[part.name]):
+                if self.skip(paths[part.name]) or self.kept(paths[part.name]):
                     continue
             try:
                 raw = self.fetch(part, ctx, ident, paths.get(part.name))
@@ -336,6 +352,8 @@ class Pipeline:
         template = part.file
         assert template is not None, "a fan-out writes files (the lints ensure it)"
 
+        scope = self.scope
+
         def one(child: str) -> None:
             cctx = ctx.child(**{enum.binds: child})
             ok = True
@@ -344,7 +362,10 @@ class Pipeline:
                 if self.skip(path):
                     return
                 raw = self.request(part.request, cctx)
-                self.write(part, path, transforms.apply(part.shape, raw, child))
+                if self.write(part, path, transforms.apply(part.shape, raw, child)) and scope is not None:
+                    scope.wrote(child, path)
+                if scope is not None:
+                    scope.finished(child)
             except BenchloopError:
                 ok = False
                 raise
@@ -354,8 +375,10 @@ class Pipeline:
 
         outcomes = self.rt.map(children, one)
         failure_id = part.failure_id or f"{{{enum.binds}}}"
-        return [Failure(render_label(failure_id, ctx.child(**{enum.binds: o.ident})), f.message, f.network)
-                for o in outcomes for f in o.failures]
+        failures = [Failure(render_label(failure_id, ctx.child(**{enum.binds: o.ident})), f.message, f.network)
+                    for o in outcomes for f in o.failures]
+        self.item_failures += [Failure(o.ident, f.message, f.network) for o in outcomes for f in o.failures]
+        return failures
 
     def iterate(self, part: PagedPart, ident: str) -> Iterator[Any]:
         """The items of a walking part for one id, yielded as their pages arrive (the Python
@@ -419,8 +442,12 @@ class PipelineCall:
 
     def fetch_file(self, key: str, dest: str, on_bytes: Callable[[int], None] | None = None,
                    **variables: Any) -> str | None:
-        return self._p.fetch_file(self.params.endpoint(key), self._context(variables), dest, self._part.missing,
-                                  on_bytes)
+        missing = self._p.fetch_file(self.params.endpoint(key), self._context(variables), dest, self._part.missing,
+                                     on_bytes)
+        scope = self._p.scope
+        if scope is not None:
+            scope.wrote(variables.get(scope.binds), dest)
+        return missing
 
     def items(self, body: Any, **variables: Any) -> list[dict[str, Any]]:
         items = self._part.items
@@ -438,7 +465,16 @@ class PipelineCall:
         return self._p.paginate(enum.request, enum.pagination, self._ctx, self.ident, enum.empty_probe).items
 
     def map(self, items: list[str], work: Callable[[str], Any]) -> list[Outcome]:
-        return self._p.rt.map(items, work)
+        scope = self._p.scope
+        if scope is None or not set(items) <= set(scope.only):
+            return self._p.rt.map(items, work)
+
+        def each(item: str) -> Any:  # a sync's item: done once its work ended without an exception
+            value = work(item)
+            scope.finished(item)
+            return value
+
+        return self._p.rt.map(items, each)
 
     def counter(self, label: str, unit: str, verb: str, total: int | None = None, eta: bool = False) -> Counter:
         if total is None:

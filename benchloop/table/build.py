@@ -48,6 +48,7 @@ from .model import (
     Section,
     Select,
     Service,
+    ServiceCheck,
     Sources,
     Spec,
     StatusEnum,
@@ -55,6 +56,7 @@ from .model import (
     StepDef,
     StepParam,
     StepPart,
+    Sync,
     Transform,
     Waiter,
     WaitPart,
@@ -71,9 +73,11 @@ if TYPE_CHECKING:
 def sources(data: Mapping[str, Any] | None) -> Sources:
     data = data or {}
     env = data.get("env") or ()
+    command = data.get("command") or {}
     return Sources(option=data.get("option"), flag=data.get("flag"),
                    env=(env,) if isinstance(env, str) else tuple(env), config=data.get("config"),
-                   default=data.get("default"))
+                   default=data.get("default"), command_env=tuple(command.get("env") or ()),
+                   command_config=command.get("config"), keyring=data.get("keyring"))
 
 
 def option(data: Mapping[str, Any]) -> Option:
@@ -86,7 +90,8 @@ def option(data: Mapping[str, Any]) -> Option:
                   values=tuple(data.get("values") or ()))
 
 
-def service(name: str, data: Mapping[str, Any], schemas: Schemas | None = None) -> Service:
+def service(name: str, data: Mapping[str, Any], schemas: Schemas | None = None,
+            endpoints: Mapping[str, Endpoint] | None = None) -> Service:
     auth = data.get("auth") or {}
     derived = tuple(Derived(k, v["from"], frozen_map(v.get("map")), v.get("default", ""))
                     for k, v in (data.get("derived") or {}).items())
@@ -95,7 +100,9 @@ def service(name: str, data: Mapping[str, Any], schemas: Schemas | None = None) 
                    key=sources(auth), auth_statuses=tuple(auth.get("statuses") or (401,)),
                    key_required=auth.get("required"), headers=frozen_map(data.get("headers")), derived=derived,
                    default=name == DEFAULT_SERVICE, login_hosts=tuple(data.get("login_hosts") or ()),
-                   error=Response.error_body(data.get("error"), schemas if schemas is not None else Schemas()))
+                   error=Response.error_body(data.get("error"), schemas if schemas is not None else Schemas()),
+                   check=ServiceCheck((endpoints or {})[check["request"]], frozen_json(check.get("with") or {}),
+                                      tuple(check.get("accept") or ())) if (check := data.get("check")) else None)
 
 
 def endpoint(name: str, data: Mapping[str, Any], schemas: Schemas | None = None) -> Endpoint:
@@ -115,6 +122,13 @@ def pagination(data: Mapping[str, Any]) -> Pagination:
                       tie_key=data.get("tie_key"), page_size=data.get("page_size"),
                       keep_first=tuple(data.get("keep_first") or ()), progress=data.get("progress"),
                       declared=tuple(k for k in data if k not in ("mode", "progress")))
+
+
+def sync(data: Mapping[str, Any] | None) -> Sync | None:
+    if not data:
+        return None
+    return Sync(data["option"], data["list"], data["key"], data["binds"], tuple(data["state"]),
+                tuple(data["refresh"]), data["manifest"])
 
 
 def transform(data: Any) -> Transform | None:
@@ -400,7 +414,8 @@ class Builder:
             command=is_command, stdout_when=data.get("stdout_when"),
             compose=Compose(compose["option"], tuple(compose["dimensions"]), tuple(compose["default"]),
                             frozen_map({n: Section(n, s["resource"], s["action"], frozen_json(s.get("options") or {}))
-                                        for n, s in compose["sections"].items()})) if compose else None,
+                                        for n, s in compose["sections"].items()}),
+                            sync(compose.get("sync"))) if compose else None,
             max_ids=data.get("max_ids"), max_ids_message=data.get("max_ids_message"),
             error_field=data.get("error_field"), progress=progress(data.get("progress")),
             extra_args=bool(data.get("extra_args")), combine=combine,
@@ -422,7 +437,7 @@ class Builder:
             options=LazyMap(options, lambda n: option({"name": n, **options[n]}), lazy),
             resources=LazyMap(data["resources"], self.resource, lazy),
             services=LazyMap([*services, *([] if DEFAULT_SERVICE in services else [DEFAULT_SERVICE])],
-                             lambda n: service(n, services.get(n, {}), self.schemas), lazy),
+                             lambda n: service(n, services.get(n, {}), self.schemas, self.endpoints), lazy),
             global_options=tuple(option({"name": n, **o}) for n, o in (data.get("global_options") or {}).items()),
             commands=LazyMap(commands, lambda n: command(n, commands[n]), lazy),
             steps=self.steps, schemas=self.schemas, combines=self.combines, waiters=self.waiters,

@@ -420,6 +420,14 @@ def _lint_services(c: _Lint) -> None:
             source = f"{where}.{part}"
             if option and option not in c.known:
                 c.add(f"{source}: option {option!r} is defined by no action")
+        check = service.get("check")
+        if check:
+            check_where = f"{where}.check"
+            endpoint = c.spec["endpoints"].get(check["request"])
+            if endpoint is not None and endpoint.get("service", "benchloop") != name:
+                c.add(f"{check_where}: endpoint {check['request']!r} is not one of the service's")
+            _check_endpoint_use(c.spec, check_where, check["request"], set(check.get("with") or {}),
+                                c.known, c.problems)
 
 
 # ---------------------------------------------------------------- responses
@@ -754,6 +762,29 @@ def _lint_compose(c: _Lint, where: str, compose: dict[str, Any], options: dict[s
     for name in compose["default"]:
         if name not in compose["sections"]:
             c.add(f"{where}: default names unknown section {name!r}")
+    if compose.get("sync"):
+        _lint_sync(c, f"{where}.sync", compose, options)
+
+
+def _lint_sync(c: _Lint, where: str, compose: dict[str, Any], options: dict[str, Any]) -> None:
+    """The sync flag is an option; the list section writes one file per group listing items that
+    carry the key and state fields; the other named sections exist; the manifest is per group."""
+    sync = compose["sync"]
+    if options.get(sync["option"], {}).get("type") != "flag":
+        c.add(f"{where}: option {sync['option']!r} is no flag option of the action")
+    for name in [sync["list"], *sync["refresh"]]:
+        if name not in compose["sections"]:
+            c.add(f"{where}: names unknown section {name!r}")
+    _check_bound(c, where, "manifest", sync["manifest"], {"group"})
+    section = compose["sections"].get(sync["list"])
+    target = _target(c.spec, section) if section else None
+    parts = ((target or {}).get("dimensions", {}).get("group") or {}).get("parts") or {}
+    listed = [p for p in parts.values() if p.get("file") and (p.get("pagination") or {}).get("collection")]
+    if target is not None and len(listed) != 1:
+        c.add(f"{where}: list section {sync['list']!r} writes no one file of a paginated collection per group")
+    elif listed:
+        collection = listed[0]["pagination"]["collection"]
+        _check_collection(c, where, listed[0].get("request"), "sync", collection, [sync["key"], *sync["state"]])
 
 
 def _lint_dimension(c: _Lint, where: str, dname: str, dim: dict[str, Any], action: dict[str, Any],

@@ -96,6 +96,11 @@ class Sources:
     env: tuple[str, ...] = ()
     config: str | None = None
     default: str | None = None
+    # A key only (``settings.secrets``): variables and a file key naming a command that prints
+    # it, and a file key naming its entry in the OS keyring.
+    command_env: tuple[str, ...] = ()
+    command_config: str | None = None
+    keyring: str | None = None
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -105,6 +110,10 @@ class Sources:
             out["env"] = list(self.env)
         if self.config:
             out["config"] = self.config
+        if self.command_env or self.command_config:
+            out["command"] = {"env": list(self.command_env), "config": self.command_config}
+        if self.keyring:
+            out["keyring"] = self.keyring
         if self.default is not None:
             out["default"] = self.default
         return out
@@ -196,6 +205,16 @@ class Derived:
 
 
 @dataclass(frozen=True)
+class ServiceCheck:
+    """``bl config check``'s request to a service (``check:``): an endpoint, the values of its
+    template variables, and error statuses that still mean the backend took the key."""
+
+    request: Endpoint
+    values: Mapping[str, Any] = field(default_factory=frozen_map)
+    accept: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class Service:
     """One backend the table talks to: its base URL, its key and the headers of every request.
 
@@ -220,6 +239,7 @@ class Service:
     login_hosts: tuple[str, ...] = ()
     # The schema of its error bodies (``error:``; every status >= 400 of its endpoints).
     error: Response | None = None
+    check: ServiceCheck | None = None  # ``bl config check``'s request
 
     @property
     def variables(self) -> list[str]:
@@ -960,11 +980,27 @@ class Section:
 
 
 @dataclass(frozen=True)
+class Sync:
+    """A composite command's sync mode (``compose.sync``; ``engine/sync.py``): the ``list`` section
+    first, its items (by ``key``) compared on their ``state`` fields with the ``manifest`` of the
+    last sync; the ``refresh`` sections every time; the others for the changed items only."""
+
+    option: str
+    list: str
+    key: str
+    binds: str  # the template variable an item is (the enumerations' ``binds``: job)
+    state: tuple[str, ...]
+    refresh: tuple[str, ...]
+    manifest: str
+
+
+@dataclass(frozen=True)
 class Compose:
     option: str
     dimensions: tuple[str, ...]
     default: tuple[str, ...]
     sections: Mapping[str, Section]
+    sync: Sync | None = None
 
 
 @dataclass(frozen=True)
