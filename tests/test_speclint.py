@@ -397,6 +397,12 @@ CASES = {
         [f"{PULL}.sync: option 'with' is no flag option of the action",
          f"{PULL}.sync: manifest variable {{job}} is not bound",
          f"{PULL}.sync: sync field 'jobs.*.finished_at' is not declared in the response of endpoint 'job_list'"]),
+    "toolsets": (
+        lambda d: d["mcp"]["toolsets"].update(extra={"help": "x", "resources": ["jobs", "nope"]}) or
+        d["mcp"].update(default=["jobs", "nah"]),
+        ["mcp: resource 'jobs' is in toolsets 'jobs' and 'extra'",
+         "mcp: toolset 'extra' names unknown resource 'nope'",
+         "mcp: default names unknown toolset 'nah'"]),
     "service check": (
         lambda d: d["services"]["agentplatform"]["check"].update(request="job_list"),
         ["services.agentplatform.check: endpoint 'job_list' is not one of the service's"]),

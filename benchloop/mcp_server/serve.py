@@ -89,12 +89,16 @@ def build_runner(values: dict[str, Any], options: dict[str, Any], extra_secrets:
     from ..settings import session
     from ..table.load import load_model
     from .runner import Runner
-    from .tools import all_tools, parse_toolsets, select
+    from .tools import all_tools, parse_tools, parse_toolsets, select, served_resources
 
     values = _options(values)
     spec = load_model()
+    if values.get("tools") is not None and values.get("toolsets") is not None:
+        raise UsageError("--tools picks resources instead of --toolsets: give one of them")
     try:
-        toolsets = parse_toolsets(spec, values.get("tools"))
+        toolsets = parse_tools(spec, values.get("tools"))
+        if toolsets is None:
+            toolsets = served_resources(spec, parse_toolsets(spec, values.get("toolsets")))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     directory = download_root(values.get("allow_downloads"))

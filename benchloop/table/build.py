@@ -57,6 +57,8 @@ from .model import (
     StepParam,
     StepPart,
     Sync,
+    Toolset,
+    Toolsets,
     Transform,
     Waiter,
     WaitPart,
@@ -122,6 +124,13 @@ def pagination(data: Mapping[str, Any]) -> Pagination:
                       tie_key=data.get("tie_key"), page_size=data.get("page_size"),
                       keep_first=tuple(data.get("keep_first") or ()), progress=data.get("progress"),
                       declared=tuple(k for k in data if k not in ("mode", "progress")))
+
+
+def toolsets(data: Mapping[str, Any] | None) -> Toolsets:
+    data = data or {}
+    return Toolsets(frozen_map({n: Toolset(n, t["help"], tuple(t["resources"]))
+                                for n, t in (data.get("toolsets") or {}).items()}),
+                    tuple(data.get("default") or ()))
 
 
 def sync(data: Mapping[str, Any] | None) -> Sync | None:
@@ -441,7 +450,7 @@ class Builder:
             global_options=tuple(option({"name": n, **o}) for n, o in (data.get("global_options") or {}).items()),
             commands=LazyMap(commands, lambda n: command(n, commands[n]), lazy),
             steps=self.steps, schemas=self.schemas, combines=self.combines, waiters=self.waiters,
-            statuses=self.statuses)
+            statuses=self.statuses, mcp=toolsets(data.get("mcp")))
 
 
 def build_model(data: Mapping[str, Any]) -> Spec:

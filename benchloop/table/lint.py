@@ -325,9 +325,30 @@ def lint(spec: dict[str, Any]) -> list[str]:
         for aname, action in resource["actions"].items():
             _lint_action(c, rname, aname, action)
     _lint_declared_outputs(c)
+    _lint_toolsets(c)
     if not c.problems:  # the model builds only from a table without other problems
         _lint_printed(c)
     return c.problems
+
+
+def _lint_toolsets(c: _Lint) -> None:
+    """Toolsets name resources, each resource is in one toolset at most (one in none is served by
+    ``--toolsets all``), and the default names toolsets."""
+    mcp = c.spec.get("mcp")
+    if not mcp:
+        return
+    where = "mcp"
+    owner: dict[str, str] = {}
+    for name, toolset in mcp["toolsets"].items():
+        for resource in toolset["resources"]:
+            if resource not in c.spec["resources"]:
+                c.add(f"{where}: toolset {name!r} names unknown resource {resource!r}")
+            elif resource in owner:
+                c.add(f"{where}: resource {resource!r} is in toolsets {owner[resource]!r} and {name!r}")
+            owner.setdefault(resource, name)
+    for name in mcp["default"]:
+        if name not in mcp["toolsets"]:
+            c.add(f"{where}: default names unknown toolset {name!r}")
 
 
 def _declared_outputs(spec: dict[str, Any]) -> list[tuple[str, Any]]:

@@ -1129,6 +1129,24 @@ class Command:
         return {o.name: o.default_value for o in (*self.arguments, *self.options)}
 
 
+# ------------------------------------------------------------------- mcp
+@dataclass(frozen=True)
+class Toolset:
+    """A toolset of the MCP server (``mcp.toolsets``): the resources whose tools it serves."""
+
+    name: str
+    help: str
+    resources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Toolsets:
+    """The MCP server's toolsets and those served by default (``mcp:`` in the table)."""
+
+    toolsets: Mapping[str, Toolset] = field(default_factory=frozen_map)
+    default: tuple[str, ...] = ()
+
+
 # ---------------------------------------------------------------------- spec
 @dataclass(frozen=True)
 class Spec:
@@ -1144,6 +1162,7 @@ class Spec:
     combines: Mapping[str, StepDef] = field(default_factory=frozen_map)
     waiters: Mapping[str, Waiter] = field(default_factory=frozen_map)
     statuses: Mapping[str, StatusEnum] = field(default_factory=frozen_map)
+    mcp: Toolsets = field(default_factory=Toolsets)
 
     def service(self, name: str) -> Service:
         return self.services[name]
