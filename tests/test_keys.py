@@ -107,10 +107,10 @@ def test_a_missing_program_and_a_slow_one(bl, monkeypatch, tmp_path):
     monkeypatch.setenv("BENCHLOOP_API_KEY_COMMAND", "no-such-key-helper --get")
     result = bl("--host", "http://127.0.0.1:9", "metrics", "get", "-j", "J1")
     assert result.code == EXIT_USAGE and "no such program: no-such-key-helper" in result.err
-    from benchloop.settings import secrets
+    from benchloop.settings import keys
 
-    monkeypatch.setattr(secrets, "COMMAND_TIMEOUT", 0.5)
-    monkeypatch.setattr(secrets.run_command, "__defaults__", (0.5,))
+    monkeypatch.setattr(keys, "COMMAND_TIMEOUT", 0.5)
+    monkeypatch.setattr(keys.run_command, "__defaults__", (0.5,))
     monkeypatch.setenv("BENCHLOOP_API_KEY_COMMAND", key_script(tmp_path, "import time; time.sleep(30)"))
     result = bl("--host", "http://127.0.0.1:9", "metrics", "get", "-j", "J1")
     assert result.code == EXIT_USAGE and "gave no key within 0.5 s (stopped)" in result.err

@@ -77,6 +77,16 @@ def test_finished_groups_and_empty_ones_end_at_once(sandbox, api):
     assert sandbox.stats["job_list"] == 2 and sandbox.stats["group"] == 1  # GEMPTY: is it there at all?
 
 
+def test_a_backend_that_is_restarting_does_not_end_the_wait(sandbox, api):
+    sandbox.live.advance(6)
+    sandbox.reset_stats()
+    sandbox.inject_fault("job_list", status=503, count=2)  # --retry 0: each is an answer of the wait
+    result = api("jobs", "wait", "-g", "GLIVE", "--interval", "0.1")
+    assert result.code == 0, result.err
+    assert sandbox.stats["job_list"] == 3
+    assert api("jobs", "wait", "-g", "G404", "--interval", "0.1").code == 1  # a 404 still fails the group
+
+
 def test_quiet_prints_only_the_data(sandbox, api):
     sandbox.live.pace = 0.1
     result = api("-q", "jobs", "wait", "-g", "GLIVE", "--interval", "0.1")

@@ -54,7 +54,7 @@ class Invocation:
 
         key = self.options["api_key"]
         if key == STDIN_TOKEN:
-            from ..settings.secrets import STDIN_ORIGIN, read_stdin_key
+            from ..settings.keys import STDIN_ORIGIN, read_stdin_key
 
             self.options["api_key"] = key = read_stdin_key(sys.stdin)
             self.options["api_key_origin"] = STDIN_ORIGIN

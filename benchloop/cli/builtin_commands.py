@@ -106,7 +106,7 @@ def __getattr__(attr: str) -> Any:
 def config_set(values: dict[str, Any], ctx: Any) -> int:
     from ..base.log import Log
     from ..settings.config import check_set_values, config_path, write_config
-    from ..settings.secrets import read_stdin_key, store_in_keyring
+    from ..settings.keys import read_stdin_key, store_in_keyring
     from .commands import STDIN_TOKEN
 
     if values["api_key"] == STDIN_TOKEN:

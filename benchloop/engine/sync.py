@@ -148,7 +148,7 @@ class GroupSync:
         except StepError as exc:
             return first + [Outcome(self.label(n), failures=[Failure(self.label(n), str(exc), False)])
                             for n in self.rest]
-        states = {str(item[self.sync.key]): {f: item.get(f) for f in self.sync.state} for item in items}
+        states = {ident: {f: item.get(f) for f in self.sync.state} for ident, item in items}
         path = files.join_under(self.root, render_file(self.sync.manifest, Context({"group": self.ident})))
         manifest = Manifest(self.root, path, self.sync, self.ident, self.rt.log)
         self.announce(states, manifest)
@@ -170,8 +170,9 @@ class GroupSync:
         return MultiFailure([Failure(f"{self.label(name)}:{f.ident}", f.message, f.network) for f in exc.failures],
                             exc.value)
 
-    def listed(self) -> list[dict[str, Any]]:
-        """The items of the list section's file, just written."""
+    def listed(self) -> list[tuple[str, dict[str, Any]]]:
+        """``(id, item)`` of the list section's file, just written; an item's id is its ``key``
+        field, else the first of the list's other id fields that it has (``id``)."""
         target = self.rt.spec.section_action(self.compose.sections[self.sync.list])
         part = next(p for p in target.dimensions["group"].parts.values() if isinstance(p, PagedPart) and p.file)
         path = files.join_under(self.root, render_file(part.file or "", Context({"group": self.ident})))
@@ -183,7 +184,13 @@ class GroupSync:
         items = document.get(part.pagination.collection or "") if isinstance(document, dict) else None
         if not isinstance(items, list):
             raise StepError(f"not fetched: the job list {path} has no {part.pagination.collection} list")
-        return [i for i in items if isinstance(i, dict) and isinstance(i.get(self.sync.key), str)]
+        keys = [self.sync.key, *(k for k in part.pagination.id_keys if k != self.sync.key)]
+        found = []
+        for item in items:
+            ident = next((item[k] for k in keys if isinstance(item, dict) and isinstance(item.get(k), str)), None)
+            if ident:
+                found.append((ident, item))
+        return found
 
     def announce(self, states: dict[str, dict[str, Any]], manifest: Manifest) -> None:
         new = sum(1 for i in states if i not in manifest.items)

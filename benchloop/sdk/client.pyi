@@ -45,7 +45,7 @@ Task = TypedDict('Task', {'task_id': str, 'id': str, 'name': str, 'status': str,
 TaskPage = TypedDict('TaskPage', {'tasks': list[Task], 'total': int}, total=False)
 OverviewGetGroup = TypedDict('OverviewGetGroup', {'group_id': str, 'summary': EvalSummary, 'tasks': TaskPage}, total=False)
 # A job as it appears in a job list.
-JobSummary = TypedDict('JobSummary', {'job_id': str, 'id': str, 'group_id': str | None, 'created_at': str, 'updated_at': str | None, 'template': str, 'status': str, 'instance_id': str}, total=False)
+JobSummary = TypedDict('JobSummary', {'job_id': str, 'id': str, 'group_id': str | None, 'created_at': str, 'template': str, 'status': str, 'instance_id': str, 'updated_at': str | None}, total=False)
 JobsGetGroup = TypedDict('JobsGetGroup', {'group_id': str, 'jobs': list[JobSummary], 'total': int}, total=False)
 # The jobs of a group once none is in a status that is not final (`bl jobs wait`), counted by status.
 GroupJobsDone = TypedDict('GroupJobsDone', {'group_id': str, 'total': int, 'by_status': dict[str, Any]}, total=False)

@@ -8,7 +8,7 @@ path of its own.  A service other than the default one is checked only when a ke
 is configured (its base URL has a default, so a key is what makes it "configured").
 
 Each service's result says where its host and key came from (``Settings.source``,
-``secrets.describe``), whether the backend answered, whether it accepted the key, and the
+``keys.describe``), whether the backend answered, whether it accepted the key, and the
 HTTP status.  The exit code: 3 when some key was refused, else 4 when some backend did
 not answer, else 1 when some answer was another error, else 0.
 """

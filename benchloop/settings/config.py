@@ -31,7 +31,7 @@ from ..table.load import load_model
 from ..table.model import Sources
 
 # The keys of a [profile] table that must be text: the settings, and where a key comes from
-# (``secrets.py``: the key, a command printing it, its entry in the OS keyring).
+# (``keys.py``: the key, a command printing it, its entry in the OS keyring).
 KEYS = ("host", "api_key", "output_dir", "api_key_command", "api_key_keyring", "ap_base_url", "ap_api_key",
         "ap_api_key_command", "ap_api_key_keyring")
 # The keys ``config set`` writes; the three ways to give the key: one per table.
@@ -131,7 +131,7 @@ class Settings:
     values: dict[str, Any] = field(default_factory=dict)
     # Where each of host, api_key, output_dir came from: a flag ("--host"), a variable
     # ("BENCHLOOP_HOST"), a table of the file ("file:profile", "file:profiles.pre") or "default";
-    # for the key also stdin, a command or the keyring (``secrets.py``).
+    # for the key also stdin, a command or the keyring (``keys.py``).
     sources: dict[str, str] = field(default_factory=dict)
     tables: dict[str, str] = field(default_factory=dict)  # file key -> the table it was read from
 
@@ -139,7 +139,7 @@ class Settings:
         """Where ``key`` came from, in words: ``--host``, ``BENCHLOOP_HOST``,
         ``host in /path/config.toml [profiles.pre]``, ``the command in BENCHLOOP_API_KEY_COMMAND``,
         ``the OS keyring (api_key_keyring in ...)`` or ``the default``."""
-        from .secrets import describe
+        from .keys import describe
 
         return describe(self.sources.get(key, "default"), key, self.config_file)
 
@@ -162,7 +162,7 @@ def resolve(api_key: str | None, host: str | None, output_dir: str | None, confi
     for key, where in setting_sources().items():
         flag = where.flag or f"--{key.replace('_', '-')}"
         if key == "api_key":
-            from .secrets import find_key
+            from .keys import find_key
 
             values[key], sources[key] = find_key(where, api_key, api_key_origin or flag, profile, tables, path)
             continue
@@ -253,7 +253,7 @@ def merge_profile(text: str, values: dict[str, str], profile: str | None = None,
 
 def write_config(path: Path, values: dict[str, str], profile: str | None = None) -> None:
     """Merge ``values`` into the file at ``path`` (through a symlink: the link is kept), under a lock.
-    A way to give the key replaces the others in that table (one per table, ``secrets.py``)."""
+    A way to give the key replaces the others in that table (one per table, ``keys.py``)."""
     target = _link_target(path)
     if not target.parent.exists():
         target.parent.mkdir(parents=True, mode=0o700)

@@ -124,25 +124,30 @@ def service_value(sources: Sources, options: Mapping[str, Any], file_values: Map
     return next(((str(v), where) for where, v in candidates if v), (None, "nowhere"))
 
 
-def service_key(service: Service, options: Mapping[str, Any], resolved: Settings) -> tuple[str | None, str]:
+def service_key(service: Service, options: Mapping[str, Any], resolved: Settings | Mapping[str, Any]
+                ) -> tuple[str | None, str]:
     """``(key, where it came from, in words)`` of a service other than the default one: its option,
-    variables, command, file key, command or keyring entry (``secrets.py``, one policy for all)."""
-    from .secrets import describe, find_key
+    variables, command, file key, command or keyring entry (``keys.py``, one policy for all).
+    ``resolved``: the settings, or just the values of the file's profile."""
+    from .keys import describe, find_key
 
+    values, tables, config_file = ((resolved.values, resolved.tables, resolved.config_file)
+                                   if isinstance(resolved, Settings) else (resolved, {}, "the config file"))
     sources = service.key
     given = options.get(sources.option) if sources.option else None
     key, origin = find_key(sources, str(given) if given else None, sources.flag or f"--{sources.option}",
-                           resolved.values, resolved.tables, resolved.config_file)
-    return key, describe(origin, sources.config or "key", resolved.config_file) if key else "nowhere"
+                           values, tables, config_file)
+    return key, describe(origin, sources.config or "key", config_file) if key else "nowhere"
 
 
-def service_http(service: Service, options: Mapping[str, Any], resolved: Settings, log: Log, *,
-                 timeout: float, retry: int, pool: int, ca_bundle: str | None = None) -> Any:
+def service_http(service: Service, options: Mapping[str, Any], resolved: Settings | Mapping[str, Any], log: Log,
+                 *, timeout: float, retry: int, pool: int, ca_bundle: str | None = None) -> Any:
     """The HTTP client of a service other than the default one: its base URL, its key and auth
     header, its auth statuses (checked and warned about like the default service's)."""
     from ..transport.client import Http
 
-    url, url_from = service_value(service.base_url, options, resolved.values)
+    file_values = resolved.values if isinstance(resolved, Settings) else resolved
+    url, url_from = service_value(service.base_url, options, file_values)
     if not url:
         raise UsageError(f"no {service.title} base URL is configured")
     problem = url_problem(url)

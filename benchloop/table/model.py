@@ -96,7 +96,7 @@ class Sources:
     env: tuple[str, ...] = ()
     config: str | None = None
     default: str | None = None
-    # A key only (``settings.secrets``): variables and a file key naming a command that prints
+    # A key only (``settings.keys``): variables and a file key naming a command that prints
     # it, and a file key naming its entry in the OS keyring.
     command_env: tuple[str, ...] = ()
     command_config: str | None = None
