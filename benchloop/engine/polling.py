@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..base.errors import ApiError, StepError
-from ..table.model import Counts, Delay, Waiter
+from ..table.model import Delay, Waiter
 
 
 class WaitTimeout(StepError):
@@ -53,21 +53,6 @@ def _field(body: Any, names: tuple[str, ...]) -> Any:
         if name in body:
             return body[name]
     return None
-
-
-def count_values(counts: Counts, answer: Any) -> dict[str, int]:
-    """How many times each value of the counted argument occurs in an answer, in the order of
-    the status enumeration's values, then the other values by name (text: ``str``)."""
-    from ..table.model import _compiled
-
-    values = _compiled(counts.argument)(answer)
-    found: dict[str, int] = {}
-    for value in values if isinstance(values, list) else ():
-        key = value if isinstance(value, str) else "<missing>" if value is None else str(value)
-        found[key] = found.get(key, 0) + 1
-    order = list(counts.statuses.values) if counts.statuses else []
-    known = [k for k in order if k in found]
-    return {k: found[k] for k in [*known, *sorted(k for k in found if k not in order)]}
 
 
 def counts_text(counts: dict[str, int]) -> str:
@@ -157,7 +142,7 @@ class Polling:
         """Count the answer; show the counts when they changed (True then)."""
         counts = waiter.counts
         assert counts is not None
-        found = count_values(counts, answer)
+        found = counts.tally(answer)
         changed = found != self.counts
         self.counts = found
         if counts.statuses is not None:

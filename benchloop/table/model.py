@@ -553,6 +553,17 @@ class Counts:
     statuses: StatusEnum | None = None
     noun: str = "items"
 
+    def tally(self, answer: Any) -> dict[str, int]:
+        """How many times each value of the argument occurs in an answer, in the order of the
+        status enumeration's values, then the other values by name (text: ``str``)."""
+        values = _compiled(self.argument)(answer)
+        found: dict[str, int] = {}
+        for value in values if isinstance(values, list) else ():
+            key = value if isinstance(value, str) else "<missing>" if value is None else str(value)
+            found[key] = found.get(key, 0) + 1
+        order = list(self.statuses.values) if self.statuses else []
+        return {k: found[k] for k in [*(k for k in order if k in found), *sorted(k for k in found if k not in order)]}
+
 
 @dataclass(frozen=True)
 class Waiter:
