@@ -299,3 +299,27 @@ def test_config_show_query_works_as_the_readme_promises(bl):
     result = bl("config", "show", "--query", "sources")
     assert result.code == 0, result.err
     assert json.loads(result.out) == {"host": "the default", "api_key": "the default", "output_dir": "the default"}
+
+
+# ---------------------------------------------------------------------- mcp
+def test_mcp_serve_asks_a_key_command_once(sandbox, tmp_path):
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    runs = tmp_path / "runs"
+    command = key_script(tmp_path, f"open({str(runs)!r}, 'a').write('run\\n'); print({API_KEY!r})")
+    params = StdioServerParameters(command=BL[0], args=[*BL[1:], "--host", sandbox.url, "mcp", "serve"],
+                                   env={**os.environ, "BENCHLOOP_API_KEY_COMMAND": command})
+
+    async def main():
+        async with Client(params) as client:
+            return [await client.call_tool("metrics_get", {"job": [f"G1-J000{n}"]}) for n in (1, 2, 3)]
+
+    results = anyio.run(main)
+    assert not any(r.is_error for r in results)
+    assert runs.read_text(encoding="utf-8") == "run\n"  # once for the server, not once per worker
+
+
+def test_mcp_over_stdio_cannot_read_the_key_from_stdin():
+    done = run("--api-key", "-", "mcp", "serve", stdin="k\n")
+    assert done.returncode == EXIT_USAGE and "carries the MCP messages over stdio" in done.stderr
