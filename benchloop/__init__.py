@@ -17,7 +17,7 @@ from .version import __version__
 TYPE_CHECKING = False
 
 _SDK = ("AuthError", "BenchloopError", "Client", "DownloadResult", "NetworkError", "PartialFailure",
-        "UnknownArgument", "UsageError")
+        "UnknownArgument", "UsageError", "WaitTimeout")
 __all__ = ["__version__", *_SDK]
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads them
@@ -44,6 +44,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ lo
     )
     from .sdk import (
         UsageError as UsageError,
+    )
+    from .sdk import (
+        WaitTimeout as WaitTimeout,
     )
 
 

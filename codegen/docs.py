@@ -25,6 +25,7 @@ from benchloop.table.model import (
     Part,
     Spec,
     StepPart,
+    WaitPart,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,6 +46,12 @@ def _request(part: Part) -> str:
     """The requests of a part, as the reader sees them on the wire."""
     if isinstance(part, ArchiveEntry):
         part = part.part
+    if isinstance(part, WaitPart):
+        what = ([f"every page of `{part.wait.enumeration.request.method} {part.wait.enumeration.request.path}`"]
+                if part.wait.enumeration else [])
+        what += [f"`{e.method} {e.path}`" for e in part.wait.endpoints if e is not (
+            part.wait.enumeration.request if part.wait.enumeration else None)]
+        return f"wait `{part.wait.name}`: " + ", ".join(what)
     if isinstance(part, StepPart):
         used = part.wait.endpoints if part.wait else []
         used += list(part.params.endpoints.values())

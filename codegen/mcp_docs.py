@@ -1,8 +1,11 @@
-"""Generate the tool list of docs/mcp.md from the endpoint table.
+"""Generate the tool list and the toolsets' sizes of docs/mcp.md from the endpoint table.
 
-The page is written by hand except the part between ``<!-- tools:start -->``
-and ``<!-- tools:end -->``: one row per tool of ``bl mcp serve``, read from
-the same generator the server uses (``benchloop.mcp_server.tools``).
+The page is written by hand except the parts between ``<!-- tools:start -->`` and
+``<!-- tools:end -->`` (one row per tool of ``bl mcp serve``) and between
+``<!-- toolsets:start -->`` and ``<!-- toolsets:end -->`` (each toolset, its tools and the
+size of its ``tools/list``), read from the same generator the server uses
+(``benchloop.mcp_server.tools``; tests/test_mcp_toolsets.py measures the same sizes with the
+SDK's client over stdio).
 ``python -m codegen.docs`` rewrites it with the other generated pages and
 ``--check`` fails when it is stale (``make docs`` / ``make docs-check``).
 """
@@ -12,12 +15,23 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from benchloop.mcp_server.tools import DOWNLOADS, WRITES, Tool, all_tools, id_arguments
+from benchloop.mcp_server.tools import (
+    DOWNLOADS,
+    WRITES,
+    Tool,
+    all_tools,
+    id_arguments,
+    list_size,
+    parse_toolsets,
+    select,
+    served_resources,
+)
 from benchloop.table.load import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "mcp.md"
 START, END = "<!-- tools:start -->", "<!-- tools:end -->"
+SETS_START, SETS_END = "<!-- toolsets:start -->", "<!-- toolsets:end -->"
 _GATE = {WRITES: "`--allow-writes`", DOWNLOADS: "`--allow-downloads DIR`"}
 
 
@@ -49,9 +63,48 @@ def table() -> str:
     return "\n".join(lines)
 
 
+def served(toolsets: tuple[str, ...], gates: bool = False) -> list[Tool]:
+    spec = load_model()
+    return select(all_tools(spec), allow_writes=gates, allow_downloads=gates,
+                  toolsets=served_resources(spec, toolsets))
+
+
+def _size(tools: list[Tool]) -> str:
+    size = list_size(tools)
+    return f"{size / 1024:.1f} KB ({size:,} bytes)"
+
+
+def toolsets_table() -> str:
+    """Each toolset with its tools and the size of a ``tools/list`` serving it alone (with
+    describe), then the default set, every toolset, and every tool with both gates open."""
+    spec = load_model()
+    default = spec.mcp.default
+    lines = [SETS_START, "",
+             "| toolset | what | tools (gated ones in parentheses) | `tools/list` alone |",
+             "| --- | --- | --- | --- |"]
+    for name, toolset in spec.mcp.toolsets.items():
+        plain = [t.name for t in served((name,)) if t.action is not None]
+        gated = [t.name for t in served((name,), gates=True) if t.action is not None and t.name not in plain]
+        listed = ", ".join(f"`{n}`" for n in plain) + (f" ({', '.join(f'`{n}`' for n in gated)})" if gated else "")
+        mark = " (default)" if name in default else ""
+        lines.append(f"| `{name}`{mark} | {_cell(toolset.help)} | {listed or '-'} | {_size(served((name,)))} |")
+    every = parse_toolsets(spec, "all")
+    loose = [r for r in spec.resources if not any(r in t.resources for t in spec.mcp.toolsets.values())]
+    assert not [t for t in served(every) if t.resource in loose], "a resource with tools is in no toolset"
+    lines += ["",
+              f"The default set ({', '.join(default)}): {len(served(default))} tools, {_size(served(default))}. "
+              f"`--toolsets all`: {len(served(every))} tools, {_size(served(every))}; with `--allow-writes` and "
+              f"`--allow-downloads DIR` too: {len(served(every, gates=True))} tools, "
+              f"{_size(served(every, gates=True))}. Each count includes `describe`.",
+              "", SETS_END]
+    return "\n".join(lines)
+
+
 def render() -> dict[Path, str]:
     text = PAGE.read_text(encoding="utf-8")
-    pattern = re.compile(re.escape(START) + r".*?" + re.escape(END), re.S)
-    if not pattern.search(text):
-        raise SystemExit(f"{PAGE.relative_to(ROOT)}: no {START} ... {END} block")
-    return {PAGE: pattern.sub(lambda _m: table(), text, count=1)}
+    for start, end, make in ((START, END, table), (SETS_START, SETS_END, toolsets_table)):
+        pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
+        if not pattern.search(text):
+            raise SystemExit(f"{PAGE.relative_to(ROOT)}: no {start} ... {end} block")
+        text = pattern.sub(lambda _m, make=make: make(), text, count=1)
+    return {PAGE: text}

@@ -9,6 +9,8 @@ isolated per test: no user config, no user cache, no update checks.
   ``sandbox`` with one from ``make_sandbox``, and ``api``/``backend`` follow.
 * ``make_sandbox(**kwargs)``: more sandboxes for a module (``start_sandbox``'s
   arguments, ``api_key`` defaults to ``API_KEY``), stopped after the module.
+* ``live``: the live group of ``sandbox`` put back to its start (every job running, the
+  clock stopped), before and after the test.
 * ``bl``: ``bl ARGS`` in-process -> ``Result(code, out, err)``.
 * ``api``: ``bl`` pointed at ``sandbox`` with its key, ``--retry 0`` unless
   ``retry=`` says otherwise.
@@ -39,9 +41,9 @@ from benchloop.sandbox import start_sandbox
 
 # -------------------------------------------------------------- environment
 def _isolate(mp: pytest.MonkeyPatch, home: Path, cache: Path) -> None:
-    for name in ("BENCHLOOP_API_KEY", "BENCHMARK_API_KEY", "BENCHLOOP_HOST", "BENCHLOOP_OUTPUT_DIR",
-                 "BENCHLOOP_CONFIG", "BENCHLOOP_PROFILE", "BENCHLOOP_INDEX_URL", "SSL_CERT_FILE",
-                 "SSL_CERT_DIR"):
+    for name in ("BENCHLOOP_API_KEY", "BENCHMARK_API_KEY", "BENCHLOOP_API_KEY_COMMAND", "BENCHLOOP_HOST",
+                 "BENCHLOOP_OUTPUT_DIR", "BENCHLOOP_CONFIG", "BENCHLOOP_PROFILE", "BENCHLOOP_INDEX_URL",
+                 "AP_API_KEY", "AP_API_KEY_COMMAND", "AP_BASE_URL", "SSL_CERT_FILE", "SSL_CERT_DIR"):
         mp.delenv(name, raising=False)
     mp.setenv("HOME", str(home))
     mp.setenv("XDG_CACHE_HOME", str(home / ".cache"))
@@ -84,6 +86,16 @@ def make_sandbox():
             return stack.enter_context(start_sandbox(**kwargs))
 
         yield make
+
+
+@pytest.fixture
+def live(sandbox):
+    """The live group GLIVE of ``sandbox`` (``live_jobs``): every job running and its clock stopped
+    (pace 0: jobs finish when the test advances them), and so again afterwards."""
+    sandbox.live.restart()
+    sandbox.live.pace = 0
+    yield sandbox.live
+    sandbox.live.restart()
 
 
 # ---------------------------------------------------------------- running bl

@@ -344,7 +344,7 @@ def test_set_without_values_is_a_usage_error(bl, default_config):
     assert result.err.splitlines() == [
         "Usage: bl config set [OPTIONS]",
         "Try 'bl config set --help' for help.",
-        "Error: provide at least one of --api-key/--host/--output-dir",
+        "Error: provide at least one of --api-key/--api-key-command/--host/--output-dir",
     ]
     assert not default_config.exists()
 

@@ -33,7 +33,7 @@ CASES = [
     (["bl", "describe", "report"], "", ["get", "download", "trigger"]),
     (["bl", "completion"], "", ["bash", "zsh", "fish"]),
     (["bl", "--error-format"], "", ["text", "json"]),
-    (["bl", "config"], "", ["set", "show", "path"]),
+    (["bl", "config"], "", ["set", "show", "check", "path"]),
     (["bmcli", "jobs", "get"], "--pa", ["--page", "--page-size"]),
     (["bl", "metrics", "get", "-g"], "", []),
 ]

@@ -31,7 +31,7 @@ def usage_line(result) -> str:
 # ------------------------------------------------------------- validation
 def test_set_refuses_a_host_without_scheme(bl, default_config):
     line = usage_line(bl("config", "set", "--host", "127.0.0.1:8765"))
-    assert line == ("Error: invalid --host '127.0.0.1:8765': expected http://HOST[:PORT] or https://HOST[:PORT] "
+    assert line == ("Error: invalid --host '127.0.0.1:8765': expected http://HOST[:PORT][/PATH] or https://HOST[:PORT][/PATH] "
                     "(for example: http://127.0.0.1:8765)")
     assert not default_config.exists()
 

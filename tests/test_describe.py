@@ -118,8 +118,10 @@ def test_commands_options_and_requests_come_from_the_table(document):
                         assert described["request"]["path"] == endpoint["path"]
                         assert described["request"]["method"] == endpoint["method"]
                         assert described["request"]["query"] == endpoint.get("query", {})
-                    else:
+                    elif part.get("step"):
                         assert described["step"]["name"] == part["step"]
+                    if part.get("wait"):
+                        assert described["wait"]["name"] == part["wait"]
 
 
 def test_specific_facts(document):
@@ -149,9 +151,18 @@ def test_specific_facts(document):
     assert task["parts"]["trajectory"]["required"] is True
     assert task["parts"]["source"]["output"]["format"] == "binary"
     export = trajectory["dimensions"]["group"]["parts"]["trajectory"]
-    assert export["wait"]["poll"]["request"]["path_variables"] == ["group", "name"]
-    assert export["wait"]["poll"]["binds"] == "name" and export["wait"]["success"] == ["succeeded"]
+    poll = export["wait"]["follows"]["trace_export_status"]
+    assert poll["request"]["path_variables"] == ["group", "name"]
+    follow = export["wait"]["acceptors"][2]
+    assert follow["state"] == "follow" and follow["binds"] == {"name": ["download_job_name", "downloadJobName"]}
+    assert export["wait"]["acceptors"][0] == {"state": "success", "matcher": "path", "argument": "status",
+                                              "expected": ["succeeded"], "fold": True}
     assert export["wait"]["timeout"] == {"option": "download_timeout", "flag": "--download-timeout"}
+    waits = res["jobs"]["actions"]["wait"]["dimensions"]["group"]["parts"]["jobs"]["wait"]
+    assert waits["enumeration"]["name"] == "group_jobs" and waits["result"] == "counts"
+    assert waits["acceptors"][0]["statuses"] == {"name": "job", "set": "not_final",
+                                                 "values": ["running"]}
+    assert waits["delay"]["option"] == {"option": "interval", "flag": "--interval"}
     assert export["step"]["endpoints"]["job_ids"]["path"] == "/openapi/groups/{group}/job-ids"
 
     jobs = res["jobs"]["actions"]["get"]["dimensions"]["group"]["parts"]
@@ -186,7 +197,7 @@ def test_specific_facts(document):
 
 
 def test_exit_codes_and_global_options(document):
-    assert [c["code"] for c in document["exit_codes"]] == [0, 1, 2, 3, 4, 130, 141]
+    assert [c["code"] for c in document["exit_codes"]] == [0, 1, 2, 3, 4, 124, 130, 141]
     names = [o["name"] for o in document["global_options"]]
     assert names == [o.name for o in load_model().global_options] + ["help", "version"]
     pretty = next(o for o in document["global_options"] if o["name"] == "pretty")

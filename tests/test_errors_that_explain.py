@@ -75,8 +75,8 @@ def test_invalid_stored_host_names_the_file_and_key(bl, tmp_path):
     config.write_text('[profile]\nhost = "127.0.0.1:8765"\n', encoding="utf-8")
     config.chmod(0o600)
     line = error_line(bl("--config", str(config), "metrics", "get", "-j", "X"))
-    assert line == ("Error: invalid backend URL '127.0.0.1:8765': expected http://HOST[:PORT] or "
-                    f"https://HOST[:PORT] (from host in {config} [profile])")
+    assert line == ("Error: invalid backend URL '127.0.0.1:8765': expected http://HOST[:PORT][/PATH] or "
+                    f"https://HOST[:PORT][/PATH] (from host in {config} [profile])")
 
 
 def test_missing_config_file_given_explicitly_is_reported(bl, tmp_path):

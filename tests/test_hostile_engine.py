@@ -79,7 +79,7 @@ def test_the_mcp_tool_over_full_pages_without_ids_or_total_is_an_error():
 
     server = EndlessTasks()
     with start_scripted({TASKS: server}) as srv:
-        runner = build_runner({"http": None, "tools": None, "allow_writes": False, "allow_downloads": None,
+        runner = build_runner({"http": None, "tools": None, "toolsets": "all", "allow_writes": False, "allow_downloads": None,
                                "max_chars": 60_000}, {"host": srv.url, "api_key": API_KEY, "retry": 0})
         try:
             reply = runner.call("tasks_get", {"group": ["G1"], "all": True, "page_size": 50})

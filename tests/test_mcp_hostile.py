@@ -324,7 +324,7 @@ def test_an_error_message_fits_the_budget(sandbox):
 # ---------------------------------------------------------- bearer token
 def test_http_needs_the_bearer_token(sandbox):
     # Any local process could call the tools with the operator's key.
-    with HttpServer(["--host", sandbox.url, "--api-key", sandbox.api_key, "mcp", "serve"]) as server:
+    with HttpServer(["--host", sandbox.url, "--api-key", sandbox.api_key, "mcp", "serve", "--toolsets", "all"]) as server:
         initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
         headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}

@@ -48,7 +48,7 @@ def sandbox(make_sandbox):
 
 
 def make_runner(sandbox, **values):
-    values = {"http": None, "tools": None, "allow_writes": False, "allow_downloads": None,
+    values = {"http": None, "tools": None, "toolsets": "all", "allow_writes": False, "allow_downloads": None,
               "max_chars": 60_000, **values}
     return build_runner(values, {"host": sandbox.url, "api_key": sandbox.api_key, "retry": 0})
 
@@ -301,9 +301,18 @@ def test_downloads_write_only_under_dir(sandbox, tmp_path):
 
 
 def test_tools_limits_the_resources(sandbox):
-    tools, (other,) = session(make_runner(sandbox, tools="metrics,brm"), ("jobs_get", {"group": ["G1"]}))
+    tools, (other,) = session(make_runner(sandbox, tools="metrics,brm", toolsets=None), ("jobs_get", {"group": ["G1"]}))
     assert [t.name for t in tools] == ["metrics_get", "brm_get", "brm_status", "brm_list", "describe"]
-    assert other.is_error and "--tools" in other.content[0].text
+    assert other.is_error and "--toolsets, --tools" in other.content[0].text
+
+
+def test_the_default_toolsets_and_all(sandbox):
+    tools, (other,) = session(make_runner(sandbox, toolsets=None), ("tasks_get", {"group": ["G1"]}))
+    assert [t.name for t in tools] == ["metrics_get", "overview_get", "jobs_get", "jobs_table", "compare",
+                                       "report_get", "rsi_get", "describe"]
+    assert other.is_error and "not enabled" in other.content[0].text
+    tools, (ok,) = session(make_runner(sandbox, toolsets="tasks"), ("tasks_get", {"group": ["G1"]}))
+    assert [t.name for t in tools] == ["tasks_get", "describe"] and not ok.is_error
 
 
 # ------------------------------------------------------------ stdio, for real
@@ -416,7 +425,7 @@ def test_a_yaml_added_resource_is_a_tool(sandbox, tmp_path, backend):
     table = spec_dir / "benchloop.yaml"
     table.write_text(table.read_text(encoding="utf-8").rstrip("\n") + "\n" + block, encoding="utf-8")
     env = _env(BENCHLOOP_SPEC_DIR=str(spec_dir), BENCHLOOP_CACHE_DIR=str(tmp_path / "cache"))
-    args = ["--host", sandbox.url, "--api-key", sandbox.api_key, "mcp", "serve"]
+    args = ["--host", sandbox.url, "--api-key", sandbox.api_key, "mcp", "serve", "--toolsets", "all"]
     tools, (result,) = stdio(args, ("job_meta_get", {"job": ["G1-J0001"]}), env=env)
     assert "job_meta_get" in {t.name for t in tools}
     assert "job_meta_download" not in {t.name for t in tools}  # a download: opt-in
@@ -427,7 +436,7 @@ def test_a_yaml_added_resource_is_a_tool(sandbox, tmp_path, backend):
 # ------------------------------------------------------------ streamable HTTP
 def test_http_transport_on_loopback(sandbox):
     # The token is generated and shown once on stderr; the SDK's client sends it as a bearer header.
-    server = HttpServer(["--host", sandbox.url, "--api-key", sandbox.api_key, "mcp", "serve"])
+    server = HttpServer(["--host", sandbox.url, "--api-key", sandbox.api_key, "mcp", "serve", "--toolsets", "behavior"])
     try:
         assert server.token and len(server.token) >= 32
 

@@ -26,8 +26,10 @@ from benchloop.mcp_server.tools import (
     WRITE,
     WRITES,
     all_tools,
+    parse_tools,
     parse_toolsets,
     select,
+    served_resources,
 )
 from benchloop.table.build import build_model
 from benchloop.table.load import load_model, load_spec
@@ -105,7 +107,7 @@ def test_input_schemas_say_what_is_required():
     metrics = tools["metrics_get"].input_schema
     assert "required" not in metrics
     assert metrics["description"] == "Exactly one of group or job is required."
-    assert metrics["properties"]["job"]["description"].endswith("Exactly one of group or job is required.")
+    assert metrics["properties"]["job"]["description"] == "Job id(s)."  # said once, at the root
     assert tools["artifacts_list"].input_schema["description"] == \
         "Exactly one of group, job or task_id is required."
     for tool in all_tools(SPEC):
@@ -137,13 +139,25 @@ def test_tools_snapshot(snapshot):
     assert json.loads(json.dumps(listed, default=dict)) == snapshot
 
 
-def test_toolsets():
-    assert parse_toolsets(SPEC, None) is None
-    assert parse_toolsets(SPEC, "metrics, jobs") == {"metrics", "jobs"}
+def test_tools_picks_resources():
+    assert parse_tools(SPEC, None) is None
+    assert parse_tools(SPEC, "metrics, jobs") == {"metrics", "jobs"}
     tools = served(toolsets={"metrics", "jobs"})
     assert names(tools) == ["metrics_get", "jobs_get", "jobs_table", "describe"]
     with pytest.raises(ValueError, match="unknown resource"):
-        parse_toolsets(SPEC, "metrics,nope")
+        parse_tools(SPEC, "metrics,nope")
+
+
+def test_toolsets_come_from_the_table():
+    assert parse_toolsets(SPEC, None) == SPEC.mcp.default == ("jobs", "metrics", "compare", "reports")
+    assert parse_toolsets(SPEC, "compare, jobs") == ("jobs", "compare")  # the table's order
+    assert parse_toolsets(SPEC, "all") == ("all",)
+    assert names(served(toolsets=served_resources(SPEC, parse_toolsets(SPEC, None)))) == [
+        "metrics_get", "overview_get", "jobs_get", "jobs_table", "compare", "report_get", "rsi_get", "describe"]
+    with pytest.raises(ValueError, match=r"unknown toolset\(s\) nope; choose from jobs, metrics, .* or all"):
+        parse_toolsets(SPEC, "jobs,nope")
+    # --toolsets all serves what a server without toolsets served.
+    assert names(served(toolsets=served_resources(SPEC, parse_toolsets(SPEC, "all")))) == names(served())
 
 
 def test_a_tool_that_returns_data_writes_no_local_file():

@@ -20,6 +20,7 @@ from benchloop.table.model import (
     RequestPart,
     StepArgs,
     StepPart,
+    WaitPart,
 )
 from benchloop.table.optiontypes import TYPES
 
@@ -78,8 +79,12 @@ def test_a_step_list_cannot_be_changed_for_the_next_caller():
 def test_each_part_has_its_kind():
     spec = load_model()
     kinds = {type(p).__name__ for a in spec.actions for d in a.dimensions.values() for p in d.parts.values()}
-    assert kinds == {"RequestPart", "PagedPart", "FanOutPart", "StepPart", "ArchiveEntry"}
+    assert kinds == {"RequestPart", "PagedPart", "FanOutPart", "StepPart", "WaitPart", "ArchiveEntry"}
     assert isinstance(spec.action("jobs", "get").dimensions["group"].parts["all"], PagedPart)
+    waits = spec.action("jobs", "wait").dimensions["group"].parts["jobs"]
+    assert isinstance(waits, WaitPart) and waits.wait is spec.waiters["group_jobs_done"]
+    export = spec.action("trajectory", "get").dimensions["group"].parts["trajectory"]
+    assert isinstance(export, StepPart) and export.wait is spec.waiters["trace_export"]
     assert isinstance(spec.action("report", "download").dimensions["group"].parts["jobs"], FanOutPart)
     assert isinstance(spec.action("report", "get").dimensions["job"].parts["report"], RequestPart)
     entry = spec.action("trajectory", "download").dimensions["task"].parts["source"]

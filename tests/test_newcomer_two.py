@@ -223,6 +223,8 @@ def test_every_unprefixed_stderr_line_is_in_the_readme(make_sandbox, tmp_path):
         ["artifacts", "download", "-g", "G1", "-o", out, "--skip-existing"],
         ["artifacts", "download", "--task-id", "T1", "--include", "nothing*", "-o", out],
         ["trajectory", "get", "-g", "G3"],
+        ["pull", "-g", "G3", "--sync", "--with", "trajectory", "-o", out],
+        ["pull", "-g", "G3", "--sync", "--with", "trajectory", "-o", out],  # nothing changed: skip unchanged
         ["brm", "run", "-g", "G1", "--steps", "10"],
         ["config", "set", "--host", sandbox.url],
         ["ap-cmd", "APG-NONE", "--ap-cluster", "somewhere"],

@@ -26,6 +26,7 @@ MODEL = load_model()
 IDS = {"group": ["G1"], "job": ["G1-J0001"], "task": ["T1"]}
 TASK_IDS = {"brm": ["uid-G1-1"]}  # a behaviour analysis, not a download task
 COMPARE = ["BASE", "CAND"]
+WAIT = ["GLIVE"]  # the live group, every job finished
 NEEDED = {("brm", "run"): ["--steps", "10"]}  # options an action cannot run without on the sandbox
 
 
@@ -34,6 +35,8 @@ def invocations(action: Action, dim: str) -> list[list[str]]:
     ids = TASK_IDS.get(action.resource, IDS[dim]) if dim == "task" else IDS[dim]
     if action.min_ids:
         ids = COMPARE
+    if action.waits:
+        ids = WAIT  # a group whose jobs are all done (G1 keeps some running)
     flag = action.dimensions[dim].kind.short
     head = [*action.words, *(w for ident in ids for w in (flag, ident)), *NEEDED.get((action.resource, action.name), [])]
     if action.stdout_when:
@@ -56,7 +59,9 @@ CASES = [(action, dim, args) for action in MODEL.actions if action.prints and ac
 
 @pytest.fixture(scope="module")
 def sandbox(make_sandbox):
-    return make_sandbox(seed=7, groups=3, jobs_per_group=40, tasks_per_group=25, compare_jobs=40)
+    sandbox = make_sandbox(seed=7, groups=3, jobs_per_group=40, tasks_per_group=25, compare_jobs=40, live_jobs=4)
+    sandbox.live.advance(4)
+    return sandbox
 
 
 def run(bl, sandbox, args: list[str]):

@@ -149,7 +149,8 @@ def test_field_paths():
 def test_rows_and_their_scalar_fields():
     rows = MODEL.endpoints["job_list"].response.rows()
     assert rows.path == ("jobs",)
-    assert list(rows.fields) == ["job_id", "id", "group_id", "created_at", "template", "status", "instance_id"]
+    assert list(rows.fields) == ["job_id", "id", "group_id", "created_at", "template", "status", "instance_id",
+                                 "updated_at"]
     assert rows.fields["group_id"]["type"] == ["string", "null"]
     assert "description" in rows.fields["status"]
     tasks = MODEL.endpoints["group_tasks"].response.rows()

@@ -105,7 +105,7 @@ def test_settings_from_a_profile_of_the_config_file(sandbox, tmp_path, monkeypat
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"host": "ftp://x"}, "invalid backend URL 'ftp://x': expected http://HOST[:PORT] or https://HOST[:PORT]"),
+    ({"host": "ftp://x"}, "invalid backend URL 'ftp://x': expected http://HOST[:PORT][/PATH] or https://HOST[:PORT][/PATH]"),
     ({"concurrency": 0}, 'Invalid value "0" for --concurrency. Must be >= 1.'),
     ({"api_key": "k\u00e9y"}, "the API key has characters an HTTP header cannot carry"),
     ({"ca_bundle": "/nonexistent.pem"}, "CA bundle not found: /nonexistent.pem (from --ca-bundle)"),

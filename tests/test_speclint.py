@@ -81,7 +81,8 @@ CASES = {
     # -- services (ap-cmd) ------------------------------------------------------------------
     "endpoint of an unknown service": (
         lambda d: d["endpoints"]["ap_group"].update(service="nowhere"),
-        ["endpoints.ap_group: unknown service 'nowhere'"]),
+        ["endpoints.ap_group: unknown service 'nowhere'",
+         "services.agentplatform.check: endpoint 'ap_group' is not one of the service's"]),
     "derived variable no header uses": (
         lambda d: d["services"]["agentplatform"]["headers"].pop("Env"),
         ["services.agentplatform: derived variable {env} is used by no header"]),
@@ -285,15 +286,82 @@ CASES = {
         [f"{ART}.job.parts.artifacts: with.layout variable {{group}} is not bound"]),
     # -- waiters -----------------------------------------------------------------------------
     "waiter endpoint": (
-        lambda d: part(d, "trajectory", "get", "group", "trajectory")["wait"].update(request="nope"),
-        [f"{where('trajectory', 'get', 'group', 'trajectory')}: unknown endpoint 'nope'"]),
-    "waiter poll path variable": (
-        lambda d: part(d, "trajectory", "get", "group", "trajectory")["wait"]["poll"].update(binds="other"),
+        lambda d: d["waiters"]["trace_export"].update(request="nope"),
+        ["waiters.trace_export: unknown endpoint 'nope'",
+         f"{where('trajectory', 'get', 'group', 'trajectory')}: unknown endpoint 'nope'",
+         f"{where('trajectory', 'download', 'group', 'trajectory')}: unknown endpoint 'nope'"]),
+    "waiter follow binds a path variable": (
+        lambda d: d["waiters"]["trace_export"]["acceptors"][2].update(binds={"other": ["download_job_name"]}),
         [f"{where('trajectory', 'get', 'group', 'trajectory')}: path variable {{name}} of endpoint "
+         "'group_trace_export_status' is not bound",
+         f"{where('trajectory', 'download', 'group', 'trajectory')}: path variable {{name}} of endpoint "
          "'group_trace_export_status' is not bound"]),
     "waiter timeout": (
-        lambda d: part(d, "trajectory", "get", "group", "trajectory")["wait"].update(timeout="nope"),
-        [f"{where('trajectory', 'get', 'group', 'trajectory')}: wait timeout names no number option 'nope'"]),
+        lambda d: d["waiters"]["group_jobs_done"].update(timeout="nope"),
+        [f"{where('jobs', 'wait', 'group', 'jobs')}: timeout of waiter 'group_jobs_done' names no number option "
+         "of the action 'nope'"]),
+    "waiter delay option": (
+        lambda d: d["waiters"]["group_jobs_done"]["delay"].update(option="all"),
+        [f"{where('jobs', 'wait', 'group', 'jobs')}: delay option of waiter 'group_jobs_done' names no number "
+         "option of the action 'all'"]),
+    "unknown waiter": (
+        lambda d: part(d, "jobs", "wait", "group", "jobs").update(wait="nope"),
+        [f"{where('jobs', 'wait', 'group', 'jobs')}: unknown waiter 'nope'"]),
+    "waiter follows an unknown waiter": (
+        lambda d: d["waiters"]["trace_export"]["acceptors"][2].update(waiter="nope"),
+        ["waiters.trace_export.acceptors.2: unknown waiter 'nope'"]),
+    "waiter follows itself": (
+        lambda d: d["waiters"]["trace_export_status"]["acceptors"].append(
+            {"state": "follow", "argument": "status", "expected": "again", "waiter": "trace_export"}),
+        ["waiters.trace_export: follows itself (a cycle of follow acceptors)",
+         "waiters.trace_export_status: follows itself (a cycle of follow acceptors)"]),
+    "waiter unknown enumeration": (
+        lambda d: d["waiters"]["group_jobs_done"].update(enumeration="nope"),
+        ["waiters.group_jobs_done: unknown enumeration 'nope'"]),
+    "waiter argument": (
+        lambda d: d["waiters"]["group_jobs_done"]["acceptors"][0].update(argument="[].status["),
+        ["waiters.group_jobs_done.acceptors.0: argument is not a valid JMESPath expression (Invalid jmespath "
+         "expression: Incomplete expression:)"]),
+    "waiter expected statuses": (
+        lambda d: d["waiters"]["group_jobs_done"]["acceptors"][0]["expected"].update(statuses="jobz"),
+        ["waiters.group_jobs_done.acceptors.0: expected names unknown statuses 'jobz'"]),
+    "waiter error matcher": (
+        lambda d: d["waiters"]["trace_export"]["acceptors"].append({"state": "retry", "matcher": "error",
+                                                                      "expected": 200}),
+        ["waiters.trace_export.acceptors.3: an error matcher expects HTTP statuses (400 to 599)"]),
+    "waiter counts": (
+        lambda d: d["waiters"]["group_jobs_done"]["counts"].update(argument="[", statuses="jobz"),
+        ["waiters.group_jobs_done: counts argument is not a valid JMESPath expression (Invalid jmespath "
+         "expression: Incomplete expression:)",
+         "waiters.group_jobs_done: counts names unknown statuses 'jobz'"]),
+    "waiter result counts": (
+        lambda d: without(d["waiters"]["group_jobs_done"], "counts"),
+        ["waiters.group_jobs_done: result counts needs counts"]),
+    "waiter delay": (
+        lambda d: d["waiters"]["trace_export"]["delay"].update(min=20, option="interval"),
+        ["waiters.trace_export: delay takes one of hint, option or seconds",
+         "waiters.trace_export: delay min 20 is above max 15",
+         f"{where('trajectory', 'get', 'group', 'trajectory')}: delay option of waiter 'trace_export' names no "
+         "number option of the action 'interval'",
+         f"{where('trajectory', 'download', 'group', 'trajectory')}: delay option of waiter 'trace_export' names "
+         "no number option of the action 'interval'"]),
+    "status final value": (
+        lambda d: d["statuses"]["job"]["final"].append("done"),
+        ["statuses.job: final value 'done' is not one of its values"]),
+    "option statuses": (
+        lambda d: d["options"]["task_status"].update(statuses="taskz"),
+        ["resources.tasks.actions.get: option 'status' names unknown statuses 'taskz'",
+         "resources.tasks.actions.download: option 'status' names unknown statuses 'taskz'"]),
+    "wait alone needs the stdout writer": (
+        lambda d: dim(d, "jobs", "download", "group")["parts"].update(
+            all={"wait": "group_jobs_done", "file": "{group}/job_list.json"}),
+        [f"{where('jobs', 'download', 'group', 'all')}: timeout of waiter 'group_jobs_done' names no number "
+         "option of the action 'timeout'",
+         f"{where('jobs', 'download', 'group', 'all')}: delay option of waiter 'group_jobs_done' names no number "
+         "option of the action 'interval'",
+         f"{where('jobs', 'download', 'group', 'all')}: a waiter on its own is printed: 'wait' without 'step' "
+         "needs the stdout writer",
+         f"{PULL}.sync: list section 'jobs' writes no one file of a paginated collection per group"]),
     # -- options -------------------------------------------------------------------------------
     "reserved option name": (
         lambda d: action(d, "brm", "run")["options"].update(ctx="page"),
@@ -327,7 +395,23 @@ CASES = {
     "compose dimension": (
         lambda d: action(d, "pull", "pull")["compose"].update(
             default=["jobs"], sections={"jobs": {"resource": "jobs", "action": "download"}}),
-        [f"{PULL}: no section supports dimension 'job'"]),
+        [f"{PULL}: no section supports dimension 'job'", f"{PULL}.sync: names unknown section 'metrics'",
+         f"{PULL}.sync: names unknown section 'tasks'"]),
+    "sync": (
+        lambda d: action(d, "pull", "pull")["compose"]["sync"].update(option="with", manifest="{job}/sync.json",
+                                                                       state=["status", "finished_at"]),
+        [f"{PULL}.sync: option 'with' is no flag option of the action",
+         f"{PULL}.sync: manifest variable {{job}} is not bound",
+         f"{PULL}.sync: sync field 'jobs.*.finished_at' is not declared in the response of endpoint 'job_list'"]),
+    "toolsets": (
+        lambda d: d["mcp"]["toolsets"].update(extra={"help": "x", "resources": ["jobs", "nope"]}) or
+        d["mcp"].update(default=["jobs", "nah"]),
+        ["mcp: resource 'jobs' is in toolsets 'jobs' and 'extra'",
+         "mcp: toolset 'extra' names unknown resource 'nope'",
+         "mcp: default names unknown toolset 'nah'"]),
+    "service check": (
+        lambda d: d["services"]["agentplatform"]["check"].update(request="job_list"),
+        ["services.agentplatform.check: endpoint 'job_list' is not one of the service's"]),
     "compose default": (
         lambda d: action(d, "pull", "pull")["compose"].update(default=["metrics", "nope"]),
         [f"{PULL}: default names unknown section 'nope'"]),
@@ -364,8 +448,8 @@ CASES = {
         [f"{where('jobs', 'get', 'group', 'page')}: when names no option of the action 'everything'"]),
     "wait without a step": (
         lambda d: without(part(d, "trajectory", "get", "group", "trajectory"), "step"),
-        [f"{where('trajectory', 'get', 'group', 'trajectory')}: a waiter produces the input of a step: "
-         "'wait' needs 'step'"]),
+        [f"{where('trajectory', 'get')}.dimensions.group: what it prints cannot be worked out of its parts; "
+         "declare output: {json: SCHEMA}"]),
     "global option shadowed": (
         lambda d: action(d, "jobs", "get")["options"].update(
             verbose_too={"flags": ["--verbose"], "type": "flag", "help": "x"}),
@@ -489,29 +573,18 @@ CASES = {
         lambda d: part(d, "trajectory", "download", "task", "source")["items"].update(require="oss_url"),
         [f"{TRAJ_TASK}.parts.source: items field 'oss_url' of 'trace_media' is not declared in the response of "
          "endpoint 'job_trajectory'"]),
-    "waiter status not declared": (
-        lambda d: part(d, "trajectory", "get", "group", "trajectory")["wait"].update(status="statuz"),
-        [f"{where('trajectory', 'get', 'group', 'trajectory')}: wait status 'statuz' is not declared in the response "
-         "of endpoint 'group_trace_export'",
-         f"{where('trajectory', 'get', 'group', 'trajectory')}: wait status 'statuz' is not declared in the response "
-         "of endpoint 'group_trace_export_status'"]),
-    "waiter hint not declared": (
-        lambda d: part(d, "trajectory", "get", "group", "trajectory")["wait"].update(
-            hint=["retry_after_seconds", "retryAfterSecs"]),
-        [f"{where('trajectory', 'get', 'group', 'trajectory')}: wait hint 'retryAfterSecs' is not declared in the "
-         "response of endpoint 'group_trace_export'",
-         f"{where('trajectory', 'get', 'group', 'trajectory')}: wait hint 'retryAfterSecs' is not declared in the "
-         "response of endpoint 'group_trace_export_status'"]),
     "waiter result not declared": (
-        lambda d: part(d, "trajectory", "get", "group", "trajectory")["wait"].update(result=["download_uri"]),
-        [f"{where('trajectory', 'get', 'group', 'trajectory')}: wait result 'download_uri' is not declared in the "
-         "response of endpoint 'group_trace_export'",
-         f"{where('trajectory', 'get', 'group', 'trajectory')}: wait result 'download_uri' is not declared in the "
-         "response of endpoint 'group_trace_export_status'"]),
-    "waiter poll field not declared": (
-        lambda d: part(d, "trajectory", "get", "group", "trajectory")["wait"]["poll"].update(fields=["job_name"]),
-        [f"{where('trajectory', 'get', 'group', 'trajectory')}: wait poll field 'job_name' is not declared in the "
-         "response of endpoint 'group_trace_export'"]),
+        lambda d: d["waiters"]["trace_export"].update(result=["download_uri"]),
+        ["waiters.trace_export: result field 'download_uri' is not declared in the response of endpoint "
+         "'group_trace_export'"]),
+    "waiter hint not declared": (
+        lambda d: d["waiters"]["trace_export_status"]["delay"].update(hint=["retry_after_seconds", "retryAfterSecs"]),
+        ["waiters.trace_export_status: delay hint field 'retryAfterSecs' is not declared in the response of "
+         "endpoint 'group_trace_export_status'"]),
+    "waiter binds field not declared": (
+        lambda d: d["waiters"]["trace_export"]["acceptors"][2].update(binds={"name": ["job_name"]}),
+        ["waiters.trace_export.acceptors.2: binds 'name' field 'job_name' is not declared in the response of "
+         "endpoint 'group_trace_export'"]),
     "shape field not declared": (
         lambda d: part(d, "rsi", "download", "job", "rsi")["shape"]["with"].update(path=["report", "reportmd"]),
         [f"{where('rsi', 'download', 'job', 'rsi')}: shape 'text_field' field 'report.reportmd' is not declared in "

@@ -31,6 +31,7 @@ from benchloop.table.load import load_model
 PSEUDO = ("/_export/", "/_oss/", "/_sso/")
 IDS = {"group": ["-g", "G1"], "job": ["-j", "G1-J0001,G2-J0002"], "task": ["--task-id", "T1"]}
 BRM_IDS = ["--task-id", "uid-G1-1"]  # a preset behaviour analysis of the sandbox
+WAIT_IDS = ["-g", "GLIVE"]  # a wait: the live group, finished (G1's running jobs never finish)
 EXTRA = {  # options that select other parts (and so other requests)
     ("jobs", "get"): [[], ["--all", "--status", "failed"]],
     ("tasks", "get"): [[], ["--all", "--search", "t", "--status", "done"]],
@@ -64,6 +65,8 @@ def command_lines(tmp: str) -> list[list[str]]:
             continue
         for dim in action.dimensions:
             ids = BRM_IDS if action.resource == "brm" and dim == "task" else IDS[dim]
+            if action.waits:
+                ids = WAIT_IDS
             for extra in EXTRA.get((action.resource, action.name), [[]]):
                 extra = [G1_INSTANCE if word == "{G1 instance}" else word for word in extra]
                 out = ["-o", tmp] if action.option("output_dir") else []
@@ -112,7 +115,8 @@ def wire(make_sandbox, module_env, tmp_path_factory):
     """(requests logged while every command ran, the commands' exit codes)."""
     from support import run_inprocess
 
-    sandbox = make_sandbox(groups=3, jobs_per_group=26, api_key="wire-key")  # TMEDIA: G1 jobs 10, 25
+    sandbox = make_sandbox(groups=3, jobs_per_group=26, api_key="wire-key", live_jobs=3)  # TMEDIA: G1 jobs 10, 25
+    sandbox.live.advance(3)
     tmp = str(tmp_path_factory.mktemp("wire"))
     codes = {}
     for line in [*command_lines(tmp), ALL_JOBS_RUN, [*EMPTY_GROUP, "-o", tmp], [*MEDIA_TASK, "-o", tmp],

@@ -2,6 +2,7 @@
 
 0 success, 1 partial or generic failure, 2 usage, 3 authentication,
 4 network (no id succeeded and every failure was a transport error),
+124 a wait timed out (``bl jobs wait --timeout``; the code GNU ``timeout`` uses),
 130 interrupted, 141 stdout closed by its reader.
 """
 
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_AUTH, EXIT_NETWORK, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 EXIT_STDOUT_CLOSED = 141  # 128 + SIGPIPE: the reader of stdout went away
+EXIT_WAIT_TIMEOUT = 124  # a wait command's --timeout passed (as GNU timeout(1) exits)
 
 
 class UsageError(Exception):
@@ -30,9 +32,11 @@ class ConfigError(UsageError):
 
 
 class BenchloopError(Exception):
-    """A failure of one id (or one step); ``network`` marks transport errors."""
+    """A failure of one id (or one step); ``network`` marks transport errors, ``timed_out`` a
+    wait whose deadline passed."""
 
     network = False
+    timed_out = False
 
 
 class ApiError(BenchloopError):

@@ -112,7 +112,7 @@ class Log:
         if not self.quiet:
             self._emit(f"[info] {message}")
 
-    FILE_VERBS = {"wrote": "written", "downloaded": "written", "skip existing": "skipped"}
+    FILE_VERBS = {"wrote": "written", "downloaded": "written", "skip existing": "skipped", "skip unchanged": "skipped"}
 
     def file(self, verb: str, path: str, note: str = "") -> None:
         """A file written, downloaded or left alone: its line (``per_file``), and ``touched``."""

@@ -48,13 +48,34 @@ class Invocation:
         self.path = path
         self.options = options
 
+    def key_given(self) -> tuple[str | None, str | None]:
+        """``(key, origin)`` of the global ``--api-key``: ``--api-key -`` reads it from stdin (once)."""
+        from .commands import STDIN_TOKEN
+
+        key = self.options["api_key"]
+        if key == STDIN_TOKEN:
+            from ..settings.keys import STDIN_ORIGIN, read_stdin_key
+
+            self.options["api_key"] = key = read_stdin_key(sys.stdin)
+            self.options["api_key_origin"] = STDIN_ORIGIN
+        return key, self.options.get("api_key_origin")
+
+    def settings_now(self):
+        """The resolved settings of the global options (as every command resolves them)."""
+        from ..settings import session
+
+        opts = self.options
+        key, origin = self.key_given()
+        return session.settings(api_key=key, host=opts["host"], output_dir=opts["output_dir"],
+                                config=opts["config"], profile=opts["profile"], ca_bundle=opts["ca_bundle"],
+                                api_key_origin=origin)
+
     def runtime(self):
         from ..base.log import Log
         from ..settings import session
 
         opts = self.options
-        settings = session.settings(api_key=opts["api_key"], host=opts["host"], output_dir=opts["output_dir"],
-                                    config=opts["config"], profile=opts["profile"], ca_bundle=opts["ca_bundle"])
+        settings = self.settings_now()
         self.profile_values = settings.values
         self.settings = settings
         log = Log(quiet=opts["quiet"], verbose=opts["verbose"], error_format=opts["error_format"])

@@ -106,36 +106,83 @@ def __getattr__(attr: str) -> Any:
 def config_set(values: dict[str, Any], ctx: Any) -> int:
     from ..base.log import Log
     from ..settings.config import check_set_values, config_path, write_config
+    from ..settings.keys import read_stdin_key, store_in_keyring
+    from .commands import STDIN_TOKEN
 
-    stored = {key: values[key] for key in ("host", "api_key", "output_dir") if values[key] is not None}
+    if values["api_key"] == STDIN_TOKEN:
+        values["api_key"] = read_stdin_key(sys.stdin)
+    if values["api_key_keyring"] and not values["api_key"]:
+        raise UsageError("--api-key-keyring keeps the key given with --api-key in the OS keyring: "
+                         "add --api-key - to read it from stdin")
+    if values["api_key_command"] is not None and values["api_key"]:
+        raise UsageError("give the key (--api-key) or a command that prints it (--api-key-command), not both")
+    stored = {key: values[key] for key in ("host", "api_key", "output_dir", "api_key_command")
+              if values[key] is not None}
     if not stored:
-        raise UsageError("provide at least one of --api-key/--host/--output-dir")
+        raise UsageError("provide at least one of --api-key/--api-key-command/--host/--output-dir")
     check_set_values(stored)  # nothing that no later command could use
     path = config_path(values["config"] or (ctx.options["config"] if ctx else None))
+    if values["api_key_keyring"]:
+        name = values["profile"] or "default"
+        store_in_keyring(name, stored.pop("api_key"))
+        stored["api_key_keyring"] = name
     write_config(path, stored, values["profile"])
     where = f" (profile {values['profile']})" if values["profile"] else ""
-    Log(quiet=bool(ctx and ctx.options["quiet"])).info(f"wrote config to {path}{where}")
+    log = Log(quiet=bool(ctx and ctx.options["quiet"]))
+    if values["api_key_keyring"]:
+        log.info(f"stored the API key in the OS keyring (benchloop-client, {stored['api_key_keyring']})")
+    log.info(f"wrote config to {path}{where}")
     return 0
+
+
+def _print(document: Any, query: str | None, pretty: bool) -> None:
+    """A built-in command's JSON document on stdout, after its ``--query``."""
+    from ..base.jsontext import dumps
+    from ..engine.formats import compile_query
+
+    compiled = compile_query(query)
+    sys.stdout.write(dumps(compiled.search(document) if compiled is not None else document, pretty))
 
 
 @builtin("config show")
 def config_show(values: dict[str, Any], ctx: Any) -> int:
-    from ..base.jsontext import dumps
     from ..settings.config import mask, mask_url, resolve
 
     opts = ctx.options
-    settings = resolve(opts["api_key"], opts["host"], opts["output_dir"], opts["config"], opts["profile"])
-    sys.stdout.write(dumps({
+    key, origin = ctx.key_given()
+    # Not the checked settings: the command shows what is there, a value no command could use too.
+    settings = resolve(key, opts["host"], opts["output_dir"], opts["config"], opts["profile"], api_key_origin=origin)
+    _print({
         "config_file": str(settings.config_file),
         "profile": settings.profile,
         "host": mask_url(settings.host),
         "api_key": mask(settings.api_key),
         "output_dir": settings.output_dir,
-        # Where each value came from (a flag, a variable, the file and its table, or the default),
-        # as `aws configure list` shows it.
+        # Where each value came from (a flag, a variable, the file and its table, a key command,
+        # the OS keyring, stdin, or the default), as `aws configure list` shows it.
         "sources": {key: settings.source(key) for key in ("host", "api_key", "output_dir")},
-    }, opts["pretty"]))
+    }, values["query"], ctx.options["pretty"])
     return 0
+
+
+@builtin("config check")
+def config_check(values: dict[str, Any], ctx: Any) -> int:
+    from ..engine.formats import compile_query
+    from ..settings.check import check_services, explain
+
+    compile_query(values["query"])  # a bad expression is a usage error before any request
+    rt = ctx.runtime()
+    try:
+        results, code = check_services(rt, ctx.settings, ctx.options)
+    finally:
+        rt.close()
+    _print(results, values["query"], ctx.options["pretty"])
+    for result in results:
+        line = explain(result)
+        if line:
+            rt.log.error(line)
+    rt.log.flush()
+    return code
 
 
 @builtin("config path")
@@ -177,5 +224,11 @@ def completion_body(values: dict[str, Any], ctx: Any) -> int:
 @builtin("mcp serve")
 def mcp_serve(values: dict[str, Any], ctx: Any) -> int:
     from ..mcp_server.serve import serve
+    from .commands import STDIN_TOKEN
 
+    if ctx is not None and ctx.options.get("api_key") == STDIN_TOKEN:
+        if values.get("http") is None:
+            raise UsageError("--api-key - reads the key from stdin, which carries the MCP messages over stdio: "
+                             "serve --http PORT, or set the key with BENCHLOOP_API_KEY or a key command")
+        ctx.key_given()
     return serve(values, ctx.options if ctx else {})

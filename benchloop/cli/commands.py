@@ -47,6 +47,11 @@ def keep_extras_as_typed(name: str, tokens: list[str]) -> list[str]:
     return out
 
 
+def reads_stdin(values: dict[str, Any]) -> bool:
+    """Whether an option's value is '-' (read from stdin)."""
+    return any(v == STDIN_TOKEN or (isinstance(v, (list, tuple)) and STDIN_TOKEN in v) for v in values.values())
+
+
 def _as_typed(token: str) -> str:
     return token[len(EXTRA_TOKEN):] if token.startswith(EXTRA_TOKEN) else token
 
@@ -91,6 +96,9 @@ def make_handler(action: Action):
             args = args[1:]
         if action.extra_args:  # everything the command does not know, in order
             kwargs["extra_args"] = ["-" if a == STDIN_TOKEN else _as_typed(a) for a in args]
+        if ctx.options.get("api_key") == STDIN_TOKEN and reads_stdin(kwargs):
+            raise UsageError("stdin can give the API key (--api-key -) or ids/values ('-'), not both: "
+                             "set the key with BENCHLOOP_API_KEY, a key command or the config file")
         dim, ids, options = bind(action, kwargs, stdin_token=STDIN_TOKEN)
         return ctx.run(action, dim, ids, options)
 

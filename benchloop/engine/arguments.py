@@ -188,6 +188,8 @@ def _check_values(action: Action, kwargs: dict[str, Any], stdin_token: str) -> N
             raise UsageError(opt.message("min", f"{opt.flag} must be at least {opt.min}"))
         elif opt.type == "float" and value is not None and not math.isfinite(value):
             raise UsageError(opt.message("invalid", f"{opt.flag} must be a finite number, not {value}"))
+        elif opt.type == "float" and opt.min is not None and value is not None and value < opt.min:
+            raise UsageError(opt.message("min", f"{opt.flag} must be at least {opt.min}"))
         elif opt.type == "jmespath" and value is not None:
             _check_expression(opt, value)
         elif opt.type == "regex" and value is not None:

@@ -81,6 +81,11 @@ def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[st
     for message in unknown_values(action, opts):
         rt.log.warn(message)
     if action.compose is not None:
+        sync = action.compose.sync
+        if sync is not None and opts.get(sync.option):
+            from .sync import run_sync  # pull --sync only
+
+            return run_sync(rt, action, dim, ids, opts, process)
         from .compose import run_compose  # composite commands only
 
         return run_compose(rt, action, dim, ids, opts, process)
@@ -96,7 +101,7 @@ def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[st
             if counter:
                 counter.step(ident, ok=False)
             if on_done is not None:
-                on_done(Outcome(ident, failures=[Failure(ident, str(exc), exc.network)]))
+                on_done(Outcome(ident, failures=[Failure(ident, str(exc), exc.network, exc.timed_out)]))
             raise backend_message(action, exc) from None
         if counter:
             counter.step(result if progress and progress.detail == "path" else ident)

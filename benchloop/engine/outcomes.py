@@ -4,7 +4,8 @@ An id ends as an :class:`Outcome`: a value, failures, or both for a partial succ
 (``MultiFailure`` carries both out of a step).  Any exception raised while one id was
 processed becomes that id's failure (``as_error``): one bad id never takes the others
 down.  The exit code of a run follows from its outcomes (``exit_code``): 0 when
-nothing failed, 4 when no id succeeded and every failure was a transport error, else 1.
+nothing failed, 124 when every failure was a wait that timed out, 4 when no id
+succeeded and every failure was a transport error, else 1.
 The worker pool that produces them is ``workers.py``.
 """
 
@@ -16,6 +17,7 @@ from ..base.errors import (
     EXIT_FAILURE,
     EXIT_NETWORK,
     EXIT_OK,
+    EXIT_WAIT_TIMEOUT,
     BenchloopError,
     StepError,
     UsageError,
@@ -29,6 +31,7 @@ class Failure:
     ident: str
     message: str
     network: bool
+    timed_out: bool = False  # a wait command's deadline passed (exit 124 when every failure is one)
 
 
 @dataclass
@@ -94,6 +97,8 @@ def exit_code(outcomes: list[Outcome]) -> int:
     failures = [f for o in outcomes for f in o.failures]
     if not failures:
         return EXIT_OK
+    if all(f.timed_out for f in failures):
+        return EXIT_WAIT_TIMEOUT
     succeeded = sum(1 for o in outcomes if not o.failures or o.value is not None)
     return EXIT_NETWORK if succeeded == 0 and all(f.network for f in failures) else EXIT_FAILURE
 

@@ -10,7 +10,9 @@ walks the dimension's selected parts, each by its kind (``table.model``):
 * a :class:`~benchloop.table.model.FanOutPart` enumerates the items of the id (every
   job of a group) and repeats its request per item, concurrently, each to its file;
 * a :class:`~benchloop.table.model.StepPart` runs a named step (``steps/``), after its
-  waiter (``polling.py``) when it has one.
+  waiter (``polling.py``) when it has one;
+* a :class:`~benchloop.table.model.WaitPart` runs a waiter on its own (``bl jobs wait``):
+  its value is what the waiter produces.
 
 Every request is rendered from the table's templates (``render.py``).  The part's
 transform (``transforms.py``) then shapes the answer, which either contributes to the
@@ -50,6 +52,8 @@ from ..table.model import (
     Part,
     RequestPart,
     StepPart,
+    Waiter,
+    WaitPart,
 )
 from ..table.templates import Context, render_file, render_label, render_value
 from . import transforms
@@ -59,6 +63,7 @@ from .pagination import ITER_MODES, MODES, PaginationError, Scan
 from .placeholders import PLACEHOLDERS
 from .render import identity_check, render_headers, render_request
 from .runtime import Runtime
+from .scope import Scope
 from .steps import STEPS, WRITTEN
 
 
@@ -70,8 +75,11 @@ class Pipeline:
     """Runs one action of the table for one dimension."""
 
     def __init__(self, rt: Runtime, action: Action, dim: str, opts: Mapping[str, Any], id_count: int = 1,
-                 spill: bool = False):
+                 spill: bool = False, scope: Scope | None = None):
         self.rt = rt
+        # A sync's restriction to the items that changed (``scope.py``), and what was done with them.
+        self.scope = scope
+        self.item_failures: list[Failure] = []  # the failures of a fan-out's items, by item
 
         self.action = action
         self.dim: Dimension = action.dimensions[dim]
@@ -121,11 +129,13 @@ class Pipeline:
         path, params, _ = render_request(endpoint, ctx)
         return self.rt.http.download(path, dest, params=params, **kwargs)
 
-    def fetch(self, part: RequestPart | PagedPart | StepPart, ctx: Context, ident: str,
+    def fetch(self, part: RequestPart | PagedPart | StepPart | WaitPart, ctx: Context, ident: str,
               dest: str | None = None) -> Any:
         """What one part of one id answers (a fan-out runs in ``fan_out`` instead)."""
+        if isinstance(part, WaitPart):
+            return self.wait(part.wait, ctx, ident)
         if isinstance(part, StepPart):
-            value = self.wait(part, ctx) if part.wait is not None else None
+            value = self.wait(part.wait, ctx, ident, before_step=True) if part.wait is not None else None
             return STEPS[part.step.name](PipelineCall(self, part, ctx, ident, dest, value))
         if isinstance(part, PagedPart):
             return self.paginate(part.request, part.pagination, ctx, ident, part.empty_probe,
@@ -153,16 +163,28 @@ class Pipeline:
             return str(exc)
         return None
 
-    def wait(self, part: StepPart, ctx: Context) -> str:
-        from .polling import Polling
+    def wait(self, waiter: Waiter, ctx: Context, ident: str, before_step: bool = False) -> Any:
+        """Run a waiter for one id (``polling.py``).  Before a step (the export) a timeout is a
+        failure of the id like any other; on its own it is the command's wait timeout."""
+        from .polling import Polling, WaitTimeout
 
-        waiter = part.wait
-        assert waiter is not None
-        timeout = float(self.opts.get(waiter.timeout) or 0) or float("inf")
-        run = Polling(waiter, lambda endpoint, extra: self.request(endpoint, ctx.child(**extra)),
-                   self.rt.http.sleep, self.rt.log.info, timeout)
-        message = waiter.message
-        return run.run(lambda wait: render_label(message, ctx.child(wait=f"{wait:.1f}")) if message else None)
+        timeout = float(self.opts.get(waiter.timeout) or 0) if waiter.timeout else 0.0
+
+        def ask(current: Waiter, variables: dict[str, Any]) -> Any:
+            if current.enumeration is not None:
+                enum = current.enumeration
+                return self.paginate(enum.request, enum.pagination, ctx, ident, enum.empty_probe).items
+            assert current.request is not None
+            return self.request(current.request, ctx.child(**variables))
+
+        run = Polling(waiter, ask, sleep=self.rt.http.sleep, log=self.rt.log, timeout=timeout or float("inf"),
+                      options=self.opts, render=lambda text, variables: render_label(text, ctx.child(**variables)))
+        try:
+            return run.run()
+        except WaitTimeout as exc:
+            if before_step:
+                raise StepError(str(exc)) from None
+            raise
 
     def _page_args(self, pagination: Pagination, ctx: Context) -> dict[str, Any]:
         args = pagination.mode_arguments()
@@ -241,7 +263,10 @@ class Pipeline:
                 self.rt.log.debug(f"{self.dim.name} {ident}: existence check failed: {exc}")
 
     def enumerate(self, enum: Enumeration, ctx: Context, ident: str) -> list[str]:
-        """Every id an enumeration lists for ``ident`` (e.g. all jobs of a group)."""
+        """Every id an enumeration lists for ``ident`` (e.g. all jobs of a group); in a sync, the
+        items of the scope (the sync has the list already)."""
+        if self.scope is not None and enum.binds == self.scope.binds:
+            return list(self.scope.only)
         scan = self.paginate(enum.request, enum.pagination, ctx, ident, enum.empty_probe)
         return [str(item[enum.id_key]) for item in scan.items]
 
@@ -256,14 +281,22 @@ class Pipeline:
             return True
         return False
 
-    def write(self, part: Part, path: str, value: Any) -> None:
+    def kept(self, path: str) -> bool:
+        """In a sync where no item changed: a file of the id as a whole that exists is left alone."""
+        if self.scope is not None and self.scope.keep and files.exists(path):
+            self.rt.log.file("skip unchanged", path)
+            return True
+        return False
+
+    def write(self, part: Part, path: str, value: Any) -> bool:
+        """Write a part's value; False when there is nothing to write (no report text)."""
         if part.absent is not None:
             with self._counter_lock:
                 counts = self._absent.setdefault(part.name, [0, 0])
                 counts[0] += value is None
                 counts[1] += 1
         if value is None or value is WRITTEN:
-            return
+            return False
         if part.format == "markdown":
             files.atomic_write(path, value)
         else:
@@ -272,6 +305,7 @@ class Pipeline:
         if isinstance(part, PagedPart) and part.count and isinstance(value, dict):
             note = f" ({len(value.get(part.count) or [])} {part.count})"
         self.rt.log.file("wrote", path, note)
+        return True
 
     # -- one id -------------------------------------------------------------
     def process(self, ident: str) -> Any:
@@ -282,11 +316,11 @@ class Pipeline:
         aggregate_noun = self.dim.aggregate_failures
         selected = self.dim.selected(self.opts)
         for part in selected:
-            if not isinstance(part, (RequestPart, PagedPart, StepPart)):
+            if not isinstance(part, (RequestPart, PagedPart, StepPart, WaitPart)):
                 continue  # fan-outs run after the other parts
             if self.files and part.file:
                 paths[part.name] = self.path_for(part.file, ctx)
-                if self.skip(paths[part.name]):
+                if self.skip(paths[part.name]) or self.kept(paths[part.name]):
                     continue
             try:
                 raw = self.fetch(part, ctx, ident, paths.get(part.name))
@@ -335,6 +369,8 @@ class Pipeline:
         template = part.file
         assert template is not None, "a fan-out writes files (the lints ensure it)"
 
+        scope = self.scope
+
         def one(child: str) -> None:
             cctx = ctx.child(**{enum.binds: child})
             ok = True
@@ -343,7 +379,10 @@ class Pipeline:
                 if self.skip(path):
                     return
                 raw = self.request(part.request, cctx)
-                self.write(part, path, transforms.apply(part.shape, raw, child))
+                if self.write(part, path, transforms.apply(part.shape, raw, child)) and scope is not None:
+                    scope.wrote(child, path)
+                if scope is not None:
+                    scope.finished(child)
             except BenchloopError:
                 ok = False
                 raise
@@ -353,8 +392,10 @@ class Pipeline:
 
         outcomes = self.rt.map(children, one)
         failure_id = part.failure_id or f"{{{enum.binds}}}"
-        return [Failure(render_label(failure_id, ctx.child(**{enum.binds: o.ident})), f.message, f.network)
-                for o in outcomes for f in o.failures]
+        failures = [Failure(render_label(failure_id, ctx.child(**{enum.binds: o.ident})), f.message, f.network)
+                    for o in outcomes for f in o.failures]
+        self.item_failures += [Failure(o.ident, f.message, f.network) for o in outcomes for f in o.failures]
+        return failures
 
     def iterate(self, part: PagedPart, ident: str) -> Iterator[Any]:
         """The items of a walking part for one id, yielded as their pages arrive (the Python
@@ -418,8 +459,12 @@ class PipelineCall:
 
     def fetch_file(self, key: str, dest: str, on_bytes: Callable[[int], None] | None = None,
                    **variables: Any) -> str | None:
-        return self._p.fetch_file(self.params.endpoint(key), self._context(variables), dest, self._part.missing,
-                                  on_bytes)
+        missing = self._p.fetch_file(self.params.endpoint(key), self._context(variables), dest, self._part.missing,
+                                     on_bytes)
+        scope = self._p.scope
+        if scope is not None:
+            scope.wrote(variables.get(scope.binds), dest)
+        return missing
 
     def items(self, body: Any, **variables: Any) -> list[dict[str, Any]]:
         items = self._part.items
@@ -437,7 +482,16 @@ class PipelineCall:
         return self._p.paginate(enum.request, enum.pagination, self._ctx, self.ident, enum.empty_probe).items
 
     def map(self, items: list[str], work: Callable[[str], Any]) -> list[Outcome]:
-        return self._p.rt.map(items, work)
+        scope = self._p.scope
+        if scope is None or not set(items) <= set(scope.only):
+            return self._p.rt.map(items, work)
+
+        def each(item: str) -> Any:  # a sync's item: done once its work ended without an exception
+            value = work(item)
+            scope.finished(item)
+            return value
+
+        return self._p.rt.map(items, each)
 
     def counter(self, label: str, unit: str, verb: str, total: int | None = None, eta: bool = False) -> Counter:
         if total is None:

@@ -44,7 +44,7 @@ def _guarded(work: Callable[[str], Any], gate: threading.Semaphore | None, cance
             if isinstance(error, NoRoomError):
                 cancel()
                 raise error from None
-            return Outcome(ident, failures=[Failure(ident, str(error), error.network)])
+            return Outcome(ident, failures=[Failure(ident, str(error), error.network, error.timed_out)])
 
     return guarded
 

@@ -89,24 +89,31 @@ def build_runner(values: dict[str, Any], options: dict[str, Any], extra_secrets:
     from ..settings import session
     from ..table.load import load_model
     from .runner import Runner
-    from .tools import all_tools, parse_toolsets, select
+    from .tools import all_tools, parse_tools, parse_toolsets, select, served_resources
 
     values = _options(values)
     spec = load_model()
+    if values.get("tools") is not None and values.get("toolsets") is not None:
+        raise UsageError("--tools picks resources instead of --toolsets: give one of them")
     try:
-        toolsets = parse_toolsets(spec, values.get("tools"))
+        toolsets = parse_tools(spec, values.get("tools"))
+        if toolsets is None:
+            toolsets = served_resources(spec, parse_toolsets(spec, values.get("toolsets")))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     directory = download_root(values.get("allow_downloads"))
     settings = session.settings(api_key=options.get("api_key"), host=options.get("host"),
                                 output_dir=options.get("output_dir"), config=options.get("config"),
                                 profile=options.get("profile"), ca_bundle=options.get("ca_bundle"),
-                                warn=lambda line: logging.getLogger("benchloop").warning("%s", line))
+                                warn=lambda line: logging.getLogger("benchloop").warning("%s", line),
+                                api_key_origin=options.get("api_key_origin"))
+    # The key as resolved once: a key command or the keyring is asked here, not again by every worker.
+    key = settings.api_key
     # A request never outlives the call it belongs to (a hung connect cannot be aborted, only timed out).
     timeout = min(float(options.get("timeout", 300.0)), values["call_timeout"])
 
     def make_client() -> Any:
-        return benchloop.Client(host=options.get("host"), api_key=options.get("api_key"),
+        return benchloop.Client(host=options.get("host"), api_key=key,
                                 profile=options.get("profile"), config=options.get("config"),
                                 concurrency=options.get("concurrency", 5), retry=options.get("retry", 4),
                                 timeout=timeout,

@@ -33,21 +33,22 @@ from mcp.server.lowlevel import Server
 from ..version import __version__
 from . import guards
 from .runner import Job, Reply, Runner
-from .tools import Tool
+from .tools import ENVELOPE, Tool, wire
 
 LOGGER = logging.getLogger("benchloop.mcp")
 INSTRUCTIONS = ("Tools of the benchmark-analysis backend, generated from the bl command line: each tool returns "
-                "what the bl command of the same name prints (compact JSON). Give ids as arrays of strings; use "
-                "query (JMESPath) to select fields and to ask for the rest of a result cut to the size budget. "
-                "Call describe for the whole command schema.")
+                "what the bl command of the same name prints (compact JSON). Give ids as arrays of strings "
+                "(commas inside a string split ids too); use query (JMESPath) to select fields and to ask for the "
+                "rest of a result cut to the size budget. " + ENVELOPE + " Call describe for the whole command "
+                "schema, with every field's meaning.")
 LOCAL_THREADS = 4  # threads for the local half of calls (checks, describe): never shared with network calls
 GRACE = 5.0  # seconds an overdue call's worker gets to stop before the deadline error is sent anyway
 
 
 def mcp_tool(tool: Tool) -> types.Tool:
-    return types.Tool(name=tool.name, title=tool.title, description=tool.description,
-                      input_schema=dict(tool.input_schema), output_schema=tool.output_schema,
-                      annotations=types.ToolAnnotations(**tool.annotations))
+    """The SDK's tool: the wire form ``tools.wire`` gives (so the sizes docs/mcp.md states are
+    what a client receives)."""
+    return types.Tool.model_validate(wire(tool))
 
 
 def result(reply: Reply) -> types.CallToolResult:

@@ -14,7 +14,10 @@ of resource names, so a resource added to spec/benchloop.yaml is a tool at once:
 * ``describe`` is the ``bl describe`` document (no request).
 
 Actions with another writer (plain text, ``ap-cmd``) are not tools, nor is a download whose
-combine writes a page for people (``bl view``: an agent reads ``trajectory_steps``).
+combine writes a page for people (``bl view``: an agent reads ``trajectory_steps``), nor
+are waits (a part that is a waiter on its own, ``bl jobs wait``): a call would hold a
+worker for as long as the backend's work lasts, past any call timeout; an agent asks
+``jobs_get`` again instead.
 
 Each tool's input schema comes from the action's options: ids as arrays of
 strings, every other option with its type, choices, minimum, default and help,
@@ -34,6 +37,8 @@ arguments against the schema; the runner checks them as the CLI does.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -48,6 +53,7 @@ from ..table.model import (
     Spec,
 )
 from ..table.responses import plain_json
+from .compact import compact
 
 READ, LISTING, WRITE, DOWNLOAD, DESCRIBE = "read", "listing", "write", "download", "describe"
 # The gates: a tool is served only when every one of its gates is open.
@@ -57,9 +63,7 @@ SAFE_METHODS = ("GET", "HEAD")
 # The table's download options: where files go and whether existing ones are kept. A listing
 # writes nothing, so its tool has neither; a download tool's output_dir is relative to its DIR.
 FILE_OPTIONS = ("output_dir", "skip_existing")
-QUERY_HELP = ("JMESPath expression applied to the whole result, as the CLI's --query does "
-              "(e.g. '[].job_id', '[0].jobs[?status==`failed`]'). Use it to select fields and to "
-              "ask for the rest of a cut result.")
+QUERY_HELP = "JMESPath on the whole result, as --query (e.g. '[].job_id'); also asks for a cut result's rest."
 
 
 def attribute(name: str) -> str:
@@ -97,8 +101,8 @@ class Tool:
 
     @property
     def annotations(self) -> dict[str, Any]:
-        """MCP tool annotations (hints for clients)."""
-        out: dict[str, Any] = {"title": self.title, "read_only_hint": self.read_only}
+        """MCP tool annotations (hints for clients; the title is the tool's own)."""
+        out: dict[str, Any] = {"read_only_hint": self.read_only}
         if not self.read_only:
             out["destructive_hint"] = False  # triggers start work, downloads add files: nothing is deleted
             out["idempotent_hint"] = self.kind == DOWNLOAD
@@ -125,40 +129,62 @@ class Tool:
             return None
         schemas = outputs[0].schemas
         element = plain_json(outputs[0].schema) if len(outputs) == 1 else {"anyOf": [plain_json(o.schema) for o in outputs]}
-        return schemas.bundle(element)
+        return compact(*schemas.bundle(element))
 
     @property
-    def output_schema(self) -> dict[str, Any]:
-        """The structured result: ``result`` is the elements as the table declares them (the
-        schema a client may read), or what ``query`` made of them - the second branch accepts
-        any value, so that a client that validates results never refuses a queried result or
-        an answer the backend shaped otherwise (the CLI prints those too)."""
-        description = ("The CLI's JSON (after query), possibly cut to the size budget"
-                       if self.kind != DOWNLOAD else "The files written: directory, paths, skipped")
-        result: dict[str, Any] = {"description": description}
+    def output_schema(self) -> dict[str, Any] | None:
+        """The structured result: ``result`` is the elements as the table declares them (their
+        structure, without the table's prose: ``compact.py``), or what ``query`` made of them -
+        the second branch accepts any value, so that a client that validates results never
+        refuses a queried result or an answer the backend shaped otherwise (the CLI prints
+        those too).  A download tool has none: its result is the same for every one (the files
+        written, as the server's instructions say), not worth its place in every tool list."""
+        if self.kind == DOWNLOAD:
+            return None
         bundled = self.element_schema()
         defs: dict[str, Any] = {}
+        result: dict[str, Any] = {}
         if bundled is not None:
             element, defs = bundled
-            result["anyOf"] = [
-                {"type": "array", "items": element,
-                 "description": "Without query: the elements, as the table declares them."},
-                {"description": "With query: what the expression made of the elements."}]
-        return {
+            result["anyOf"] = [{"type": "array", "items": element}, {}]
+        return {  # what the fields mean is said once, in the server's instructions (``server.py``)
             **({"$defs": defs} if defs else {}),
             "type": "object",
             "properties": {
                 "result": result,
-                "truncated": {"type": "object", "description": "Present when the result was cut: what was "
-                              "left out and how to ask for it."},
-                "failures": {"type": "array", "description": "The ids that failed, with the CLI's messages.",
-                             "items": {"type": "object", "properties": {"id": {"type": "string"},
-                                                                       "message": {"type": "string"}}}},
-                "failures_left_out": {"type": "integer", "description": "Failed ids not listed in failures "
-                                      "(the list was cut to the size budget)."},
+                "truncated": {"type": "object"},
+                "failures": {"type": "array", "items": {"type": "object", "properties": {
+                    "id": {"type": "string"}, "message": {"type": "string"}}}},
+                "failures_left_out": {"type": "integer"},
             },
             "required": ["result"],
         }
+
+
+def wire(tool: Tool) -> dict[str, Any]:
+    """The tool as ``tools/list`` sends it (MCP's camelCase names, nothing that is None): what the
+    server gives the SDK, and what docs/mcp.md measures."""
+    hints = {"read_only_hint": "readOnlyHint", "destructive_hint": "destructiveHint",
+             "idempotent_hint": "idempotentHint", "open_world_hint": "openWorldHint"}
+    out: dict[str, Any] = {"name": tool.name, "title": tool.title, "description": tool.description,
+                           "inputSchema": plain_json(tool.input_schema)}
+    if tool.output_schema is not None:
+        out["outputSchema"] = tool.output_schema
+    out["annotations"] = {hints[k]: v for k, v in tool.annotations.items()}
+    return out
+
+
+def list_size(tools: list[Tool]) -> int:
+    """Bytes of a ``tools/list`` result listing ``tools`` (compact JSON, UTF-8, as the SDK writes it)."""
+    return len(json.dumps({"tools": [wire(t) for t in tools]}, ensure_ascii=False, separators=(",", ":"))
+               .encode("utf-8"))
+
+
+ENVELOPE = ("Every tool's structured result is {result, truncated, failures, failures_left_out}: result is the "
+            "elements the command prints (with query: what the expression made of them; for a download tool the "
+            "files written: directory, paths, skipped), cut to the size budget when long (truncated then says "
+            "what was left out and the query that asks for it); failures lists the ids that failed with the "
+            "CLI's messages (failures_left_out: how many are not listed).")
 
 
 # ----------------------------------------------------------- classification
@@ -185,6 +211,8 @@ def kinds(spec: Spec, action: Action) -> list[tuple[str, tuple[str, ...]]]:
         return []  # another writer (ap-cmd's plain text) has no JSON result to return: not a tool yet
     if action.writer == "files" and action.combine is not None:
         return []  # a page for people (bl view); an agent reads the steps (trajectory_steps)
+    if action.waits:
+        return []  # a wait lasts as long as the backend's work: not a tool call
     writes = sends_writes(spec, action)
     if action.writer == "stdout":
         return [(WRITE, (WRITES,))] if writes else [(READ, ())]
@@ -196,13 +224,29 @@ def kinds(spec: Spec, action: Action) -> list[tuple[str, tuple[str, ...]]]:
 
 
 # ------------------------------------------------------------------ schemas
+# A sentence ends at ". ", but not after "e.g" or "i.e" ("... separately (e.g. template): ...").
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)\. ")
+
+
 def _help(opt: Option) -> str:
+    """An option's help as an argument's: its first sentence, which says what it is (ids: "Group
+    id(s)."; repeating a flag or '-' is for shells), unless that is too short to say anything
+    (the rest is the CLI's: ``bl help``, ``describe``).  The CLI's flag is the argument's name in
+    another spelling, so it is not repeated here."""
     text = opt.help.strip()
-    if opt.name in OPTION_DIMENSIONS and opt.kind.many:  # the first sentence ("Group id(s).") - repeating
-        # a flag or '-' is for shells
-        text = text.split(". ", 1)[0].rstrip(".") + "."
-    flags = ", ".join(opt.flags) if opt.flags else opt.metavar
-    return f"{text} [CLI: {flags}]"
+    first = _SENTENCE_END.split(text, 1)[0].rstrip(".") + "."  # the first sentence says what it is
+    if opt.name not in OPTION_DIMENSIONS and len(first) < 40:
+        return text
+    return brief(first)
+
+
+def brief(text: str, at: int = 80) -> str:
+    """A long sentence without its last remarks: cut at its first ``" ("`` or ``"; "`` when
+    what comes before says enough (the words of the CLI's help, shorter)."""
+    if len(text) <= at:
+        return text
+    cuts = [i for i in (text.find(" ("), text.find("; ")) if i >= 30]
+    return text[:min(cuts)].rstrip(".:,") + "." if cuts else text
 
 
 def setting_options(spec: Spec) -> set[str]:
@@ -220,7 +264,7 @@ def option_schema(opt: Option) -> dict[str, Any]:
         schema: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
         if not kind.many:  # one download-task id (--task-id of trajectory, metadata, artifacts)
             schema["maxItems"] = 1
-        schema["description"] = _help(opt) + " Several ids in one string may be separated by commas."
+        schema["description"] = _help(opt)
         return schema
     schema = kind.schema(opt.choices if kind.choices else ())
     if kind.is_flag:
@@ -251,21 +295,13 @@ def id_arguments(action: Action, properties: Mapping[str, Any]) -> list[str]:
 
 def require_ids(action: Action, properties: dict[str, Any]) -> tuple[list[str], str | None]:
     """``(required, description)`` of the input schema: the one id argument is required; of several,
-    exactly one is, which the schema and each id argument say in words (see the module docstring)."""
+    exactly one is, which the schema's description says in words (see the module docstring)."""
     ids = id_arguments(action, properties)
     if len(ids) == 1:
         return ids, None
     if not ids:
         return [], None
-    rule = f"Exactly one of {', '.join(ids[:-1])} or {ids[-1]} is required."
-    for name in ids:
-        properties[name] = {**properties[name], "description": f"{properties[name]['description']} {rule}"}
-    return [], rule
-
-
-def _dimensions_text(action: Action) -> str:
-    dims = [f"{DIMENSION_KINDS[d].noun} ({DIMENSION_KINDS[d].option})" for d in action.dimensions]
-    return "Give exactly one kind of id: " + " or ".join(dims) + "." if dims else ""
+    return [], f"Exactly one of {', '.join(ids[:-1])} or {ids[-1]} is required."
 
 
 def action_tool(spec: Spec, action: Action, kind: str, gates: tuple[str, ...]) -> Tool:
@@ -283,27 +319,20 @@ def action_tool(spec: Spec, action: Action, kind: str, gates: tuple[str, ...]) -
     hidden = [o.name for o in options if o.name in OPTION_DIMENSIONS and not action.dimension_of(o.name)]
     properties = {o.name: option_schema(o) for o in options if o.name not in hidden}
     if kind == DOWNLOAD and "output_dir" in properties:
-        properties["output_dir"] = {
-            "type": "string",
-            "description": "Where to write, relative to the server's download directory (--allow-downloads "
-                           "DIR); default: DIR itself. Absolute paths and '..' are refused.",
-        }
+        properties["output_dir"] = {"type": "string",
+                                    "description": "A directory under the server's download directory (default: it)."}
     query = kind != DOWNLOAD
     if query:
         properties["query"] = {"type": "string", "description": QUERY_HELP}
     command = action.command_line()
     if kind == LISTING:
-        flag = action.flag_of(action.stdout_when or "")
-        lead = (f"The listing of `{command} {flag}`: what a download would fetch, as JSON; nothing is "
-                "downloaded.")
+        lead = f"The listing of `{command} {action.flag_of(action.stdout_when or '')}`; nothing is downloaded."
     elif kind == DOWNLOAD:
-        lead = (f"Runs `{command}`: writes files under the server's download directory and returns their "
-                "paths.")
+        lead = f"`{command}`, under the download directory."
     else:
-        lead = f"Returns what `{command}` prints (JSON)."
-        if kind == WRITE:
-            lead += " This changes the backend's state (it starts work there)."
-    description = " ".join(p for p in (action.help, lead, _dimensions_text(action)) if p)
+        lead = f"`{command}`." + (" Changes the backend's state (starts work there)." if kind == WRITE else "")
+    first = action.help.split(". ", 1)[0].rstrip(".") + "."  # the CLI's help page says the rest
+    description = " ".join(p for p in (first, lead) if p)
     name = _listing_name(spec, action) if kind == LISTING else tool_name(action)
     required, rule = require_ids(action, properties)
     return Tool(name=name, kind=kind, description=description, input_schema=_object(properties, required, rule),
@@ -336,22 +365,49 @@ def all_tools(spec: Spec) -> list[Tool]:
     return tools
 
 
-def toolset_names(spec: Spec) -> list[str]:
+def resource_names(spec: Spec) -> list[str]:
     """The names --tools accepts: the resources of the table, and describe."""
     return [*spec.resources, "describe"]
 
 
-def parse_toolsets(spec: Spec, text: str | None) -> set[str] | None:
-    """``--tools metrics,jobs`` -> the resource names; None for every resource. ValueError names the unknown."""
+def parse_tools(spec: Spec, text: str | None) -> set[str] | None:
+    """``--tools metrics,jobs`` -> the resource names; None when not given. ValueError names the unknown."""
     if text is None:
         return None
     names = [n.strip() for n in text.split(",") if n.strip()]
-    known = toolset_names(spec)
+    known = resource_names(spec)
     unknown = [n for n in names if n not in known and n.replace("_", "-") not in known]
     if unknown or not names:
         what = f"unknown resource(s) {', '.join(unknown)}" if unknown else "no resource named"
         raise ValueError(f"--tools: {what}; choose from {', '.join(known)}")
     return {n if n in known else n.replace("_", "-") for n in names}
+
+
+ALL = "all"
+
+
+def parse_toolsets(spec: Spec, text: str | None) -> tuple[str, ...]:
+    """``--toolsets jobs,compare`` -> the toolsets' names, in the table's order (``all``: just
+    that); the table's default when not given.  ValueError names the unknown."""
+    sets = spec.mcp.toolsets
+    if text is None:
+        return spec.mcp.default
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if ALL in names:
+        return (ALL,)
+    unknown = [n for n in names if n not in sets]
+    if unknown or not names:
+        what = f"unknown toolset(s) {', '.join(unknown)}" if unknown else "no toolset named"
+        raise ValueError(f"--toolsets: {what}; choose from {', '.join(sets)} or all")
+    return tuple(n for n in sets if n in names)
+
+
+def served_resources(spec: Spec, toolsets: tuple[str, ...]) -> set[str]:
+    """The resources whose tools the named toolsets serve (``all``: every resource, those of no
+    toolset too: a resource just added to the table is served by ``--toolsets all``)."""
+    if ALL in toolsets:
+        return set(spec.resources)
+    return {r for name in toolsets for r in spec.mcp.toolsets[name].resources}
 
 
 def select(tools: list[Tool], *, allow_writes: bool, allow_downloads: bool,
@@ -376,4 +432,5 @@ def gate_message(tool: Tool, toolsets: set[str] | None, allow_writes: bool, allo
     if missing:
         return (f"tool {tool.name} is not enabled: this server was started without {' and '.join(missing)} "
                 f"(`bl mcp serve {' '.join(missing)}`)")
-    return f"tool {tool.name} is not enabled: this server serves only the tools of --tools {','.join(sorted(toolsets or ()))}"
+    return (f"tool {tool.name} is not enabled: this server serves only the tools of the resources "
+            f"{','.join(sorted(toolsets or ()))} (bl mcp serve --toolsets, --tools)")

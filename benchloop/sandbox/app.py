@@ -34,9 +34,10 @@ from urllib.parse import parse_qs, quote, unquote
 from benchloop.table.model import Endpoint
 
 from . import agentplatform, handlers, payloads  # noqa: F401 - agentplatform registers its handlers
-from .dataset import Dataset
+from .dataset import LIVE_GROUP, Dataset
 from .faults import RANGE_ENDPOINTS, FaultPlan, apply_range, fault_response
 from .handlers import ApiError, Request, Response, error_response, json_response
+from .live import LiveGroup
 from .routing import Router, load_endpoints
 from .state import Fault, Headers, State
 from .validation import Refused, RequestRules
@@ -55,6 +56,8 @@ class Config:
     object_store_url: str | None = None
     # The artifact proxy answers 302 to the presigned object-store URL instead of streaming.
     redirect_artifacts: bool = False
+    # Seconds between two jobs of the live group finishing (``live.py``; 0: only when advanced).
+    live_pace: float = 2.0
 
     def key_of(self, service: str) -> str:
         """The key the sandbox expects from clients of ``service``."""
@@ -81,6 +84,7 @@ class App:
         self.default_base_url = "http://127.0.0.1"
         self.scheme = "http"
         self.fault_plan = FaultPlan()
+        self.live = LiveGroup(dataset, config.live_pace)
         self._memo: dict[tuple[str, str], Any] = {}
         self._memo_lock = threading.Lock()
         self.seed_flows()
@@ -102,9 +106,13 @@ class App:
     def reset_state(self) -> None:
         self.state.reset_flows()
         self.seed_flows()
+        self.live.restart()
 
     def memoised(self, kind: str, key: str, build):
-        """Per-group results are cached: the dataset never changes while serving."""
+        """Per-group results are cached: the dataset never changes while serving, but for the
+        live group, whose results are cached per state (``live.version``)."""
+        if key == LIVE_GROUP:
+            key = f"{key}@{self.live.version}"
         with self._memo_lock:
             if (kind, key) in self._memo:
                 return self._memo[(kind, key)]
@@ -172,6 +180,7 @@ class App:
     # ------------------------------------------------------------ dispatch
     def handle(self, method: str, target: str, headers: Headers, raw_body: bytes) -> Response:
         """Answer one request: dispatch, then ``Range``, then a seeded random fault."""
+        self.live.tick(target)
         name, resp, faulted = self._dispatch(method, target, headers, raw_body)
         if name in RANGE_ENDPOINTS:
             if headers.get("range"):

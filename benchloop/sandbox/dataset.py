@@ -43,6 +43,11 @@ Data rules (also what test writers rely on):
   ``M >= 4``) leave instances in one group only; ~3% of the jobs are running and
   ~2% cancelled (no score); one task per instance; created after every other
   job, so no other answer changes;
+* only with ``live_jobs=N`` (N > 0; ``bl sandbox serve`` has 12): the live group
+  ``GLIVE`` of N jobs, every one ``running`` at first; they finish over time
+  (``live.py``: one more every ``live_pace`` seconds, oldest first, to the final
+  status of ``LIVE_FINALS``) and carry ``updated_at``, which no other job has;
+  created after every other job, one task per job, so no other answer changes;
 * only with ``hostile=True``: the group ``GHOSTILE`` whose jobs have the ids
   of ``HOSTILE_JOBS`` (``../``, absolute paths, NUL, backslashes, control
   characters, 1,000 characters) and whose artifact listings carry the names of
@@ -74,6 +79,12 @@ EMPTY_GROUP = "GEMPTY"
 ORPHAN_JOB = "JORPHAN"
 ODD_JOB = "../JODD x"
 TIE_RUN = 3  # consecutive jobs sharing one created_at
+
+LIVE_GROUP = "GLIVE"
+# The final status of live job n: cycled by n (mostly succeeded, some failed, one cancelled in 12).
+LIVE_FINALS = ("succeeded", "succeeded", "failed", "succeeded", "succeeded", "succeeded",
+               "failed", "succeeded", "succeeded", "cancelled", "succeeded", "failed")
+LIVE_START = datetime(2026, 9, 1, 0, 0, 0)  # after every other group (the comparison runs: 30-32 days in)
 
 HOSTILE_GROUP = "GHOSTILE"
 HOSTILE_TASK = "THOSTILE"  # every hostile job
@@ -151,6 +162,8 @@ JOB_COLUMNS = (
     "seq", "job_id", "group_id", "n", "created_at", "template", "status", "instance_id",
     "score", "duration_s", "num_turns", "output_total", "context_peak", "salt",
 )
+# Rows give JOB_COLUMNS; ``updated_at`` (the live group's jobs only) is set when one finishes.
+_INSERT_JOB = f"INSERT INTO jobs ({','.join(JOB_COLUMNS)}) VALUES ({','.join('?' * len(JOB_COLUMNS))})"
 TASK_COLUMNS = ("seq", "task_id", "group_id", "n", "name", "status", "score")
 
 _SCHEMA = """
@@ -162,7 +175,7 @@ CREATE TABLE jobs (
     seq INTEGER PRIMARY KEY, job_id TEXT NOT NULL UNIQUE, group_id TEXT, n INTEGER,
     created_at TEXT NOT NULL, template TEXT, status TEXT, instance_id TEXT,
     score REAL, duration_s REAL, num_turns INTEGER, output_total INTEGER,
-    context_peak INTEGER, salt INTEGER
+    context_peak INTEGER, salt INTEGER, updated_at TEXT
 );
 CREATE TABLE tasks (
     seq INTEGER PRIMARY KEY, task_id TEXT NOT NULL UNIQUE, group_id TEXT NOT NULL,
@@ -216,12 +229,16 @@ class Dataset:
         db_path: str = ":memory:",
         hostile: bool = False,
         compare_jobs: int = 0,
+        live_jobs: int = 0,
     ) -> None:
         if groups < 0:
             raise ValueError("groups must be >= 0")
         if compare_jobs < 0:
             raise ValueError("compare_jobs must be >= 0")
+        if live_jobs < 0:
+            raise ValueError("live_jobs must be >= 0")
         self.compare_jobs = compare_jobs
+        self.live_jobs = live_jobs
         self.seed = seed
         self.group_count = groups
         self.job_sizes = _per_group(jobs_per_group, groups, "jobs_per_group")
@@ -265,7 +282,7 @@ class Dataset:
             # Insert newest first so that seq ascending == list order inside a tie.
             rows.reverse()
             db.executemany(
-                f"INSERT INTO jobs VALUES ({','.join('?' * len(JOB_COLUMNS))})",
+                _INSERT_JOB,
                 [(seq + i + 1, *row) for i, row in enumerate(rows)],
             )
             seq += len(rows)
@@ -281,7 +298,9 @@ class Dataset:
         db.executemany("INSERT INTO groups VALUES (?,?,?,?,?,?,?,?,?)", group_rows)
         seq = self._special_jobs(seq)
         if self.compare_jobs:
-            self._compare_groups(seq, self.group_count + 3)
+            seq = self._compare_groups(seq, self.group_count + 3)
+        if self.live_jobs:
+            self._live_group(seq, self.group_count + 3 + len(COMPARE_GROUPS))
         db.executemany("INSERT INTO download_tasks VALUES (?,?,?,?)", self._download_tasks())
         db.executescript(_INDEXES)
         db.commit()
@@ -295,7 +314,7 @@ class Dataset:
                 seq += 1
                 created = (_BASE_TIME - timedelta(hours=k + 1)).isoformat()
                 db.execute(
-                    f"INSERT INTO jobs VALUES ({','.join('?' * len(JOB_COLUMNS))})",
+                    _INSERT_JOB,
                     (seq, job_id, HOSTILE_GROUP, n, created, TEMPLATES[0], "failed",
                      "orphan__orphan-1001", 0.25, 42.5, 7, 1234, 8192, hrng.getrandbits(31)),
                 )
@@ -307,7 +326,7 @@ class Dataset:
         for job_id, n, created, status, instance in specials:
             seq += 1
             db.execute(
-                f"INSERT INTO jobs VALUES ({','.join('?' * len(JOB_COLUMNS))})",
+                _INSERT_JOB,
                 (seq, job_id, None, n, created, TEMPLATES[0], status, instance,
                  0.25 if status == "failed" else 0.9, 42.5, 7, 1234, 8192,
                  special.getrandbits(31)),
@@ -315,7 +334,7 @@ class Dataset:
         return seq
 
     # ------------------------------------------------------ comparison groups
-    def _compare_groups(self, seq: int, first_idx: int) -> None:
+    def _compare_groups(self, seq: int, first_idx: int) -> int:
         """The runs of ``COMPARE_GROUPS``: one benchmark run several times (see the module docstring).
 
         Everything is drawn from streams seeded by the dataset seed and the group
@@ -357,10 +376,50 @@ class Dataset:
             rows = self._compare_job_rows(gid, njobs, [names[j] for j in mine], [chance[j] for j in mine],
                                           [templates[j] for j in mine], start, run.slower, run.longer)
             rows.reverse()  # newest first: seq ascending == list order inside a tie
-            db.executemany(f"INSERT INTO jobs VALUES ({','.join('?' * len(JOB_COLUMNS))})",
+            db.executemany(_INSERT_JOB,
                            [(seq + j + 1, *row) for j, row in enumerate(rows)])
             seq += len(rows)
         db.executemany("INSERT INTO groups VALUES (?,?,?,?,?,?,?,?,?)", group_rows)
+        return seq
+
+    # -------------------------------------------------------------- live group
+    def _live_group(self, seq: int, idx: int) -> None:
+        """GLIVE: ``live_jobs`` jobs, all running; ``finish_live`` moves them to their final status."""
+        db, count = self._db, self.live_jobs
+        rng = self._rng(f"group:{LIVE_GROUP}")
+        names = self._instance_names(self._rng(f"names:{LIVE_GROUP}"), count)
+        db.execute("INSERT INTO groups VALUES (?,?,?,?,?,?,?,?,?)",
+                   (idx, LIVE_GROUP, "live suite", TEMPLATES[0], DATASETS[0], CLUSTERS[0],
+                    LIVE_START.isoformat(), count, count))
+        db.executemany(f"INSERT INTO tasks VALUES ({','.join('?' * len(TASK_COLUMNS))})",
+                       [(idx * 10_000_000 + k, task_id_for(LIVE_GROUP, k), LIVE_GROUP, k, names[k - 1], "pending",
+                         None) for k in range(1, count + 1)])
+        rows = []
+        for n in range(1, count + 1):
+            created = (LIVE_START + timedelta(seconds=10 * n)).isoformat()
+            rows.append((job_id_for(LIVE_GROUP, n), LIVE_GROUP, n, created, TEMPLATES[0], "running",
+                         names[n - 1], None, round(5 + 600 * rng.random(), 2), rng.randint(1, 60),
+                         rng.randint(100, 50_000), rng.randint(1_000, 128_000), rng.getrandbits(31)))
+        rows.reverse()  # newest first: seq ascending == list order
+        db.executemany(_INSERT_JOB, [(seq + i + 1, *row) for i, row in enumerate(rows)])
+        db.execute("UPDATE jobs SET updated_at = created_at WHERE group_id = ?", (LIVE_GROUP,))
+
+    def finish_live(self, finished: int) -> None:
+        """Live jobs 1..``finished`` in their final status (the others running again): the status,
+        a score, and ``updated_at`` (creation + 5 minutes per job number, as if they ran in turn)."""
+        with self._lock:
+            for n in range(1, self.live_jobs + 1):
+                done = n <= finished
+                status = LIVE_FINALS[(n - 1) % len(LIVE_FINALS)] if done else "running"
+                score = (0.9 if status == "succeeded" else 0.2 if status == "failed" else None) if done else None
+                created = LIVE_START + timedelta(seconds=10 * n)
+                updated = (created + timedelta(minutes=5 * n)) if done else created
+                self._db.execute("UPDATE jobs SET status = ?, score = ?, updated_at = ? WHERE job_id = ?",
+                                 (status, score, updated.isoformat(), job_id_for(LIVE_GROUP, n)))
+                self._db.execute("UPDATE tasks SET status = ?, score = ? WHERE task_id = ?",
+                                 ("pending" if not done else "passed" if status == "succeeded" else "failed",
+                                  score, task_id_for(LIVE_GROUP, n)))
+            self._db.commit()
 
     def _compare_job_rows(self, gid: str, count: int, names: list[str], chance: list[float],
                           templates: list[str], start: datetime, slower: float, longer: float) -> list[tuple]:

@@ -49,6 +49,8 @@ from .facts import (  # noqa: F401 - the job facts, also read as payloads.<name>
 )
 from .trajectories import trajectory_steps
 
+LIVE_GROUP = "GLIVE"  # = dataset.LIVE_GROUP (payloads stay free of dataset imports)
+
 RUN_ALLOW = (
     "job_count", "avg_duration_s", "avg_duration_api_s", "avg_thinking_length",
     "avg_api_call_count", "total_api_error_count", "avg_api_error_rate", "avg_tool_call_count",
@@ -67,8 +69,8 @@ TOKENIZED_ALLOW = (
 
 # --------------------------------------------------------------------- jobs
 def job_summary(job: dict[str, Any]) -> dict[str, Any]:
-    """A job as it appears in list pages."""
-    return {
+    """A job as it appears in list pages (``updated_at``: the live group's jobs only)."""
+    out = {
         "job_id": job["job_id"],
         "group_id": job["group_id"],
         "created_at": job["created_at"],
@@ -76,6 +78,9 @@ def job_summary(job: dict[str, Any]) -> dict[str, Any]:
         "status": job["status"],
         "instance_id": job["instance_id"],
     }
+    if job.get("updated_at") is not None:
+        out["updated_at"] = job["updated_at"]
+    return out
 
 
 def job_object(job: dict[str, Any]) -> dict[str, Any]:
@@ -343,9 +348,10 @@ def media_bytes(uri: str, mime: str) -> bytes:
 
 # ---------------------------------------------------------------- artifacts
 def artifact_kind(job: dict[str, Any]) -> str:
-    """One of ``ok``, ``none`` (no_artifact), ``sign_failed``, ``html``."""
+    """One of ``ok``, ``none`` (no_artifact), ``sign_failed``, ``html``; a live job has none
+    while it runs."""
     n = job["n"]
-    if n % 6 == 0:
+    if n % 6 == 0 or (job["group_id"] == LIVE_GROUP and job["status"] == "running"):
         return "none"
     if n % 17 == 0:
         return "sign_failed"

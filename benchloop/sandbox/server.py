@@ -240,6 +240,11 @@ class Sandbox:
         return self.app.dataset
 
     @property
+    def live(self) -> Any:
+        """The live group's clock (``live.LiveGroup``): ``advance(n)``, ``restart()``."""
+        return self.app.live
+
+    @property
     def seed(self) -> int:
         return self.app.dataset.seed
 
@@ -385,6 +390,8 @@ def start_sandbox(
     range_support: bool = True,
     hostile: bool = False,
     compare_jobs: int = 0,
+    live_jobs: int = 0,
+    live_pace: float = 2.0,
     object_store_url: str | None = None,
     redirect_artifacts: bool = False,
     tls: tuple[str, str] | None = None,
@@ -412,17 +419,19 @@ def start_sandbox(
     :mod:`benchloop.sandbox.trajectories`); N > 0 gives N steps of it (load tests).
     ``compare_jobs=N`` adds the groups ``BASE``, ``CAND``, ``CAND2``, ``REPO-BASE``
     and ``REPO-CAND`` of N jobs each: runs of one benchmark for ``bl compare`` (0,
-    the default, keeps the dataset's totals as they are).
+    the default, keeps the dataset's totals as they are).  ``live_jobs=N`` adds the live
+    group ``GLIVE``: N running jobs, one more finishing every ``live_pace`` seconds once a
+    request names the group (``live.py``; ``Sandbox.live.advance(n)`` finishes n at once).
     """
     plan = FaultPlan(rate=fault_rate, seed=fault_seed, kinds=tuple(fault_kinds))
     dataset = Dataset(seed, groups, jobs_per_group, tasks_per_group, db_path=db_path,
-                      hostile=hostile, compare_jobs=compare_jobs)
+                      hostile=hostile, compare_jobs=compare_jobs, live_jobs=live_jobs)
     state = State(export_waiting=export_waiting, export_running=export_running,
                   behavior_running_polls=behavior_running_polls)
     app = App(dataset, Config(api_key=api_key, ap_api_key=ap_api_key, trajectory_steps=trajectory_steps,
                               artifact_bytes=artifact_bytes, range_support=range_support,
-                              object_store_url=object_store_url,
-                              redirect_artifacts=redirect_artifacts), state)
+                              object_store_url=object_store_url, redirect_artifacts=redirect_artifacts,
+                              live_pace=live_pace), state)
     app.fault_plan = plan
     server = _Server((host, port), app, latency_ms, connect_latency_ms)
     thread, scheme = serve_in_thread(server, tls, "benchloop-sandbox")

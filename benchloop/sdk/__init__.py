@@ -14,8 +14,9 @@ from .errors import (
            PartialFailure,
            UnknownArgument,
            UsageError,
+           WaitTimeout,
 )
 from .results import DownloadResult
 
 __all__ = ["AuthError", "BenchloopError", "Client", "DownloadResult", "NetworkError", "PartialFailure",
-           "UnknownArgument", "UsageError"]
+           "UnknownArgument", "UsageError", "WaitTimeout"]

@@ -40,6 +40,7 @@ from .errors import (
     NetworkError,
     PartialFailure,
     UsageError,
+    WaitTimeout,
 )
 from .methods import (
     attribute,
@@ -317,8 +318,11 @@ class Client:
         else:
             result = DownloadResult(list(rt.log.paths), list(rt.log.skipped), failures)
         if failures:
-            if exit_code(outcomes) == internal.EXIT_NETWORK:
+            code = exit_code(outcomes)
+            if code == internal.EXIT_NETWORK:
                 raise NetworkError(failures, [] if isinstance(result, list) else result)
+            if code == internal.EXIT_WAIT_TIMEOUT:
+                raise WaitTimeout(failures, result)
             raise PartialFailure(failures, result)
         return result
 

@@ -45,8 +45,10 @@ Task = TypedDict('Task', {'task_id': str, 'id': str, 'name': str, 'status': str,
 TaskPage = TypedDict('TaskPage', {'tasks': list[Task], 'total': int}, total=False)
 OverviewGetGroup = TypedDict('OverviewGetGroup', {'group_id': str, 'summary': EvalSummary, 'tasks': TaskPage}, total=False)
 # A job as it appears in a job list.
-JobSummary = TypedDict('JobSummary', {'job_id': str, 'id': str, 'group_id': str | None, 'created_at': str, 'template': str, 'status': str, 'instance_id': str}, total=False)
+JobSummary = TypedDict('JobSummary', {'job_id': str, 'id': str, 'group_id': str | None, 'created_at': str, 'template': str, 'status': str, 'instance_id': str, 'updated_at': str | None}, total=False)
 JobsGetGroup = TypedDict('JobsGetGroup', {'group_id': str, 'jobs': list[JobSummary], 'total': int}, total=False)
+# The jobs of a group once none is in a status that is not final (`bl jobs wait`), counted by status.
+GroupJobsDone = TypedDict('GroupJobsDone', {'group_id': str, 'total': int, 'by_status': dict[str, Any]}, total=False)
 JobsTableGroup = TypedDict('JobsTableGroup', {'group_id': str | None, 'job_id': str | None, 'created_at': str | None, 'template': str | None, 'status': str | None, 'instance_id': str | None, 'instance': str | None, 'score': float | None, 'pass': bool | None, 'duration_s': float | None, 'duration_api_s': float | None, 'num_turns': float | None, 'api_call_count': float | None, 'api_error_count': float | None, 'tool_call_count': float | None, 'tool_error_count': float | None, 'rate_limit_count': float | None, 'tokens_sent': float | None, 'thinking_total_length': float | None, 'context_peak': float | None, 'tokenizer_dedup_input': float | None, 'tokenizer_user_input': float | None, 'tokenizer_output_total': float | None, 'tokenizer_context_peak': float | None, 'llm_calls': float | None}, total=False)
 # Per group of a comparison: its jobs, instances, pass rate and mean score with 95% t intervals (docs/compare.md).
 GroupComparison = TypedDict('GroupComparison', {'group_id': str, 'jobs': int, 'jobs_scored': int, 'instances': int, 'clusters': int, 'pass_rate': float | None, 'pass_rate_ci95': list[float] | None, 'mean': float | None, 'mean_ci95': list[float] | None, 'paired_pass_rate': float | None, 'paired_mean': float | None}, total=False)
@@ -192,6 +194,9 @@ class JobsResource(ResourceClient):
     def download(self, *, group: str | Sequence[str] | None = None, page_size: int = 1000, template: str | None = None, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
         """Write every job of each group to <group>/job_list.json."""
         ...
+    def wait(self, *, group: str | Sequence[str] | None = None, interval: float = 5.0, timeout: float | None = None) -> list[GroupJobsDone]:
+        """Wait until no job of each group is running (every job in a final status); counts by status on stderr as they change, then each group's counts as JSON. --timeout ends the wait with exit 124."""
+        ...
     def table(self, *, group: str | Sequence[str] | None = None, fields: str | Sequence[str] | None = None, template: str | None = None, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, instance_id: str | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id') -> list[JobsTableGroup]:
         """Print one flat row per job of each group (every page): its job-list fields, instance, score, pass, run and token metrics; numbers are numbers."""
         ...
@@ -280,10 +285,10 @@ class ArtifactsResource(ResourceClient):
 
 class PullResource(ResourceClient):
     """Download several resources of groups or jobs in one go (sections run concurrently)."""
-    def pull(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, sections: str | Sequence[str] | None = None, download_timeout: int = 1800, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
+    def pull(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, sections: str | Sequence[str] | None = None, download_timeout: int = 1800, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False, sync: bool = False) -> DownloadResult:
         """Run the download commands of the chosen sections for each id; files land where those commands put them."""
         ...
-    def __call__(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, sections: str | Sequence[str] | None = None, download_timeout: int = 1800, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
+    def __call__(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, sections: str | Sequence[str] | None = None, download_timeout: int = 1800, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False, sync: bool = False) -> DownloadResult:
         """Run the download commands of the chosen sections for each id; files land where those commands put them."""
         ...
 

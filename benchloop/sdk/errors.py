@@ -3,7 +3,8 @@
 They mirror the CLI's exit codes: ``UsageError`` is exit 2 (raised before any
 request), ``AuthError`` exit 3, ``NetworkError`` exit 4 (no id succeeded and
 every failure was a transport error), ``PartialFailure`` exit 1 (some ids
-failed; what succeeded is on ``.results``).  They are the public face of the
+failed; what succeeded is on ``.results``), ``WaitTimeout`` (a ``PartialFailure``)
+exit 124.  They are the public face of the
 runtime's internal errors (``benchloop.base.errors``), translated at the client's
 boundary.
 """
@@ -53,6 +54,14 @@ class PartialFailure(_Failed):
     ``results``: what succeeded (the list a printing method returns, or the
     ``DownloadResult`` of a download); ``failures``: ``(id, message)`` pairs in
     input order, with the CLI's failure-summary labels and messages.
+    """
+
+
+class WaitTimeout(PartialFailure):
+    """A wait's ``timeout`` passed before the work was done (``bl.jobs.wait``; the CLI's exit 124).
+
+    A ``PartialFailure``: ``results`` holds the groups that were done in time, ``failures`` the
+    ones that were not, with their counts so far in the message.
     """
 
 

@@ -6,7 +6,7 @@ reference client, an invalid file is an error (exit 2) instead of being
 silently ignored, and ``config set`` edits only the keys it owns: other
 tables, keys and comments survive, the file is replaced atomically with mode
 0600 and its directory is created 0700.  ``config set`` refuses values that
-can never work (a host that is not ``http(s)://HOST[:PORT]``, an empty key),
+can never work (a host that is not ``http(s)://HOST[:PORT][/PATH]``, an empty key),
 writes through a symlinked file (the link stays), and holds a lock beside the
 file so that concurrent calls never lose each other's values.
 
@@ -30,8 +30,13 @@ from ..base.frozen import dataclass, field
 from ..table.load import load_model
 from ..table.model import Sources
 
-# The keys of a [profile] table, as the setting each one holds.
-KEYS = ("host", "api_key", "output_dir")
+# The keys of a [profile] table that must be text: the settings, and where a key comes from
+# (``keys.py``: the key, a command printing it, its entry in the OS keyring).
+KEYS = ("host", "api_key", "output_dir", "api_key_command", "api_key_keyring", "ap_base_url", "ap_api_key",
+        "ap_api_key_command", "ap_api_key_keyring")
+# The keys ``config set`` writes; the three ways to give the key: one per table.
+SET_KEYS = ("host", "api_key", "output_dir", "api_key_command", "api_key_keyring")
+KEY_KINDS = ("api_key", "api_key_command", "api_key_keyring")
 
 
 def setting_sources() -> dict[str, Sources]:
@@ -125,20 +130,25 @@ class Settings:
     profile: str | None = None
     values: dict[str, Any] = field(default_factory=dict)
     # Where each of host, api_key, output_dir came from: a flag ("--host"), a variable
-    # ("BENCHLOOP_HOST"), a table of the file ("file:profile", "file:profiles.pre") or "default".
+    # ("BENCHLOOP_HOST"), a table of the file ("file:profile", "file:profiles.pre") or "default";
+    # for the key also stdin, a command or the keyring (``keys.py``).
     sources: dict[str, str] = field(default_factory=dict)
+    tables: dict[str, str] = field(default_factory=dict)  # file key -> the table it was read from
 
     def source(self, key: str) -> str:
         """Where ``key`` came from, in words: ``--host``, ``BENCHLOOP_HOST``,
-        ``host in /path/config.toml [profiles.pre]`` or ``the default``."""
-        origin = self.sources.get(key, "default")
-        if origin.startswith("file:"):
-            return f"{key} in {self.config_file} [{origin[5:]}]"
-        return "the default" if origin == "default" else origin
+        ``host in /path/config.toml [profiles.pre]``, ``the command in BENCHLOOP_API_KEY_COMMAND``,
+        ``the OS keyring (api_key_keyring in ...)`` or ``the default``."""
+        from .keys import describe
+
+        return describe(self.sources.get(key, "default"), key, self.config_file)
 
 
 def resolve(api_key: str | None, host: str | None, output_dir: str | None, config: str | None,
-            profile_name: str | None = None, warn: Callable[[str], None] | None = None) -> Settings:
+            profile_name: str | None = None, warn: Callable[[str], None] | None = None,
+            api_key_origin: str | None = None) -> Settings:
+    """The settings, each from its first source (``api_key_origin``: how a given key was given,
+    ``--api-key -`` for stdin); a key command or keyring entry is read here."""
     path = config_path(config)
     env = os.environ
     if config and not path.exists():  # a file named on the command line is meant to exist
@@ -151,13 +161,18 @@ def resolve(api_key: str | None, host: str | None, output_dir: str | None, confi
     sources: dict[str, str] = {}
     for key, where in setting_sources().items():
         flag = where.flag or f"--{key.replace('_', '-')}"
+        if key == "api_key":
+            from .keys import find_key
+
+            values[key], sources[key] = find_key(where, api_key, api_key_origin or flag, profile, tables, path)
+            continue
         candidates = [(flag, flags[key])] + [(name, env.get(name)) for name in where.env]
         if where.config:
             candidates.append((f"file:{tables.get(where.config)}", profile.get(where.config)))
         candidates.append(("default", where.default))
         sources[key], values[key] = next(((o, v) for o, v in candidates if v), ("default", where.default))
     return Settings(values["host"].rstrip("/"), values["api_key"] or None, values["output_dir"], path, chosen,
-                    profile, sources)
+                    profile, sources, tables)
 
 
 def _warning(message: str, warn: Callable[[str], None] | None) -> None:
@@ -188,7 +203,11 @@ def url_problem(host: str) -> str | None:
         ok = parts.scheme in ("http", "https") and bool(parts.hostname) and (parts.port or 1) > 0
     except ValueError:  # a port that is not a number
         ok = False
-    return None if ok else "expected http://HOST[:PORT] or https://HOST[:PORT]"
+    if not ok:
+        return "expected http://HOST[:PORT][/PATH] or https://HOST[:PORT][/PATH]"
+    if "?" in host or "#" in host:  # the endpoint paths are appended to it: a query would swallow them
+        return "a base URL has no query (?...) or fragment (#...); requests go to <base URL>/openapi/..."
+    return None
 
 
 def key_problem(key: str) -> str | None:
@@ -218,8 +237,9 @@ def check_set_values(values: dict[str, str]) -> None:
         raise ConfigError("--output-dir is empty; nothing was written")
 
 
-def merge_profile(text: str, values: dict[str, str], profile: str | None = None) -> str:
-    """Set ``values`` in [profile] (or [profiles.NAME]) of ``text``, keeping everything else.
+def merge_profile(text: str, values: dict[str, str], profile: str | None = None, remove: tuple[str, ...] = ()) -> str:
+    """Set ``values`` in [profile] (or [profiles.NAME]) of ``text`` and take the ``remove`` keys
+    out of it, keeping everything else.
 
     tomlkit edits the document in place, so comments, other tables, key order
     and any valid spelling of the table (quoted header, inline table, dotted
@@ -233,19 +253,23 @@ def merge_profile(text: str, values: dict[str, str], profile: str | None = None)
         target = tables.setdefault(profile, tomlkit.table())
     else:
         target = document.setdefault("profile", tomlkit.table())
-    for key in KEYS:
+    for key in SET_KEYS:
         if key in values:
             target[key] = values[key]
+        elif key in remove and key in target:
+            del target[key]
     return document.as_string()
 
 
 def write_config(path: Path, values: dict[str, str], profile: str | None = None) -> None:
-    """Merge ``values`` into the file at ``path`` (through a symlink: the link is kept), under a lock."""
+    """Merge ``values`` into the file at ``path`` (through a symlink: the link is kept), under a lock.
+    A way to give the key replaces the others in that table (one per table, ``keys.py``)."""
     target = _link_target(path)
     if not target.parent.exists():
         target.parent.mkdir(parents=True, mode=0o700)
+    remove = tuple(k for k in KEY_KINDS if k not in values) if any(k in values for k in KEY_KINDS) else ()
     with _locked(target):
-        _write_config(target, path, values, profile)
+        _write_config(target, path, values, profile, remove)
 
 
 def _link_target(path: Path) -> Path:
@@ -281,7 +305,8 @@ class _locked:
             os.close(self.fd)  # closing releases the lock
 
 
-def _write_config(path: Path, shown: Path, values: dict[str, str], profile: str | None) -> None:
+def _write_config(path: Path, shown: Path, values: dict[str, str], profile: str | None,
+                  remove: tuple[str, ...] = ()) -> None:
     from ..base.files import atomic_write
 
     try:
@@ -294,12 +319,12 @@ def _write_config(path: Path, shown: Path, values: dict[str, str], profile: str 
         raise ConfigError(f"invalid config file {path}: not UTF-8") from None
     try:
         _toml_loads(text)
-        merged = merge_profile(text, values, profile)
+        merged = merge_profile(text, values, profile, remove)
     except ValueError as exc:  # tomllib and tomlkit parse errors are ValueErrors
         raise ConfigError(f"invalid config file {path}: {exc}") from None
     written = _toml_loads(merged)  # never write a file we could not read back
     table = written["profiles"][profile] if profile else written["profile"]
-    if any(table.get(k) != v for k, v in values.items()):
+    if any(table.get(k) != v for k, v in values.items()) or any(k in table for k in remove):
         raise ConfigError(f"cannot update {shown} safely; edit it by hand")
     atomic_write(str(path), merged, mode=0o600)  # never readable by others, not even briefly
 

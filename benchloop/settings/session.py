@@ -3,7 +3,7 @@
 ``settings`` resolves the configuration exactly as docs/contract.md 4 says
 (flag > environment > file > default, profiles) and applies the checks that
 need no network (step 9 of contract 1.4): the CA bundle exists, the backend
-URL is ``http(s)://HOST[:PORT]``, the API key can travel in a header.
+URL is ``http(s)://HOST[:PORT][/PATH]``, the API key can travel in a header.
 ``runtime`` turns resolved settings into a :class:`pipeline.Runtime`: the key
 masked in log lines, the plain-HTTP warning, and a factory for the one HTTP
 client (created at the first request, never here).  This module imports no
@@ -64,9 +64,10 @@ def is_loopback(url: str) -> bool:
 
 def settings(*, api_key: str | None = None, host: str | None = None, output_dir: str | None = None,
              config: str | None = None, profile: str | None = None, ca_bundle: str | None = None,
-             warn: Callable[[str], None] | None = None) -> Settings:
-    """The resolved settings, checked; every problem is a ``UsageError`` (exit 2), before any request."""
-    resolved = resolve(api_key, host, output_dir, config, profile, warn=warn)
+             warn: Callable[[str], None] | None = None, api_key_origin: str | None = None) -> Settings:
+    """The resolved settings, checked; every problem is a ``UsageError`` (exit 2), before any request.
+    ``api_key_origin``: how a given key was given (``--api-key -``: read from stdin)."""
+    resolved = resolve(api_key, host, output_dir, config, profile, warn=warn, api_key_origin=api_key_origin)
     setting = load_model().global_option("ca_bundle").setting
     variable = next((name for name in (setting.env if setting else ()) if os.environ.get(name)), None)
     bundle = ca_bundle or (os.environ[variable] if variable else None)
@@ -104,7 +105,7 @@ def runtime(resolved: Settings, log: Log, *, timeout: float, retry: int, concurr
                     login_hosts=service.login_hosts)
 
     def service_factory(service: Service, options: Mapping[str, Any]) -> Any:
-        return service_http(service, options, resolved.values, log, timeout=timeout, retry=retry,
+        return service_http(service, options, resolved, log, timeout=timeout, retry=retry,
                             pool=concurrency, ca_bundle=ca_bundle)
 
     return Runtime(load_model(), log, pretty, concurrency, resolved.output_dir, http_factory, stdout,
@@ -123,12 +124,29 @@ def service_value(sources: Sources, options: Mapping[str, Any], file_values: Map
     return next(((str(v), where) for where, v in candidates if v), (None, "nowhere"))
 
 
-def service_http(service: Service, options: Mapping[str, Any], file_values: Mapping[str, Any], log: Log, *,
-                 timeout: float, retry: int, pool: int, ca_bundle: str | None = None) -> Any:
+def service_key(service: Service, options: Mapping[str, Any], resolved: Settings | Mapping[str, Any]
+                ) -> tuple[str | None, str]:
+    """``(key, where it came from, in words)`` of a service other than the default one: its option,
+    variables, command, file key, command or keyring entry (``keys.py``, one policy for all).
+    ``resolved``: the settings, or just the values of the file's profile."""
+    from .keys import describe, find_key
+
+    values, tables, config_file = ((resolved.values, resolved.tables, resolved.config_file)
+                                   if isinstance(resolved, Settings) else (resolved, {}, "the config file"))
+    sources = service.key
+    given = options.get(sources.option) if sources.option else None
+    key, origin = find_key(sources, str(given) if given else None, sources.flag or f"--{sources.option}",
+                           values, tables, config_file)
+    return key, describe(origin, sources.config or "key", config_file) if key else "nowhere"
+
+
+def service_http(service: Service, options: Mapping[str, Any], resolved: Settings | Mapping[str, Any], log: Log,
+                 *, timeout: float, retry: int, pool: int, ca_bundle: str | None = None) -> Any:
     """The HTTP client of a service other than the default one: its base URL, its key and auth
     header, its auth statuses (checked and warned about like the default service's)."""
     from ..transport.client import Http
 
+    file_values = resolved.values if isinstance(resolved, Settings) else resolved
     url, url_from = service_value(service.base_url, options, file_values)
     if not url:
         raise UsageError(f"no {service.title} base URL is configured")
@@ -136,7 +154,7 @@ def service_http(service: Service, options: Mapping[str, Any], file_values: Mapp
     if problem:
         where = f" (from {url_from})" if not url_from.startswith("--") else ""
         raise UsageError(f"invalid {service.title} base URL {mask_url(url)!r}: {problem}{where}")
-    key, key_from = service_value(service.key, options, file_values)
+    key, key_from = service_key(service, options, resolved)
     if key and key_problem(key):
         raise UsageError(f"the {service.title} API key has characters an HTTP header cannot carry "
                          "(non-ASCII, control characters or surrounding spaces); check how it was copied")

@@ -42,10 +42,12 @@ from ..base.errors import (
     EXIT_OK,
     EXIT_STDOUT_CLOSED,
     EXIT_USAGE,
+    EXIT_WAIT_TIMEOUT,
     UsageError,
 )
 from ..table.load import load_model
 from ..table.model import (
+    Acceptor,
     Action,
     ArchiveEntry,
     Compose,
@@ -63,6 +65,7 @@ from ..table.model import (
     Spec,
     StepPart,
     Waiter,
+    WaitPart,
 )
 from ..table.responses import plain_json
 from ..version import __version__
@@ -80,6 +83,8 @@ EXIT_CODES = [
     {"code": EXIT_AUTH, "name": "auth", "meaning": "Authentication failed (HTTP 401); the remaining work was cancelled."},
     {"code": EXIT_NETWORK, "name": "network",
      "meaning": "No id succeeded and every failure was a transport error."},
+    {"code": EXIT_WAIT_TIMEOUT, "name": "wait_timeout",
+     "meaning": "A wait command's --timeout passed before the work was done (bl jobs wait)."},
     {"code": EXIT_INTERRUPTED, "name": "interrupted", "meaning": "Interrupted (Ctrl-C)."},
     {"code": EXIT_STDOUT_CLOSED, "name": "stdout_closed",
      "meaning": "stdout was closed by its reader (`| head`); stopped without a message."},
@@ -186,16 +191,47 @@ def describe_enumeration(enum: Enumeration) -> dict[str, Any]:
     return out
 
 
+def _flag_of(name: str | None, options: dict[str, Option]) -> dict[str, str] | None:
+    if not name:
+        return None
+    option = options.get(name)
+    return {"option": name, "flag": option.flag if option else f"--{name.replace('_', '-')}"}
+
+
+def describe_acceptor(acceptor: Acceptor) -> dict[str, Any]:
+    out: dict[str, Any] = {"state": acceptor.state, "matcher": acceptor.matcher, "argument": acceptor.argument}
+    if acceptor.statuses is not None:
+        out["statuses"] = {"name": acceptor.statuses.name, "set": acceptor.within,
+                           "values": [v for v in acceptor.statuses.values
+                                      if acceptor.statuses.holds(acceptor.within, v)]}
+    else:
+        out["expected"] = plain_json(list(acceptor.expected))
+    out["fold"] = acceptor.fold
+    if acceptor.follow:
+        out["follow"] = acceptor.follow
+        out["binds"] = {k: list(v) for k, v in acceptor.binds.items()}
+    return out
+
+
 def describe_wait(wait: Waiter, options: dict[str, Option]) -> dict[str, Any]:
-    timeout = options.get(wait.timeout)
-    out: dict[str, Any] = {"request": describe_request(wait.request), "status": wait.status,
-                           "success": list(wait.success), "retry": list(wait.retry)}
-    if wait.poll:
-        out["poll"] = {"when": list(wait.poll.values), "request": describe_request(wait.poll.request),
-                       "binds": wait.poll.binds, "fields": list(wait.poll.fields)}
-    out.update({"hint": list(wait.hint), "wait_range": list(wait.wait_range), "default_wait": wait.default_wait,
-                "timeout": {"option": wait.timeout, "flag": timeout.flag if timeout else f"--{wait.timeout}"},
-                "result": list(wait.result), "label": wait.label, "message": wait.message})
+    out: dict[str, Any] = {"name": wait.name, "help": wait.help}
+    if wait.request is not None:
+        out["request"] = describe_request(wait.request)
+    if wait.enumeration is not None:
+        out["enumeration"] = describe_enumeration(wait.enumeration)
+    d = wait.delay
+    out.update({
+        "acceptors": [describe_acceptor(a) for a in wait.acceptors], "otherwise": wait.otherwise,
+        "result": list(wait.result) if isinstance(wait.result, tuple) else wait.result,
+        "delay": {"hint": list(d.hint), "min": d.low, "max": d.high, "default": d.default,
+                  "option": _flag_of(d.option, options), "seconds": d.seconds, "backoff": d.backoff,
+                  "jitter": d.jitter},
+        "timeout": _flag_of(wait.timeout, options), "label": wait.label, "message": wait.message,
+        "progress": wait.progress,
+        "counts": {"argument": wait.counts.argument,
+                   "statuses": wait.counts.statuses.name if wait.counts.statuses else None} if wait.counts else None,
+        "follows": {name: describe_wait(other, options) for name, other in wait.followed.items()},
+    })
     return out
 
 
@@ -213,9 +249,12 @@ def _step(part: StepPart) -> dict[str, Any]:
             "enumerations": {k: describe_enumeration(e) for k, e in part.params.enumerations.items()}}
 
 
-def _what(part: RequestPart | PagedPart | FanOutPart | StepPart, options: dict[str, Option],
+def _what(part: RequestPart | PagedPart | FanOutPart | StepPart | WaitPart, options: dict[str, Option],
           out: dict[str, Any]) -> None:
     """What a part requests (its kind's own keys), added to ``out``."""
+    if isinstance(part, WaitPart):
+        out["wait"] = describe_wait(part.wait, options)
+        return
     if isinstance(part, FanOutPart):
         out["each"] = describe_enumeration(part.each)
     if isinstance(part, StepPart):

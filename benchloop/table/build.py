@@ -18,6 +18,7 @@ from . import outputs
 from .model import (
     DEFAULT_SERVICE,
     DIMENSION_KINDS,
+    Acceptor,
     Action,
     Archive,
     ArchiveEntry,
@@ -26,6 +27,8 @@ from .model import (
     Command,
     Compose,
     Condition,
+    Counts,
+    Delay,
     Derived,
     Dimension,
     Element,
@@ -39,21 +42,26 @@ from .model import (
     Pagination,
     Param,
     Part,
-    Poll,
     Progress,
     RequestPart,
     Resource,
     Section,
     Select,
     Service,
+    ServiceCheck,
     Sources,
     Spec,
+    StatusEnum,
     StepArgs,
     StepDef,
     StepParam,
     StepPart,
+    Sync,
+    Toolset,
+    Toolsets,
     Transform,
     Waiter,
+    WaitPart,
     frozen_map,
 )
 from .outputs import Output
@@ -67,9 +75,11 @@ if TYPE_CHECKING:
 def sources(data: Mapping[str, Any] | None) -> Sources:
     data = data or {}
     env = data.get("env") or ()
+    command = data.get("command") or {}
     return Sources(option=data.get("option"), flag=data.get("flag"),
                    env=(env,) if isinstance(env, str) else tuple(env), config=data.get("config"),
-                   default=data.get("default"))
+                   default=data.get("default"), command_env=tuple(command.get("env") or ()),
+                   command_config=command.get("config"), keyring=data.get("keyring"))
 
 
 def option(data: Mapping[str, Any]) -> Option:
@@ -82,7 +92,8 @@ def option(data: Mapping[str, Any]) -> Option:
                   values=tuple(data.get("values") or ()))
 
 
-def service(name: str, data: Mapping[str, Any], schemas: Schemas | None = None) -> Service:
+def service(name: str, data: Mapping[str, Any], schemas: Schemas | None = None,
+            endpoints: Mapping[str, Endpoint] | None = None) -> Service:
     auth = data.get("auth") or {}
     derived = tuple(Derived(k, v["from"], frozen_map(v.get("map")), v.get("default", ""))
                     for k, v in (data.get("derived") or {}).items())
@@ -91,7 +102,9 @@ def service(name: str, data: Mapping[str, Any], schemas: Schemas | None = None) 
                    key=sources(auth), auth_statuses=tuple(auth.get("statuses") or (401,)),
                    key_required=auth.get("required"), headers=frozen_map(data.get("headers")), derived=derived,
                    default=name == DEFAULT_SERVICE, login_hosts=tuple(data.get("login_hosts") or ()),
-                   error=Response.error_body(data.get("error"), schemas if schemas is not None else Schemas()))
+                   error=Response.error_body(data.get("error"), schemas if schemas is not None else Schemas()),
+                   check=ServiceCheck((endpoints or {})[check["request"]], frozen_json(check.get("with") or {}),
+                                      tuple(check.get("accept") or ())) if (check := data.get("check")) else None)
 
 
 def endpoint(name: str, data: Mapping[str, Any], schemas: Schemas | None = None) -> Endpoint:
@@ -111,6 +124,20 @@ def pagination(data: Mapping[str, Any]) -> Pagination:
                       tie_key=data.get("tie_key"), page_size=data.get("page_size"),
                       keep_first=tuple(data.get("keep_first") or ()), progress=data.get("progress"),
                       declared=tuple(k for k in data if k not in ("mode", "progress")))
+
+
+def toolsets(data: Mapping[str, Any] | None) -> Toolsets:
+    data = data or {}
+    return Toolsets(frozen_map({n: Toolset(n, t["help"], tuple(t["resources"]))
+                                for n, t in (data.get("toolsets") or {}).items()}),
+                    tuple(data.get("default") or ()))
+
+
+def sync(data: Mapping[str, Any] | None) -> Sync | None:
+    if not data:
+        return None
+    return Sync(data["option"], data["list"], data["key"], data["binds"], tuple(data["state"]),
+                tuple(data["refresh"]), data["manifest"])
 
 
 def transform(data: Any) -> Transform | None:
@@ -196,6 +223,8 @@ class Builder:
         steps, combines = data.get("steps") or {}, data.get("combines") or {}
         self.steps = LazyMap(steps, lambda n: step_def(n, steps[n]), self.lock)
         self.combines = LazyMap(combines, lambda n: step_def(n, combines[n]), self.lock)
+        self.statuses = LazyMap(data.get("statuses") or {}, self.status_enum, self.lock)
+        self.waiters = LazyMap(data.get("waiters") or {}, self.waiter, self.lock)
 
     def enumeration(self, name: str, data: Mapping[str, Any]) -> Enumeration:
         probe = data.get("empty_probe")
@@ -203,19 +232,46 @@ class Builder:
                            pagination(data["pagination"]), data["binds"],
                            self.endpoints[probe] if probe else None)
 
-    def waiter(self, data: Mapping[str, Any] | None) -> Waiter | None:
-        if not data:
-            return None
-        poll = data.get("poll")
-        low, high = data.get("wait_range", [1, 15])
+    def status_enum(self, name: str) -> StatusEnum:
+        data = (self.data.get("statuses") or {})[name]
+        return StatusEnum(name, data.get("help", ""), tuple(data["values"]), tuple(data["final"]))
+
+    def acceptor(self, data: Mapping[str, Any]) -> Acceptor:
+        expected = data.get("expected")
+        statuses = within = None
+        if isinstance(expected, dict):
+            statuses, within = self.statuses[expected["statuses"]], expected.get("set", "final")
+            expected = ()
+        elif not isinstance(expected, list):
+            expected = () if expected is None else [expected]
+        return Acceptor(state=data["state"], matcher=data.get("matcher", "path"), argument=data.get("argument"),
+                        expected=tuple(frozen_json(e) for e in expected), statuses=statuses,
+                        within=within or "final", fold=bool(data.get("fold")), follow=data.get("waiter"),
+                        binds=frozen_map({k: tuple(v) for k, v in (data.get("binds") or {}).items()}))
+
+    def waiter(self, name: str) -> Waiter:
+        data = (self.data.get("waiters") or {})[name]
+        acceptors = tuple(self.acceptor(a) for a in data["acceptors"])
+        delay = data.get("delay") or {}
+        counts = data.get("counts")
+        enumeration = self.enumerations[data["enumeration"]] if data.get("enumeration") else None
+        noun = (enumeration.pagination.collection if enumeration else None) or "items"
+        result = data.get("result")
         return Waiter(
-            request=self.endpoints[data["request"]], status=data.get("status", "status"),
-            success=tuple(data["success"]), retry=tuple(data.get("retry") or ()),
-            poll=Poll(tuple(poll["when"]), self.endpoints[poll["request"]], poll["binds"], tuple(poll["fields"]))
-            if poll else None,
-            hint=tuple(data.get("hint") or ()), wait_range=(float(low), float(high)),
-            default_wait=float(data.get("default_wait", high)), timeout=data["timeout"],
-            result=tuple(data["result"]), label=data["label"], message=data.get("message"))
+            name=name, help=data.get("help", ""), acceptors=acceptors, label=data["label"],
+            request=self.endpoints[data["request"]] if data.get("request") else None, enumeration=enumeration,
+            otherwise=data.get("otherwise", "retry"),
+            result=tuple(result) if isinstance(result, list) else result,
+            delay=Delay(hint=tuple(delay.get("hint") or ()), low=float(delay.get("min", 0)),
+                        high=float(delay["max"]) if delay.get("max") is not None else None,
+                        default=float(delay["default"]) if delay.get("default") is not None else None,
+                        option=delay.get("option"),
+                        seconds=float(delay["seconds"]) if delay.get("seconds") is not None else None,
+                        backoff=float(delay.get("backoff", 1.0)), jitter=float(delay.get("jitter", 0.0))),
+            timeout=data.get("timeout"), message=data.get("message"), progress=data.get("progress"),
+            counts=Counts(counts["argument"], self.statuses[counts["statuses"]] if counts.get("statuses") else None,
+                          noun) if counts else None,
+            followed=frozen_map({a.follow: self.waiters[a.follow] for a in acceptors if a.follow}))
 
     def step_args(self, step: StepDef, given: Mapping[str, Any]) -> StepArgs:
         """The ``with:`` values of a step part or a combine, each as its declared type (defaults
@@ -244,8 +300,11 @@ class Builder:
         if data.get("step"):
             step = self.steps[data["step"]]
             return StepPart(**common, step=step, params=self.step_args(step, data.get("with") or {}),
-                            wait=self.waiter(data.get("wait")), items=items(data.get("items")),
+                            wait=self.waiters[data["wait"]] if data.get("wait") else None,
+                            items=items(data.get("items")),
                             missing=missing(data.get("missing")))
+        if data.get("wait"):
+            return WaitPart(**common, wait=self.waiters[data["wait"]])
         assert request is not None, f"part {name} has neither request nor step (the lints refuse this)"
         if data.get("each"):
             return FanOutPart(**common, each=self.enumerations[data["each"]], request=request,
@@ -276,6 +335,13 @@ class Builder:
             if "columns" in declared:
                 return outputs.of_columns(part.params.get(declared["columns"]) or (), self.schemas)
             return outputs.declared(declared, self.schemas)
+        if isinstance(part, WaitPart):  # the last answer of its request, when it produces that
+            waiter = part.wait
+            if waiter.result is not None or waiter.request is None:
+                return None
+            shape = part.shape
+            return outputs.of_response(waiter.request.response, shape.name if shape else None,
+                                       shape.params if shape else {}, self.schemas)
         items = getattr(part, "items", None)
         if isinstance(part, RequestPart) and items is not None and part.shape is None:
             return outputs.of_items(part.request.response, items.collection, items.find, tuple(items.add),
@@ -358,7 +424,8 @@ class Builder:
             command=is_command, stdout_when=data.get("stdout_when"),
             compose=Compose(compose["option"], tuple(compose["dimensions"]), tuple(compose["default"]),
                             frozen_map({n: Section(n, s["resource"], s["action"], frozen_json(s.get("options") or {}))
-                                        for n, s in compose["sections"].items()})) if compose else None,
+                                        for n, s in compose["sections"].items()}),
+                            sync(compose.get("sync"))) if compose else None,
             max_ids=data.get("max_ids"), max_ids_message=data.get("max_ids_message"),
             error_field=data.get("error_field"), progress=progress(data.get("progress")),
             extra_args=bool(data.get("extra_args")), combine=combine,
@@ -380,10 +447,11 @@ class Builder:
             options=LazyMap(options, lambda n: option({"name": n, **options[n]}), lazy),
             resources=LazyMap(data["resources"], self.resource, lazy),
             services=LazyMap([*services, *([] if DEFAULT_SERVICE in services else [DEFAULT_SERVICE])],
-                             lambda n: service(n, services.get(n, {}), self.schemas), lazy),
+                             lambda n: service(n, services.get(n, {}), self.schemas, self.endpoints), lazy),
             global_options=tuple(option({"name": n, **o}) for n, o in (data.get("global_options") or {}).items()),
             commands=LazyMap(commands, lambda n: command(n, commands[n]), lazy),
-            steps=self.steps, schemas=self.schemas, combines=self.combines)
+            steps=self.steps, schemas=self.schemas, combines=self.combines, waiters=self.waiters,
+            statuses=self.statuses, mcp=toolsets(data.get("mcp")))
 
 
 def build_model(data: Mapping[str, Any]) -> Spec:

@@ -59,6 +59,7 @@ def expand(spec: dict[str, Any]) -> dict[str, Any]:
     """Resolve option references into full, named option definitions."""
     spec = copy.deepcopy(spec)
     shared = spec["options"]
+    _expand_statuses(spec)
     for resource in spec["resources"].values():
         for action in resource["actions"].values():
             if action.get("compose"):
@@ -87,6 +88,21 @@ def expand(spec: dict[str, Any]) -> dict[str, Any]:
                     expanded.append({"name": name, **(shared.get(name) or {"missing": name})})
             action["options"] = expanded
     return spec
+
+
+def _expand_statuses(spec: dict[str, Any]) -> None:
+    """An option with ``statuses: NAME`` takes the values of that status enumeration (an unknown
+    name is left for the lints to report)."""
+    statuses = spec.get("statuses") or {}
+    bodies = list(spec["options"].values())
+    for resource in spec["resources"].values():
+        for action in resource["actions"].values():
+            bodies += [o for o in (action.get("options") or {}).values() if isinstance(o, dict)]
+    for body in bodies:
+        name = body.get("statuses")
+        if isinstance(name, str) and name in statuses:
+            body["values"] = list(statuses[name]["values"])
+            del body["statuses"]
 
 
 def _all_option_names(spec: dict[str, Any]) -> set[str]:
@@ -315,14 +331,37 @@ def lint(spec: dict[str, Any]) -> list[str]:
     _lint_services(c)
     _lint_responses(c)
     _lint_enumerations(c)
+    _lint_statuses(c)
+    _lint_waiters(c)
     _lint_combines(c)
     for rname, resource in spec["resources"].items():
         for aname, action in resource["actions"].items():
             _lint_action(c, rname, aname, action)
     _lint_declared_outputs(c)
+    _lint_toolsets(c)
     if not c.problems:  # the model builds only from a table without other problems
         _lint_printed(c)
     return c.problems
+
+
+def _lint_toolsets(c: _Lint) -> None:
+    """Toolsets name resources, each resource is in one toolset at most (one in none is served by
+    ``--toolsets all``), and the default names toolsets."""
+    mcp = c.spec.get("mcp")
+    if not mcp:
+        return
+    where = "mcp"
+    owner: dict[str, str] = {}
+    for name, toolset in mcp["toolsets"].items():
+        for resource in toolset["resources"]:
+            if resource not in c.spec["resources"]:
+                c.add(f"{where}: toolset {name!r} names unknown resource {resource!r}")
+            elif resource in owner:
+                c.add(f"{where}: resource {resource!r} is in toolsets {owner[resource]!r} and {name!r}")
+            owner.setdefault(resource, name)
+    for name in mcp["default"]:
+        if name not in mcp["toolsets"]:
+            c.add(f"{where}: default names unknown toolset {name!r}")
 
 
 def _declared_outputs(spec: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -415,6 +454,14 @@ def _lint_services(c: _Lint) -> None:
             source = f"{where}.{part}"
             if option and option not in c.known:
                 c.add(f"{source}: option {option!r} is defined by no action")
+        check = service.get("check")
+        if check:
+            check_where = f"{where}.check"
+            endpoint = c.spec["endpoints"].get(check["request"])
+            if endpoint is not None and endpoint.get("service", "benchloop") != name:
+                c.add(f"{check_where}: endpoint {check['request']!r} is not one of the service's")
+            _check_endpoint_use(c.spec, check_where, check["request"], set(check.get("with") or {}),
+                                c.known, c.problems)
 
 
 # ---------------------------------------------------------------- responses
@@ -731,6 +778,8 @@ def _lint_options(c: _Lint, where: str, options: list[dict[str, Any]], own_globa
         if "missing" in opt:
             c.add(f"{where}: option {opt['name']!r} refers to unknown option {opt['missing']!r}")
             continue
+        if "statuses" in opt:
+            c.add(f"{where}: option {opt['name']!r} names unknown statuses {opt['statuses']!r}")
         for flag in opt.get("flags") or ():
             if flag in flags:
                 c.add(f"{where}: flag {flag} defined twice")
@@ -769,6 +818,29 @@ def _lint_compose(c: _Lint, where: str, compose: dict[str, Any], options: dict[s
     for name in compose["default"]:
         if name not in compose["sections"]:
             c.add(f"{where}: default names unknown section {name!r}")
+    if compose.get("sync"):
+        _lint_sync(c, f"{where}.sync", compose, options)
+
+
+def _lint_sync(c: _Lint, where: str, compose: dict[str, Any], options: dict[str, Any]) -> None:
+    """The sync flag is an option; the list section writes one file per group listing items that
+    carry the key and state fields; the other named sections exist; the manifest is per group."""
+    sync = compose["sync"]
+    if options.get(sync["option"], {}).get("type") != "flag":
+        c.add(f"{where}: option {sync['option']!r} is no flag option of the action")
+    for name in [sync["list"], *sync["refresh"]]:
+        if name not in compose["sections"]:
+            c.add(f"{where}: names unknown section {name!r}")
+    _check_bound(c, where, "manifest", sync["manifest"], {"group"})
+    section = compose["sections"].get(sync["list"])
+    target = _target(c.spec, section) if section else None
+    parts = ((target or {}).get("dimensions", {}).get("group") or {}).get("parts") or {}
+    listed = [p for p in parts.values() if p.get("file") and (p.get("pagination") or {}).get("collection")]
+    if target is not None and len(listed) != 1:
+        c.add(f"{where}: list section {sync['list']!r} writes no one file of a paginated collection per group")
+    elif listed:
+        collection = listed[0]["pagination"]["collection"]
+        _check_collection(c, where, listed[0].get("request"), "sync", collection, [sync["key"], *sync["state"]])
 
 
 def _lint_dimension(c: _Lint, where: str, dname: str, dim: dict[str, Any], action: dict[str, Any],
@@ -863,7 +935,7 @@ def _lint_part(c: _Lint, where: str, part: dict[str, Any], bound: set[str], acti
     _check_pagination_fields(c, where, part.get("request"), part.get("pagination"))
     _check_shape_fields(c, where, part)
     if part.get("wait"):
-        _lint_waiter(c, where, part["wait"], part_bound, options)
+        _lint_wait_use(c, where, part["wait"], part_bound, options)
     if part.get("step"):
         _check_step(c.spec, where, part, c.problems, part_bound, c.known)
     elif part.get("request"):
@@ -875,28 +947,109 @@ def _lint_part(c: _Lint, where: str, part: dict[str, Any], bound: set[str], acti
     pagination = part.get("pagination") or {}
     if part.get("empty_probe") and pagination.get("mode") == "single_page" and not pagination.get("collection"):
         c.add(f"{where}: empty_probe of a single page needs its collection (asked only when page 1 is empty)")
-    if part.get("wait") and not part.get("step"):
-        c.add(f"{where}: a waiter produces the input of a step: 'wait' needs 'step'")
+    if part.get("wait") and not part.get("step") and action["writer"] != "stdout":
+        c.add(f"{where}: a waiter on its own is printed: 'wait' without 'step' needs the stdout writer")
     return part_bound
 
 
-def _lint_waiter(c: _Lint, where: str, wait: dict[str, Any], bound: set[str], options: dict[str, Any]) -> None:
-    """A waiter's endpoints (the poll endpoint also sees the variable it binds) and its timeout option."""
-    _check_endpoint_use(c.spec, where, wait["request"], bound, c.known, c.problems)
-    poll = wait.get("poll")
-    if poll:
-        _check_endpoint_use(c.spec, where, poll["request"], bound | {poll["binds"]}, c.known, c.problems)
-    # Every answer of the wait says its status and may give the hint and the result; the first
-    # request's answer names the export the poll follows.
-    answers = [wait["request"], *([poll["request"]] if poll else [])]
-    for endpoint in answers:
-        _check_fields(c, where, endpoint, "wait status", [wait.get("status", "status")])
-        _check_fields(c, where, endpoint, "wait hint", list(wait.get("hint") or ()))
-        _check_fields(c, where, endpoint, "wait result", list(wait.get("result") or ()))
-    if poll:
-        _check_fields(c, where, wait["request"], "wait poll field", list(poll.get("fields") or ()))
-    if options.get(wait["timeout"], {}).get("type") not in ("int", "float"):
-        c.add(f"{where}: wait timeout names no number option {wait['timeout']!r}")
+def _waiter_chain(spec: dict[str, Any], name: str) -> list[tuple[str, dict[str, Any], set[str]]]:
+    """A waiter and every waiter it may follow, each with the variables its request sees bound
+    besides the part's (a followed waiter's ``binds``); a cycle or an unknown name ends the walk
+    (``_lint_waiters`` reports those)."""
+    waiters = spec.get("waiters") or {}
+    out: list[tuple[str, dict[str, Any], set[str]]] = []
+    todo: list[tuple[str, set[str]]] = [(name, set())]
+    while todo:
+        current, bound = todo.pop(0)
+        if current not in waiters or any(current == seen for seen, _, _ in out):
+            continue
+        body = waiters[current]
+        out.append((current, body, bound))
+        for acceptor in body.get("acceptors") or ():
+            if acceptor.get("state") == "follow" and acceptor.get("waiter"):
+                todo.append((acceptor["waiter"], set(acceptor.get("binds") or {})))
+    return out
+
+
+def _lint_wait_use(c: _Lint, where: str, name: str, bound: set[str], options: dict[str, Any]) -> None:
+    """Where a part waits: the waiter exists, its requests' variables are bound there, and the
+    options it reads (timeout, delay) are number options of the action."""
+    if name not in (c.spec.get("waiters") or {}):
+        c.add(f"{where}: unknown waiter {name!r}")
+        return
+    for wname, body, extra in _waiter_chain(c.spec, name):
+        if body.get("request"):
+            _check_endpoint_use(c.spec, where, body["request"], bound | extra, c.known, c.problems)
+        for key, option in (("timeout", body.get("timeout")), ("delay option", (body.get("delay") or {}).get("option"))):
+            if option and options.get(option, {}).get("type") not in ("int", "float"):
+                c.add(f"{where}: {key} of waiter {wname!r} names no number option of the action {option!r}")
+
+
+def _lint_statuses(c: _Lint) -> None:
+    for name, body in (c.spec.get("statuses") or {}).items():
+        where = f"statuses.{name}"
+        for value in body["final"]:
+            if value not in body["values"]:
+                c.add(f"{where}: final value {value!r} is not one of its values")
+
+
+def _lint_waiters(c: _Lint) -> None:
+    """Each waiter's request or enumeration exists; its acceptors' expressions compile and name
+    known status enumerations and waiters (no cycle of follows); the fields it reads (hint,
+    result, binds) are declared in the answers they are read from."""
+    waiters = c.spec.get("waiters") or {}
+    statuses = c.spec.get("statuses") or {}
+    for name, body in waiters.items():
+        where = f"waiters.{name}"
+        request = body.get("request")
+        if request is not None and request not in c.spec["endpoints"]:
+            c.add(f"{where}: unknown endpoint {request!r}")
+            request = None
+        enum = body.get("enumeration")
+        if enum is not None and enum not in (c.spec.get("enumerations") or {}):
+            c.add(f"{where}: unknown enumeration {enum!r}")
+        for i, acceptor in enumerate(body["acceptors"]):
+            _lint_acceptor(c, f"{where}.acceptors.{i}", acceptor, request, waiters, statuses)
+        counts = body.get("counts") or {}
+        if counts:
+            problem = _jmespath_problem(counts["argument"])
+            if problem:
+                c.add(f"{where}: counts argument {problem}")
+            if counts.get("statuses") and counts["statuses"] not in statuses:
+                c.add(f"{where}: counts names unknown statuses {counts['statuses']!r}")
+        if body.get("result") == "counts" and not counts:
+            c.add(f"{where}: result counts needs counts")
+        if isinstance(body.get("result"), list):
+            _check_fields(c, where, request, "result field", list(body["result"]))
+        delay = body.get("delay") or {}
+        _check_fields(c, where, request, "delay hint field", list(delay.get("hint") or ()))
+        if len([k for k in ("hint", "option", "seconds") if k in delay]) > 1:
+            c.add(f"{where}: delay takes one of hint, option or seconds")
+        if delay.get("min") is not None and delay.get("max") is not None and delay["min"] > delay["max"]:
+            c.add(f"{where}: delay min {delay['min']} is above max {delay['max']}")
+        chain = [n for n, _, _ in _waiter_chain(c.spec, name)]
+        follows = {a.get("waiter") for w in chain for a in waiters[w].get("acceptors") or ()}
+        if name in follows:
+            c.add(f"{where}: follows itself (a cycle of follow acceptors)")
+
+
+def _lint_acceptor(c: _Lint, where: str, acceptor: dict[str, Any], request: str | None,
+                   waiters: dict[str, Any], statuses: dict[str, Any]) -> None:
+    if acceptor.get("argument") is not None:
+        problem = _jmespath_problem(acceptor["argument"])
+        if problem:
+            c.add(f"{where}: argument {problem}")
+    expected = acceptor.get("expected")
+    if isinstance(expected, dict) and expected.get("statuses") not in statuses:
+        c.add(f"{where}: expected names unknown statuses {expected.get('statuses')!r}")
+    if acceptor.get("matcher") == "error" and not all(
+            isinstance(e, int) and 400 <= e <= 599 for e in (expected if isinstance(expected, list) else [expected])):
+        c.add(f"{where}: an error matcher expects HTTP statuses (400 to 599)")
+    followed = acceptor.get("waiter")
+    if followed is not None and followed not in waiters:
+        c.add(f"{where}: unknown waiter {followed!r}")
+    for var, fields in (acceptor.get("binds") or {}).items():
+        _check_fields(c, where, request, f"binds {var!r} field", list(fields))
 
 
 def _part_outputs(c: _Lint, where: str, dname: str, pname: str, part: dict[str, Any], part_bound: set[str],

@@ -96,6 +96,11 @@ class Sources:
     env: tuple[str, ...] = ()
     config: str | None = None
     default: str | None = None
+    # A key only (``settings.keys``): variables and a file key naming a command that prints
+    # it, and a file key naming its entry in the OS keyring.
+    command_env: tuple[str, ...] = ()
+    command_config: str | None = None
+    keyring: str | None = None
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -105,6 +110,10 @@ class Sources:
             out["env"] = list(self.env)
         if self.config:
             out["config"] = self.config
+        if self.command_env or self.command_config:
+            out["command"] = {"env": list(self.command_env), "config": self.command_config}
+        if self.keyring:
+            out["keyring"] = self.keyring
         if self.default is not None:
             out["default"] = self.default
         return out
@@ -120,7 +129,7 @@ class Option:
     help: str
     default: Any = None
     choices: tuple[str, ...] = ()
-    min: int | None = None
+    min: float | None = None
     negative: str | None = None
     messages: Mapping[str, str] = field(default_factory=frozen_map)
     positional: bool = False  # given by position (``GROUP_ID[@CLUSTER]``), not by a flag
@@ -196,6 +205,16 @@ class Derived:
 
 
 @dataclass(frozen=True)
+class ServiceCheck:
+    """``bl config check``'s request to a service (``check:``): an endpoint, the values of its
+    template variables, and error statuses that still mean the backend took the key."""
+
+    request: Endpoint
+    values: Mapping[str, Any] = field(default_factory=frozen_map)
+    accept: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class Service:
     """One backend the table talks to: its base URL, its key and the headers of every request.
 
@@ -220,6 +239,7 @@ class Service:
     login_hosts: tuple[str, ...] = ()
     # The schema of its error bodies (``error:``; every status >= 400 of its endpoints).
     error: Response | None = None
+    check: ServiceCheck | None = None  # ``bl config check``'s request
 
     @property
     def variables(self) -> list[str]:
@@ -417,42 +437,170 @@ class Missing:
     placeholder: str | None = None  # a name of ``engine.placeholders.PLACEHOLDERS``; None: fail
 
 
+# ------------------------------------------------------------------ waiters
 @dataclass(frozen=True)
-class Poll:
-    """While the status is one of ``values``, poll another endpoint bound to a field of the answer."""
+class StatusEnum:
+    """A named status enumeration (``statuses:``): the values a status field takes, and which of
+    them are final (the work is over).  ``in_progress`` is every other listed value; a status
+    the table does not list is in neither, and a waiter says how it counts (``not_final``)."""
 
+    name: str
+    help: str
     values: tuple[str, ...]
-    request: Endpoint
-    binds: str
-    fields: tuple[str, ...]
+    final: tuple[str, ...]
+
+    @property
+    def in_progress(self) -> tuple[str, ...]:
+        return tuple(v for v in self.values if v not in self.final)
+
+    def holds(self, which: str, value: Any) -> bool:
+        """Whether ``value`` is in the set ``which``: final, in_progress, not_final (anything that
+        is not final, unknown values included) or known (any listed value)."""
+        if which == "final":
+            return value in self.final
+        if which == "in_progress":
+            return value in self.in_progress
+        if which == "not_final":
+            return value not in self.final
+        return value in self.values
+
+
+ACCEPTOR_STATES = ("success", "failure", "retry", "follow")
+MATCHERS = ("path", "pathAll", "pathAny", "pathNone", "error")
+
+
+@dataclass(frozen=True)
+class Acceptor:
+    """One acceptor of a waiter (botocore's model): when its ``matcher`` holds for an answer,
+    the waiter moves to ``state``.
+
+    ``path`` compares the value of the JMESPath ``argument`` with ``expected``; ``pathAll``,
+    ``pathAny`` and ``pathNone`` compare each element of a list ``argument`` (``pathAll`` is
+    false on an empty list, ``pathNone`` true); ``error`` matches a failed request whose HTTP
+    status is one of ``expected``.  ``expected`` is values (any of them), or a set of a status
+    enumeration (``statuses`` and ``set``: final, in_progress, not_final or known).  ``fold`` compares strings trimmed and lower-cased.
+    ``follow`` hands the wait to another waiter, its variables bound to fields of the answer
+    (``binds``: variable -> fields, the first non-empty one).
+    """
+
+    state: str
+    matcher: str
+    argument: str | None = None
+    expected: tuple[Any, ...] = ()
+    statuses: StatusEnum | None = None
+    within: str = "final"  # the set of ``statuses`` (``set:`` in the table)
+    fold: bool = False
+    follow: str | None = None  # the waiter a ``follow`` acceptor hands over to (by name)
+    binds: Mapping[str, tuple[str, ...]] = field(default_factory=frozen_map)
+
+    def accepts(self, value: Any) -> bool:
+        """Whether one value is what the acceptor expects."""
+        if self.fold and isinstance(value, str):
+            value = value.strip().lower()
+        if self.statuses is not None:
+            return self.statuses.holds(self.within, value)
+        return value in self.expected
+
+    def matches(self, answer: Any, status: int | None) -> bool:
+        """Whether the acceptor holds for an answer (``status``: the HTTP status of a failed
+        request, whose answer is then its error body)."""
+        if self.matcher == "error":
+            return status is not None and status in self.expected
+        if status is not None:
+            return False
+        value = _compiled(self.argument)(answer) if self.argument else answer
+        if self.matcher == "path":
+            return self.accepts(value)
+        if not isinstance(value, list):
+            return self.matcher == "pathNone" and value is None
+        if self.matcher == "pathAll":
+            return bool(value) and all(self.accepts(v) for v in value)
+        if self.matcher == "pathAny":
+            return any(self.accepts(v) for v in value)
+        return not any(self.accepts(v) for v in value)
+
+    def value(self, answer: Any) -> Any:
+        """The argument's value in an answer (folded), as an "unknown status" message shows it."""
+        value = _compiled(self.argument)(answer) if self.argument else answer
+        return value.strip().lower() if self.fold and isinstance(value, str) else value
+
+
+@dataclass(frozen=True)
+class Delay:
+    """How long a waiter waits between two requests.
+
+    From the answer: the first number of the ``hint`` fields, clamped to ``low``..``high``
+    (``default`` without one).  Otherwise ``seconds``, or the value of the option ``option``
+    (``--interval``), multiplied by ``backoff`` after each answer that changed nothing, up to
+    ``high`` (never below the first wait), and spread by ``jitter`` (a fraction either way)."""
+
+    hint: tuple[str, ...] = ()
+    low: float = 0.0
+    high: float | None = None
+    default: float | None = None
+    option: str | None = None
+    seconds: float | None = None
+    backoff: float = 1.0
+    jitter: float = 0.0
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What a waiter counts in each answer (a progress line as the counts change): the values of
+    ``argument`` (a list), ordered as the status enumeration ``statuses`` lists them."""
+
+    argument: str
+    statuses: StatusEnum | None = None
+    noun: str = "items"
+
+    def tally(self, answer: Any) -> dict[str, int]:
+        """How many times each value of the argument occurs in an answer, in the order of the
+        status enumeration's values, then the other values by name (text: ``str``)."""
+        values = _compiled(self.argument)(answer)
+        found: dict[str, int] = {}
+        for value in values if isinstance(values, list) else ():
+            key = value if isinstance(value, str) else "<missing>" if value is None else str(value)
+            found[key] = found.get(key, 0) + 1
+        order = list(self.statuses.values) if self.statuses else []
+        return {k: found[k] for k in [*(k for k in order if k in found), *sorted(k for k in found if k not in order)]}
 
 
 @dataclass(frozen=True)
 class Waiter:
-    """Repeat a request until its answer's status says the work is done (the export flow).
+    """A named waiter (``waiters:``; ``engine/polling.py``): ask ``request`` (or walk every
+    page of ``enumeration``) until an acceptor says success or failure, waiting ``delay``
+    between answers, at most ``timeout`` (an option, seconds in total).
 
-    ``retry`` values repeat the first request after the wait hint; ``poll``
-    values switch to polling another endpoint; ``success`` values end the wait
-    and the part's value is the first of ``result`` fields of that answer.
-    Everything is bounded by the ``timeout`` option (seconds in total).
+    What it produces: the first non-empty string of the ``result`` fields of the last answer,
+    the ``counts`` (``result: counts``: ``{"total", "by_status"}``), or the answer itself.
     """
 
-    request: Endpoint
-    status: str
-    success: tuple[str, ...]
-    retry: tuple[str, ...]
-    poll: Poll | None
-    hint: tuple[str, ...]
-    wait_range: tuple[float, float]
-    default_wait: float
-    timeout: str
-    result: tuple[str, ...]
+    name: str
+    help: str
+    acceptors: tuple[Acceptor, ...]
     label: str
+    request: Endpoint | None = None
+    enumeration: Enumeration | None = None
+    otherwise: str = "retry"  # the state when no acceptor matches (botocore: keep waiting)
+    result: tuple[str, ...] | str | None = None
+    delay: Delay = field(default_factory=Delay)
+    timeout: str | None = None
     message: str | None = None  # the log line of a retry (template: the dimension id and {wait})
+    progress: str | None = None  # the label of the counts line (template)
+    counts: Counts | None = None
+    # Every waiter a ``follow`` acceptor may hand over to, by name (built with this one).
+    followed: Mapping[str, Waiter] = field(default_factory=frozen_map)
 
     @property
     def endpoints(self) -> list[Endpoint]:
-        return [self.request] + ([self.poll.request] if self.poll else [])
+        found = [self.request] if self.request else list(self.enumeration.endpoints if self.enumeration else ())
+        for other in self.followed.values():
+            found += other.endpoints
+        return list(dict.fromkeys(found))
+
+    @property
+    def scans(self) -> list[tuple[Endpoint, Pagination]]:
+        return self.enumeration.scans if self.enumeration else []
 
 
 # -------------------------------------------------------------------- steps
@@ -724,6 +872,22 @@ class StepPart(BasePart):
 
 
 @dataclass(frozen=True, kw_only=True)
+class WaitPart(BasePart):
+    """A waiter on its own (``wait:`` without a step): the part's value is what the waiter
+    produces (``bl jobs wait``); a timeout of its waiter is the command's wait timeout."""
+
+    wait: Waiter
+
+    @property
+    def endpoints(self) -> list[Endpoint]:
+        return self.wait.endpoints
+
+    @property
+    def scans(self) -> list[tuple[Endpoint, Pagination]]:
+        return self.wait.scans
+
+
+@dataclass(frozen=True, kw_only=True)
 class ArchiveEntry(BasePart):
     """A part of a download-task archive: a request or a step run per job into ``entry``."""
 
@@ -746,7 +910,7 @@ class ArchiveEntry(BasePart):
         return self.part.binary
 
 
-Part = RequestPart | PagedPart | FanOutPart | StepPart | ArchiveEntry
+Part = RequestPart | PagedPart | FanOutPart | StepPart | WaitPart | ArchiveEntry
 
 
 @dataclass(frozen=True)
@@ -830,11 +994,27 @@ class Section:
 
 
 @dataclass(frozen=True)
+class Sync:
+    """A composite command's sync mode (``compose.sync``; ``engine/sync.py``): the ``list`` section
+    first, its items (by ``key``) compared on their ``state`` fields with the ``manifest`` of the
+    last sync; the ``refresh`` sections every time; the others for the changed items only."""
+
+    option: str
+    list: str
+    key: str
+    binds: str  # the template variable an item is (the enumerations' ``binds``: job)
+    state: tuple[str, ...]
+    refresh: tuple[str, ...]
+    manifest: str
+
+
+@dataclass(frozen=True)
 class Compose:
     option: str
     dimensions: tuple[str, ...]
     default: tuple[str, ...]
     sections: Mapping[str, Section]
+    sync: Sync | None = None
 
 
 @dataclass(frozen=True)
@@ -913,6 +1093,11 @@ class Action:
         return self.writer == "files" and not (self.stdout_when and options.get(self.stdout_when))
 
     @property
+    def waits(self) -> bool:
+        """True when the action's purpose is to wait (a part is a waiter on its own: ``jobs wait``)."""
+        return any(isinstance(p, WaitPart) for d in self.dimensions.values() for p in d.parts.values())
+
+    @property
     def stdout_options(self) -> tuple[str, ...]:
         """Options that only shape what is printed (``--output``, ``--query``): a Python caller
         gets values, so the Python client and the MCP tools leave them out or handle them."""
@@ -958,6 +1143,24 @@ class Command:
         return {o.name: o.default_value for o in (*self.arguments, *self.options)}
 
 
+# ------------------------------------------------------------------- mcp
+@dataclass(frozen=True)
+class Toolset:
+    """A toolset of the MCP server (``mcp.toolsets``): the resources whose tools it serves."""
+
+    name: str
+    help: str
+    resources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Toolsets:
+    """The MCP server's toolsets and those served by default (``mcp:`` in the table)."""
+
+    toolsets: Mapping[str, Toolset] = field(default_factory=frozen_map)
+    default: tuple[str, ...] = ()
+
+
 # ---------------------------------------------------------------------- spec
 @dataclass(frozen=True)
 class Spec:
@@ -971,6 +1174,9 @@ class Spec:
     steps: Mapping[str, StepDef] = field(default_factory=frozen_map)
     schemas: Schemas = field(default_factory=Schemas)  # the table's shared response shapes (``schemas:``)
     combines: Mapping[str, StepDef] = field(default_factory=frozen_map)
+    waiters: Mapping[str, Waiter] = field(default_factory=frozen_map)
+    statuses: Mapping[str, StatusEnum] = field(default_factory=frozen_map)
+    mcp: Toolsets = field(default_factory=Toolsets)
 
     def service(self, name: str) -> Service:
         return self.services[name]

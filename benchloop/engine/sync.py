@@ -1,0 +1,226 @@
+"""``bl pull --sync``: refresh a running group, fetching again only what changed.
+
+Why ``pull --sync`` and not a ``bl sync``: a sync is a pull whose sections, filters, files
+and messages are exactly ``pull``'s (``aws s3 sync`` and rclone likewise copy what a copy
+would, only less of it); a second command would repeat every option of pull and drift
+from it.  What the table says (``compose.sync``) and what happens, per group:
+
+1. The ``list`` section (``jobs``: ``<group>/job_list.json``) and the ``refresh`` sections
+   (the metrics and task lists) are fetched and written again, every time: they are the
+   group's lists and aggregates, and a running group changes them all the time.
+2. The list's items are compared with the manifest of the last sync
+   (``<group>/.bl-sync.json``): an item is unchanged for a section when its ``state`` fields
+   (status, updated_at) are the ones recorded, the section is recorded as done for it, and
+   every file recorded for it is still there.
+3. Every other section runs for the changed items only (``scope.py``: its enumeration of
+   the group's jobs yields them, without a second scan), and writes its files of the group
+   as a whole (the export, the report summary) again only when an item changed or the file
+   is missing.
+4. When a section is done, every item it finished without a failure is entered in the
+   manifest with its state and the files it got, and the manifest is replaced atomically.
+
+So an interrupted sync leaves a manifest that names only items whose files were complete
+(every file is written atomically, and an item is entered after its files): the next sync
+fetches the rest, and an item whose recorded file was removed is fetched again.  A
+manifest that cannot be read is ignored (every item is fetched again) with a warning.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ..base import files
+from ..base.errors import AuthError, BenchloopError, Cancelled, StepError, UsageError
+from ..table.model import Action, Compose, PagedPart, Sync
+from ..table.templates import Context, render_file
+from .compose import chosen_sections, section_options, sections_for
+from .outcomes import Failure, MultiFailure, Outcome, as_error
+from .pipeline import Pipeline
+from .runtime import Runtime
+from .scope import Scope
+
+VERSION = 1
+
+
+def run_sync(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any],
+             process: Callable[[Pipeline, str], Any]) -> list[Outcome]:
+    """The outcome of every ``<group>:<section>`` of a sync, group after group; a 401 raises."""
+    compose = action.compose
+    assert compose is not None and compose.sync is not None
+    flag = action.flag_of(compose.sync.option)
+    if dim != "group":
+        raise UsageError(f"{flag} refreshes groups: give -g GROUP")
+    if opts.get("skip_existing"):
+        raise UsageError(f"{flag} decides itself which files to fetch again: leave out --skip-existing")
+    names = sections_for(rt.spec, compose, dim, chosen_sections(action, compose, opts.get(compose.option)))
+    rt.pool = rt.concurrency * max(len(names) + 1, 1)
+    outcomes: list[Outcome] = []
+    for ident in ids:
+        outcomes += GroupSync(rt, compose, ident, opts, names, process).run()
+    return outcomes
+
+
+class Manifest:
+    """What the last syncs of one group fetched: per item, its state and, per section, its files
+    (relative to the output root)."""
+
+    def __init__(self, root: str, path: str, sync: Sync, group: str, log: Any):
+        self.root, self.path, self.sync, self.group = root, path, sync, group
+        self.items: dict[str, dict[str, Any]] = {}
+        self.lock = threading.Lock()
+        try:
+            with open(path, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError) as exc:
+            log.warn(f"sync {group}: the manifest {path} cannot be read ({exc}); every job is fetched again")
+            return
+        if (isinstance(data, dict) and data.get("version") == VERSION and data.get("key") == sync.key
+                and data.get("state") == list(sync.state) and isinstance(data.get("items"), dict)):
+            self.items = {k: v for k, v in data["items"].items() if isinstance(v, dict)}
+        else:
+            log.warn(f"sync {group}: the manifest {path} is not one this bl writes; every job is fetched again")
+
+    def stale(self, ident: str, state: dict[str, Any], section: str) -> bool:
+        entry = self.items.get(ident)
+        if entry is None or entry.get("state") != state:
+            return True
+        done = (entry.get("sections") or {}).get(section)
+        if not isinstance(done, list):
+            return True
+        return not all(isinstance(p, str) and files.exists(os.path.join(self.root, p)) for p in done)
+
+    def record(self, section: str, states: dict[str, dict[str, Any]], done: set[str],
+               written: dict[str, list[str]]) -> None:
+        """Enter the items a section finished, with their files; then replace the manifest."""
+        with self.lock:
+            for ident in done:
+                entry = self.items.get(ident)
+                if entry is None or entry.get("state") != states[ident]:
+                    entry = self.items[ident] = {"state": states[ident], "sections": {}}
+                entry["sections"][section] = sorted(os.path.relpath(p, self.root) for p in written.get(ident, ()))
+            self.save(states)
+
+    def save(self, states: dict[str, dict[str, Any]]) -> None:
+        items = {k: self.items[k] for k in states if k in self.items}  # in list order; unlisted items go
+        document = {"version": VERSION, "group_id": self.group, "key": self.sync.key,
+                    "state": list(self.sync.state), "items": items}
+        files.write_json_file(self.path, document, False)
+
+
+class GroupSync:
+    """One group's sync (module docstring, steps 1 to 4)."""
+
+    def __init__(self, rt: Runtime, compose: Compose, ident: str, opts: dict[str, Any], names: list[str],
+                 process: Callable[[Pipeline, str], Any]):
+        assert compose.sync is not None
+        self.rt, self.compose, self.sync, self.ident, self.opts = rt, compose, compose.sync, ident, opts
+        self.process = process
+        self.first = [self.sync.list, *[n for n in names if n in self.sync.refresh and n != self.sync.list]]
+        self.rest = [n for n in names if n not in self.first]
+        self.root = opts.get("output_dir") or rt.output_dir
+
+    def pipeline(self, name: str, scope: Scope | None = None) -> Pipeline:
+        section = self.compose.sections[name]
+        target = self.rt.spec.section_action(section)
+        return Pipeline(self.rt, target, "group", section_options(target, section, self.opts), scope=scope)
+
+    def label(self, name: str) -> str:
+        return f"{self.ident}:{name}"
+
+    def run(self) -> list[Outcome]:
+        first = self.rt.map([self.label(n) for n in self.first], lambda label: self.plain(label.rsplit(":", 1)[1]),
+                            len(self.first))
+        if not self.rest:
+            return first
+        listed = first[0]
+        if listed.failures:
+            reason = f"not fetched: --sync compares the job list, which could not be fetched ({self.sync.list})"
+            return first + [Outcome(self.label(n), failures=[Failure(self.label(n), reason, False)])
+                            for n in self.rest]
+        try:
+            items = self.listed()
+        except StepError as exc:
+            return first + [Outcome(self.label(n), failures=[Failure(self.label(n), str(exc), False)])
+                            for n in self.rest]
+        states = {ident: {f: item.get(f) for f in self.sync.state} for ident, item in items}
+        path = files.join_under(self.root, render_file(self.sync.manifest, Context({"group": self.ident})))
+        manifest = Manifest(self.root, path, self.sync, self.ident, self.rt.log)
+        self.announce(states, manifest)
+        plans = {n: [i for i in states if manifest.stale(i, states[i], n)] for n in self.rest}
+        rest = self.rt.map([self.label(n) for n in self.rest],
+                           lambda label: self.scoped(label.rsplit(":", 1)[1], plans, states, manifest),
+                           len(self.rest))
+        with manifest.lock:
+            manifest.save(states)  # the items that left the list leave the manifest
+        return first + rest
+
+    def plain(self, name: str) -> Any:
+        try:
+            return self.process(self.pipeline(name), self.ident)
+        except MultiFailure as exc:
+            raise self.relabeled(name, exc) from None
+
+    def relabeled(self, name: str, exc: MultiFailure) -> MultiFailure:
+        return MultiFailure([Failure(f"{self.label(name)}:{f.ident}", f.message, f.network) for f in exc.failures],
+                            exc.value)
+
+    def listed(self) -> list[tuple[str, dict[str, Any]]]:
+        """``(id, item)`` of the list section's file, just written; an item's id is its ``key``
+        field, else the first of the list's other id fields that it has (``id``)."""
+        target = self.rt.spec.section_action(self.compose.sections[self.sync.list])
+        part = next(p for p in target.dimensions["group"].parts.values() if isinstance(p, PagedPart) and p.file)
+        path = files.join_under(self.root, render_file(part.file or "", Context({"group": self.ident})))
+        try:
+            with open(path, encoding="utf-8") as handle:
+                document = json.load(handle)
+        except (OSError, ValueError) as exc:
+            raise StepError(f"not fetched: --sync cannot read the job list {path}: {exc}") from None
+        items = document.get(part.pagination.collection or "") if isinstance(document, dict) else None
+        if not isinstance(items, list):
+            raise StepError(f"not fetched: the job list {path} has no {part.pagination.collection} list")
+        keys = [self.sync.key, *(k for k in part.pagination.id_keys if k != self.sync.key)]
+        found = []
+        for item in items:
+            ident = next((item[k] for k in keys if isinstance(item, dict) and isinstance(item.get(k), str)), None)
+            if ident:
+                found.append((ident, item))
+        return found
+
+    def announce(self, states: dict[str, dict[str, Any]], manifest: Manifest) -> None:
+        new = sum(1 for i in states if i not in manifest.items)
+        changed = sum(1 for i, s in states.items() if i in manifest.items and manifest.items[i].get("state") != s)
+        self.rt.log.progress(f"sync {self.ident}: {len(states)} jobs, {new} new, {changed} changed, "
+                             f"{len(states) - new - changed} unchanged")
+
+    def scoped(self, name: str, plans: dict[str, list[str]], states: dict[str, dict[str, Any]],
+               manifest: Manifest) -> Any:
+        """One section for the items that changed; the items it finished go into the manifest."""
+        changed = plans[name]
+        scope = Scope(changed, self.sync.binds, keep=not changed)
+        pipeline = self.pipeline(name, scope)
+        failures: list[Failure] = []
+        error: BaseException | None = None
+        value: Any = None
+        try:
+            value = self.process(pipeline, self.ident)
+        except (AuthError, Cancelled):
+            raise
+        except MultiFailure as exc:
+            failures, error = exc.failures, self.relabeled(name, exc)
+        except BenchloopError as exc:
+            error = exc
+        except Exception as exc:  # noqa: BLE001 - recorded as the section's failure, as the pool would
+            error = as_error(exc, self.rt.log)
+        done = scope.done if scope.itemized else set(changed) if error is None else set()
+        failed = [*failures, *pipeline.item_failures]
+        done = {i for i in done if not any(f.ident == i or f.ident.startswith(f"{i}:") for f in failed)}
+        manifest.record(name, states, done, scope.files)
+        if error is not None:
+            raise error
+        return value
