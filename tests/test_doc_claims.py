@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import re
@@ -68,11 +67,8 @@ def test_the_wait_timeout_code_is_documented_beside_the_others():
 
 
 def test_compare_md_says_how_many_changes_markdown_and_the_table_list():
-    from benchloop.compare import markdown, terminal
+    from benchloop.compare import display
 
     text = " ".join((ROOT / "docs" / "compare.md").read_text(encoding="utf-8").split())
-    words = {10: "ten", 20: "twenty"}
-    table = inspect.signature(terminal.comparison).parameters["changed_limit"].default
-    marked = inspect.signature(markdown.comparison).parameters["changed_limit"].default
-    assert f"the {words[marked]} largest (the table shows {words[table]})" in text
-    assert f"the {words[table]} largest changes" in text
+    table, marked = display.LIMITS["table"], display.LIMITS["markdown"]
+    assert f"the {table} largest changes in the table, {marked} in markdown" in text

@@ -562,7 +562,8 @@ def test_printed_trials_match_their_declared_output(api):
 def test_the_mcp_tool_trajectory_steps_fits_its_budget(sandbox):
     from benchloop.mcp_server.serve import build_runner
 
-    values = {"http": None, "tools": None, "allow_writes": False, "allow_downloads": None, "max_chars": 4000}
+    values = {"http": None, "tools": None, "toolsets": "trajectories", "allow_writes": False, "allow_downloads": None,
+              "max_chars": 4000}
     runner = build_runner(values, {"host": sandbox.url, "api_key": sandbox.api_key, "retry": 0})
     try:
         assert "view" not in runner.every  # a page for people is no tool
