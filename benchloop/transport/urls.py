@@ -9,14 +9,13 @@ turn it into a Basic ``Authorization`` header).  A redirect to one of the
 service's login hosts is an authentication failure (:func:`is_login_url`),
 never a page to save.
 
-Also here: how a path segment is encoded, and how a URL is shown in ``-v``
-output (user info and a presigned query masked).
+Also here: how a URL is shown in ``-v`` output (user info and a presigned query
+masked).
 """
 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})  # the statuses whose Location is followed
 
@@ -37,14 +36,6 @@ def import_httpx() -> Any:
     return httpx
 
 
-def quote_segment(value: str) -> str:
-    """One URL path segment: every reserved character encoded, and '.'/'..' too
-    (they would otherwise be removed as dot segments and change the path)."""
-    if value in (".", ".."):
-        return value.replace(".", "%2E")
-    return quote(value, safe="")
-
-
 def default_port(scheme: str) -> int:
     return 443 if scheme.lower() == "https" else 80
 
@@ -53,10 +44,6 @@ def origin(url: Any) -> tuple[str, str, int]:
     """``(scheme, host, port)`` of an ``httpx.URL``, the port of the scheme when absent: what a
     connection is made to (httpx connects to exactly this host and port)."""
     return (url.scheme, url.host, url.port or default_port(url.scheme))
-
-
-def has_userinfo(url: Any) -> bool:
-    return bool(url.userinfo)
 
 
 def carries_key(url: Any, home: tuple[str, str, int]) -> bool:
