@@ -78,7 +78,8 @@ class App:
         self.router = Router(endpoints if endpoints is not None else load_endpoints())
         from benchloop.table.load import load_model
 
-        self.rules = RequestRules(load_model(), self.router.endpoints)
+        self.model = load_model()  # read once: asking at every request stats the table's files
+        self.rules = RequestRules(self.model, self.router.endpoints)
         self.state.endpoint_names = tuple(self.router.endpoints)
         self.state.reset_stats()
         self.default_base_url = "http://127.0.0.1"
@@ -271,11 +272,9 @@ class App:
         default service also for paths that match nothing).  A service that answers 403 (the
         AgentPlatform) answers 401 without a key or with an expired one, 403 with a wrong one;
         the others 401."""
-        from benchloop.table.load import load_model
-
         route = match.route if match is not None else None
         endpoint = self.router.endpoints.get(route.name) if route is not None else None
-        spec = load_model()
+        spec = self.model
         service = spec.services.get(endpoint.service) if endpoint is not None else spec.default_service
         service = service or spec.default_service
         given = headers.get(service.auth_header)

@@ -86,12 +86,16 @@ class _RequestHandler(BaseHTTPRequestHandler):
         app.state.record_request(entry)
         app.state.enter()
         try:
-            if self.server.latency_s:
-                time.sleep(self.server.latency_s)
+            read_at = time.monotonic()
             try:
                 resp = app.handle(self.command, self.path, headers, raw_body)
             except Exception as exc:  # noqa: BLE001 - always answer something
                 resp = error_response(500, f"sandbox failure: {exc!r}")
+            if self.server.latency_s:
+                # The answer leaves latency_s after its request was read, as from a backend across a
+                # network whose own work fits in that round trip: the work of requests that came
+                # together is not added to it one after another (it is here, on the client's cores).
+                time.sleep(max(0.0, self.server.latency_s - (time.monotonic() - read_at)))
             entry.answered(resp.status, resp.content_type, resp.body if resp.chunks is None else None)
             self._write(resp)
             self.wfile.flush()  # sent now rather than just after we return: leave() times the answer
