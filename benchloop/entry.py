@@ -1,18 +1,19 @@
 """Console-script entry point: answers ``--version`` before importing anything else.
 
 Everything else is delegated to ``benchloop.cli.app``.  Keeping this module tiny
-keeps ``bl --version`` close to the interpreter's own start-up time.
+keeps ``bl --version`` close to the interpreter's own start-up time (the rule of
+when the version is the answer is ``cli.fast_version``'s).
 """
 
 import sys
 
 
 def main() -> None:
-    if sys.argv[1:] == ["--version"]:
-        from .version import __version__
+    from .cli.fast_version import VERSION_LINE, asks_for_version
 
+    if asks_for_version(sys.argv[1:]):
         try:
-            sys.stdout.write(f"bmcli {__version__}\n")
+            sys.stdout.write(VERSION_LINE + "\n")
             sys.stdout.flush()
         except BrokenPipeError:  # `bl --version | true`: quiet, exit 141, as every command
             import os

@@ -122,6 +122,16 @@ def test_bad_scope_message(api, no_requests):
     assert_usage(result, "metrics", "get", "--scope must be one of overall, detail, all")
 
 
+def test_choices_are_the_tables_to_check_even_with_pydantic_loaded(api, no_requests):
+    # Cyclopts checks a value against its type hint with pydantic whenever pydantic is imported
+    # (as the MCP server and the tests do); a choice is still the table's to check, in its order.
+    pytest.importorskip("pydantic")
+    result = api("metrics", "get", "-g", "G1", "--scope", "bogus")
+    assert_usage(result, "metrics", "get", "--scope must be one of overall, detail, all")
+    assert_usage(api("metrics", "get", "--scope", "bogus"), "metrics", "get",
+                 "at least one -g/--group or -j/--job is required")
+
+
 def test_scope_is_checked_after_ids(api, no_requests):
     result = api("metrics", "get", "--scope", "bogus")
     assert_usage(result, "metrics", "get", "at least one -g/--group or -j/--job is required")

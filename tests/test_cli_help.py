@@ -1,17 +1,15 @@
 """Help, version and the "no action" behaviour of `bl` (docs/contract.md 1.1).
 
-Help texts are pinned with syrupy snapshots (COLUMNS=100 comes from conftest),
-one per resource and per resource/action of the endpoint table, so any change
-of an option, a help string or the layout shows up in review.
+Help pages are Cyclopts' own, rendered from the command tree the table builds.  They
+are pinned with syrupy snapshots (COLUMNS=100 comes from conftest), one per resource,
+per resource/action of the endpoint table and per built-in command, so any change of
+an option, a help string or the layout shows up in review.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 
@@ -92,28 +90,37 @@ def test_action_help(bl, text_snapshot, resource, action):
 
 @pytest.mark.parametrize("words", BUILTIN_PAGES, ids=["-".join(w) for w in BUILTIN_PAGES])
 def test_builtin_help(bl, text_snapshot, words):
-    # Built-ins render the same plain-text pages as the table's commands.
+    # Built-ins have the same pages as the table's commands: Cyclopts' own.
     result = bl(*words, "--help")
     assert result.code == 0
     assert result.err == ""
     usage = result.out.splitlines()[0]
-    assert usage.startswith("Usage: bl [GLOBAL OPTIONS] ") and f" {' '.join(words)}" in usage
-    assert "╭" not in result.out  # not Cyclopts' panels
+    assert usage.startswith(f"Usage: bl {' '.join(words)} ")
     assert result.out == text_snapshot
 
 
 # ------------------------------------------------------------ flags listed once
-_ROW = re.compile(r"^  (-[^\s,]+(?:, -[^\s,]+)*)")
+_ROW = re.compile(r"^│ (-\S+(?: -\S+)*)")
+_PANEL = re.compile(r"^╭─ (.+?) ─")
 
 
-def listed_flags(page: str) -> list[str]:
-    """The flags of every option row of a help page ('  -o, --output-dir DIR  ...'), in order."""
-    return [flag for line in page.splitlines() if (m := _ROW.match(line)) for flag in m.group(1).split(", ")]
+def listed_flags(page: str, panel: str | None = None) -> list[str]:
+    """The flags of every option row of a help page ('│ --output-dir -o DIR  ...'), in order;
+    of one panel ('Parameters', 'Global options') when given."""
+    flags, current = [], None
+    for line in page.splitlines():
+        if m := _PANEL.match(line):
+            current = m.group(1)
+        elif (m := _ROW.match(line)) and panel in (None, current):
+            flags += [word for word in m.group(1).split() if word.startswith("-")]
+    return flags
 
 
 def test_listed_flags_reads_rows():
-    assert listed_flags("Options:\n  -g, --group ID...  Group.\n  --all  All.\n"
-                        "  --pretty, --no-pretty  Pretty.\n") == ["-g", "--group", "--all", "--pretty", "--no-pretty"]
+    page = ("╭─ Parameters ───╮\n│ --group -g ID...  Group.   │\n│ --all  All. │\n│        -not-a-row │\n"
+            "╰────╯\n╭─ Global options ─╮\n│ --pretty --no-pretty  Pretty. │\n╰─╯\n")
+    assert listed_flags(page) == ["--group", "-g", "--all", "--pretty", "--no-pretty"]
+    assert listed_flags(page, "Global options") == ["--pretty", "--no-pretty"]
 
 
 @pytest.mark.parametrize("words", ALL_PAGES, ids=["-".join(w) or "root" for w in ALL_PAGES])
@@ -121,19 +128,23 @@ def test_no_help_page_lists_a_flag_twice(bl, words):
     result = bl(*words, "--help")
     assert result.code == 0, result.err
     flags = listed_flags(result.out)
-    assert flags or "\nOptions:" not in result.out  # the rows were read
+    assert flags  # the rows were read (every page lists the global options)
     assert len(flags) == len(set(flags)), sorted(f for f in flags if flags.count(f) > 1)
 
 
+GLOBAL_FLAGS = [flag for opt in MODEL.global_options for flag in opt.all_flags]
+
+
 @pytest.mark.parametrize("path", [leaf.path for leaf in MODEL.command_leaves])
-def test_builtin_pages_list_their_own_options_only(bl, path):
-    # Global options are one pointer to `bl --help`; a built-in's own --api-key (config set,
-    # sandbox serve) is the only --api-key row of its page.
+def test_builtin_pages_list_their_own_options_then_the_global_ones_they_leave(bl, path):
+    # A built-in's own --api-key (config set, sandbox serve) is the only --api-key row of its
+    # page: after the command the flag is the command's (Cyclopts' fallthrough: the child wins).
     leaf = MODEL.command(path)
     page = bl(*path.split(), "--help").out
-    own = [flag for opt in leaf.options for flag in sorted(opt.flags, key=len)]
-    assert listed_flags(page) == own
-    assert page.rstrip().endswith("Global options: see 'bl --help'.")
+    own = [flag for opt in leaf.options for flag in opt.all_flags]
+    assert sorted(listed_flags(page, "Parameters")) == sorted(own)
+    assert listed_flags(page, "Global options") == [
+        flag for opt in MODEL.global_options if not set(opt.all_flags) & set(own) for flag in opt.all_flags]
 
 
 def test_config_set_and_sandbox_serve_show_api_key_once(bl):
@@ -143,27 +154,24 @@ def test_config_set_and_sandbox_serve_show_api_key_once(bl):
     config_set = listed_flags(bl("config", "set", "--help").out)
     for flag in ("--host", "-o", "--output-dir", "--config", "--profile"):
         assert config_set.count(flag) == 1
-    assert "--timeout" not in config_set and "--error-format" not in config_set
+    assert "--timeout" in config_set and "--error-format" in config_set  # the global ones it leaves
 
 
-_NO_FRAMEWORK = r"""
-import json, sys
-from benchloop.cli.app import main
-pages = json.loads(sys.argv[1])
-codes = [main(words) for words in pages]
-print("RESULT=" + json.dumps({"codes": codes, "loaded": sorted({m.split(".")[0] for m in sys.modules}
-                                                               & {"cyclopts", "rich", "httpx"})}))
-"""
+@pytest.mark.parametrize("words", [["metrics", "download"], ["ap-cmd"]], ids=["download", "ap-cmd"])
+def test_a_command_that_shadows_a_global_option_lists_its_own(bl, words):
+    page = bl(*words, "--help").out
+    own = listed_flags(page, "Parameters")
+    assert {"-o", "--output-dir"} <= set(own) if words[0] == "metrics" else {"-q", "--concurrency"} <= set(own)
+    assert not set(own) & set(listed_flags(page, "Global options"))
+    assert "--retry" in listed_flags(page, "Global options")  # the others are still there
 
 
-def test_builtin_help_takes_the_fast_path():
-    # `bl config set --help` & co. are answered from the data, without building the Cyclopts app.
-    pages = [[*words, "--help"] for words in BUILTIN_PAGES]
-    done = subprocess.run([sys.executable, "-c", _NO_FRAMEWORK, json.dumps(pages)], capture_output=True,
-                          text=True, env=dict(os.environ), timeout=120)
-    line = next(line for line in done.stdout.splitlines() if line.startswith("RESULT="))
-    result = json.loads(line[len("RESULT="):])
-    assert result == {"codes": [0] * len(pages), "loaded": []}
+def test_help_follows_the_terminal_width(bl, monkeypatch):
+    wide = bl("metrics", "get", "--help").out
+    monkeypatch.setenv("COLUMNS", "70")
+    narrow = bl("metrics", "get", "--help").out
+    assert max(len(line) for line in wide.splitlines()) == 100
+    assert max(len(line) for line in narrow.splitlines()) == 70
 
 
 # ------------------------------------------------------------ runnable built-ins
@@ -181,26 +189,27 @@ def test_completion_without_a_shell_is_a_usage_error(bl):
 
 
 # ------------------------------------- sandbox serve = python -m benchloop.sandbox
-def _options_section(page: str) -> str:
-    return page[page.index("\nOptions:\n"):].split("\n\n")[0]
+def test_sandbox_module_help_is_the_bl_page(bl, capsys):
+    from benchloop.sandbox.__main__ import main as module_main
 
-
-def test_sandbox_module_help_is_the_bl_page(bl):
-    from benchloop.sandbox.__main__ import help_page
-
-    module_page = help_page()
     bl_page = bl("sandbox", "serve", "--help").out
-    assert module_page.startswith("Usage: python -m benchloop.sandbox [OPTIONS]\n")
-    assert _options_section(module_page) == _options_section(bl_page)
-    assert len(listed_flags(module_page)) == len(set(listed_flags(module_page)))
+    assert module_main(["--help"]) == 0
+    assert capsys.readouterr().out == bl_page
+    assert bl_page.startswith("Usage: bl sandbox serve [OPTIONS]\n")
 
 
-def test_sandbox_module_parser_comes_from_the_same_options():
-    from benchloop.sandbox.__main__ import _parser
+def test_sandbox_module_has_no_parser_of_its_own():
+    # Issue 36: one parser; the module hands its arguments to `bl sandbox serve`.
+    import ast
+    from pathlib import Path
 
-    leaf = MODEL.command("sandbox serve")
-    flags = {flag for action in _parser()._actions for flag in action.option_strings}
-    assert flags == {f for opt in leaf.options for f in opt.flags} | {"--host", "--help", "-h"}
+    import benchloop.sandbox.__main__ as module
+
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
+                for alias in node.names} | {node.module for node in ast.walk(tree)
+                                             if isinstance(node, ast.ImportFrom) and node.module}
+    assert "argparse" not in imported and "benchloop.cli.app" in imported
 
 
 def test_sandbox_fault_kinds_are_the_sandbox_ones():
@@ -264,17 +273,15 @@ def test_both_sandbox_entry_points_refuse_the_same_values(bl, served, capsys, ar
 
     result = bl("sandbox", "serve", *args)
     assert result.code == 2 and message in result.err
-    with pytest.raises(SystemExit) as exit_info:
-        module_main(args)
-    assert exit_info.value.code == 2
+    assert module_main(args) == 2
     err = capsys.readouterr().err
-    assert err.startswith("Usage: python -m benchloop.sandbox [OPTIONS]\n") and message in err
+    assert err == result.err and err.startswith("Usage: bl sandbox serve [OPTIONS]\n")
     assert served == []
 
 
 def test_bl_sandbox_serve_has_no_host_option(bl, served):
     # On bl, --host is the global backend URL (before the resource); the listen address is --listen.
-    assert "--host" not in listed_flags(bl("sandbox", "serve", "--help").out)
+    assert "--host" not in listed_flags(bl("sandbox", "serve", "--help").out, "Parameters")
 
 
 def test_help_is_the_same_after_global_options(bl):

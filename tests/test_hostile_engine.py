@@ -175,9 +175,7 @@ def test_sandbox_serve_on_a_busy_port_says_the_port_is_in_use(busy_port):
 def test_python_m_sandbox_on_a_busy_port_says_the_port_is_in_use(busy_port, capsys):
     from benchloop.sandbox.__main__ import main
 
-    with pytest.raises(SystemExit) as stop:
-        main(["--port", str(busy_port)])
-    assert stop.value.code == 2
+    assert main(["--port", str(busy_port)]) == 2
     assert f"port {busy_port} is in use" in capsys.readouterr().err
 
 

@@ -4,9 +4,9 @@
 * The registries of steps and combines import a module when its entry is first used.
 * The compiled table's key comes from an index of the files' stats; an edited table is
   never taken for the old one.
-* A help page asked for again is read back, and never a stale one.
-* The global options are parsed apart from the command: an option after the command is
-  the command's when it declares it, else a global one, as before.
+* The command tree is built lazily: a help page or a command builds only what it shows or runs.
+* The global options are the meta app's: an option after the command is the command's when
+  it declares it, else a global one (Cyclopts' fallthrough parse mode).
 
 Timings live in benchmarks/ (``make bench``); ``test_perf_facts.py`` holds what a start imports.
 """
@@ -25,10 +25,9 @@ from pathlib import Path
 import pytest
 
 from benchloop.base.frozen import LazyMap, model_lock
-from benchloop.cli import helpcache, helppages
 from benchloop.table import load as specload
 from benchloop.table.build import build_model
-from benchloop.table.load import load_model, load_spec
+from benchloop.table.load import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -88,11 +87,40 @@ def test_the_model_builds_only_what_is_read():
     assert used and used <= set(spec.endpoints.made) and len(spec.endpoints.made) < len(spec.endpoints) / 4
 
 
-def test_a_help_page_builds_no_action_of_the_model():
-    spec = build_model(load_spec())
-    page = helppages.root_page("bl", spec)
-    assert "metrics" in page and spec.endpoints.made == () and spec.enumerations.made == ()
-    assert all(resource.actions.made == () for resource in spec.resources.values())
+_BUILT = r"""
+import contextlib, io, json, sys
+from benchloop.cli import commands
+from benchloop.cli.app import main
+from benchloop.table.load import load_model
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    code = main(json.loads(sys.argv[1]))
+spec = load_model()
+print("RESULT=" + json.dumps({
+    "code": code, "page": out.getvalue(), "endpoints": len(spec.endpoints.made),
+    "actions": {name: list(res.actions.made) for name, res in spec.resources.items() if res.actions.made},
+    "resources_built": sorted(name for name in vars(commands) if name.startswith("res__"))}))
+"""
+
+
+def _built(argv: list[str]) -> dict:
+    done = subprocess.run([sys.executable, "-c", _BUILT, json.dumps(argv)], capture_output=True, text=True,
+                          env=dict(os.environ), timeout=120)
+    line = next((line for line in done.stdout.splitlines() if line.startswith("RESULT=")), None)
+    assert line is not None, done.stderr[-2000:]
+    return json.loads(line[len("RESULT="):])
+
+
+def test_the_root_help_page_builds_no_command():
+    # Every resource and built-in is listed from what its registration says (lazy commands).
+    built = _built(["--help"])
+    assert built["code"] == 0 and "metrics" in built["page"] and "ap-cmd" in built["page"]
+    assert built == {**built, "endpoints": 0, "actions": {}, "resources_built": []}
+
+
+def test_a_page_builds_its_resource_only():
+    built = _built(["metrics", "get", "--help"])
+    assert built["code"] == 0 and "--scope" in built["page"]
+    assert built["resources_built"] == ["res__metrics"] and list(built["actions"]) == ["metrics"]
 
 
 # ------------------------------------------------------------- registries
@@ -186,44 +214,6 @@ def test_a_table_changed_a_moment_ago_is_not_entered_in_the_index(table_copy, tm
     specload._MEMO.clear()
     load_spec()  # hashed again: the right table, still not entered
     assert _index(tmp_path) == {}
-
-
-# -------------------------------------------------------------- help pages
-def test_a_page_read_back_is_the_page_written(bl):
-    first = bl("metrics", "get", "--help")
-    assert first.code == 0 and helpcache.read("bl", ["metrics", "get", "--help"]) == (0, first.out)
-    again = bl("metrics", "get", "--help")
-    assert again == first
-    assert again.out == helppages.action_page("bl", "metrics", "get", load_model())
-
-
-def test_each_width_and_each_program_name_has_its_own_page(bl, monkeypatch):
-    wide = bl("--help").out
-    monkeypatch.setenv("COLUMNS", "70")
-    narrow = bl("--help").out
-    assert narrow != wide and max(len(line) for line in narrow.splitlines()) <= 70
-    assert bl("--help").out == narrow == helppages.root_page("bl", load_model())
-    assert helpcache.read("bmcli", ["--help"]) is None
-
-
-def test_a_changed_page_writer_is_never_served_an_old_page(bl, tmp_path, monkeypatch):
-    package = tmp_path / "package"
-    for name in helpcache._WRITERS:
-        (package / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(ROOT / "benchloop" / name, package / name)
-    monkeypatch.setattr(helpcache, "_PACKAGE", str(package))
-    page = bl("report", "--help").out
-    assert helpcache.read("bl", ["report", "--help"]) == (0, page)
-    with open(package / "cli" / "helppages.py", "a", encoding="utf-8") as handle:
-        handle.write("\n# changed\n")
-    assert helpcache.read("bl", ["report", "--help"]) is None
-
-
-def test_errors_are_never_kept(bl):
-    for argv in (["metrics", "nosuch", "--help"], ["nosuch", "--help"], ["--version", "--help"]):
-        first = bl(*argv)
-        assert helpcache.read("bl", argv) is None, argv
-        assert bl(*argv) == first
 
 
 # ------------------------------------------------------- global options

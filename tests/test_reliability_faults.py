@@ -316,13 +316,17 @@ def test_range_answers_slice_streamed_bodies():
     assert apply_range(Response(status=404, body=b"x"), "bytes=1-").status == 404
 
 
-def test_sandbox_entry_point_accepts_fault_options():
-    from benchloop.sandbox.__main__ import _parser
+def test_sandbox_entry_point_accepts_fault_options(monkeypatch):
+    from benchloop.sandbox import serve as serve_module
+    from benchloop.sandbox.__main__ import main
 
-    args = _parser().parse_args(["--fault-rate", "0.1", "--fault-seed", "9", "--fault-kinds",
-                                 "status,429", "--no-range", "--hostile"])
-    assert (args.fault_rate, args.fault_seed, args.fault_kinds, args.no_range, args.hostile) == (
-        0.1, 9, "status,429", True, True)
+    calls: list[dict] = []
+    monkeypatch.setattr(serve_module, "serve", lambda **kwargs: calls.append(kwargs) or 0)
+    assert main(["--fault-rate", "0.1", "--fault-seed", "9", "--fault-kinds", "status,429", "--no-range",
+                 "--hostile"]) == 0
+    (args,) = calls
+    assert (args["fault_rate"], args["fault_seed"], args["fault_kinds"], args["range_support"], args["hostile"]) == (
+        0.1, 9, ("status", "429"), False, True)
 
 
 def test_every_request_but_a_failed_authentication_is_faulted_at_rate_1(module_env):

@@ -1,4 +1,5 @@
-"""The command line: the Cyclopts app (``app``), the table's commands (``commands``),
-the built-in commands (``builtins``), help pages (``help``), shell completion and the
-update notice.  Nothing below this package imports it.
+"""The command line: one ordinary Cyclopts tree built from the table (``build``; the table's
+commands in ``commands``, the built-in ones in ``builtin_commands``), run and turned into an
+exit code by ``app``, with its usage errors (``errors``), ``--version`` (``fast_version``) and
+the update notice.  Nothing below this package imports it.
 """

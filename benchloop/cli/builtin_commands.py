@@ -15,7 +15,9 @@ from __future__ import annotations
 import inspect
 import sys
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
+
+from cyclopts import Parameter
 
 from ..base.errors import UsageError
 from ..table.model import Command, Option
@@ -35,27 +37,24 @@ def builtin(path: str) -> Callable[[Body], Body]:
 
 
 # ---------------------------------------------------------------- Cyclopts
-def _parameter(opt: Option, kind: Any) -> inspect.Parameter:
-    from cyclopts import Parameter
+def _argument(arg: Option) -> inspect.Parameter:
+    """A positional; ``describe``'s RESOURCE offers the table's resources (to the help page and
+    the shells) and leaves an unknown one to ``describe``'s own message."""
+    from ..table.load import load_model
+    from .parameters import POSITIONAL, option_parameter
 
-    optional = opt.default_value is None and not opt.required
-    hint = opt.kind.hint(opt.choices, optional=optional)
-    if opt.positional:
-        default = inspect.Parameter.empty if opt.required else None
-        return inspect.Parameter(opt.name, kind, default=default, annotation=Annotated[hint, Parameter(help=opt.help)])
-    extra: dict[str, Any] = {"negative": "", "show_default": False} if opt.is_flag else {}
-    return inspect.Parameter(opt.name, kind, default=opt.default_value,
-                             annotation=Annotated[hint, Parameter(name=list(opt.flags), help=opt.help, **extra)])
+    if arg.name == "resource":
+        return option_parameter(arg, kind=POSITIONAL, checked_by_command=True, choices=tuple(load_model().resources))
+    return option_parameter(arg, kind=POSITIONAL)
 
 
 def parameters(command: Command) -> list[inspect.Parameter]:
     """The Cyclopts signature of a built-in command, from the model."""
-    from cyclopts import Parameter
+    from .parameters import context_parameter, option_parameter
 
-    params = [_parameter(arg, inspect.Parameter.POSITIONAL_ONLY) for arg in command.arguments]
-    params += [_parameter(opt, inspect.Parameter.KEYWORD_ONLY) for opt in command.options]
-    params.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=None,
-                                    annotation=Annotated[Any, Parameter(parse=False)]))
+    params = [_argument(arg) for arg in command.arguments]
+    params += [option_parameter(opt) for opt in command.options]
+    params.append(context_parameter())
     return params
 
 
@@ -72,7 +71,6 @@ def _handler(command: Command) -> Callable[..., int]:
 
     handler.__signature__ = inspect.Signature(parameters(command))  # type: ignore[attr-defined]
     handler.__name__ = command.path.replace(" ", "_")
-    handler.__doc__ = command.description or command.help
     return handler
 
 
@@ -82,9 +80,12 @@ def build(command: Command) -> Any:
 
     if not command.actions:
         return _handler(command)
-    app = App(name=command.name, help=command.help, help_format="plaintext")
+    from .build import page_help
+
+    app = App(name=command.name, help=command.help)
     for index, action in enumerate(command.actions.values()):
-        app.command(_handler(action), name=action.name, help=action.help, sort_key=index)
+        app.command(_handler(action), name=action.name, help=page_help(action.help, action.description, *action.notes),
+                    sort_key=index)
     return app
 
 
@@ -107,7 +108,7 @@ def config_set(values: dict[str, Any], ctx: Any) -> int:
     from ..base.log import Log
     from ..settings.config import check_set_values, config_path, write_config
     from ..settings.keys import read_stdin_key, store_in_keyring
-    from .commands import STDIN_TOKEN
+    from .invocation import STDIN_TOKEN
 
     if values["api_key"] == STDIN_TOKEN:
         values["api_key"] = read_stdin_key(sys.stdin)
@@ -214,17 +215,33 @@ def describe_body(values: dict[str, Any], ctx: Any) -> int:
 
 @builtin("completion")
 def completion_body(values: dict[str, Any], ctx: Any) -> int:
-    from .completion import completion_script
-
-    sys.stdout.write(completion_script(values["shell"]))
+    """Cyclopts' completion script of the whole tree (every lazy command is built for it)."""
+    sys.stdout.write(ctx.app.generate_completion(shell=values["shell"], prog_name=ctx.prog))
     return 0
+
+
+def install_completion(shell=None, *, ctx=None):  # no annotations: Cyclopts reads __signature__
+    """`bl --install-completion [SHELL]`: Cyclopts' own installer (``App.install_completion``: the
+    script where the shell reads it, and a line in ~/.bashrc or ~/.zshrc that sources it)."""
+    from cyclopts.completion.install import create_install_completion_command
+
+    create_install_completion_command(ctx.app.install_completion, add_to_startup=True)(shell=shell)
+    return 0
+
+
+install_completion.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
+    inspect.Parameter("shell", inspect.Parameter.POSITIONAL_ONLY, default=None, annotation=Annotated[
+        Literal["bash", "zsh", "fish"] | None,
+        Parameter(help="The shell (bash, zsh or fish); by default the one running bl.")]),
+    inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=None,
+                      annotation=Annotated[Any, Parameter(parse=False)])])
 
 
 # --------------------------------------------------------------------- mcp
 @builtin("mcp serve")
 def mcp_serve(values: dict[str, Any], ctx: Any) -> int:
     from ..mcp_server.serve import serve
-    from .commands import STDIN_TOKEN
+    from .invocation import STDIN_TOKEN
 
     if ctx is not None and ctx.options.get("api_key") == STDIN_TOKEN:
         if values.get("http") is None:

@@ -5,7 +5,7 @@ signature is built from the table's option definitions (``__signature__`` of
 keyword-only parameters annotated with ``cyclopts.Parameter``), so help text,
 choices, defaults and validation all come from the YAML.
 
-Resources are built lazily: ``app.py`` registers ``benchloop.cli.commands:res__NAME``
+Resources are built lazily: ``build.py`` registers ``benchloop.cli.commands:res__NAME``
 for each resource and this module's ``__getattr__`` builds the sub-App on first
 use, so ``bl metrics get`` never builds the other resources' commands.
 """
@@ -20,9 +20,10 @@ from cyclopts import App, Parameter
 from ..base.errors import UsageError
 from ..engine.arguments import bind
 from ..table.load import load_model
-from ..table.model import Action, Option
+from ..table.model import Action
+from .invocation import STDIN_TOKEN
+from .parameters import POSITIONAL, context_parameter, option_parameter
 
-STDIN_TOKEN = "\x00stdin"
 EXTRA_TOKEN = "\x00extra:"  # in front of an option-like token that must reach the extra arguments as typed
 
 
@@ -56,33 +57,6 @@ def _as_typed(token: str) -> str:
     return token[len(EXTRA_TOKEN):] if token.startswith(EXTRA_TOKEN) else token
 
 
-def _hint(opt: Option) -> tuple[Any, dict[str, Any]]:
-    """The parser's annotation of a table option.  Choices and minimums are checked by ``bind``
-    (after the ids, in the contract's order, with the table's messages), so a choice parses as
-    text; lists parse as strings (``-`` and commas are resolved by ``bind``).  An option without
-    a default may stay unset: None must be a valid value (Cyclopts validates defaults through
-    pydantic whenever pydantic is imported)."""
-    kind = opt.kind
-    if kind.many:
-        return list[str] | None, {"negative": ""}
-    if kind.is_flag:
-        return bool, {"negative": "", "show_default": False}
-    if kind.choices:
-        return str, {}
-    return (kind.parse | None if opt.default is None else kind.parse), {}
-
-
-def build_parameter(opt: Option) -> inspect.Parameter:
-    hint, extra = _hint(opt)
-    if opt.positional:  # missing: bind() says so with the table's message
-        param = Parameter(name=[opt.metavar], help=opt.help, allow_leading_hyphen=False)
-        return inspect.Parameter(opt.name, inspect.Parameter.POSITIONAL_ONLY, default=None,
-                                 annotation=Annotated[str | None, param])
-    param = Parameter(name=list(opt.flags), help=opt.help, **extra)
-    return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=opt.default_value,
-                             annotation=Annotated[hint, param])
-
-
 def make_handler(action: Action):
     positional = action.positional
 
@@ -102,14 +76,16 @@ def make_handler(action: Action):
         dim, ids, options = bind(action, kwargs, stdin_token=STDIN_TOKEN)
         return ctx.run(action, dim, ids, options)
 
-    params = [build_parameter(opt) for opt in action.options if opt.positional]
+    params = [option_parameter(opt, checked_by_command=True, kind=POSITIONAL) for opt in action.options
+              if opt.positional]  # missing: bind() says so with the table's message
     if action.extra_args:
         params.append(inspect.Parameter("extra_args", inspect.Parameter.VAR_POSITIONAL, annotation=Annotated[
             str, Parameter(name=["ARGS"], help="Other arguments, merged into the command line.",
                            allow_leading_hyphen=True)]))
-    params += [build_parameter(opt) for opt in action.options if not opt.positional]
-    params.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY,
-                                    annotation=Annotated[Any, Parameter(parse=False)]))
+    visible = action.visible_options  # an id option of a dimension the action lacks: parsed, not shown
+    params += [option_parameter(opt, checked_by_command=True, show=opt in visible) for opt in action.options
+               if not opt.positional]
+    params.append(context_parameter())
     handler.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     handler.__name__ = "_".join(action.words).replace("-", "_")
     return handler
@@ -121,15 +97,9 @@ def build_resource(name: str) -> Any:
         # A one-action resource is a command of its own (`bl pull ...`).
         (action,) = resource.actions.values()
         return make_handler(action)
-    sub = App(name=name, help=resource.help, help_format="plaintext")
+    sub = App(name=name, help=resource.help)
     for index, action in enumerate(resource.actions.values()):
         sub.command(make_handler(action), name=action.name, help=action.help, sort_key=index)
-
-    @sub.default
-    def _no_action() -> int:
-        sub.help_print([name])
-        return 2
-
     return sub
 
 

@@ -436,7 +436,10 @@ class Builder:
         is_command = bool(res.get("command"))
         bodies = res["actions"]
         actions = LazyMap(bodies, lambda a: self.action(rname, is_command, a, bodies[a]), self.lock)
-        return Resource(rname, res["help"], actions, is_command)
+        # A command's page text is its action's help, read here so that listing the commands
+        # builds no action.
+        description = next(iter(bodies.values())).get("help") if is_command else None
+        return Resource(rname, res["help"], actions, is_command, description)
 
     def spec(self) -> Spec:
         lazy, data = self.lock, self.data

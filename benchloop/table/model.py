@@ -1113,6 +1113,7 @@ class Resource:
     help: str
     actions: Mapping[str, Action]
     command: bool = False
+    description: str | None = None  # a command's (``command: true``) page: its one action's help
 
 
 # ------------------------------------------------------------ built-in commands
