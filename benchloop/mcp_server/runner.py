@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..base.errors import UsageError as InternalUsageError
+from ..base.masking import known, scrub, scrub_value
 from ..engine import formats
 from ..table.model import Spec
 from . import budget
@@ -112,7 +113,7 @@ class Runner:
         self.every = {t.name: t for t in every}
         self.max_chars = max_chars
         self.download_dir = os.path.realpath(download_dir) if download_dir else None
-        self.secrets = tuple(s for s in secrets if s)
+        self.secrets = known(*secrets)
         self.toolsets = toolsets
         self.allow_writes = allow_writes
         self.call_timeout = call_timeout
@@ -172,13 +173,10 @@ class Runner:
     def error(self, message: str) -> Reply:
         return self.finish(Reply([message], None, True))
 
-    def mask(self, text: str) -> str:
-        return budget.mask(text, self.secrets)
-
     def finish(self, reply: Reply) -> Reply:
         """Every channel masked and within the budget: the last step of every reply."""
-        texts = [self.mask(t) for t in reply.texts]
-        structured = budget.mask_value(reply.structured, self.secrets)
+        texts = [scrub(t, self.secrets) for t in reply.texts]
+        structured = scrub_value(reply.structured, self.secrets)
         if sum(len(t) for t in texts) > self.max_chars:  # an error text (a result was composed to fit)
             texts = [budget.fit_text("\n".join(texts), self.max_chars)]
         return Reply(texts, structured, reply.is_error, reply.meta)
@@ -316,8 +314,8 @@ class Runner:
             except InternalUsageError as exc:  # the expression fails on this answer (a type error)
                 raise self.usage(tool, exc) from None
         # Masked before it is measured and cut, so the note describes what is shown.
-        value = budget.mask_value(value, self.secrets)
-        failures = [(self.mask(i), self.mask(m)) for i, m in failures]
+        value = scrub_value(value, self.secrets)
+        failures = [(scrub(i, self.secrets), scrub(m, self.secrets)) for i, m in failures]
         noun = "pull step(s)" if tool.action is not None and tool.action.compose is not None else "id(s)"
         pages = tool.action is not None and tool.action.option("page") is not None
         texts, structured = budget.compose(value, failures, noun, self.max_chars, query_text, pages)

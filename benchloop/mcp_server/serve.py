@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from ..base.errors import EXIT_INTERRUPTED, UsageError
+from ..base.masking import known, scrub
 from . import budget, guards
 from .workers import DEFAULT_CALL_TIMEOUT, DEFAULT_WORKERS
 
@@ -38,7 +39,7 @@ class _MaskingFormatter(logging.Formatter):
         self.secrets = secrets
 
     def format(self, record: logging.LogRecord) -> str:
-        return budget.mask(super().format(record), self.secrets)
+        return scrub(super().format(record), self.secrets)
 
 
 def configure_logging(options: dict[str, Any], secrets: tuple[str, ...]) -> logging.Handler:
@@ -128,7 +129,7 @@ def build_runner(values: dict[str, Any], options: dict[str, Any], extra_secrets:
     every = all_tools(spec)
     served = select(every, allow_writes=bool(values.get("allow_writes")), allow_downloads=directory is not None,
                     toolsets=toolsets)
-    secrets = tuple(s for s in (settings.api_key, *extra_secrets) if s and len(s) >= 4)
+    secrets = known(settings.api_key, *extra_secrets)
     return Runner(make_client, spec, served, every, max_chars=values["max_chars"], download_dir=directory,
                   secrets=secrets, toolsets=toolsets, allow_writes=bool(values.get("allow_writes")),
                   workers=values["workers"], call_timeout=values["call_timeout"], first_client=first)
