@@ -5,6 +5,10 @@ or absolute) is read with ``ast``; each package may import only the packages bel
 
     base  <-  table, transport  <-  engine  <-  settings  <-  sdk  <-  mcp_server  <-  cli
     table <-  surface (views of the model), sandbox (a backend: the table only)
+    surface <- sdk (``bl describe``'s document, for the MCP server's describe tool)
+
+The MCP server is a layer above the Python client: it imports only sdk, table (the model,
+for tool schemas) and base; its tools call the client, never the engine.
     base  <-  compare (the figures of ``bl compare``: pure, no engine; jmespath its only library)  <-  engine
     base, compare  <-  viewer (the pages and listings of ``bl view``: pure, no engine)  <-  engine
 
@@ -34,8 +38,9 @@ ALLOWED = {
     "settings": {"base", "table", "transport", "engine"},
     "surface": {"base", "table"},
     "sandbox": {"base", "table"},
-    "sdk": {"base", "table", "transport", "engine", "settings"},
-    "mcp_server": {"base", "table", "transport", "engine", "settings", "surface", "sdk"},
+    "sdk": {"base", "table", "transport", "engine", "settings", "surface"},
+    # mcp_server imports only sdk, table (the model, for tool schemas) and base.
+    "mcp_server": {"base", "table", "sdk"},
     "cli": {"base", "table", "transport", "engine", "settings", "surface", "sandbox", "mcp_server"},
 }
 TOP_LEVEL = {"__init__", "__main__", "entry", "version"}
@@ -105,6 +110,13 @@ def test_imports_point_down(path):
     wrong = [target for target in imports(path) if layer(target) is not None and layer(target) not in allowed]
     assert not wrong, f"{name} ({own}) imports {wrong}; {own} may import {sorted(allowed)}"
     assert "benchloop" not in imports(path), f"{name} imports the top-level package (import benchloop.version)"
+
+
+def test_mcp_server_imports_only_sdk_table_and_base():
+    """The MCP server sits on the Python client: its tools call the SDK, not the engine."""
+    used = {layer(t) for p in MODULES if module_name(p).startswith("benchloop.mcp_server.")
+            for t in imports(p)} - {None, "mcp_server"}
+    assert used == {"sdk", "table", "base"}, used
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))

@@ -1,5 +1,10 @@
 """One tool call, run through the Python client: the CLI's checks, engine and messages.
 
+The MCP server is a layer above the Python client (``benchloop.sdk``): a call is a method of
+a ``benchloop.Client``, ``describe`` and ``query`` are the client's ``offline`` functions,
+and nothing here reaches the engine, the settings or the HTTP stack directly
+(tests/test_layers.py: mcp_server imports only sdk, table and base).
+
 A call has two halves, so that nothing local ever waits behind the network:
 
 * :meth:`Runner.prepare` is local and quick: the arguments are checked as the
@@ -29,9 +34,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base.errors import UsageError as InternalUsageError
 from ..base.masking import known, scrub, scrub_value
-from ..engine import formats
+from ..sdk.errors import UsageError
+from ..sdk.offline import compile_query, describe
 from ..table.model import Spec
 from . import budget
 from .tools import DESCRIBE, DOWNLOAD, Tool, attribute, gate_message
@@ -230,13 +235,13 @@ class Runner:
         return target
 
     def usage(self, tool: Tool, exc: BaseException) -> CallError:
-        """A usage error of the client or the engine, in the words of the tool's arguments."""
+        """A usage error of the Python client, in the words of the tool's arguments."""
         return CallError(f"Error: {self._words[tool.name](str(exc))}")
 
     def compile_query(self, tool: Tool, text: str | None) -> Any:
         try:
-            return formats.compile_query(text)
-        except InternalUsageError as exc:
+            return compile_query(text)
+        except UsageError as exc:
             raise self.usage(tool, exc) from None
         except RecursionError:
             raise CallError("Error: invalid query expression: nested too deeply to parse") from None
@@ -269,8 +274,6 @@ class Runner:
         return Job(tool, values, query, query_text)
 
     def describe(self, tool: Tool, values: dict[str, Any], query: Any, query_text: str | None) -> Reply:
-        from ..surface.describe import describe_spec
-
         resource, action = values.get("resource"), values.get("action")
         if action is not None and resource is None:
             raise CallError("Error: give resource with action")
@@ -278,8 +281,8 @@ class Runner:
             if value is not None and not isinstance(value, str):
                 raise CallError(f"Error: {name} must be a string")
         try:
-            document = describe_spec(self.spec, resource, action)
-        except InternalUsageError as exc:
+            document = describe(resource, action, spec=self.spec)
+        except UsageError as exc:
             raise CallError(f"Error: {exc}") from None
         return self.reply(tool, document, query, query_text, [])
 
@@ -311,7 +314,7 @@ class Runner:
         if query is not None:
             try:
                 value = query.search(value)
-            except InternalUsageError as exc:  # the expression fails on this answer (a type error)
+            except UsageError as exc:  # the expression fails on this answer (a type error)
                 raise self.usage(tool, exc) from None
         # Masked before it is measured and cut, so the note describes what is shown.
         value = scrub_value(value, self.secrets)

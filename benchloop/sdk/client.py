@@ -159,6 +159,10 @@ class Client:
     ``progress`` is called with each progress line (the CLI's ``[progress]``
     lines, without the prefix).  Use it as a context manager, or call
     ``close()``: it closes the one HTTP client.
+
+    The resolved settings are attributes: ``host``, ``api_key`` (a key command or the
+    keyring is asked once, here; pass it on to share it), ``profile``, ``output_dir``,
+    ``concurrency``.  The repr never shows the key.
     """
 
     def __init__(self, host: str | None = None, api_key: str | None = None, profile: str | None = None,
@@ -186,6 +190,7 @@ class Client:
         except internal.UsageError as exc:
             raise UsageError(str(exc)) from None
         self.host = settings.host
+        self.api_key = settings.api_key
         self.profile = settings.profile
         self.output_dir = settings.output_dir
         self.concurrency = concurrency
