@@ -86,12 +86,13 @@ SECRET_NAMES = {"api_key", "apikey", "secret", "password", "auth", "authorizatio
 SECRET_SUFFIXES = ("_api_key", "_apikey", "_secret", "_password", "_credential", "_credentials", "_private_key",
                    "_client_secret")
 SECRET_WORDS = {"secret", "password", "passwd"}  # anywhere in a name: aws_secret_access_key, db_password_2
-_ENV_REF = re.compile(r"^\$\w+$|^\$\{[^}]+\}$")
+# Patterns are compiled at their first use (``re``'s cache), not at every start: the log imports this.
+_ENV_REF = r"^\$\w+$|^\$\{[^}]+\}$"
 
 
 def is_env_ref(value: Any) -> bool:
     """``$VAR`` or ``${VAR}``: a reference, printed as written (never expanded, never masked)."""
-    return isinstance(value, str) and bool(_ENV_REF.match(value))
+    return isinstance(value, str) and bool(re.match(_ENV_REF, value))
 
 
 def key_words(key: str) -> list[str]:
@@ -205,16 +206,16 @@ def shown_key(secret: str | None, variant: Variant = POLICY) -> str | None:
 
 
 # scheme://USERINFO@ (or //USERINFO@): everything up to the last @ before the path.
-_USERINFO = re.compile(r"(?P<head>(?:\b[A-Za-z][A-Za-z0-9+.-]*:)?//)(?P<userinfo>[^/?#]*)@")
+_USERINFO = r"(?P<head>(?:\b[A-Za-z][A-Za-z0-9+.-]*:)?//)(?P<userinfo>[^/?#]*)@"
 # scheme://user:PASSWORD@ - the password of a URL (a DSN such as postgres://u:p@h/db)
-_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^/?#@:\s]*:)(?P<password>[^/?#@\s]+)(?=@)")
+_PASSWORD = r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^/?#@:\s]*:)(?P<password>[^/?#@\s]+)(?=@)"
 
 
 def shown_url(text: str, variant: Variant = POLICY) -> str:
     """``text`` with the user info of every URL in it masked: the whole of it as ``***@``
     (``AP_CMD``: only the password, ``user:***@``)."""
     if variant.keeps_url_user:
-        return _PASSWORD.sub(lambda m: m.group("head") + MASK, text)
+        return re.sub(_PASSWORD, lambda m: m.group("head") + MASK, text)
     if "@" not in text:
         return text
-    return _USERINFO.sub(lambda m: m.group("head") + MASK + "@", text)
+    return re.sub(_USERINFO, lambda m: m.group("head") + MASK + "@", text)
