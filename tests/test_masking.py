@@ -79,9 +79,12 @@ def test_what_counts_as_a_secret_by_its_name(name, value, secret):
     assert masking.is_sensitive(name, value) is secret
 
 
-def _string_constants(path: Path) -> list[str]:
-    return [node.value for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-            if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))]
+def _string_constants(path: Path) -> list[str | bytes]:
+    """The string constants of a module's code (its docstrings left out: they may quote a mask)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+    return [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
+            and isinstance(node.value, (str, bytes)) and id(node) not in docstrings]
 
 
 # transport/urls.py masks an httpx.URL's user info in place (``shown_url``: the same rule, on the
@@ -96,6 +99,5 @@ def test_no_module_writes_a_mask_of_its_own():
         rel = path.relative_to(PACKAGE).as_posix()
         if rel in OWN_MASKS or rel.startswith("sandbox/"):
             continue
-        found += [(rel, c) for c in _string_constants(path) if c in ("***", b"***", "***@") or
-                  (isinstance(c, str) and c.startswith("***@"))]
+        found += [(rel, c) for c in _string_constants(path) if ("***" if isinstance(c, str) else b"***") in c]
     assert found == []
