@@ -38,14 +38,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchloop.base import cachedir
 from benchloop.sandbox import payloads, start_sandbox
-from benchloop.table.load import user_cache_dir
 
 _SANDBOX_DIR = Path(payloads.__file__).resolve().parent
 
 
 def cache_dir() -> Path:
-    return user_cache_dir("benchloop-bench", "BENCH_CACHE_DIR")
+    return cachedir.cache_dir("benchloop-bench", "BENCH_CACHE_DIR")
 
 
 def _log(message: str) -> None:

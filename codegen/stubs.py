@@ -162,6 +162,7 @@ class Client:
 
 {attributes}
     host: str
+    api_key: str | None
     profile: str | None
     output_dir: str
     concurrency: int

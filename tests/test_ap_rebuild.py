@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from benchloop.base import masking
 from benchloop.engine.steps import ap_rebuild as r
 
 
@@ -32,12 +33,17 @@ def test_quote_only_when_needed(value, quoted):
     ("secretName", "abc", True), ("secret_count", 3, False), ("password_required", True, False),
 ])
 def test_is_sensitive(key, value, sensitive):
-    assert r.is_sensitive(key, value) is sensitive
+    assert masking.is_sensitive(key, value) is sensitive
 
 
 @pytest.mark.parametrize(("value", "masked"), [("abcdef", "***"), ("abcdefg", "ab***defg"), ("", "***")])
 def test_mask(value, masked):
-    assert r.mask(value) == masked
+    """ap-cmd's variant of the one policy: the official client's first 2 and last 4 of any value
+    longer than 6 characters (bl's own policy keeps them for 16 or more only)."""
+    assert r.mask_tree({"password": value}) == {"password": masked}
+    if value:
+        assert masking.shown_key(value, masking.AP_CMD) == masked
+    assert masking.shown_key("abcdefg") == "***" and masking.shown_key("abcdefghijklmnop") == "ab***mnop"
 
 
 def test_show_params_never_expands_the_environment(monkeypatch):
@@ -163,7 +169,8 @@ def test_mask_tree_shows_what_the_user_typed():
     ("https://user@host/x", "https://user@host/x"), ("postgres://admin:***@db", "postgres://admin:***@db"),
 ])
 def test_mask_url(text, masked):
-    assert r.mask_url(text) == masked
+    assert masking.shown_url(text, masking.AP_CMD) == masked
+    assert r.mask_tree({"url": text}) == {"url": masked}
 
 
 def test_masking_twice_changes_nothing():

@@ -5,11 +5,16 @@ or absolute) is read with ``ast``; each package may import only the packages bel
 
     base  <-  table, transport  <-  engine  <-  settings  <-  sdk  <-  mcp_server  <-  cli
     table <-  surface (views of the model), sandbox (a backend: the table only)
+    surface <- sdk (``bl describe``'s document, for the MCP server's describe tool)
+
+The MCP server is a layer above the Python client: it imports only sdk, table (the model,
+for tool schemas) and base; its tools call the client, never the engine.
     base  <-  compare (the figures of ``bl compare``: pure, no engine; jmespath its only library)  <-  engine
     base, compare  <-  viewer (the pages and listings of ``bl view``: pure, no engine)  <-  engine
 
 A module whose name starts with ``_`` is private to its package.  A ``__main__`` module is
-an entry point and may import anything.  There are no import cycles.
+an entry point and may import anything.  There are no import cycles, not even through the
+imports made only for type checkers (``if TYPE_CHECKING:``), as an import-graph tool counts them.
 """
 
 from __future__ import annotations
@@ -34,8 +39,9 @@ ALLOWED = {
     "settings": {"base", "table", "transport", "engine"},
     "surface": {"base", "table"},
     "sandbox": {"base", "table"},
-    "sdk": {"base", "table", "transport", "engine", "settings"},
-    "mcp_server": {"base", "table", "transport", "engine", "settings", "surface", "sdk"},
+    "sdk": {"base", "table", "transport", "engine", "settings", "surface"},
+    # mcp_server imports only sdk, table (the model, for tool schemas) and base.
+    "mcp_server": {"base", "table", "sdk"},
     "cli": {"base", "table", "transport", "engine", "settings", "surface", "sandbox", "mcp_server"},
 }
 TOP_LEVEL = {"__init__", "__main__", "entry", "version"}
@@ -46,11 +52,13 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports(path: Path) -> list[str]:
-    """Every benchloop module the file imports, as absolute names."""
+def imports(path: Path, type_checking: bool = False) -> list[str]:
+    """Every benchloop module the file imports, as absolute names (``type_checking``: those under
+    ``if TYPE_CHECKING:`` too)."""
     package = module_name(path) if path.name == "__init__.py" else module_name(path).rsplit(".", 1)[0]
     found = []
-    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree) if type_checking else _runtime_nodes(tree):
         if isinstance(node, ast.Import):
             found += [alias.name for alias in node.names if alias.name.split(".")[0] == "benchloop"]
         elif isinstance(node, ast.ImportFrom):
@@ -107,6 +115,13 @@ def test_imports_point_down(path):
     assert "benchloop" not in imports(path), f"{name} imports the top-level package (import benchloop.version)"
 
 
+def test_mcp_server_imports_only_sdk_table_and_base():
+    """The MCP server sits on the Python client: its tools call the SDK, not the engine."""
+    used = {layer(t) for p in MODULES if module_name(p).startswith("benchloop.mcp_server.")
+            for t in imports(p)} - {None, "mcp_server"}
+    assert used == {"sdk", "table", "base"}, used
+
+
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))
 def test_private_modules_stay_in_their_package(path):
     name = module_name(path)
@@ -117,7 +132,7 @@ def test_private_modules_stay_in_their_package(path):
 
 
 def test_no_import_cycles():
-    graph = {module_name(p): {t for t in imports(p) if t != module_name(p)} for p in MODULES}
+    graph = {module_name(p): {t for t in imports(p, type_checking=True) if t != module_name(p)} for p in MODULES}
     done: set[str] = set()
 
     def visit(node: str, path: list[str]) -> None:

@@ -160,6 +160,25 @@ def test_a_step_module_is_imported_when_its_step_is_first_used():
     assert {"ap_rebuild", "trace_export", "trace_media", "concat", "comparison"} <= set(found["all"])
 
 
+def test_every_extension_point_is_one_registry_type():
+    """Steps, combines, transforms, formats and the sandbox's handlers register one way."""
+    from benchloop.base.registry import Registry
+    from benchloop.engine.combines import COMBINES
+    from benchloop.engine.formats import FORMATS
+    from benchloop.engine.steps import STEPS
+    from benchloop.engine.transforms import TRANSFORMS
+    from benchloop.sandbox.handlers import HANDLERS
+
+    for registry in (STEPS, COMBINES, TRANSFORMS, FORMATS, HANDLERS):
+        assert isinstance(registry, Registry) and len(registry) > 0
+    assert FORMATS["csv"].__name__ == "Csv" and "nope" not in FORMATS
+    registry: Registry[object] = Registry()
+    registry.register("a")(len)
+    with pytest.raises(ValueError, match="'a' is registered twice"):
+        registry.register("a")(max)
+    assert dict(registry) == {"a": len}
+
+
 # ------------------------------------------------------------- the key index
 @pytest.fixture
 def table_copy(tmp_path, monkeypatch):

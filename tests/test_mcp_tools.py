@@ -16,6 +16,7 @@ from types import MappingProxyType
 import jmespath
 import pytest
 
+from benchloop.base import masking
 from benchloop.mcp_server import budget, guards, workers
 from benchloop.mcp_server.tools import (
     DESCRIBE,
@@ -265,7 +266,7 @@ def test_an_error_text_is_cut_to_the_budget():
 
 def test_masking_reaches_keys_and_nested_strings():
     value = {"secret-key": ["a secret-key b", {"k": "secret-key"}], "n": 1}
-    assert budget.mask_value(value, ("secret-key",)) == {"***": ["a *** b", {"k": "***"}], "n": 1}
+    assert masking.scrub_value(value, ("secret-key",)) == {"***": ["a *** b", {"k": "***"}], "n": 1}
 
 
 def test_flatten_deep_replaces_only_what_is_too_deep():

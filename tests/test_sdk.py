@@ -389,3 +389,27 @@ def test_close(sandbox):
     assert bl._rt._http.closed
     with pytest.raises(benchloop.BenchloopError, match="closed"):
         bl.report.get(job="G1-J0001")
+
+
+# ------------------------------------------------------------------ offline
+def test_describe_and_queries_need_no_backend_and_fail_as_usage_errors():
+    """``sdk.offline``: what the MCP server's describe tool and query argument use."""
+    from benchloop.sdk import offline
+
+    document = offline.describe("metrics", "get")
+    assert list(document["resources"]) == ["metrics"] and "get" in document["resources"]["metrics"]["actions"]
+    with pytest.raises(benchloop.UsageError, match="unknown resource 'nope'"):
+        offline.describe("nope")
+    query = offline.compile_query("[].id")
+    assert query.expression == "[].id" and query.search([{"id": 1}, {"id": 2}]) == [1, 2]
+    assert offline.compile_query(None) is None and offline.compile_query("") is None
+    with pytest.raises(benchloop.UsageError, match="invalid --query expression"):
+        offline.compile_query("[")
+    with pytest.raises(benchloop.UsageError, match="--query failed"):
+        offline.compile_query("length(@)").search(5)
+
+
+def test_the_resolved_key_is_an_attribute_and_never_in_the_repr(sandbox, monkeypatch):
+    monkeypatch.setenv("BENCHLOOP_API_KEY", sandbox.api_key)
+    with benchloop.Client(host=sandbox.url) as bl:  # the key from the environment, as resolved
+        assert bl.api_key == sandbox.api_key and sandbox.api_key not in repr(bl)

@@ -163,7 +163,10 @@ def test_update_check_off_under_ci_and_without_index(monkeypatch, checks_enabled
 @pytest.mark.parametrize(("latest", "current", "expected"), [
     ("0.3.1", "0.3.0", True), ("0.3.0", "0.3", False), ("0.3.0rc1", "0.3.0", False),
     ("0.3.0", "0.3.0rc1", True), ("0.3.0.post1", "0.3.0", True), ("0.3.0", "0.3.0.dev1", True),
-    ("1!2.0", "0.1", False), ("0.0.0+unknown", "0.0.0", False), ("garbage", "0.1", False),
+    # An epoch sorts above every version without one (PEP 440, as ``packaging`` compares them; the
+    # hand-made comparison this replaced could not read it and said no).
+    ("1!2.0", "0.1", True), ("0.0.0+unknown", "0.0.0", False), ("garbage", "0.1", False),
+    ("1.0.0", "1.0.0+local.2", False), ("v1.1", "1.0", True),
 ])
 def test_version_ordering(latest, current, expected):
     assert update_check.newer(latest, current) is expected

@@ -21,6 +21,7 @@ import time
 
 from . import textwidth
 from .hiding import JSON_TEXT, LINE, is_terminal
+from .masking import scrub
 
 _lock = threading.Lock()
 # C0, DEL and C1 (U+0080-U+009F: 8-bit CSI and friends drive some terminals too), format
@@ -61,18 +62,15 @@ class Log:
     def clean(self, line: str) -> str:
         """Server-supplied text never drives the terminal, and never shows the key.
 
-        The key is redacted before control characters are escaped, and in the forms an
-        earlier encoding may have given it (JSON-escaped for ``--error-format json``, its
-        control characters escaped): a key with a quote, a backslash or a control character
-        is still never printed.
+        The key is masked (``masking.scrub``) before control characters are escaped, and
+        again after, in the forms an encoding may have given it (JSON-escaped for
+        ``--error-format json``, its control characters escaped): a key with a quote, a
+        backslash or a control character is still never printed.
         """
-        for secret in self.secrets:
-            line = line.replace(secret, "***")
-        line = line.translate(_CONTROL)
-        for secret in self.secrets:
-            for form in _forms(secret):
-                line = line.replace(form, "***")
-        return line
+        secrets = self.secrets
+        if not secrets:
+            return line.translate(_CONTROL)
+        return scrub(scrub(line, secrets).translate(_CONTROL), secrets)
 
     def _emit(self, line: str) -> None:
         line = self.clean(line)
@@ -195,23 +193,6 @@ class Log:
         self._emit(f"[error] {len(failures)} {noun} failed:")
         for failure in failures:
             self._emit(f"[error]   - {failure.ident}: {failure.message}")
-
-
-_FORMS: dict[str, tuple[str, ...]] = {}
-
-
-def _forms(secret: str) -> tuple[str, ...]:
-    """The ways ``secret`` can appear in a line once escaped (JSON, then control characters);
-    worked out once per secret (every progress line of a fan-out is cleaned)."""
-    known = _FORMS.get(secret)
-    if known is not None:
-        return known
-    escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
-    forms = {escaped, escaped.translate(_CONTROL), escaped.translate(JSON_TEXT), json.dumps(secret)[1:-1],
-             secret.translate(_CONTROL)}
-    forms.discard(secret)
-    known = _FORMS[secret] = tuple(f for f in forms if f)
-    return known
 
 
 def _clock(seconds: float) -> str:

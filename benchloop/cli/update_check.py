@@ -36,8 +36,11 @@ TIMEOUT = 3.0
 
 
 def cache_file() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "benchloop" / "version-check.json"
+    """In the user cache directory (platformdirs' rule: ``$XDG_CACHE_HOME/benchloop`` on Linux),
+    whatever ``BENCHLOOP_CACHE_DIR`` says (that one is the compiled table's)."""
+    from ..base.cachedir import user_cache_dir
+
+    return user_cache_dir() / "version-check.json"
 
 
 def _pip_index() -> str | None:
@@ -68,32 +71,21 @@ def enabled() -> bool:
     return not (os.environ.get("BENCHLOOP_NO_UPDATE_CHECK") or os.environ.get("CI"))
 
 
-_PRE = {"dev": -3, "a": -2, "alpha": -2, "b": -1, "beta": -1, "rc": 0, "c": 0}
+def version(text: str) -> Any:
+    """``text`` as a ``packaging`` Version (PEP 440); None for what is not one."""
+    from packaging.version import InvalidVersion, Version
 
-
-def version_key(text: str) -> tuple | None:
-    """Sortable key of a PEP 440-ish version; None for what we do not compare."""
-    text = text.strip().lower().split("+")[0]
-    match = re.fullmatch(r"v?(\d+(?:\.\d+)*)(?:[.-]?(a|alpha|b|beta|rc|c)(\d*))?(?:[.-]?post(\d*))?(?:[.-]?dev(\d*))?", text)
-    if not match:
+    try:
+        return Version(text.strip())
+    except InvalidVersion:
         return None
-    release = [int(x) for x in match.group(1).split(".")]
-    while len(release) > 1 and release[-1] == 0:
-        release.pop()
-    if match.group(2):
-        pre = (_PRE[match.group(2)], int(match.group(3) or 0))
-    elif match.group(5) is not None and not match.group(4):
-        pre = (-3, 0)
-    else:
-        pre = (1, 0)
-    post = int(match.group(4) or 0) if match.group(4) is not None else -1
-    dev = int(match.group(5) or 0) if match.group(5) is not None else 1 << 30
-    return (tuple(release), pre, post, dev)
 
 
 def newer(latest: str | None, current: str) -> bool:
-    a, b = version_key(latest or ""), version_key(current)
-    return a is not None and b is not None and a > b
+    """Whether ``latest`` is a later release than ``current`` (a local label, ``+build``, is no
+    later release of the same version)."""
+    a, b = version(latest or ""), version(current)
+    return a is not None and b is not None and version(a.public) > version(b.public)
 
 
 def _versions(body: bytes, content_type: str) -> list[str]:
@@ -163,9 +155,9 @@ def fetch_latest(index: str) -> str | None:
             body = Path(page).read_bytes()
     finally:
         http.close()
-    versions = _versions(body, kind.get("type", ""))
-    stable = [v for v in versions if (key := version_key(v)) and key[1] == (1, 0)]
-    return max(stable or versions, key=lambda v: version_key(v) or ((),), default=None)
+    found = [(v, text) for text in _versions(body, kind.get("type", "")) if (v := version(text)) is not None]
+    stable = [pair for pair in found if not pair[0].is_prerelease]
+    return max(stable or found, key=lambda pair: pair[0], default=(None, None))[1]
 
 
 _PLAIN_VERSION = re.compile(r"[0-9A-Za-z.+!_-]{1,64}")
@@ -179,16 +171,11 @@ def index_digest(index: str) -> str:
 
 
 def shown_index(index: str) -> str:
-    """The index URL for a notice: any ``user:password@`` replaced by ``***@``, control
-    characters escaped."""
-    from urllib.parse import urlsplit, urlunsplit
+    """The index URL for a notice: any ``user:password@`` replaced by ``***@`` (the one masking
+    policy, ``base/masking.py``), control characters escaped."""
+    from ..base.masking import shown_url
 
-    try:
-        parts = urlsplit(index)
-        if "@" in parts.netloc:
-            index = urlunsplit(parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]))
-    except ValueError:
-        index = "the configured index"
+    index = shown_url(index)
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in index)
 
 

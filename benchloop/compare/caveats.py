@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .stats import Group, Options
+    from .groups import Group, Options
 
 DIFFERENT_SETS = 0.10  # share of a group's instances not paired above which the sets "differ"
 

@@ -129,7 +129,7 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
 
         query = formats.compile_query(opts.get("query"))
         if prints and formats.FORMATS[output].streams and query is None and action.combine is None:
-            stream = Stream(rt.stdout, rt.log, action, ids, formats.FORMATS[output])
+            stream = Stream(rt.stdout, rt.log, action, ids, formats.FORMATS[output]())
     # Outcomes printed only as one JSON document may keep big listings on disk until they are
     # written; every other consumer (--query, the other formats, combine) gets lists.
     spill = prints and output == "json" and query is None and stream is None and action.combine is None

@@ -4,7 +4,8 @@ A transform turns what a part fetched (a response body, or a pagination ``Scan``
 into what the command emits or writes.  Parameters come from the table's ``with:``
 mapping, so allow-lists and key names stay data.  Transforms must be pure: the same
 input always gives the same output.  Their names are the ``enum`` of ``shape`` in
-``spec/benchloop.schema.json`` (a test keeps the two equal).
+``spec/benchloop.schema.json`` (a test keeps the two equal); each registers itself
+with ``@transform(name)`` (``base.registry``, as every extension point).
 
 Returning ``None`` from a transform means "nothing to write" (for example a job
 without reports): not a failure.
@@ -15,9 +16,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..base.registry import Registry
 from ..table.model import Transform
 
+# Each transform registers itself here under the name the table uses (``shape:``).
+TRANSFORMS: Registry[Callable[..., Any]] = Registry()
+transform = TRANSFORMS.register
 
+
+@transform("raw")
 def raw(value: Any, ident: str) -> Any:
     return value
 
@@ -30,6 +37,7 @@ def _allow(section: Any, allowed: list[str] | tuple[str, ...]) -> Any:
     return section
 
 
+@transform("job_metrics")
 def job_metrics(body: Any, ident: str) -> dict[str, Any]:
     if not isinstance(body, dict):
         return {"job_id": ident, "metrics": body, "run_metrics": None, "tokenized_metrics": None}
@@ -41,6 +49,7 @@ def job_metrics(body: Any, ident: str) -> dict[str, Any]:
     }
 
 
+@transform("filter_sections")
 def filter_sections(body: Any, ident: str, *, id_key: str, sections: Mapping[str, list[str]]) -> Any:
     if not isinstance(body, dict):
         return body
@@ -50,6 +59,7 @@ def filter_sections(body: Any, ident: str, *, id_key: str, sections: Mapping[str
     return out
 
 
+@transform("metrics_detail")
 def metrics_detail(scan: Any, ident: str, *, tokenized_metrics: tuple[str, ...]) -> dict[str, Any]:
     return {
         "group_id": ident,
@@ -59,6 +69,7 @@ def metrics_detail(scan: Any, ident: str, *, tokenized_metrics: tuple[str, ...])
     }
 
 
+@transform("with_id")
 def with_id(body: Any, ident: str, *, id_key: str) -> dict[str, Any]:
     out: dict[str, Any] = {id_key: ident}
     if isinstance(body, dict):
@@ -68,10 +79,12 @@ def with_id(body: Any, ident: str, *, id_key: str) -> dict[str, Any]:
     return out
 
 
+@transform("collection")
 def collection(scan: Any, ident: str, *, id_key: str, collection: str) -> dict[str, Any]:
     return {id_key: ident, "total": scan.total, collection: scan.items}
 
 
+@transform("first_report_content")
 def first_report_content(body: Any, ident: str) -> str | None:
     reports = body.get("reports") if isinstance(body, dict) else None
     if not isinstance(reports, list) or not reports:
@@ -81,6 +94,7 @@ def first_report_content(body: Any, ident: str) -> str | None:
     return "" if content is None else str(content)
 
 
+@transform("text_field")
 def text_field(body: Any, ident: str, *, path: tuple[str, ...]) -> str | None:
     """A non-empty string at ``path`` of the body (the markdown of a report), else nothing."""
     value = body
@@ -89,6 +103,7 @@ def text_field(body: Any, ident: str, *, path: tuple[str, ...]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+@transform("task_job_ids")
 def task_job_ids(body: Any, ident: str) -> list[str]:
     """The job ids of a download task: strings, stripped, de-duplicated, at least one."""
     from ..base.errors import StepError
@@ -108,6 +123,7 @@ def task_job_ids(body: Any, ident: str) -> list[str]:
     return jobs
 
 
+@transform("behavior_status")
 def behavior_status(body: Any, ident: str) -> dict[str, Any]:
     out = dict(body) if isinstance(body, dict) else {"result": body}
     out.setdefault("uid", ident)
@@ -115,6 +131,7 @@ def behavior_status(body: Any, ident: str) -> dict[str, Any]:
     return out
 
 
+@transform("behavior_element")
 def behavior_element(values: dict[str, Any], ident: str, *, scope: str) -> dict[str, Any]:
     """The brm get element of one scope, from the analysis and/or status responses."""
     analysis = values.get("analysis")
@@ -136,6 +153,7 @@ def behavior_element(values: dict[str, Any], ident: str, *, scope: str) -> dict[
     return out
 
 
+@transform("behavior_list")
 def behavior_list(body: Any, ident: str) -> dict[str, Any]:
     if isinstance(body, list):
         tasks = body
@@ -151,28 +169,12 @@ def behavior_list(body: Any, ident: str) -> dict[str, Any]:
     return {"group_id": ident, "total": len(out), "tasks": out}
 
 
+@transform("step_rows")
 def step_rows(body: Any, ident: str, *, width: int) -> dict[str, Any]:
     """A job's trajectory as one compact row per step (``benchloop.viewer.listing``)."""
     from ..viewer.listing import steps_element
 
     return steps_element(ident, body, width)
-
-
-TRANSFORMS: dict[str, Callable[..., Any]] = {
-    "raw": raw,
-    "job_metrics": job_metrics,
-    "filter_sections": filter_sections,
-    "metrics_detail": metrics_detail,
-    "with_id": with_id,
-    "collection": collection,
-    "first_report_content": first_report_content,
-    "text_field": text_field,
-    "task_job_ids": task_job_ids,
-    "behavior_status": behavior_status,
-    "behavior_element": behavior_element,
-    "behavior_list": behavior_list,
-    "step_rows": step_rows,
-}
 
 
 def apply(shape: Transform | None, value: Any, ident: str) -> Any:

@@ -1,5 +1,9 @@
 """`bl mcp serve`: the endpoint table as Model Context Protocol tools for LLM agents.
 
+It is a layer above the Python client: it imports only ``benchloop.sdk`` (every call
+is a ``benchloop.Client`` method; ``describe`` and ``query`` are ``sdk.offline``), the
+table's model (for the tool schemas) and ``base`` (tests/test_layers.py holds that).
+
 The package is split so that most of it needs no MCP SDK:
 
 * ``tools``: the tools, generated from the typed model of the table (pure data:

@@ -17,10 +17,9 @@ data gets the rest (:func:`compose`); an error text is cut like a string
 (:func:`fit_text`).  Both channels carry the same data, so a client that shows
 either one to a model shows at most the budget.
 
-Masking (:func:`mask`, :func:`mask_value`) replaces every occurrence of a
-secret - in strings and in object keys - by ``***``.  It is a literal
-replacement: a transform of the secret (reversed, sliced, encoded) is not
-recognised.  See docs/mcp.md, "The key is never shown".
+Masking is the one policy of ``base/masking.py`` (``scrub``, ``scrub_value``):
+every occurrence of a secret, in strings and in object keys, becomes ``***``.
+See docs/mcp.md, "The key is never shown".
 """
 
 from __future__ import annotations
@@ -32,7 +31,6 @@ from typing import Any
 
 DEFAULT_MAX_CHARS = 60_000
 MIN_MAX_CHARS = 1_000
-MASK = "***"
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # How much of one id and of one message a shortened failure summary keeps.
 ID_CLIP, MESSAGE_CLIP = 120, 400
@@ -64,27 +62,6 @@ def fit_text(text: str, budget: int) -> str:
         note = f" … [{len(text) - keep:,} characters left out]"
         keep = max(budget - len(note), 0)
     return text[:keep] + note
-
-
-# ---------------------------------------------------------------- masking
-def mask(text: str, secrets: tuple[str, ...]) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, MASK)
-    return text
-
-
-def mask_value(value: Any, secrets: tuple[str, ...]) -> Any:
-    """``value`` with every secret masked in its strings and object keys (a new value)."""
-    if not secrets:
-        return value
-    if isinstance(value, str):
-        return mask(value, secrets)
-    if isinstance(value, list):
-        return [mask_value(v, secrets) for v in value]
-    if isinstance(value, dict):
-        return {mask(str(k), secrets): mask_value(v, secrets) for k, v in value.items()}
-    return value
 
 
 # ------------------------------------------------------------------- cuts

@@ -1,5 +1,10 @@
 """One tool call, run through the Python client: the CLI's checks, engine and messages.
 
+The MCP server is a layer above the Python client (``benchloop.sdk``): a call is a method of
+a ``benchloop.Client``, ``describe`` and ``query`` are the client's ``offline`` functions,
+and nothing here reaches the engine, the settings or the HTTP stack directly
+(tests/test_layers.py: mcp_server imports only sdk, table and base).
+
 A call has two halves, so that nothing local ever waits behind the network:
 
 * :meth:`Runner.prepare` is local and quick: the arguments are checked as the
@@ -29,8 +34,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base.errors import UsageError as InternalUsageError
-from ..engine import formats
+from ..base.masking import known, scrub, scrub_value
+from ..sdk.errors import UsageError
+from ..sdk.offline import compile_query, describe
 from ..table.model import Spec
 from . import budget
 from .tools import DESCRIBE, DOWNLOAD, Tool, attribute, gate_message
@@ -112,7 +118,7 @@ class Runner:
         self.every = {t.name: t for t in every}
         self.max_chars = max_chars
         self.download_dir = os.path.realpath(download_dir) if download_dir else None
-        self.secrets = tuple(s for s in secrets if s)
+        self.secrets = known(*secrets)
         self.toolsets = toolsets
         self.allow_writes = allow_writes
         self.call_timeout = call_timeout
@@ -172,13 +178,10 @@ class Runner:
     def error(self, message: str) -> Reply:
         return self.finish(Reply([message], None, True))
 
-    def mask(self, text: str) -> str:
-        return budget.mask(text, self.secrets)
-
     def finish(self, reply: Reply) -> Reply:
         """Every channel masked and within the budget: the last step of every reply."""
-        texts = [self.mask(t) for t in reply.texts]
-        structured = budget.mask_value(reply.structured, self.secrets)
+        texts = [scrub(t, self.secrets) for t in reply.texts]
+        structured = scrub_value(reply.structured, self.secrets)
         if sum(len(t) for t in texts) > self.max_chars:  # an error text (a result was composed to fit)
             texts = [budget.fit_text("\n".join(texts), self.max_chars)]
         return Reply(texts, structured, reply.is_error, reply.meta)
@@ -232,13 +235,13 @@ class Runner:
         return target
 
     def usage(self, tool: Tool, exc: BaseException) -> CallError:
-        """A usage error of the client or the engine, in the words of the tool's arguments."""
+        """A usage error of the Python client, in the words of the tool's arguments."""
         return CallError(f"Error: {self._words[tool.name](str(exc))}")
 
     def compile_query(self, tool: Tool, text: str | None) -> Any:
         try:
-            return formats.compile_query(text)
-        except InternalUsageError as exc:
+            return compile_query(text)
+        except UsageError as exc:
             raise self.usage(tool, exc) from None
         except RecursionError:
             raise CallError("Error: invalid query expression: nested too deeply to parse") from None
@@ -271,8 +274,6 @@ class Runner:
         return Job(tool, values, query, query_text)
 
     def describe(self, tool: Tool, values: dict[str, Any], query: Any, query_text: str | None) -> Reply:
-        from ..surface.describe import describe_spec
-
         resource, action = values.get("resource"), values.get("action")
         if action is not None and resource is None:
             raise CallError("Error: give resource with action")
@@ -280,8 +281,8 @@ class Runner:
             if value is not None and not isinstance(value, str):
                 raise CallError(f"Error: {name} must be a string")
         try:
-            document = describe_spec(self.spec, resource, action)
-        except InternalUsageError as exc:
+            document = describe(resource, action, spec=self.spec)
+        except UsageError as exc:
             raise CallError(f"Error: {exc}") from None
         return self.reply(tool, document, query, query_text, [])
 
@@ -313,11 +314,11 @@ class Runner:
         if query is not None:
             try:
                 value = query.search(value)
-            except InternalUsageError as exc:  # the expression fails on this answer (a type error)
+            except UsageError as exc:  # the expression fails on this answer (a type error)
                 raise self.usage(tool, exc) from None
         # Masked before it is measured and cut, so the note describes what is shown.
-        value = budget.mask_value(value, self.secrets)
-        failures = [(self.mask(i), self.mask(m)) for i, m in failures]
+        value = scrub_value(value, self.secrets)
+        failures = [(scrub(i, self.secrets), scrub(m, self.secrets)) for i, m in failures]
         noun = "pull step(s)" if tool.action is not None and tool.action.compose is not None else "id(s)"
         pages = tool.action is not None and tool.action.option("page") is not None
         texts, structured = budget.compose(value, failures, noun, self.max_chars, query_text, pages)

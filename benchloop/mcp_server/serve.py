@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from ..base.errors import EXIT_INTERRUPTED, UsageError
+from ..base.masking import known, scrub
 from . import budget, guards
 from .workers import DEFAULT_CALL_TIMEOUT, DEFAULT_WORKERS
 
@@ -38,7 +39,7 @@ class _MaskingFormatter(logging.Formatter):
         self.secrets = secrets
 
     def format(self, record: logging.LogRecord) -> str:
-        return budget.mask(super().format(record), self.secrets)
+        return scrub(super().format(record), self.secrets)
 
 
 def configure_logging(options: dict[str, Any], secrets: tuple[str, ...]) -> logging.Handler:
@@ -86,7 +87,6 @@ def build_runner(values: dict[str, Any], options: dict[str, Any], extra_secrets:
     """The runner of the served tools; its workers' clients have the global options' settings.
     ``extra_secrets`` are masked like the API key (the HTTP token)."""
     from .. import sdk as benchloop
-    from ..settings import session
     from ..table.load import load_model
     from .runner import Runner
     from .tools import all_tools, parse_tools, parse_toolsets, select, served_resources
@@ -102,15 +102,9 @@ def build_runner(values: dict[str, Any], options: dict[str, Any], extra_secrets:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     directory = download_root(values.get("allow_downloads"))
-    settings = session.settings(api_key=options.get("api_key"), host=options.get("host"),
-                                output_dir=options.get("output_dir"), config=options.get("config"),
-                                profile=options.get("profile"), ca_bundle=options.get("ca_bundle"),
-                                warn=lambda line: logging.getLogger("benchloop").warning("%s", line),
-                                api_key_origin=options.get("api_key_origin"))
-    # The key as resolved once: a key command or the keyring is asked here, not again by every worker.
-    key = settings.api_key
     # A request never outlives the call it belongs to (a hung connect cannot be aborted, only timed out).
     timeout = min(float(options.get("timeout", 300.0)), values["call_timeout"])
+    key = options.get("api_key")
 
     def make_client() -> Any:
         return benchloop.Client(host=options.get("host"), api_key=key,
@@ -125,10 +119,13 @@ def build_runner(values: dict[str, Any], options: dict[str, Any], extra_secrets:
         first = make_client()  # the first worker's: bad settings are a usage error before serving
     except benchloop.UsageError as exc:
         raise UsageError(str(exc)) from None
+    # The key as the first client resolved it: a key command or the keyring is asked once, not
+    # again by every worker.
+    key = first.api_key
     every = all_tools(spec)
     served = select(every, allow_writes=bool(values.get("allow_writes")), allow_downloads=directory is not None,
                     toolsets=toolsets)
-    secrets = tuple(s for s in (settings.api_key, *extra_secrets) if s and len(s) >= 4)
+    secrets = known(key, *extra_secrets)
     return Runner(make_client, spec, served, every, max_chars=values["max_chars"], download_dir=directory,
                   secrets=secrets, toolsets=toolsets, allow_writes=bool(values.get("allow_writes")),
                   workers=values["workers"], call_timeout=values["call_timeout"], first_client=first)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from ..base.registry import Registry
 from . import payloads
 
 # The sandbox ``App`` (app.py) that handlers answer for; not imported, since app.py imports this module.
@@ -86,15 +87,9 @@ def error_response(status: int, message: str, headers: dict[str, str] | None = N
 
 # ---------------------------------------------------------------- registry
 Handler = Callable[[App, Request], Response]
-HANDLERS: dict[str, Handler] = {}
-
-
-def handler(name: str) -> Callable[[Handler], Handler]:
-    def register(fn: Handler) -> Handler:
-        HANDLERS[name] = fn
-        return fn
-
-    return register
+# Endpoint name -> its handler (``base.registry``, as every extension point of bl).
+HANDLERS: Registry[Handler] = Registry()
+handler = HANDLERS.register
 
 
 # ----------------------------------------------------------------- helpers

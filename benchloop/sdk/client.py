@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..base import errors as internal
+from ..base.masking import shown_url
 from ..table.model import (
     Action,
     PagedPart,
@@ -143,20 +144,6 @@ def resource_classes(spec: Spec) -> dict[str, type[ResourceClient]]:
 
 
 # ---------------------------------------------------------------- client
-def _without_userinfo(url: str) -> str:
-    """``url`` with any ``user:password@`` part shown as ``***@``: a repr ends up in logs,
-    tracebacks and notebooks, and a key may be the user name as well as the password."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<invalid URL>"
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]))
-
-
 def _fspath(value: Any) -> str | None:
     return os.fspath(value) if value is not None else None
 
@@ -172,6 +159,10 @@ class Client:
     ``progress`` is called with each progress line (the CLI's ``[progress]``
     lines, without the prefix).  Use it as a context manager, or call
     ``close()``: it closes the one HTTP client.
+
+    The resolved settings are attributes: ``host``, ``api_key`` (a key command or the
+    keyring is asked once, here; pass it on to share it), ``profile``, ``output_dir``,
+    ``concurrency``.  The repr never shows the key.
     """
 
     def __init__(self, host: str | None = None, api_key: str | None = None, profile: str | None = None,
@@ -199,6 +190,7 @@ class Client:
         except internal.UsageError as exc:
             raise UsageError(str(exc)) from None
         self.host = settings.host
+        self.api_key = settings.api_key
         self.profile = settings.profile
         self.output_dir = settings.output_dir
         self.concurrency = concurrency
@@ -234,7 +226,8 @@ class Client:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<benchloop.Client {_without_userinfo(self.host)}>"
+        # A repr ends up in logs, tracebacks and notebooks: the host's user info masked.
+        return f"<benchloop.Client {shown_url(self.host)}>"
 
     @property
     def resources(self) -> list[str]:

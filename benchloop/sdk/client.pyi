@@ -149,6 +149,7 @@ class Client:
     rsi: RsiResource
     brm: BrmResource
     host: str
+    api_key: str | None
     profile: str | None
     output_dir: str
     concurrency: int

@@ -27,6 +27,7 @@ from typing import Any
 
 from ..base.errors import ConfigError
 from ..base.frozen import dataclass, field
+from ..base.masking import shown_key, shown_url
 from ..table.load import load_model
 from ..table.model import Sources
 
@@ -329,22 +330,6 @@ def _write_config(path: Path, shown: Path, values: dict[str, str], profile: str 
     atomic_write(str(path), merged, mode=0o600)  # never readable by others, not even briefly
 
 
-def mask(secret: str | None) -> str | None:
-    """A key as shown: its first 2 and last 4 characters when it has 16 or more (so at
-    most 6 of them, never most of a key), else only ``***``."""
-    if not secret:
-        return secret
-    return secret[:2] + "***" + secret[-4:] if len(secret) >= 16 else "***"
-
-
-def mask_url(url: str) -> str:
-    """``url`` with its whole user info (``user:password@``, whatever it holds) shown as
-    ``***@``: a user name may be a token too, and a hostile one is not worth echoing."""
-    scheme, sep, rest = url.partition("//")
-    if not sep:
-        return url
-    end = min((i for i in (rest.find(mark) for mark in "/?#") if i >= 0), default=len(rest))
-    authority = rest[:end]
-    if "@" not in authority:
-        return url
-    return f"{scheme}//***@{authority.rpartition('@')[2]}{rest[end:]}"
+# The one masking policy is ``base.masking``; these names stay for the command line's modules.
+mask = shown_key
+mask_url = shown_url

@@ -18,10 +18,11 @@ from typing import Any
 
 from ..base.errors import UsageError
 from ..base.log import Log
+from ..base.masking import known, shown_url
 from ..engine.runtime import Runtime
 from ..table.load import load_model
 from ..table.model import Service, Sources
-from .config import Settings, key_problem, mask_url, resolve, url_problem
+from .config import Settings, key_problem, resolve, url_problem
 
 
 def check_host(host: str, source: str | None = None) -> None:
@@ -29,7 +30,7 @@ def check_host(host: str, source: str | None = None) -> None:
     if problem:
         # A flag is the value just typed; a variable or a file needs naming.
         where = f" (from {source})" if source and not source.startswith("--") else ""
-        raise UsageError(f"invalid backend URL {mask_url(host)!r}: {problem}{where}")
+        raise UsageError(f"invalid backend URL {shown_url(host)!r}: {problem}{where}")
 
 
 def check_ca_bundle(path: str, source: str) -> None:
@@ -91,10 +92,9 @@ def runtime(resolved: Settings, log: Log, *, timeout: float, retry: int, concurr
             ca_bundle: str | None = None, stdout: Any = None) -> Runtime:
     """A Runtime over ``resolved``; its HTTP client is built at the first request."""
     check_timeout(timeout)
-    if resolved.api_key and len(resolved.api_key) >= 4:
-        log.secrets = (resolved.api_key,)
+    log.secrets = known(*log.secrets, resolved.api_key)
     if resolved.host.startswith("http://") and not is_loopback(resolved.host) and resolved.api_key:
-        log.warn(f"{mask_url(resolved.host)} is plain HTTP: the API key travels unencrypted")
+        log.warn(f"{shown_url(resolved.host)} is plain HTTP: the API key travels unencrypted")
 
     def http_factory(pool: int) -> Any:
         from ..transport.client import Http
@@ -153,16 +153,15 @@ def service_http(service: Service, options: Mapping[str, Any], resolved: Setting
     problem = url_problem(url)
     if problem:
         where = f" (from {url_from})" if not url_from.startswith("--") else ""
-        raise UsageError(f"invalid {service.title} base URL {mask_url(url)!r}: {problem}{where}")
+        raise UsageError(f"invalid {service.title} base URL {shown_url(url)!r}: {problem}{where}")
     key, key_from = service_key(service, options, resolved)
     if key and key_problem(key):
         raise UsageError(f"the {service.title} API key has characters an HTTP header cannot carry "
                          "(non-ASCII, control characters or surrounding spaces); check how it was copied")
-    if key and len(key) >= 4:
-        log.secrets = (*log.secrets, key)
+    log.secrets = known(*log.secrets, key)
     if key and url.startswith("http://") and not is_loopback(url):
-        log.warn(f"{mask_url(url)} is plain HTTP: the {service.title} API key travels unencrypted")
-    log.debug(f"{service.title} {mask_url(url)} (from {url_from}); API key "
+        log.warn(f"{shown_url(url)} is plain HTTP: the {service.title} API key travels unencrypted")
+    log.debug(f"{service.title} {shown_url(url)} (from {url_from}); API key "
               + (f"from {key_from}" if key else "not configured"))
     return Http(url.rstrip("/"), key, timeout, retry, pool, log, ca_bundle=ca_bundle,
                 auth_header=service.auth_header, auth_statuses=service.auth_statuses,

@@ -3,7 +3,8 @@
 The YAML table is the source of truth, but parsing it (and importing jsonschema
 to validate it) costs far more than a CLI start can afford.  So the table is
 compiled once into plain JSON, keyed by the SHA-256 of the YAML bytes and the
-package version, and stored in the user cache directory.  Every later start
+package version, and stored in the user cache directory (``base/cachedir.py``:
+platformdirs' rule, or ``BENCHLOOP_CACHE_DIR``).  Every later start
 reads ~a few KB of JSON instead.  A changed table or a new package version
 changes the key, so a stale compile can never be used.
 
@@ -27,6 +28,7 @@ import json
 import os
 from pathlib import Path
 
+from ..base.cachedir import cache_dir
 from ..version import __version__
 from .locate import _PKG_DIR, SCHEMA_NAME, SPEC_NAME, SpecError, spec_dir
 
@@ -37,19 +39,6 @@ if TYPE_CHECKING:
     from .model import Spec
 
 __all__ = ["SCHEMA_NAME", "SPEC_NAME", "SpecError", "cache_key", "known_key", "load_model", "load_spec", "spec_dir"]
-
-
-def user_cache_dir(name: str, override_env: str) -> Path:
-    """``$<override_env>``, else ``$XDG_CACHE_HOME/<name>``, else ``~/.cache/<name>``."""
-    override = os.environ.get(override_env)
-    if override:
-        return Path(override)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / name
-
-
-def cache_dir() -> Path:
-    return user_cache_dir("benchloop", "BENCHLOOP_CACHE_DIR")
 
 
 # Compiling the table runs modules of this package only (the compiler, its lints, the model

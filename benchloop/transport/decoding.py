@@ -20,6 +20,8 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from ..base.masking import scrub_bytes
+
 # A JSON answer larger than this (as sent or decoded) is refused: neither a long body nor a
 # small compressed one may exhaust memory.
 MAX_JSON_BYTES = 256 << 20
@@ -254,11 +256,9 @@ def cut(text: str, size: int | None = None) -> str:
 
 
 def redact(content: bytes, secret: str | None) -> bytes:
-    """``content`` without ``secret``, raw or JSON-escaped: redacted before anything escapes it."""
-    if secret:
-        for form in {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}:
-            content = content.replace(form.encode("utf-8", "surrogatepass"), b"***")
-    return content
+    """``content`` without ``secret`` in any of its forms (``base.masking``, the one policy):
+    redacted before anything escapes it."""
+    return scrub_bytes(content, (secret,)) if secret else content
 
 
 def parsed_or_text(content: bytes) -> Any:

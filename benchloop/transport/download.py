@@ -25,16 +25,39 @@ from __future__ import annotations
 import os
 import re
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..base.errors import ApiError, AuthError, Cancelled, NetworkError
 from .decoding import Decoder, Undecodable, declared_length, decoder_for, error_text
-from .retry import AUTH, RESTART, SENT, Failed, classify_status, retry_after
+from .retry import AUTH, RESTART, SENT, Failed, RetryPolicy, classify_status, retry_after
 from .slots import slot
 from .urls import REDIRECTS, is_login_url, shown_url
 
-if TYPE_CHECKING:
-    from .client import Http
+
+class Http(Protocol):
+    """What a download needs of the HTTP client that runs it (``client.Http``, which imports
+    this module: described here rather than imported, so that the two never import each other)."""
+
+    api_key: str | None
+    auth_statuses: tuple[int, ...]
+    cancelled: Any
+    home: Any
+    httpx: Any
+    log: Any
+    login_hosts: tuple[str, ...]
+    policy: RetryPolicy
+    timeout: float
+
+    def parse(self, url: str | Any, params: dict[str, Any] | None = None) -> Any: ...
+
+    def build(self, method: str, url: str | Any, headers: dict[str, Any] | None = None) -> Any: ...
+
+    def send(self, request: Any, deadline: float) -> Any: ...
+
+    def read(self, response: Any, deadline: float) -> Any: ...
+
+    def finish(self, response: Any) -> None: ...
+
 
 MAX_REDIRECTS = 10
 DRAIN = 65536  # an unread rest up to this size is read so that its connection can be kept

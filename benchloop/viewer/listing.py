@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..base.masking import mask
+from ..base.masking import scrub
 from ..compare.display import terminal_text
 from . import trials as t
 from .trajectory import Step, Trajectory, align, describe_action, first_difference, read
@@ -143,4 +143,4 @@ def text(trials: Sequence[dict[str, Any]], secrets: tuple[str, ...] = (), lines:
                 lines_of[0] += "   <== first difference"
             out += lines_of
         out.append("")
-    return "".join(terminal_text(mask(line, secrets)) + "\n" for line in out)
+    return "".join(terminal_text(scrub(line, secrets)) + "\n" for line in out)

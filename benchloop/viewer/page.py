@@ -29,7 +29,7 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..base.masking import mask
+from ..base.masking import scrub
 from ..compare.display import html_block, html_text
 from . import trials as t
 from .media import data_uri
@@ -94,10 +94,10 @@ class Writer:
         self.media = media or {}
 
     def text(self, value: Any) -> str:
-        return html_text(mask(str(value), self.secrets))
+        return html_text(scrub(str(value), self.secrets))
 
     def block(self, value: Any) -> str:
-        return html_block(mask(str(value), self.secrets))
+        return html_block(scrub(str(value), self.secrets))
 
     def long_text(self, text: str, css: str) -> str:
         """A text of any length in a ``<pre>`` (or prose): its beginning, and the whole folded when long."""

@@ -3,7 +3,7 @@
 Each combine is a function ``combine(call) -> Combined`` taking a
 ``combinecall.CombineCall`` (the ids' values, the options, its typed ``with:`` values).
 Each module registers its combine with ``registry.combine``; a module is imported when a
-command first uses a combine (``COMBINES`` is a ``named.Registry``).
+command first uses a combine (``COMBINES`` is a ``base.registry.Registry``).
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ...base.masking import mask_value
+from ...base.masking import scrub_value
 from ..combinecall import CombineCall, Combined, CombineError
 from .registry import combine
 
@@ -77,7 +77,7 @@ def compare(call: CombineCall) -> Combined:
             "per_instance") else results
     else:
         call.log.warn(why + (" (no --report written)" if options.get("report") else ""))
-    shared = mask_value(results, call.secrets)  # for people: the key never in a page or a paste
+    shared = scrub_value(results, call.secrets)  # for people: the key never in a page or a paste
     changes = options.get("changes") or "largest"
     renderings = {} if options.get("per_instance") else {
         "table": lambda: terminal.render(shared, changes) if shared else "(no comparison)\n",

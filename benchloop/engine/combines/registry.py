@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ...base.registry import Registry
 from ..combinecall import CombineCall, Combined
-from ..named import Registry
 
 Combiner = Callable[[CombineCall], Combined]
-# Imported when a command first uses a combine (``named.Registry``).
+# Imported when a command first uses a combine (``base.registry.Registry``).
 COMBINES: Registry[Combiner] = Registry(__name__.rsplit(".", 1)[0])
 
 

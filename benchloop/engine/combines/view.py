@@ -56,9 +56,9 @@ def view(call: CombineCall) -> Combined:
         if len(trials) == 2:
             marked = first_difference(align(*(read(t.get("trajectory"), t.get("job_id")) for t in trials)))
         width = call.params.integer("width")
-        from ...base.masking import mask_value
+        from ...base.masking import scrub_value
 
-        elements = [mask_value(listing.element(t, width, marked), secrets) for t in trials]
+        elements = [scrub_value(listing.element(t, width, marked), secrets) for t in trials]
         return Combined(elements, {"text": lambda: listing.text(trials, secrets)})
     given = options.get("output_dir")
     if given == "-":

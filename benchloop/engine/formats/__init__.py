@@ -1,8 +1,8 @@
 """Output formats of printing commands (``--output``) and ``--query``.
 
-Each format is one module implementing ``base.Format``; ``FORMATS`` registers them by
-name.  Adding a format is a module, a line here, and a choice of the ``output`` option
-in the table.
+Each format is one module implementing ``base.Format`` and registering it by name with
+``@FORMATS.register`` (``base.registry.Registry``, as every extension point).  Adding a
+format is a module, its import here, and a choice of the ``output`` option in the table.
 """
 
 from __future__ import annotations
@@ -11,17 +11,9 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from ...table.outputs import Output
-from .base import Format, Refuse, Unprintable
-from .csvdoc import Csv
-from .jsondoc import JsonArray, JsonLines
-from .markdowndoc import Markdown
+from . import csvdoc, jsondoc, markdowndoc, table, text, yamldoc  # noqa: F401 - each registers its format
+from .base import FORMATS, Format, Refuse, Unprintable
 from .query import compile_query
-from .table import Table
-from .text import Text
-from .yamldoc import YamlDocument
-
-FORMATS: dict[str, Format] = {f.name: f for f in (JsonArray(), JsonLines(), YamlDocument(), Table(), Text(), Csv(),
-                                                    Markdown())}
 
 __all__ = ["FORMATS", "Format", "Refuse", "Unprintable", "compile_query", "emit"]
 
@@ -34,5 +26,5 @@ def emit(stream: TextIO, elements: list[Any], name: str, pretty: bool, query: An
     what one element is (a ``--query`` makes other elements: then it is not passed on);
     ``refuse`` gets each value left out (``Format.render``)."""
     result: Any = elements if query is None else query.search(elements)
-    FORMATS[name].render(stream, result, pretty, note, output if query is None else None, refuse)
+    FORMATS[name]().render(stream, result, pretty, note, output if query is None else None, refuse)
     stream.flush()

@@ -17,13 +17,13 @@ from collections.abc import Callable
 from typing import Any, Protocol, TextIO
 
 from ...base.hiding import is_terminal
+from ...base.registry import Registry
 from ...table.outputs import Output
 
 Refuse = Callable[[str], None]
 
 
 class Format(Protocol):
-    name: str
     streams: bool  # each element may be printed as soon as it is known
 
     def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,
@@ -35,6 +35,10 @@ class Format(Protocol):
         cannot write it as it is (``--output text`` to a pipe), and without it such a value
         raises ``Unprintable``."""
         ...
+
+
+# ``--output NAME`` -> the format's class; each module registers its own (``@FORMATS.register``).
+FORMATS: Registry[type[Format]] = Registry()
 
 
 class Unprintable(ValueError):
@@ -51,7 +55,6 @@ class LineFormat:
     """A streaming format: the whole result is its elements' lines, one after another (what
     ``--query`` made of them is one element when it is not a list)."""
 
-    name: str
     streams = True
 
     def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,

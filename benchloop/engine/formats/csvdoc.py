@@ -30,7 +30,7 @@ from typing import Any, TextIO
 
 from ...base.hiding import LINE, EscapeTable, is_terminal
 from ...table.outputs import Output
-from .base import Refuse
+from .base import FORMATS, Refuse
 from .tabular import table_hint, tabulate
 
 # Hiding characters escaped; a line feed, a tab and a carriage return stay as they are (the
@@ -58,10 +58,10 @@ def cell(value: Any, hiding: EscapeTable = _HIDING) -> str:
     return cell(json.dumps(value, ensure_ascii=False, separators=(",", ":")), hiding)
 
 
+@FORMATS.register("csv")
 class Csv:
     """``--output csv``: one header row, then one line per row of the table format."""
 
-    name = "csv"
     streams = False
 
     def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,

@@ -19,7 +19,7 @@ from typing import Any, TextIO, cast
 from ...base.hiding import JSON_TEXT, is_terminal
 from ...base.jsontext import dumps, encode, write_json_array
 from ...table.outputs import Output
-from .base import LineFormat, Refuse
+from .base import FORMATS, LineFormat, Refuse
 
 
 def for_terminal(text: str) -> str:
@@ -39,8 +39,8 @@ class _Terminal:
         return self.stream.write(for_terminal(text))
 
 
+@FORMATS.register("json")
 class JsonArray:
-    name = "json"
     streams = False
 
     def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,
@@ -53,8 +53,8 @@ class JsonArray:
             stream.write(dumps(result, pretty))
 
 
+@FORMATS.register("jsonl")
 class JsonLines(LineFormat):
-    name = "jsonl"
 
     def line(self, element: Any, terminal: bool, refuse: Refuse | None) -> str:
         text = encode(element, False) + "\n"

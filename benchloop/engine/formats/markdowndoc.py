@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from ...base.hiding import EscapeTable
 from ...table.outputs import Output
-from .base import Refuse
+from .base import FORMATS, Refuse
 from .tabular import table_hint, tabulate
 
 _TEXT = EscapeTable({0x0A: " ", 0x0D: " ", **{ord(c): "\\" + c for c in "\\`*_[]|~"},
@@ -38,10 +38,10 @@ def _numeric(values: list[Any]) -> bool:
     return bool(present) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present)
 
 
+@FORMATS.register("markdown")
 class Markdown:
     """``--output markdown``: a header row, the alignment row, one line per row."""
 
-    name = "markdown"
     streams = False
 
     def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,

@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from ...base import textwidth
 from ...base.hiding import EscapeTable
 from ...table.outputs import Output
-from .base import Refuse
+from .base import FORMATS, Refuse
 from .tabular import Tabular, table_hint, tabulate
 
 # Controls, bidi and zero-width characters escaped (``base/hiding.py``); a line feed is a space.
@@ -68,10 +68,10 @@ def render_table(result: Any, width: int | None = None, output: Output | None = 
     return "\n".join(lines) + "\n"
 
 
+@FORMATS.register("table")
 class Table:
     """``--output table``: for people, one row per element (see the module docstring)."""
 
-    name = "table"
     streams = False
 
     def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,

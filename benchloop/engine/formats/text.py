@@ -25,7 +25,7 @@ import json
 from typing import Any
 
 from ...base.hiding import BREAKS_LINES, VALUE
-from .base import LineFormat, Refuse, refused
+from .base import FORMATS, LineFormat, Refuse, refused
 
 
 def _word(value: Any) -> str:
@@ -52,8 +52,8 @@ def rows(value: Any) -> list[list[str]]:
     return [[_word(value)]]
 
 
+@FORMATS.register("text")
 class Text(LineFormat):
-    name = "text"
 
     def line(self, element: Any, terminal: bool, refuse: Refuse | None) -> str:
         out = []

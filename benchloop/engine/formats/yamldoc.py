@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from ...base.hiding import hides, is_terminal
 from ...table.outputs import Output
-from .base import Refuse
+from .base import FORMATS, Refuse
 
 
 def _terminal_dumper() -> type:
@@ -40,8 +40,8 @@ def _terminal_dumper() -> type:
     return TerminalDumper
 
 
+@FORMATS.register("yaml")
 class YamlDocument:
-    name = "yaml"
     streams = False
 
     def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,

@@ -7,7 +7,7 @@ template context or the HTTP client).  ``call.dest`` is the final file path when
 action writes files (the step then writes it itself and returns ``WRITTEN``), or
 ``None`` when the value is to be printed.  Each module registers its step with
 ``registry.step``; a step's module is named after it and imported when a command first
-uses the step (``STEPS`` is a ``named.Registry``), so a command pays only for its own.
+uses the step (``STEPS`` is a ``base.registry.Registry``), so a command pays only for its own.
 """
 
 from __future__ import annotations

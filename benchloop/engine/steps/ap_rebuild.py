@@ -10,9 +10,10 @@ function, tested one by one in ``tests/test_ap_rebuild.py``:
   word, a value starting with ``-`` never becomes an option of ``ap``, numbers
   are numbers, only printable characters and newlines are printed, and the
   text stays under ``MAX_COMMAND_BYTES``;
-* secrets: which ``-p`` and ``--overrides`` values are masked, at any depth, and
-  how (``is_sensitive``, ``mask``, ``mask_tree``, ``mask_url``); ``$VAR`` values
-  are printed as written, never expanded (``env_references``);
+* secrets: the ``-p`` and ``--overrides`` values masked at any depth (``mask_tree``),
+  by the one policy of ``base/masking.py`` (``is_sensitive``; shown as its ``AP_CMD``
+  variant, the official client's ``hu***er22``); ``$VAR`` values are printed as
+  written, never expanded (``env_references``);
 * diffs: what differs from the profile or from the template (``loosely_equal``,
   ``overrides_vs_profile``, ``overrides_vs_template`` with its sidecar split);
 * params inferred from a sample job's environment (``infer_params``);
@@ -33,21 +34,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...base.hiding import json_escaped
+from ...base.masking import AP_CMD, MASK, is_env_ref, is_sensitive, shown_key, shown_url
 
 JOIN = " \\\n  "  # between segments: a backslash, a newline, two spaces
 # The longest text ap-cmd prints.  Linux refuses any single argument of 128 KiB or more
 # (MAX_ARG_STRLEN, "Argument list too long"), so a longer command could never run; the
 # bound counts the whole text, exports and quotes included, so every argument is below it.
 MAX_COMMAND_BYTES = 128 * 1024
-SECRET_PREFIXES = ("ntn_", "sk-", "sk_", "AKIA", "ASIA", "AIza", "ghp_", "github_pat_", "GOCSPX-", "xoxb-")
-SECRET_NAMES = {"api_key", "apikey", "secret", "password", "auth", "authorization", "credential", "credentials",
-                "private_key", "client_secret"}
-SECRET_SUFFIXES = ("_api_key", "_apikey", "_secret", "_password", "_credential", "_credentials", "_private_key",
-                   "_client_secret")
-SECRET_WORDS = {"secret", "password", "passwd"}  # anywhere in a name: aws_secret_access_key, db_password_2
-_ENV_REF = re.compile(r"^\$\w+$|^\$\{[^}]+\}$")
-# scheme://user:PASSWORD@ - the password of a URL (a DSN such as postgres://u:p@h/db)
-_URL_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^/?#@:\s]*:)(?P<password>[^/?#@\s]+)(?=@)")
 _CLUSTER = re.compile(r"[\x21-\x7e]{1,200}")  # visible ASCII, no space: fits the X-CLUSTER header as is
 # ap-cmd's own options that `ap` does not have.  Spelt with `_` (``--ap_api_key KEY``) they
 # reach the extra arguments, which are printed: refused instead, so a key is never printed.
@@ -166,70 +159,6 @@ def check_size(text: str) -> str:
 
 
 # ----------------------------------------------------------------- secrets
-def is_env_ref(value: Any) -> bool:
-    """``$VAR`` or ``${VAR}``: printed as written (never expanded, never masked)."""
-    return isinstance(value, str) and bool(_ENV_REF.match(value))
-
-
-def key_words(key: str) -> list[str]:
-    """The words of a key: ``modelApiKey`` and ``model-api-key`` -> model, api, key."""
-    snake = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", key)
-    return re.findall(r"[a-z0-9]+", snake.lower())
-
-
-def looks_plain(value: Any) -> bool:
-    """A number or a boolean (a ``*_token`` setting such as ``max_token`` is no secret)."""
-    if isinstance(value, (bool, int, float)):
-        return True
-    if not isinstance(value, str) or not value.strip():
-        return False
-    try:
-        float(value.strip())
-    except ValueError:
-        return False
-    return True
-
-
-def looks_secret(value: Any) -> bool:
-    """A known key prefix, or 20+ characters mixing letters, digits and one of ``_-/+=``."""
-    if not isinstance(value, str):
-        return False
-    text = value.strip()
-    if not text or is_env_ref(text):
-        return False
-    if text.startswith(SECRET_PREFIXES):
-        return True
-    return (len(text) >= 20 and bool(re.search(r"[A-Za-z]", text)) and bool(re.search(r"\d", text))
-            and bool(re.search(r"[_\-/+=]", text)))
-
-
-def is_sensitive(key: str, value: Any = None) -> bool:
-    """Whether the value of ``key`` is masked."""
-    lower = key.lower()
-    words = key_words(key)
-    if lower in SECRET_NAMES or lower.endswith(SECRET_SUFFIXES):
-        return True
-    if "credential" in words or "credentials" in words:
-        return True
-    if SECRET_WORDS.intersection(words):
-        return not isinstance(value, (bool, int, float))
-    if lower == "token" or lower.endswith("_token"):
-        return not looks_plain(value)
-    if "key" in words:
-        return looks_secret(value)
-    return False
-
-
-def mask(value: str) -> str:
-    """First 2 characters, ``***``, last 4; just ``***`` for 6 characters or fewer."""
-    return "***" if len(value) <= 6 else f"{value[:2]}***{value[-4:]}"
-
-
-def mask_url(text: str) -> str:
-    """The password of every ``scheme://user:password@`` in ``text`` as ``***``."""
-    return _URL_PASSWORD.sub(lambda m: m.group("head") + "***", text)
-
-
 def mask_tree(value: Any, given: Any = None) -> Any:
     """``value`` with its secrets masked, at any depth: the value of a sensitive key, the
     ``value`` of a ``{"name": SENSITIVE, "value": ...}`` entry (a container's environment), the
@@ -238,7 +167,7 @@ def mask_tree(value: Any, given: Any = None) -> Any:
     if isinstance(value, list):
         return [mask_tree(item) for item in value]
     if isinstance(value, str):
-        return mask_url(value)
+        return shown_url(value, AP_CMD)
     if not isinstance(value, dict):
         return value
     named = value.get("name") if isinstance(value.get("name"), str) else None
@@ -249,7 +178,7 @@ def mask_tree(value: Any, given: Any = None) -> Any:
             out[key] = item
         elif not is_env_ref(item) and (is_sensitive(str(key), item)
                                        or (key == "value" and named is not None and is_sensitive(named, item))):
-            out[key] = mask(str(item))
+            out[key] = shown_key(str(item), AP_CMD) or MASK
         else:
             out[key] = mask_tree(item, typed)
     return out
@@ -595,4 +524,4 @@ def merge_extras(segments: list[str], args: list[str]) -> list[str]:
 def render(cluster: str, segments: list[str]) -> str:
     """The printed text (without the final newline): the two exports, an empty line, the
     command; refused when longer than a shell can run (``check_size``)."""
-    return check_size(f"export AP_CLUSTER={quote(cluster)}\nexport AP_API_KEY=***\n\n" + JOIN.join(segments))
+    return check_size(f"export AP_CLUSTER={quote(cluster)}\nexport AP_API_KEY={MASK}\n\n" + JOIN.join(segments))

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..named import Registry
+from ...base.registry import Registry
 from ..stepcall import StepCall
 
 Step = Callable[[StepCall], Any]
 # A step is implemented in the module of its name (``trace_export.py``), imported when a command
-# first uses it (``named.Registry``).
+# first uses it (``base.registry.Registry``).
 STEPS: Registry[Step] = Registry(__name__.rsplit(".", 1)[0])
 WRITTEN = object()
 
