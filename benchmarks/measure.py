@@ -3,8 +3,11 @@
 Why ``os.wait4``: it returns the resource usage of exactly the child that was
 waited for - user and system CPU and ``ru_maxrss`` (peak resident set, KiB on
 Linux) - with no sampling and no interference from other children (the
-sandbox process, earlier runs).  Wall time spans ``Popen`` to the reap, so it
-includes interpreter start and exit, like a user's shell would see.
+sandbox process, earlier runs).  Wall time spans the spawn to the reap, so it
+includes interpreter start and exit, like a user's shell would see.  Commands are
+started by a small process of their own (:mod:`benchmarks.spawner`), never by the
+harness: Linux counts the pre-``exec`` image in a child's peak RSS, and the
+harness grows as scenarios build their inputs.
 
 stdin and stderr go through files, not pipes, so a chatty child can never
 block on a full pipe while we wait for it.
@@ -12,13 +15,14 @@ block on a full pipe while we wait for it.
 
 from __future__ import annotations
 
+import marshal
 import os
-import signal
+import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -48,41 +52,49 @@ class Run:
         return f"{what}: {' | '.join(tail)}" if tail else what
 
 
+_spawner: subprocess.Popen[bytes] | None = None
+_spawner_lock = threading.Lock()
+
+
+def start_spawner() -> None:
+    """Start the process that starts every measured command (:mod:`benchmarks.spawner`):
+    call it while the harness is small, before any scenario builds its inputs."""
+    global _spawner
+    if _spawner is None or _spawner.poll() is not None:
+        _spawner = subprocess.Popen([sys.executable, "-S", "-I", os.path.join(os.path.dirname(__file__), "spawner.py")],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+
+def _spawn(request: dict) -> dict:
+    with _spawner_lock:
+        start_spawner()
+        assert _spawner is not None and _spawner.stdin is not None and _spawner.stdout is not None
+        marshal.dump(request, _spawner.stdin)
+        _spawner.stdin.flush()
+        answer = marshal.load(_spawner.stdout)
+    if "error" in answer:
+        raise OSError(answer["error"])
+    return answer
+
+
 def run(argv: Sequence[str], *, stdin_path: str | None = None, env: dict[str, str] | None = None,
         cwd: str | None = None, stdout_path: str | None = None, timeout: float | None = None) -> Run:
     """Run ``argv`` to completion; stdout goes to ``stdout_path`` (default: discarded)."""
     argv = list(argv)
-    with tempfile.TemporaryFile() as err, \
-            open(stdin_path or os.devnull, "rb") as stdin, \
-            open(stdout_path or os.devnull, "wb") as stdout:
-        started = time.perf_counter()
-        proc = subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=err, env=env, cwd=cwd)
-        killed = threading.Event()
-
-        def kill() -> None:
-            killed.set()
-            try:
-                os.kill(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-
-        timer = threading.Timer(timeout, kill) if timeout else None
-        if timer:
-            timer.daemon = True
-            timer.start()
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            if timer:
-                timer.cancel()
-        wall = time.perf_counter() - started
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped: keep Popen from waiting again
-        err.seek(0, os.SEEK_END)
-        size = err.tell()
-        err.seek(max(0, size - 4000))
-        tail = err.read().decode("utf-8", "replace")
-    return Run(argv, proc.returncode, wall, usage.ru_utime, usage.ru_stime, usage.ru_maxrss,
-               tail, killed.is_set())
+    env = dict(os.environ if env is None else env)
+    program = argv[0] if os.sep in argv[0] else shutil.which(argv[0], path=env.get("PATH")) or argv[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        err_path = os.path.join(tmp, "stderr")
+        answer = _spawn({"argv": [program, *argv[1:]], "env": env, "cwd": cwd, "stdin": stdin_path or os.devnull,
+                         "stdout": stdout_path or os.devnull, "stderr": err_path, "timeout": timeout})
+        with open(err_path, "rb") as err:
+            err.seek(0, os.SEEK_END)
+            size = err.tell()
+            err.seek(max(0, size - 4000))
+            tail = err.read().decode("utf-8", "replace")
+    rc = os.waitstatus_to_exitcode(answer["status"])
+    return Run(argv, rc, answer["wall"], answer["user"], answer["sys"], answer["maxrss_kb"], tail,
+               answer["timed_out"])
 
 
 def median(values: Sequence[float]) -> float:
