@@ -48,16 +48,28 @@ def needs(tool: Tool) -> str:
     return names if len(ids) == 1 else f"one of {names}"
 
 
+def toolset_of(tool: Tool) -> str:
+    """The toolset that serves a tool: ``name (default)`` for one of the default set, ``-`` for
+    describe (served whatever the toolsets)."""
+    if tool.resource is None:
+        return "-"
+    spec = load_model()
+    name = next(n for n, t in spec.mcp.toolsets.items() if tool.resource in t.resources)
+    return f"`{name}`" + (" (default)" if name in spec.mcp.default else "")
+
+
 def row(tool: Tool) -> str:
-    served = " + ".join(_GATE[g] for g in tool.gates) or "always"
+    gates = " and ".join(_GATE[g] for g in tool.gates)
+    served = "always" if tool.resource is None else "with its toolset" + (f" and {gates}" if gates else "")
     arguments = ", ".join(f"`{name}`" for name in tool.input_schema["properties"]) or "-"
-    return f"| `{tool.name}` | {tool.kind} | {served} | `{tool.title}` | {needs(tool)} | {arguments} |"
+    return (f"| `{tool.name}` | {tool.kind} | {toolset_of(tool)} | {served} | `{tool.title}` | {needs(tool)} "
+            f"| {arguments} |")
 
 
 def table() -> str:
     lines = [START, "",
-             "| tool | kind | served | same as | needs | arguments |",
-             "| --- | --- | --- | --- | --- | --- |"]
+             "| tool | kind | toolset | served | same as | needs | arguments |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
     lines += [row(tool) for tool in all_tools(load_model())]
     lines += ["", END]
     return "\n".join(lines)
@@ -85,7 +97,7 @@ def toolsets_table() -> str:
     for name, toolset in spec.mcp.toolsets.items():
         plain = [t.name for t in served((name,)) if t.action is not None]
         gated = [t.name for t in served((name,), gates=True) if t.action is not None and t.name not in plain]
-        listed = ", ".join(f"`{n}`" for n in plain) + (f" ({', '.join(f'`{n}`' for n in gated)})" if gated else "")
+        listed = (", ".join(f"`{n}`" for n in plain) or "none") + (f" ({', '.join(f'`{n}`' for n in gated)})" if gated else "")
         mark = " (default)" if name in default else ""
         lines.append(f"| `{name}`{mark} | {_cell(toolset.help)} | {listed or '-'} | {_size(served((name,)))} |")
     every = parse_toolsets(spec, "all")

@@ -472,6 +472,18 @@ def test_jobs_table_formats_and_fields(api):
     assert bad.code == 2 and "--fields: unknown column 'nope'; the columns are: group_id, job_id" in bad.err
 
 
+def test_jobs_table_keeps_the_order_fields_asks_for_in_every_format(api):
+    # Not the declared order (job_id comes before score there): every format keeps the one asked for.
+    fields = ["--fields", "score,status,job_id"]
+    assert list(ok_json(api("jobs", "table", "-g", "G1", *fields))[0]) == ["score", "status", "job_id"]
+    csv_header = next(csv.reader(io.StringIO(api("jobs", "table", "-g", "G1", *fields, "--output", "csv").out)))
+    assert csv_header == ["score", "status", "job_id"]
+    table = api("jobs", "table", "-g", "G1", *fields, "--output", "table").out
+    assert table.splitlines()[0].split() == ["score", "status", "job_id"]
+    markdown = api("jobs", "table", "-g", "G1", *fields, "--output", "markdown").out
+    assert markdown.splitlines()[0] == "| score | status | job\\_id |"
+
+
 def test_jobs_table_of_several_groups_is_one_table(api):
     text = api("jobs", "table", "-g", "G1,G2", "--fields", "group_id,job_id", "--output", "csv").out
     parsed = list(csv.reader(io.StringIO(text)))

@@ -465,6 +465,7 @@ def test_ctrl_c_ends_a_command_stalled_in_reads_within_a_second(raw, tmp_path, c
     assert code == 130, err
     assert took < 1.5, took
     assert "interrupted" in err and "Traceback" not in err
+    assert "rerun with --skip-existing to continue" in err  # a download has the option
     assert leftovers(tmp_path) == []
 
 
@@ -473,6 +474,8 @@ def test_a_second_ctrl_c_is_never_ignored(raw, tmp_path):
     server = raw(stall)
     code, took, err = ctrl_c(server.url, "--concurrency", "4", "report", "get", "-j", "J1,J2,J3,J4", signals=2)
     assert code == 130 and took < 1.5, (took, err)
+    # a printing command writes no files and has no --skip-existing: nothing to suggest
+    assert "interrupted: unfinished work was abandoned\n" in err and "--skip-existing" not in err, err
 
 
 def _compress(coding: str, data: bytes) -> bytes:

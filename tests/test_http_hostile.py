@@ -105,8 +105,13 @@ def client(url: str, retry_count: int = 0) -> Iterator[Http]:
         http.close()
 
 
+def checked(answer: object, reused: bool = False) -> None:
+    """The identity check of an endpoint whose answers name their id (here always the right
+    one): its calls share kept-alive connections (an unchecked call gets a new one each)."""
+
+
 def get(http: Http, n: int = 1) -> list:
-    return [http.request_json("GET", f"/openapi/jobs/J{i}/report") for i in range(n)]
+    return [http.request_json("GET", f"/openapi/jobs/J{i}/report", expect=checked) for i in range(n)]
 
 
 def failure(url: str, retry_count: int = 0) -> tuple[NetworkError, list[str]]:
@@ -299,7 +304,7 @@ def test_bytes_left_behind_an_answer_in_doubt_are_never_read_as_the_next_answer(
 
 
 def expect_job(want: str) -> Callable[[object], None]:
-    def check(answer: object) -> None:
+    def check(answer: object, reused: bool = False) -> None:
         got = answer.get("job_id") if isinstance(answer, dict) else None
         if got is not None and got != want:
             raise IdentityMismatch(f"the answer for job_id {want!r} names {got!r}")

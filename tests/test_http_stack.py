@@ -155,19 +155,28 @@ def test_a_server_announcing_close_gets_a_new_connection_each_time():
     assert connections == 3
 
 
+def checked(answer: object, reused: bool) -> None:
+    """The identity check of an endpoint whose answers name their id (here always the right one)."""
+
+
 def test_sequential_requests_reuse_one_connection_and_keep_the_base_path(tmp_path):
     with start_scripted({"*": json_reply(REPORT)}) as api:
         http = _http(api.url + "/prefix/")
         try:
-            answers = [http.request_json("GET", f"/openapi/jobs/J{n}/report", {"x": 1}) for n in range(5)]
+            answers = [http.request_json("GET", f"/openapi/jobs/J{n}/report", {"x": 1}, expect=checked)
+                       for n in range(5)]
+            first = api.connections
+            unchecked = [http.request_json("GET", f"/openapi/jobs/J{n}/report") for n in range(2)]
             http.download("/openapi/jobs/J9/report", str(tmp_path / "report.json"))
         finally:
             http.close()
         seen, connections = api.seen, api.connections
-    assert answers == [REPORT] * 5
+    assert answers == [REPORT] * 5 and unchecked == [REPORT] * 2
     assert [s.target for s in seen] == [f"/prefix/openapi/jobs/J{n}/report?x=1" for n in range(5)] + [
-        "/prefix/openapi/jobs/J9/report"]
-    assert connections == 1  # JSON calls and the download share one keep-alive connection
+        f"/prefix/openapi/jobs/J{n}/report" for n in range(2)] + ["/prefix/openapi/jobs/J9/report"]
+    # Checked JSON calls share one keep-alive connection; an answer that names no id (unchecked)
+    # and a download each get a new connection, closed after them.
+    assert first == 1 and connections == 1 + 2 + 1
     assert all(s.headers.get("x-api-key") == KEY for s in seen)
     assert json.loads((tmp_path / "report.json").read_bytes()) == REPORT
 
@@ -197,7 +206,7 @@ def test_a_base_url_path_is_encoded_for_the_wire():
     assert targets == ["/base%20path/b%C3%A4se%2F/openapi/jobs/J1/report"]
 
 
-def test_a_redirect_answer_body_does_not_cost_the_connection(tmp_path):
+def test_every_request_of_a_download_goes_on_a_new_connection(tmp_path):
     routes = {"/a": Reply(302, b"moved", "text/plain", headers={"Location": "/b"}), "/b": Reply(200, OBJECT,
                                                                                         "application/gzip")}
     with start_scripted(routes) as srv:
@@ -208,7 +217,7 @@ def test_a_redirect_answer_body_does_not_cost_the_connection(tmp_path):
         finally:
             http.close()
         connections = srv.connections
-    assert connections == 1
+    assert connections == 3 * 2  # the redirect and the object, of each of the 3 downloads
     assert all((tmp_path / f"o{n}").read_bytes() == OBJECT for n in range(3))
 
 

@@ -14,6 +14,7 @@ whose URL had user info either.
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import subprocess
 import sys
@@ -176,6 +177,37 @@ def test_a_host_with_user_info_from_the_environment_or_a_profile_is_refused_and_
     file_result = run("--config", str(config), "--api-key", KEY, "metrics", "get", "-j", "J1")
     assert file_result.returncode == 2, file_result.stderr
     assert "'http://***@127.0.0.1:9'" in file_result.stderr and str(config) in file_result.stderr
+
+
+# Forms a user may type, valid or not: their password must never be printed back.
+TYPED = ["http://u:SECRETPW@127.0.0.1:9", "http://u:SECRETPW%40127.0.0.1:9", "http://u%3ASECRETPW%40127.0.0.1:9",
+         "u:SECRETPW@127.0.0.1:9", "http:u:SECRETPW@127.0.0.1:9", "https:u:SECRETPW@h", "http:/u:SECRETPW@h",
+         "http:\\\\u:SECRETPW@h", "HTTP://U:SECRETPW@H"]
+
+
+@pytest.mark.parametrize("typed", TYPED)
+def test_a_typed_host_with_a_password_is_refused_without_printing_it(typed, tmp_path):
+    # Round four, found again by an independent attack: only the well-formed http://u:p@host was
+    # masked; a percent-encoded @, a missing // and `config set`/`config show` printed the password.
+    config = tmp_path / "c.toml"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BENCHLOOP_NO_UPDATE_CHECK": "1", "BENCHLOOP_CONFIG": str(config)}
+    outcomes = [subprocess.run([sys.executable, "-m", "benchloop", *args], capture_output=True, text=True,
+                               cwd=ROOT, timeout=60, env={**env, **extra})
+                for args, extra in [(["--host", typed, "metrics", "get", "-j", "J1"], {}),
+                                    (["--error-format", "json", "--host", typed, "metrics", "get", "-j", "J1"], {}),
+                                    (["metrics", "get", "-j", "J1"], {"BENCHLOOP_HOST": typed}),
+                                    (["config", "set", "--host", typed], {})]]
+    for result in outcomes:
+        assert result.returncode == 2, (result.args, result.stderr)
+        assert "SECRETPW" not in result.stdout + result.stderr, (result.args, result.stderr)
+        assert "***" in result.stderr or "***" in result.stdout, (result.args, result.stderr)
+    assert not config.exists()  # refused: nothing written
+    config.write_text(f'[profile]\nhost = "{typed}"\n'.replace("\\", "\\\\"), encoding="utf-8")
+    config.chmod(0o600)
+    shown = subprocess.run([sys.executable, "-m", "benchloop", "config", "show"], capture_output=True, text=True,
+                           cwd=ROOT, timeout=60, env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert "SECRETPW" not in shown.stdout + shown.stderr and "***@" in json.loads(shown.stdout)["host"]
 
 
 # ------------------------------------------------------------ the property

@@ -224,3 +224,73 @@ def test_a_job_list_page_of_another_group_is_not_saved_as_this_groups(keep_alive
     assert not (tmp_path / "G1").exists()
     assert json.loads((tmp_path / "G2" / "job_list.json").read_text())["jobs"][0]["group_id"] == "G2"
     assert "jobs.*.group_id 'G1' names 'G2'" in result.stderr
+
+
+# ------------------------------------------------------------ glue where no id can be checked
+# Found by a second, independent attack: an answer that names no id (a task page), a file (an
+# artifact), or an answer without its id field, read on a kept-alive connection, took whatever a
+# server had glued behind the answer before it.
+def glue_first(real: Callable[[str], bytes]) -> Callable[[str, dict[str, bytes], int], bytes]:
+    """Each connection's first answer carries a copy of itself glued behind it."""
+    def respond(path: str, headers: dict[str, bytes], n: int) -> bytes:
+        return real(path) * 2 if n == 0 else real(path)
+    return respond
+
+
+def tasks_of(path: str) -> bytes:
+    group = re.search(r"/groups/([^/]+)/", path).group(1)
+    tasks = [{"task_id": f"{group}-T{i}", "name": f"inst-{i}", "status": "passed", "score": 1.0} for i in range(2)]
+    return answer(200, json.dumps({"tasks": tasks, "total": 2}).encode(), "Content-Type: application/json")
+
+
+def test_a_task_page_glued_behind_another_never_becomes_the_next_groups(keep_alive, tmp_path):
+    server = keep_alive(glue_first(tasks_of))
+    result = run(server.url, "--retry", "0", "--concurrency", "1", "tasks", "download", "-g", "G1,G2",
+                 "-o", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    for group in ("G1", "G2"):
+        saved = json.loads((tmp_path / group / "task_list.json").read_text())
+        ids = [t["task_id"] for t in (saved["tasks"] if isinstance(saved, dict) else saved)]
+        assert ids and all(i.startswith(group + "-") for i in ids), (group, ids)
+
+
+def test_an_artifact_glued_behind_another_never_becomes_the_next_jobs(keep_alive, tmp_path):
+    def real(path: str) -> bytes:
+        job = job_of(path)
+        if path.endswith("/artifacts"):
+            body = {"job_id": job, "artifacts": [{"name": "r.bin", "url": "x"}]}
+            return answer(200, json.dumps(body).encode(), "Content-Type: application/json")
+        return answer(200, f"the artifact of {job}".encode(), "Content-Type: application/octet-stream")
+
+    server = keep_alive(glue_first(real))
+    result = run(server.url, "--retry", "0", "--concurrency", "1", "artifacts", "download", "-j", "J1,J2",
+                 "-o", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    for job in ("J1", "J2"):
+        assert (tmp_path / job / "r.bin").read_bytes() == f"the artifact of {job}".encode()
+
+
+def test_an_answer_without_its_id_on_a_used_connection_is_asked_again_on_a_new_one(keep_alive):
+    # G1's overall metrics leave group_id out (allowed) and carry a copy glued behind: on the
+    # kept connection, G2's request reads that copy; it names no group, so it is asked again.
+    def respond(path: str, headers: dict[str, bytes], n: int) -> bytes:
+        group = re.search(r"/groups/([^/]+)/", path).group(1)
+        body = json.dumps({"run_metrics": {"avg_duration_s": 10.0 if group == "G1" else 20.0}}).encode()
+        one = answer(200, body, "Content-Type: application/json")
+        return one * 2 if n == 0 else one
+
+    server = keep_alive(respond)
+    result = run(server.url, "--retry", "0", "--concurrency", "1", "metrics", "get", "-g", "G1,G2", "--scope", "overall")
+    assert result.returncode == 0, result.stderr
+    printed = {e["group_id"]: e for e in json.loads(result.stdout)}
+    assert json.dumps(printed["G2"]).count("20.0") == 1 and "10.0" not in json.dumps(printed["G2"]), printed
+
+
+def test_a_group_rsi_of_another_group_is_refused(keep_alive, tmp_path):
+    body = {"entity_type": "group", "group_id": "G1", "status": "created", "report": {"summary_md": "# G1"}}
+    server = keep_alive(lambda path, headers, n: answer(200, json.dumps(body).encode(),
+                                                        "Content-Type: application/json"))
+    result = run(server.url, "--retry", "0", "rsi", "download", "-g", "G2", "-o", str(tmp_path))
+    assert result.returncode == 1, result.stderr
+    assert "names 'G1'" in result.stderr
+    assert not any(p.is_file() for p in tmp_path.rglob("*")), list(tmp_path.rglob("*"))

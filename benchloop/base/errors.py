@@ -66,6 +66,12 @@ class IdentityMismatch(BenchloopError):
     someone else's answer, never to be saved or printed as this id's."""
 
 
+class IdentityUnverified(IdentityMismatch):
+    """An answer without the field that names its id, read on a connection used before: it
+    may be bytes a server left there, so it is asked again on a new connection (where a
+    missing field is accepted: the backend may leave it out)."""
+
+
 class StepError(BenchloopError):
     """A failure produced by the engine itself (pagination, response shape)."""
 

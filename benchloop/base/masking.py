@@ -219,3 +219,16 @@ def shown_url(text: str, variant: Variant = POLICY) -> str:
     if "@" not in text:
         return text
     return re.sub(_USERINFO, lambda m: m.group("head") + MASK + "@", text)
+
+
+# A base URL's scheme and the slashes after it (either way round; http: and https: without
+# any), then its user info up to the last @ (or %40: read as one by some URL readers).
+_BASE_USERINFO = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.-]*:[/\\]+|https?:)?.*(?:@|%40)",
+                            re.IGNORECASE | re.DOTALL)
+
+
+def shown_base_url(value: str) -> str:
+    """A backend base URL as messages and ``config show`` give it: everything before its
+    last ``@`` (or ``%40``) masked, in any form a user may have typed (``u:p@host``,
+    ``http:u:p@host``, ``http://u:p%40host``), valid or not; else the value as it is."""
+    return _BASE_USERINFO.sub(lambda m: (m.group("head") or "") + MASK + "@", value, count=1)

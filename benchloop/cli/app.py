@@ -49,7 +49,7 @@ def run(prog: str, tokens: list[str], exit_process: bool = False) -> int:
             _second_interrupt_exits()  # before the app is built: a Ctrl-C while starting up is handled too
         return _run(prog, tokens, exit_process)
     except KeyboardInterrupt:
-        return _interrupted(exit_process)
+        return _interrupted(exit_process, tokens)
 
 
 def _run(prog: str, tokens: list[str], exit_process: bool) -> int:
@@ -81,7 +81,7 @@ def _run(prog: str, tokens: list[str], exit_process: bool) -> int:
 
         code = usage_error(prog, tokens, str(exc))
     except KeyboardInterrupt:
-        return _interrupted(exit_process)
+        return _interrupted(exit_process, tokens)
     except (StdoutClosed, BrokenPipeError):  # a built-in command's output (describe, config)
         return _finish(_stdout_closed(), exit_process)
     except SystemExit as exc:
@@ -156,7 +156,30 @@ def _second_interrupt_exits() -> None:
         pass
 
 
-def _interrupted(exit_process: bool) -> int:
+def interrupted_line(tokens: list[str]) -> str:
+    """What Ctrl-C leaves, and how to go on, for the command ``tokens`` run: a command that
+    writes files and has ``--skip-existing`` is rerun with it; ``--sync`` is rerun as it was."""
+    line = "[error] interrupted: unfinished work was abandoned"
+    try:
+        from ..table.load import load_model
+
+        resources = load_model().resources
+        at = next((i for i, t in enumerate(tokens) if t in resources), None)
+        resource = resources[tokens[at]] if at is not None else None
+        actions = list(resource.actions.values()) if resource is not None else []
+        if resource is not None and not resource.command:
+            actions = [a for a in actions if a.name in tokens[(at or 0) + 1:]][:1]
+    except Exception:  # noqa: BLE001 - an interrupt is reported whatever the table says
+        actions = []
+    names = {opt.name for action in actions for opt in action.options}
+    if "sync" in names and "--sync" in tokens:
+        return line + "; completed files are intact (rerun the same command: --sync fetches what is missing)"
+    if "skip_existing" in names:
+        return line + "; completed files are intact (rerun with --skip-existing to continue)"
+    return line
+
+
+def _interrupted(exit_process: bool, tokens: list[str]) -> int:
     """Ctrl-C: the workers were cancelled and their connections shut down (``workers.run_pool``);
     a second Ctrl-C exits at once (``_first_interrupt``).  Temp files of workers that did not
     stop in time are removed and the process exits without waiting for them."""
@@ -171,8 +194,7 @@ def _interrupted(exit_process: bool) -> int:
         except ValueError:  # not the main thread
             pass
     try:
-        sys.stderr.write("[error] interrupted: unfinished work was abandoned; completed files are intact "
-                         "(rerun with --skip-existing to continue)\n")
+        sys.stderr.write(interrupted_line(tokens) + "\n")
         sys.stderr.flush()
         if not exit_process:
             return EXIT_INTERRUPTED

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..base.errors import IdentityMismatch
+from ..base.errors import IdentityMismatch, IdentityUnverified
 from ..table.model import Endpoint, Service
 from ..table.templates import Context, render_path, render_value
 
@@ -57,24 +57,39 @@ def render_headers(service: Service, ctx: Context) -> dict[str, str] | None:
     return out or None
 
 
-def identity_check(endpoint: Endpoint, ctx: Context) -> Callable[[Any], None] | None:
+def identity_check(endpoint: Endpoint, ctx: Context) -> Callable[[Any, bool], None] | None:
     """What the answer of this request must name (the endpoint's ``identity``), as a check of
     the parsed answer for ``Http.request_json``: a declared field (``*``: each item of a list)
     that holds another id than the one asked for raises ``IdentityMismatch``.  A missing or
-    null field is accepted: the backend may leave it out.  None when nothing is declared."""
+    null field is accepted (the backend may leave it out) from a new connection only: read on a
+    connection used before, it raises ``IdentityUnverified`` (asked again on a new one), since
+    it may be what a server left on that connection.  None when nothing is declared."""
     identity = endpoint.response.identity
     if not identity:
         return None
     expected = [(path, ctx.lookup(var)) for path, var in identity]
 
-    def check(answer: Any) -> None:
+    def check(answer: Any, reused: bool = False) -> None:
         for path, want in expected:
-            for got in _values_at(answer, path):
+            found = list(_values_at(answer, path))
+            for got in found:
                 if got is not None and str(got) != str(want):
                     raise IdentityMismatch(f"the answer for {'.'.join(path)} {want!r} names {got!r}: "
                                            "another id's answer, not saved")
+            if reused and (not _walks(answer, path) or any(got is None for got in found)):
+                raise IdentityUnverified(f"the answer for {'.'.join(path)} {want!r} does not name it")
 
     return check
+
+
+def _walks(value: Any, path: tuple[str, ...]) -> bool:
+    """Whether ``value`` has the shape ``path`` reads: every key there, a list at each ``*``
+    (an empty list holds no id to contradict, and is fine)."""
+    if not path:
+        return True
+    if path[0] == "*":
+        return isinstance(value, list) and all(_walks(item, path[1:]) for item in value)
+    return isinstance(value, dict) and path[0] in value and _walks(value[path[0]], path[1:])
 
 
 def _values_at(value: Any, path: tuple[str, ...]) -> Iterator[Any]:

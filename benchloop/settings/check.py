@@ -27,7 +27,7 @@ from ..base.errors import (
     BenchloopError,
     NetworkError,
 )
-from ..base.masking import shown_url
+from ..base.masking import shown_base_url
 from ..engine.render import render_headers, render_request
 from ..engine.runtime import Runtime
 from ..table.model import Service
@@ -55,7 +55,7 @@ def check_services(rt: Runtime, settings: Settings, options: dict[str, Any]) -> 
             url, host_from = service_value(service.base_url, options, settings.values)
             host, key_from = str(url), where
         entry: dict[str, Any] = {"service": service.name, "title": service.title, "checked": True,
-                                 "host": shown_url(host), "host_from": host_from, "key_from": key_from}
+                                 "host": shown_base_url(host), "host_from": host_from, "key_from": key_from}
         entry.update(_ask(rt, service, options))
         results.append(entry)
     return results, _exit_code(results)

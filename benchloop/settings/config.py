@@ -27,7 +27,7 @@ from typing import Any
 
 from ..base.errors import ConfigError
 from ..base.frozen import dataclass, field
-from ..base.masking import shown_key, shown_url
+from ..base.masking import shown_base_url, shown_key
 from ..table.load import load_model
 from ..table.model import Sources
 
@@ -225,8 +225,9 @@ def check_set_values(values: dict[str, str]) -> None:
     if host is not None:
         problem = "it is empty" if not host.strip() else url_problem(host.strip())
         if problem:
-            example = f"http://{host}" if host.strip() and "://" not in host else "https://HOST"
-            raise ConfigError(f"invalid --host {host!r}: {problem} (for example: {example})")
+            shown = shown_base_url(host)
+            example = f"http://{shown}" if host.strip() and "://" not in host and "@" not in shown else "https://HOST"
+            raise ConfigError(f"invalid --host {shown!r}: {problem} (for example: {example})")
     key = values.get("api_key")
     if key is not None:
         if not key:
@@ -332,4 +333,4 @@ def _write_config(path: Path, shown: Path, values: dict[str, str], profile: str 
 
 # The one masking policy is ``base.masking``; these names stay for the command line's modules.
 mask = shown_key
-mask_url = shown_url
+mask_url = shown_base_url

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..base.errors import UsageError
 from ..base.log import Log
-from ..base.masking import known, shown_url
+from ..base.masking import known, shown_base_url, shown_url
 from ..engine.runtime import Runtime
 from ..table.load import load_model
 from ..table.model import Service, Sources
@@ -30,7 +30,7 @@ def check_host(host: str, source: str | None = None) -> None:
     if problem:
         # A flag is the value just typed; a variable or a file needs naming.
         where = f" (from {source})" if source and not source.startswith("--") else ""
-        raise UsageError(f"invalid backend URL {shown_url(host)!r}: {problem}{where}")
+        raise UsageError(f"invalid backend URL {shown_base_url(host)!r}: {problem}{where}")
 
 
 def check_ca_bundle(path: str, source: str) -> None:
@@ -153,7 +153,7 @@ def service_http(service: Service, options: Mapping[str, Any], resolved: Setting
     problem = url_problem(url)
     if problem:
         where = f" (from {url_from})" if not url_from.startswith("--") else ""
-        raise UsageError(f"invalid {service.title} base URL {shown_url(url)!r}: {problem}{where}")
+        raise UsageError(f"invalid {service.title} base URL {shown_base_url(url)!r}: {problem}{where}")
     key, key_from = service_key(service, options, resolved)
     if key and key_problem(key):
         raise UsageError(f"the {service.title} API key has characters an HTTP header cannot carry "

@@ -76,6 +76,8 @@ class Output:
     rows: tuple[str | int, ...] | None = None
     ids: tuple[str, ...] = ()
     schemas: Schemas = field(default_factory=Schemas, repr=False)
+    # Rows a step built with the columns it was asked for, in that order (``--fields``).
+    chosen_columns: bool = False
 
     @property
     def resolved(self) -> dict[str, Any]:
@@ -198,7 +200,7 @@ def of_columns(columns: Sequence[Any], schemas: Schemas) -> Output:
     """A step's list of flat rows, one field per declared column (``model.Column``)."""
     item = {"type": "object", "properties": {c.name: {**COLUMN_SCHEMAS[c.type], "description": f"From `{c.source}`."}
                                              for c in columns}}
-    return Output(frozen_json({"type": "array", "items": item}), (), (), schemas)
+    return Output(frozen_json({"type": "array", "items": item}), (), (), schemas, chosen_columns=True)
 
 
 def of_object(id_key: str, parts: Mapping[str, Output], schemas: Schemas) -> Output:
@@ -233,6 +235,6 @@ def each_row(output: Output) -> Output:
         found = schemas.items_of(current) if step == ITEMS or isinstance(step, int) else \
             schemas.properties(current).get(step)
         if found is None:
-            return Output(frozen_json(plain_json(output.row)), None, (), schemas)
+            return Output(frozen_json(plain_json(output.row)), None, (), schemas, output.chosen_columns)
         current = found
-    return Output(frozen_json(plain_json(current)), None, (), schemas)
+    return Output(frozen_json(plain_json(current)), None, (), schemas, output.chosen_columns)

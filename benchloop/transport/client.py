@@ -41,9 +41,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..base.errors import ApiError, AuthError, Cancelled, IdentityMismatch, NetworkError, UsageError
+from ..base.errors import (
+    ApiError,
+    AuthError,
+    Cancelled,
+    IdentityMismatch,
+    IdentityUnverified,
+    NetworkError,
+    UsageError,
+)
 from ..version import __version__
-from .deadline import Abandoned, Overdue, Switchboard
+from .deadline import NEW_CONNECTION, Abandoned, Overdue, Switchboard
 from .decoding import Undecodable, error_body, json_body, read_json_body
 from .retry import AUTH, SENT, UNSENT, Failed, RetryPolicy, classify_status, retry_after
 from .slots import slot
@@ -51,6 +59,7 @@ from .urls import carries_key, import_httpx, is_login_url, origin, shown_url, wi
 
 KEEPALIVE_EXPIRY = 5.0  # idle keep-alive connections are closed after this many seconds (httpx's default)
 _NO_BODY = frozenset({204, 304})
+_EMPTY = frozenset({204, 205})
 NO_REUSE = "benchloop.no_reuse"  # marks (in a response's extensions) a connection in doubt
 _CONTROL = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")  # in a header value: any control character but tab
 
@@ -127,11 +136,12 @@ class Http:
             ("Accept", "application/json"), ("Accept-Encoding", "gzip, deflate"),
             ("User-Agent", f"benchloop-client/{__version__}"))}
         self._client: Any = None
+        self._file_client: Any = None
         self._lock = threading.Lock()
         self.closed = False
 
     # -- the httpx client --------------------------------------------------------
-    def _make_client(self) -> Any:
+    def _make_client(self, keepalive: bool = True) -> Any:
         from http.cookiejar import CookieJar, DefaultCookiePolicy
 
         httpx = self.httpx
@@ -143,14 +153,14 @@ class Http:
             # Python client), so a request never queues for one (the stall of
             # encode/httpcore#1110 needs a full pool), never waits for one an abandoned exchange
             # still holds, and every connection a burst opened is kept (idle ones close after 5 s).
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=None,
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=None if keepalive else 0,
                                 keepalive_expiry=KEEPALIVE_EXPIRY),
             # Stateless, as every request was before: no cookie is kept from any answer.
             cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])))
 
     @property
     def client(self) -> Any:
-        """The ``httpx.Client`` (made at the first request)."""
+        """The ``httpx.Client`` of JSON calls (made at the first request): connections kept alive."""
         if self._client is None:
             with self._lock:
                 if self.closed:
@@ -159,12 +169,26 @@ class Http:
                     self._client = self._make_client()
         return self._client
 
+    @property
+    def file_client(self) -> Any:
+        """The ``httpx.Client`` of downloads: a new connection for every request, closed after it.
+        A file carries no id to check (JSON answers do: ``identity``), so no byte a server sent
+        on a connection before or after a file can become another file."""
+        if self._file_client is None:
+            with self._lock:
+                if self.closed:
+                    raise NetworkError("the HTTP client was closed")
+                if self._file_client is None:
+                    self._file_client = self._make_client(keepalive=False)
+        return self._file_client
+
     def close(self) -> None:
         with self._lock:
             self.closed = True
-            client, self._client = self._client, None
-        if client is not None:
-            client.close()
+            clients, self._client, self._file_client = (self._client, self._file_client), None, None
+        for client in clients:
+            if client is not None:
+                client.close()
 
     # -- one exchange ------------------------------------------------------------
     def parse(self, url: str | Any, params: dict[str, Any] | None = None) -> Any:
@@ -247,8 +271,11 @@ class Http:
                 pass
 
     def finish(self, response: Any) -> None:
-        """Close a response; a connection in doubt (see :meth:`inspect`) goes with it."""
-        if response.extensions.get(NO_REUSE):
+        """Close a response; a connection in doubt (see :meth:`inspect`) goes with it, and so
+        does that of any answer but a 2xx with a body: what a server sends after an error, a
+        redirect or an empty answer is never read as the next request's answer."""
+        status = response.status_code
+        if response.extensions.get(NO_REUSE) or not 200 <= status < 300 or status in _EMPTY:
             self.drop(response)
         response.close()
 
@@ -289,13 +316,17 @@ class Http:
     # -- JSON ----------------------------------------------------------------------
     def request_json(self, method: str, path: str, params: dict[str, Any] | None = None,
                      body: Any = None, headers: dict[str, str] | None = None,
-                     expect: Callable[[Any], None] | None = None) -> Any:
+                     expect: Callable[[Any, bool], None] | None = None) -> Any:
         """``method`` ``path`` (relative to the host) -> the parsed JSON answer.
 
         ``headers`` are extra request headers (a service's rendered headers).  ``expect``
-        checks the parsed answer and raises :class:`IdentityMismatch` when it names another id
-        than the one asked for: that answer is dropped, asked once more on a fresh connection
-        (never one the pool kept), and a second mismatch is an ``ApiError``.
+        checks the parsed answer (and whether it was read on a connection used before) and
+        raises :class:`IdentityMismatch` when it names another id than the one asked for: that
+        answer is dropped, asked once more on a fresh connection (never one the pool kept), and
+        a second mismatch is an ``ApiError``; :class:`IdentityUnverified` (no id to check, on a
+        used connection) is asked once more likewise, without a warning.  Without ``expect``
+        the answer names nothing that could be checked: it is asked on a new connection, closed
+        after it (``file_client``), so no byte left on a kept connection can become it.
         Raises ``ApiError`` (an answer that is an error or not JSON), ``AuthError``
         (401 or another of ``auth_statuses``: cancels everything else too),
         ``NetworkError`` and ``Cancelled``.
@@ -312,13 +343,17 @@ class Http:
             return shown_url(self.build(method, url, params=params).url)
 
         def attempt(client: Any = None) -> Any:
-            value = self._json_attempt(method, url, params, extra, content, client)
+            if expect is None and client is None:
+                client = self.file_client
+            value, reused = self._json_attempt(method, url, params, extra, content, client)
             if expect is not None:
-                expect(value)
+                expect(value, reused)
             return value
 
         try:
             return self.policy.run(method, label, attempt)
+        except IdentityUnverified as first:
+            self.log.debug(f"{label()}: {first} (on a connection used before); asking again on a new connection")
         except IdentityMismatch as first:
             self.log.warn(f"{label()}: {first}; asking again on a new connection")
         fresh = self._make_client()
@@ -330,7 +365,8 @@ class Http:
             fresh.close()
 
     def _json_attempt(self, method: str, url: str, params: dict[str, Any] | None, headers: dict[str, str],
-                      content: bytes | None, client: Any) -> Any:
+                      content: bytes | None, client: Any) -> tuple[Any, bool]:
+        """One exchange: the parsed answer, and whether it came on a connection used before."""
         with slot():  # on the wire: one of the --concurrency request slots
             self.policy.check()  # once the slot is ours
             deadline = time.monotonic() + self.timeout
@@ -356,7 +392,7 @@ class Http:
         if status >= 300 or status < 200 or status in _NO_BODY:
             raise ApiError(status, error_body(content, self.api_key) if content else "no JSON answer")
         try:
-            return json.loads(content)
+            return json.loads(content), not response.extensions.get(NEW_CONNECTION, False)
         except ValueError:
             raise ApiError(status, error_body(content, self.api_key)) from None
         except RecursionError:

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 _SHUT_RDWR = 2  # socket.SHUT_RDWR (SD_BOTH on Windows)
+NEW_CONNECTION = "benchloop.new_connection"  # in a response's extensions: made for this request
 IDLE_SECONDS = 30.0  # a wire thread with nothing to do for this long ends
 # The trace events whose return value is the connection's network stream.
 _STREAM_EVENTS = frozenset({"connection.connect_tcp.complete", "connection.start_tls.complete",
@@ -221,6 +222,7 @@ class Switchboard:
                 self._waiting.discard(exchange)
         if exchange.error is not None:
             raise exchange.error
+        exchange.response.extensions[NEW_CONNECTION] = exchange.stream is not None
         return exchange.response
 
     def watch(self, stream: Any, deadline: float) -> int:

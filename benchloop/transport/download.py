@@ -17,7 +17,10 @@ continues the same object: its ``Content-Range`` starts where the file stops,
 its total is the length the first answer announced, and it carries the
 validator that was sent.  Anything else starts over.  A compressed body
 (asked for ``identity``, got gzip anyway) is decoded: the file holds the
-object's bytes.
+object's bytes.  Every request of a download goes on a new connection, closed
+after it (``Http.file_client``): a file carries no id that could be checked,
+so nothing a server sends before or after a file on a connection can become
+another file.
 """
 
 from __future__ import annotations
@@ -52,7 +55,10 @@ class Http(Protocol):
 
     def build(self, method: str, url: str | Any, headers: dict[str, Any] | None = None) -> Any: ...
 
-    def send(self, request: Any, deadline: float) -> Any: ...
+    @property
+    def file_client(self) -> Any: ...
+
+    def send(self, request: Any, deadline: float, client: Any = None) -> Any: ...
 
     def read(self, response: Any, deadline: float) -> Any: ...
 
@@ -60,7 +66,6 @@ class Http(Protocol):
 
 
 MAX_REDIRECTS = 10
-DRAIN = 65536  # an unread rest up to this size is read so that its connection can be kept
 _CONTENT_RANGE = re.compile(rb"bytes (\d+)-(\d+)/(\d+|\*)")
 
 
@@ -109,17 +114,17 @@ class Download:
             try:
                 self.save(response, deadline)
             finally:
-                self.release(response, deadline)
+                http.finish(response)
 
     def follow(self, headers: dict[str, Any], deadline: float) -> Any:
         """Send the GET, following redirects by hand with the API key only on our origin."""
         http, url = self.http, self.url
         for _hop in range(MAX_REDIRECTS):
-            response = http.send(http.build("GET", url, headers), deadline)
+            response = http.send(http.build("GET", url, headers), deadline, http.file_client)
             location = response.headers.get("location")
             if response.status_code not in REDIRECTS or not location:
                 return response
-            self.release(response, deadline)
+            http.finish(response)
             try:
                 nxt = url.join(location)
             except http.httpx.InvalidURL as exc:
@@ -132,20 +137,6 @@ class Download:
                                                      f"{nxt.scheme or 'an unknown scheme'}: {shown_url(nxt)}")
             url = nxt
         raise ApiError(310, "too many redirects")
-
-    def release(self, response: Any, deadline: float) -> None:
-        """Close an answer, reading a small unread rest first (a redirect, an error page) so that
-        its connection goes back to the pool instead of being dropped."""
-        try:
-            if not response.is_stream_consumed:
-                length = declared_length(response.headers)
-                if length is not None and length <= DRAIN:
-                    for _chunk in self.http.read(response, deadline):
-                        pass
-        except Exception:  # noqa: BLE001 - a broken rest only costs the connection
-            pass
-        finally:
-            self.http.finish(response)
 
     def save(self, response: Any, deadline: float) -> None:
         """Write one answer's body to the temp file, or raise what the answer means."""

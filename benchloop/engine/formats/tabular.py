@@ -9,7 +9,9 @@ declaration of what one element is, and no ``--query`` reshaping the elements):
 * the columns are the output's columns in declared order - scalar fields, nested objects
   flattened with dotted names (``run_metrics.duration_s``) - then any field the data has
   beyond them, in the order it first appears (the backend may add fields).  A declared
-  field that no row has (an alias the backend does not send) is left out.
+  field that no row has (an alias the backend does not send) is left out.  The rows
+  of a step that builds them (``output: {columns: ...}``) keep the order of the
+  columns it was asked for (``--fields``).
 
 Without one (a ``--query`` made the elements, or a table of hand-made actions), the rows
 are found by looking: the elements' one list of objects with their string ids in front,
@@ -126,6 +128,8 @@ def tabulate(result: Any, output: Output | None = None) -> Tabular:
     for row in flat_rows:
         present.update(dict.fromkeys(row))
     declared = [c for c in output.column_names if c in present] if output is not None else []
+    if output is not None and output.chosen_columns and flat_rows:
+        declared = list(flat_rows[0])  # a step's rows: its columns in the order asked for
     columns = dict.fromkeys(declared)
     columns.update(present)
     return Tabular(list(columns), flat_rows, "[]" + where if where is not None else "")
