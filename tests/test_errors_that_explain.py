@@ -100,6 +100,14 @@ def test_help_command_shows_help(bl, words):
     assert result.code == 0 and result.out == expected.out and result.out.startswith("Usage: bl")
 
 
+@pytest.mark.parametrize("words, line", [(["help", "nope"], "Error: Unknown command 'nope'."),
+                                         (["help", "metrics", "nope"], "Error: Unknown command 'nope' of metrics.")])
+def test_help_of_an_unknown_command_is_a_usage_error_as_the_command_is(bl, words, line):
+    result = bl(*words)
+    assert result.code == 2 and bl(*words[1:]).code == 2
+    assert error_line(result) == line
+
+
 def test_unknown_option_before_the_resource_is_called_an_option(bl):
     assert error_line(bl("--outptu-dir", "x", "metrics", "get", "-j", "X")) == (
         "Error: Unknown option: --outptu-dir. Did you mean --output-dir?")

@@ -268,6 +268,18 @@ def test_an_error_status_with_a_chunked_body_is_an_api_error_with_its_text(serve
     assert "no such job" in str(caught.value)
 
 
+@pytest.mark.parametrize("status", [b"200 OK", b"500 Internal Server Error"])
+def test_a_binary_body_where_json_was_asked_is_named_by_its_size_not_printed(server, status):
+    blob = bytes(range(256)) * 12  # 3 KiB that no terminal should get
+    srv = server(b"HTTP/1.1 " + status + b"\r\nContent-Type: application/octet-stream\r\nContent-Length: "
+                 + str(len(blob)).encode() + b"\r\n\r\n" + blob)
+    with client(srv.url) as http:
+        with pytest.raises(ApiError) as caught:
+            get(http)
+    assert "(3072 bytes of binary data, not text)" in str(caught.value)
+    assert len(str(caught.value)) < 200
+
+
 # ------------------------------------------------------------------ answers glued together (round four)
 def glued(*answers: bytes) -> bytes:
     return b"".join(answers)

@@ -206,6 +206,17 @@ def test_a_base_url_path_is_encoded_for_the_wire():
     assert targets == ["/base%20path/b%C3%A4se%2F/openapi/jobs/J1/report"]
 
 
+def test_an_absolute_url_with_an_upper_case_scheme_is_not_joined_to_the_host(tmp_path):
+    # A download_url may say HTTP:// (schemes are case-insensitive); it was read as a path.
+    with start_scripted({"/obj": Reply(200, OBJECT, "application/gzip")}) as srv:
+        http = _http(srv.url)
+        try:
+            http.download(srv.url.replace("http://", "HTTP://") + "/obj", str(tmp_path / "o"))
+        finally:
+            http.close()
+    assert (tmp_path / "o").read_bytes() == OBJECT
+
+
 def test_every_request_of_a_download_goes_on_a_new_connection(tmp_path):
     routes = {"/a": Reply(302, b"moved", "text/plain", headers={"Location": "/b"}), "/b": Reply(200, OBJECT,
                                                                                         "application/gzip")}

@@ -257,6 +257,7 @@ def test_config_check_exits_3_on_a_wrong_key(bl, sandbox):
     result, services = check(bl, "--host", sandbox.url, "--api-key", "wrong-key-for-check")
     assert result.code == EXIT_AUTH
     assert services[0]["answered"] is True and services[0]["accepted"] is False
+    assert services[0]["status"] == 401  # the status that refused it (was: null)
     assert f"[error] Benchloop {sandbox.url} refused the API key from --api-key" in result.err
     assert "wrong-key-for-check" not in result.out + result.err
 

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import threading
 import tracemalloc
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -333,6 +334,22 @@ def test_a_library_prints_nothing(sandbox, capfd, caplog, tmp_path):
     assert (logging.INFO, f"wrote {tmp_path / 'out' / 'G1' / 'job_list.json'} (40 jobs)") in messages
     assert any(level == logging.WARNING and "readable by other users" in m for level, m in messages)
     assert not any(sandbox.api_key in m for _, m in messages)
+
+
+def test_a_library_prints_nothing_when_logging_is_not_configured(sandbox, tmp_path):
+    # Without a handler of the user's, Python's last resort printed a library's warnings on
+    # stderr ("BASE: 9 of 160 jobs have no score..."); the package's NullHandler keeps it quiet.
+    config = tmp_path / "config.toml"
+    config.write_text("[profile]\n")
+    config.chmod(0o644)  # a warning: the file is readable by other users
+    script = ("import benchloop, sys\n"
+              "with benchloop.Client(host=sys.argv[1], api_key=sys.argv[2], config=sys.argv[3], retry=0) as bl:\n"
+              "    bl.metrics.get(group='G1')\n")
+    done = subprocess.run([sys.executable, "-c", script, sandbox.url, sandbox.api_key, str(config)],
+                          capture_output=True, text=True, timeout=120, cwd=str(tmp_path),
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    assert done.returncode == 0, done.stderr
+    assert (done.stdout, done.stderr) == ("", "")
 
 
 # ------------------------------------------------------- connections, threads

@@ -54,7 +54,12 @@ class NetworkError(BenchloopError):
 
 
 class AuthError(BenchloopError):
-    """HTTP 401: fatal for the whole command (exit 3)."""
+    """HTTP 401: fatal for the whole command (exit 3).  ``status``: the answer's status, when
+    one said so (None for a redirect to a login page)."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
 
 
 class Cancelled(BenchloopError):

@@ -78,7 +78,13 @@ def build_app(prog: str = "bl") -> App:
 
     @app.command(name="help", show=False)
     def help_command(*words: str) -> int:
-        """`bl help [RESOURCE [ACTION]]` is `bl [RESOURCE [ACTION]] --help`."""
+        """`bl help [RESOURCE [ACTION]]` is `bl [RESOURCE [ACTION]] --help`; an unknown word is a
+        usage error, as `bl WORD` is."""
+        found, _apps, unknown = app.parse_commands(list(words))
+        if unknown:
+            from ..base.errors import UsageError
+
+            raise UsageError(f"Unknown command {unknown[0]!r}" + (f" of {' '.join(found)}" if found else "") + ".")
         app.help_print(list(words))
         return 0
 

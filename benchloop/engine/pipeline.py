@@ -117,7 +117,7 @@ class Pipeline:
             self.rt.failed_services.add(endpoint.service)
             if service is None or service.default:
                 raise
-            raise AuthError(f"{service.title} {exc}") from None  # which service refused the key
+            raise AuthError(f"{service.title} {exc}", exc.status) from None  # which service refused the key
         except NetworkError:
             self.rt.failed_services.add(endpoint.service)
             raise

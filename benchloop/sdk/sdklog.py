@@ -22,6 +22,7 @@ from typing import Any
 from ..base.log import Log
 
 LOGGER = logging.getLogger("benchloop")
+LOGGER.addHandler(logging.NullHandler())  # a library is quiet until its user configures logging
 _PREFIXES = (("[progress] ", "progress"), ("[warn] ", logging.WARNING), ("[error] ", logging.ERROR),
              ("[debug] ", logging.DEBUG))
 

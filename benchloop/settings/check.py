@@ -73,7 +73,7 @@ def _ask(rt: Runtime, service: Service, options: dict[str, Any]) -> dict[str, An
             http = rt.service_http(service.name, options)
             http.request_json(check.request.method, path, params, body, headers=render_headers(service, ctx))
     except AuthError as exc:
-        return {"answered": True, "accepted": False, "status": None, "error": str(exc)}
+        return {"answered": True, "accepted": False, "status": exc.status, "error": str(exc)}
     except NetworkError as exc:
         return {"answered": False, "accepted": None, "status": None, "error": str(exc)}
     except ApiError as exc:

@@ -382,7 +382,7 @@ class Http:
         status, answer_headers = response.status_code, response.headers
         kind = classify_status(status, self.auth_statuses)
         if kind is not None:  # the status decides, even over a body we could not decode
-            error = (AuthError(f"authentication failed (HTTP {status})") if kind == AUTH
+            error = (AuthError(f"authentication failed (HTTP {status})", status) if kind == AUTH
                      else ApiError(status, error_body(content, self.api_key)))
             raise Failed(kind, error, retry_after(answer_headers.get("retry-after")))
         if problem:
@@ -426,7 +426,7 @@ class Http:
         from ..base.files import replacing
         from .download import Download
 
-        url = target if target.startswith(("http://", "https://")) else self.host + target
+        url = target if target.lower().startswith(("http://", "https://")) else self.host + target
         # The body is written through its own handle (attempts may append); the
         # descriptor of ``replacing`` holds the writer's lock until the rename.
         with replacing(dest, ".part") as (_fd, tmp):

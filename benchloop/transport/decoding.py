@@ -261,19 +261,36 @@ def redact(content: bytes, secret: str | None) -> bytes:
     return scrub_bytes(content, (secret,)) if secret else content
 
 
+def binary_note(content: bytes, total: int | None = None) -> str | None:
+    """What a message says of ``content`` when it is binary data (not UTF-8, or holding NUL):
+    its size only; None for text."""
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(content) - 3:  # not only a character cut in two at the end
+            text = "\x00"
+        else:
+            text = content[:exc.start].decode("utf-8")
+    if "\x00" in text:
+        return f"({total if total is not None else len(content)} bytes of binary data, not text)"
+    return None
+
+
 def parsed_or_text(content: bytes) -> Any:
     try:
         return json.loads(content)
     except ValueError:
-        return content.decode("utf-8", "replace")
+        return binary_note(content) or content.decode("utf-8", "replace")
 
 
 def error_body(content: bytes, secret: str | None = None) -> Any:
-    """An error answer's body for ``ApiError``: its JSON when small, else the start of its text."""
+    """An error answer's body for ``ApiError``: its JSON when small, else the start of its text
+    (binary data: its size only)."""
     content = redact(content, secret)
     if len(content) <= MAX_ERROR_TEXT:
         return parsed_or_text(content)
-    return cut(content[:MAX_ERROR_TEXT * 4].decode("utf-8", "replace"), len(content))
+    start = content[:MAX_ERROR_TEXT * 4]
+    return binary_note(start, len(content)) or cut(start.decode("utf-8", "replace"), len(content))
 
 
 def error_text(chunks: Iterable[bytes], headers: Mapping[str, str], broken: tuple[type[BaseException], ...],
@@ -294,4 +311,6 @@ def error_text(chunks: Iterable[bytes], headers: Mapping[str, str], broken: tupl
             data = decoder.feed(data, limit)
     except Undecodable:
         pass
-    return cut(redact(data[:limit], secret).decode("utf-8", "replace"), declared_length(headers))
+    data = redact(data[:limit], secret)
+    return binary_note(data, declared_length(headers)) or cut(data.decode("utf-8", "replace"),
+                                                               declared_length(headers))

@@ -160,7 +160,7 @@ class Download:
         and every status but 200 and 206: nothing else is the object)."""
         http, status = self.http, response.status_code
         if status in http.auth_statuses:
-            raise Failed(AUTH, AuthError(f"authentication failed (HTTP {status})"))
+            raise Failed(AUTH, AuthError(f"authentication failed (HTTP {status})", status))
         if self.check is not None:
             self.check(status, response.headers, str(response.request.url))
         if status in (200, 206):
