@@ -294,3 +294,23 @@ def test_a_group_rsi_of_another_group_is_refused(keep_alive, tmp_path):
     assert result.returncode == 1, result.stderr
     assert "names 'G1'" in result.stderr
     assert not any(p.is_file() for p in tmp_path.rglob("*")), list(tmp_path.rglob("*"))
+
+
+def test_an_export_of_another_group_is_not_saved_as_this_groups(keep_alive, tmp_path):
+    # The export's download_url points at G1's rows while G2 is asked for: no row is of a G2 job.
+    rows = b"".join(json.dumps({"job_id": f"G1-J{n}", "step": 0}).encode() + b"\n" for n in range(3))
+
+    def respond(path: str, headers: dict[str, bytes], n: int) -> bytes:
+        if path.endswith("/job-ids"):
+            body = {"group_id": "G2", "total": 2, "job_ids": ["G2-J1", "G2-J2"]}
+        elif "/trace-trajectory/download" in path:
+            body = {"status": "succeeded", "download_url": "/_export/G1.jsonl"}
+        else:
+            return answer(200, rows, "Content-Type: application/x-ndjson")
+        return answer(200, json.dumps(body).encode(), "Content-Type: application/json")
+
+    server = keep_alive(respond)
+    result = run(server.url, "--retry", "0", "trajectory", "download", "-g", "G2", "-o", str(tmp_path))
+    assert result.returncode == 1, result.stderr
+    assert "name none of the group's 2 job(s)" in result.stderr
+    assert not any(p.is_file() for p in tmp_path.rglob("*")), list(tmp_path.rglob("*"))

@@ -14,7 +14,9 @@
    ``json.dumps(indent=2)``.
 
 Rows of jobs that the job-id list does not know are kept after the known
-jobs, in first-appearance order, as the reference client does.
+jobs, in first-appearance order, as the reference client does, with a warning
+that counts them; an export none of whose rows is of a listed job is another
+group's, and fails the group.
 """
 
 from __future__ import annotations
@@ -128,6 +130,15 @@ class RowIndex:
         self.db.execute("CREATE INDEX rows_job ON rows (job, seq)")
         self.db.commit()
 
+    def counts(self) -> tuple[int, int, int, int]:
+        """(jobs listed, rows, rows of listed jobs, jobs only rows name)."""
+        listed, = self.db.execute("SELECT COUNT(*) FROM jobs").fetchone()
+        rows, = self.db.execute("SELECT COUNT(*) FROM rows").fetchone()
+        known, = self.db.execute("SELECT COUNT(*) FROM rows WHERE job IN (SELECT id FROM jobs)").fetchone()
+        others, = self.db.execute("SELECT COUNT(DISTINCT job) FROM rows WHERE job NOT IN (SELECT id FROM jobs)"
+                                  ).fetchone()
+        return listed, rows, known, others
+
     def render(self, row: Any) -> str:
         if self.pretty:
             return encode(row, True).replace("\n", "\n" + ROW_INDENT)
@@ -197,6 +208,19 @@ def write_document(out, group_id: str, index: RowIndex, pretty: bool) -> None:
     out.write("[]\n}\n" if empty else "\n  ]\n}\n")
 
 
+def check_rows(call: StepCall, index: RowIndex) -> None:
+    """An export none of whose rows is of a job the group lists is another group's: the group
+    fails, nothing is written.  Rows of jobs the list does not name are kept (after the listed
+    jobs, as the reference client does), and counted in a warning."""
+    listed, rows, known, others = index.counts()
+    if listed and rows and not known:
+        raise StepError(f"the export's {rows} row(s) name none of the group's {listed} job(s): "
+                        "another group's export, not saved")
+    if others:
+        call.log.warn(f"{call.ident}: {rows - known} export row(s) of {others} job(s) the group's job list "
+                      "does not name, kept after its jobs")
+
+
 @step("trace_export")
 def trace_export(call: StepCall) -> Any:
     """Reassemble the export file whose URL the part's waiter produced (``call.input``)."""
@@ -211,6 +235,7 @@ def trace_export(call: StepCall) -> Any:
         try:
             index.load(export)
             os.unlink(export)
+            check_rows(call, index)
             if dest:
                 atomic_write_stream(dest, lambda out: write_document(out, call.ident, index, call.pretty))
                 call.log.file("wrote", dest)
