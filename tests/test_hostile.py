@@ -470,6 +470,39 @@ def test_ctrl_c_ends_a_command_stalled_in_reads_within_a_second(raw, tmp_path, c
 
 
 @pytest.mark.serial  # timing: run alone (make test runs these after the parallel part)
+def test_sigterm_leaves_no_temp_file_and_exits_143(raw, tmp_path):
+    # Found by the second round-four attack: SIGTERM during a download left `.name.%tmp-*.part`.
+    def listing_then_a_dripped_artifact(conn: socket.socket, server: RawServer) -> None:
+        if server.requests == 1:  # the artifact listing
+            body = json.dumps({"job_id": "J1", "artifacts": [{"name": "r.bin", "url": "x"}]}).encode()
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                         + str(len(body)).encode() + b"\r\n\r\n" + body)
+            server.stopped.wait(120)
+            return
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: 100000\r\n\r\n"
+                     + b"x" * 5000)  # the temp file holds the start; the rest never comes
+        server.stopped.wait(120)
+
+    server = raw(listing_then_a_dripped_artifact)
+    process = subprocess.Popen([sys.executable, "-m", "benchloop", "--host", server.url, "--api-key", API_KEY,
+                                "--retry", "0", "--timeout", "60", "artifacts", "download", "-j", "J1",
+                                "-o", str(tmp_path)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 15
+    while not leftovers(tmp_path) and time.monotonic() < deadline:  # the download's temp file is there
+        time.sleep(0.05)
+    assert leftovers(tmp_path), "the download never started"
+    process.send_signal(signal.SIGTERM)
+    try:
+        _, err = process.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        pytest.fail("SIGTERM did not end the command within 20 s")
+    assert process.returncode == 143, err
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.serial  # timing: run alone (make test runs these after the parallel part)
 def test_a_second_ctrl_c_is_never_ignored(raw, tmp_path):
     server = raw(stall)
     code, took, err = ctrl_c(server.url, "--concurrency", "4", "report", "get", "-j", "J1,J2,J3,J4", signals=2)

@@ -23,6 +23,7 @@ from ..base.errors import (
 from .fast_version import VERSION_LINE, asks_for_version
 from .invocation import STDIN_TOKEN
 
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start ~5 ms
 if TYPE_CHECKING:
     from typing import Any
@@ -147,11 +148,21 @@ def _first_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+def _terminated(signum: int, frame: Any) -> None:
+    """SIGTERM (a CI job cancelled, ``kill``): no temp file is left behind; exit 143 at once
+    (128 + SIGTERM, as a shell reports a command killed by it).  Completed files are intact."""
+    from ..base.files import remove_live_temps
+
+    remove_live_temps()
+    os._exit(EXIT_TERMINATED)
+
+
 def _second_interrupt_exits() -> None:
     import signal
 
     try:
         signal.signal(signal.SIGINT, _first_interrupt)
+        signal.signal(signal.SIGTERM, _terminated)
     except ValueError:  # not the main thread
         pass
 
