@@ -14,6 +14,7 @@ import csv
 import io
 import json
 import math
+import os
 import re
 from html.parser import HTMLParser
 
@@ -413,6 +414,37 @@ def test_bad_options_stop_before_any_request(api, sandbox, args, message):
     result = api("compare", "-g", "BASE,CAND", *args)
     assert result.code == 2 and message in result.err and result.out == ""
     assert not sandbox.stats.get("job_list") and not sandbox.stats.get("group_metrics_detail")
+
+
+@pytest.mark.parametrize(("kind", "message"), [
+    ("file", "it is a file, not a directory"),
+    ("symlink", "it is a symbolic link; refusing to write through it (name its target)"),
+    ("fifo", "it exists and is not a directory (a FIFO, socket or device)"),
+    ("missing parent", "the directory {tmp}/nope does not exist"),
+    ("under a file", "a component of the path is a file, not a directory"),
+])
+def test_a_report_dir_that_cannot_be_one_stops_before_any_request(api, sandbox, tmp_path, kind, message):
+    """--report-dir DIR is checked as --report FILE is: a usage error before the groups are fetched."""
+    target = tmp_path / "dir"
+    if kind == "file":
+        target.write_text("precious")
+    elif kind == "symlink":
+        (tmp_path / "real").mkdir()
+        target.symlink_to(tmp_path / "real")
+    elif kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "missing parent":
+        target = tmp_path / "nope" / "dir"
+    else:
+        (tmp_path / "afile").write_text("precious")
+        target = tmp_path / "afile" / "dir"
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    sandbox.reset_stats()
+    result = api("compare", "-g", "BASE", "-g", "CAND2", "--report-dir", str(target))
+    assert result.code == 2 and result.out == ""
+    assert f"cannot write --report-dir {target}: {message.format(tmp=tmp_path)}" in result.err
+    assert sandbox.stats["requests"] == 0
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
 
 
 def test_a_failed_candidate_leaves_the_others(api):

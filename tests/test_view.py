@@ -228,6 +228,47 @@ def test_a_symlink_is_never_replaced(api, tmp_path):
     assert link.is_symlink() and target.read_text() == "precious"
 
 
+@pytest.mark.parametrize(("given", "written"), [
+    ("fresh/", "fresh/G1-J0001_view.html"),  # a directory: made, the page named after the job
+    ("fresh", "fresh/G1-J0001_view.html"),  # a new name without an extension: a directory too
+    ("a/b/c/", "a/b/c/G1-J0001_view.html"),  # its parents made, as every command's -o DIR
+    ("out.v2/", "out.v2/G1-J0001_view.html"),  # '/' makes a dotted name a directory
+    ("page.html", "page.html"),
+    ("page.txt", "page.txt"),  # a name with an extension is the file, never a directory
+])
+def test_o_names_the_page_or_the_directory_it_goes_in(api, tmp_path, given, written):
+    result = api("view", "-j", "G1-J0001", "-o", f"{tmp_path}/{given}")
+    assert result.code == 0, result.err
+    page_file = tmp_path / written
+    assert page_file.is_file() and page_file.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert f"wrote {tmp_path}/{written}" in result.err
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()) == [written]
+
+
+def test_o_an_existing_file_or_directory_is_what_it_is(api, tmp_path):
+    (tmp_path / "x.html").mkdir()
+    (tmp_path / "noext").write_text("old")
+    assert api("view", "-j", "G1-J0001", "-o", str(tmp_path / "x.html")).code == 0
+    assert (tmp_path / "x.html" / "G1-J0001_view.html").is_file()
+    assert api("view", "-j", "G1-J0001", "-o", str(tmp_path / "noext")).code == 0
+    assert (tmp_path / "noext").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ("afile/", "it is a file, not a directory"),
+    ("afile/sub/", "a component of the path is a file, not a directory"),
+    ("missing/page.html", "the directory {tmp}/missing does not exist"),
+])
+def test_o_that_cannot_be_written_stops_before_any_request(api, sandbox, tmp_path, given, message):
+    (tmp_path / "afile").write_text("precious")
+    sandbox.reset_stats()
+    result = api("view", "-j", "G1-J0001", "-o", f"{tmp_path}/{given}")
+    assert result.code == 2, result.err
+    assert f"cannot write --output-dir {tmp_path}/{given}: {message.format(tmp=tmp_path)}" in result.err
+    assert sandbox.stats["requests"] == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"] and (tmp_path / "afile").read_text() == "precious"
+
+
 def test_dash_prints_the_page(api):
     result = api("view", "-j", "G1-J0001", "-o", "-")
     assert result.code == 0 and result.out.startswith("<!DOCTYPE html>") and "wrote" not in result.err
@@ -380,6 +421,50 @@ def test_compare_report_dir_links_a_page_per_changed_instance(api, tmp_path):
         assert_safe(page_text)
         assert len(parse(page_text)[1].find_all("section", "trial")) == 2
     assert all(not h.startswith(("/", "http", "file:")) for h in links.values())  # relative: zips and mails
+
+
+def test_report_dir_holds_exactly_the_pages_its_index_links(api, tmp_path):
+    """--changes picks the instances the index lists: their pages and no other are written; a
+    second run into the same folder removes the pages of the first that it does not link, and
+    nothing else (the user's files, a page-named file that is no bl view page, a symlink)."""
+    from urllib.parse import unquote
+
+    folder = tmp_path / "report"
+
+    def linked() -> set[str]:
+        _, root = parse((folder / "index.html").read_text(encoding="utf-8"))
+        return {unquote(a.attrs["href"]) for a in root.find_all("a")}
+
+    def pages() -> set[str]:
+        return {p.relative_to(folder).as_posix() for p in (folder / "instances").rglob("*.html")}
+
+    first = api("compare", "-g", "BASE", "-g", "CAND2", "--changes", "regressed", "--report-dir", str(folder))
+    assert first.code == 0, first.err
+    [comparison] = json.loads(first.out)
+    regressed = {f"instances/CAND2/{e['instance']}.html" for e in comparison["instances"] if e["difference"] < 0}
+    assert 0 < len(regressed) < len(comparison["instances"])
+    assert linked() == pages() == regressed
+    assert f"--report-dir: {len(regressed)} side-by-side page(s)" in first.err
+
+    mine = {"notes.txt": "mine", "instances/README": "mine", "instances/CAND2/notes.html": "<p>mine</p>",
+            "instances/CAND2/notes.txt": "mine", "instances/OTHER/.keep": ""}
+    for name, text in mine.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    outside = tmp_path / "outside.html"
+    outside.write_bytes((folder / sorted(regressed)[0]).read_bytes())  # a bl view page, linked to
+    (folder / "instances" / "CAND2" / "link.html").symlink_to(outside)
+
+    second = api("compare", "-g", "BASE", "-g", "CAND2", "--template", "swe-bench-full", "--report-dir", str(folder))
+    assert second.code == 0, second.err
+    now = linked()
+    assert now and now != regressed
+    assert pages() == now | {"instances/CAND2/notes.html", "instances/CAND2/link.html"}
+    stale = regressed - now
+    assert stale and f"--report-dir: removed {len(stale)} page(s) of an earlier run" in second.err
+    for name, text in mine.items():
+        assert (folder / name).read_text() == text, name
+    assert (folder / "instances" / "CAND2" / "link.html").is_symlink() and outside.is_file()
 
 
 # ------------------------------------------------------------ the viewer itself

@@ -489,6 +489,37 @@ def user_file_problem(path: str) -> str | None:
     return None
 
 
+def user_dir_problem(path: str, parents: bool = False, links: bool = False) -> str | None:
+    """Why the directory the user named for the files of an action (``--report-dir DIR``,
+    ``bl view -o DIR/``) cannot take them, or None; a missing one is made by the writer.
+
+    Something else there (a file, a FIFO, socket or device) is refused, and so is a symbolic
+    link unless ``links`` (a link to a directory is then followed, as an output root is).  A
+    missing directory's parent must exist, as a named file's directory must (a typo does not
+    silently make directories), unless ``parents`` (made as well, as the output root is).
+    """
+    target = path.rstrip("/" + os.sep) or path  # "DIR/" is DIR; "/" stays
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        return _REASONS.get(exc.errno or 0) or exc.strerror or str(exc)
+    if mode is not None and stat.S_ISLNK(mode):
+        if not links:
+            return "it is a symbolic link; refusing to write through it (name its target)"
+        return None if os.path.isdir(target) else "it is a symbolic link to something that is not a directory"
+    if mode is not None and stat.S_ISREG(mode):
+        return "it is a file, not a directory"
+    if mode is not None and not stat.S_ISDIR(mode):
+        return "it exists and is not a directory (a FIFO, socket or device); refusing to write there"
+    if mode is None and not parents:
+        parent = os.path.dirname(target) or "."
+        if not os.path.isdir(parent):
+            return f"the directory {parent} does not exist"
+    return None
+
+
 @contextmanager
 def replacing(path: str, suffix: str = ".tmp", mode: int | None = None, user_file: bool = False):
     """Yield ``(fd, tmp)`` of a temp file beside ``path`` (see ``temp_beside``); on

@@ -28,7 +28,7 @@ ROOT_HELP = ("Fetch and download benchmark analysis data (metrics, trajectories,
              "artifacts, analyses) by group id, job id or download-task id. Printing actions write one JSON "
              "array on stdout; download actions write files. Logs and progress go to stderr.")
 EPILOGUE = ("Exit codes: 0 ok, 1 some id failed, 2 usage, 3 authentication, 4 network, 124 a wait timed out, "
-            "130 interrupted, 141 stdout closed.")
+            "130 interrupted, 141 stdout closed, 143 terminated.")
 # Defined here, where every start imports them (a Group first met in a lazily built module
 # would be unknown to the root help page).
 RESOURCES = Group("Resources", sort_key=1)

@@ -194,8 +194,8 @@ def _check_values(action: Action, kwargs: dict[str, Any], stdin_token: str) -> N
             _check_expression(opt, value)
         elif opt.type == "regex" and value is not None:
             _check_regex(opt, value)
-        elif opt.path == "file" and value is not None:
-            kwargs[opt.name] = _output_file(opt, value, stdin_token)
+        elif opt.path in OUTPUT_PATHS and value is not None:
+            kwargs[opt.name] = OUTPUT_PATHS[opt.path](opt, value, stdin_token)
 
 
 def _check_expression(opt: Option, text: str) -> None:
@@ -223,8 +223,8 @@ def _check_regex(opt: Option, text: str) -> None:
 
 
 def _output_file(opt: Option, value: Any, stdin_token: str) -> str:
-    """A file an action writes (``--report``), checked before any request: ``-`` (stdout) as
-    it is, else a path whose directory exists and that is no symlink or special file."""
+    """A file an action writes (``path: file``, ``--report``), checked before any request: ``-``
+    (stdout) as it is, else a path whose directory exists and that is no symlink or special file."""
     import os
 
     from ..base.files import user_file_problem
@@ -236,3 +236,55 @@ def _output_file(opt: Option, value: Any, stdin_token: str) -> str:
     if problem is not None:
         raise UsageError(f"cannot write {opt.flag} {path}: {problem} ({opt.flag} - prints it on stdout)")
     return path
+
+
+def _output_dir(opt: Option, value: Any, stdin_token: str) -> str:
+    """The directory of the files an action writes (``path: checked_dir``, ``--report-dir``),
+    checked before any request as a file is: a directory, or a new one whose parent exists;
+    never a file, symlink or special file."""
+    import os
+
+    from ..base.files import user_dir_problem
+
+    path = os.fspath(value)
+    problem = user_dir_problem(path)
+    if problem is not None:
+        raise UsageError(f"cannot write {opt.flag} {path}: {problem}")
+    return path
+
+
+def names_directory(value: str) -> bool:
+    """Whether the value of a ``path: file_or_dir`` option (``bl view -o``) names a directory:
+    it ends with a separator, or it is an existing directory, or it is a new name without an
+    extension (``-o out``, as every command's ``-o DIR``); anything else names the file itself
+    (``page.html``, ``page.txt``, an existing file)."""
+    import os
+
+    if value.endswith(("/", os.sep)):
+        return True
+    if os.path.lexists(value):
+        return os.path.isdir(value)
+    return not os.path.splitext(os.path.basename(value))[1]
+
+
+def _output_file_or_dir(opt: Option, value: Any, stdin_token: str) -> str:
+    """A file an action writes, or the directory where it names it (``path: file_or_dir``, ``bl
+    view -o``), checked before any request: a directory (:func:`names_directory`) comes back
+    ending with a separator and is made with its parents when missing, as an output root is;
+    a file is checked as ``path: file``."""
+    import os
+
+    from ..base.files import user_dir_problem
+
+    path = os.fspath(value)
+    if not path or path in (stdin_token, "-") or not names_directory(path):  # "": the default
+        return _output_file(opt, path, stdin_token)
+    problem = user_dir_problem(path, parents=True, links=True)
+    if problem is not None:
+        raise UsageError(f"cannot write {opt.flag} {path}: {problem}")
+    return path if path.endswith(("/", os.sep)) else path + os.sep
+
+
+# What the table's ``path:`` kinds of an output check before any request (``dir``, an output
+# root, is made as it is).
+OUTPUT_PATHS = {"file": _output_file, "checked_dir": _output_dir, "file_or_dir": _output_file_or_dir}

@@ -135,7 +135,7 @@ class Option:
     positional: bool = False  # given by position (``GROUP_ID[@CLUSTER]``), not by a flag
     placeholder: str | None = None  # the table's ``metavar``
     required: bool = False  # a positional that must be given
-    path: str | None = None  # "dir" or "file": the value names one (completion, the Python client)
+    path: str | None = None  # "dir", "file", "checked_dir" or "file_or_dir" (the schema): the value names one
     setting: Sources | None = None  # a global option's environment variables, config key and default
     values: tuple[str, ...] = ()  # the values the backend is known to take (``values:``; not enforced)
 

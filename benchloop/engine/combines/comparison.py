@@ -17,12 +17,16 @@ echo it inside an id).  ``--per-instance`` makes the elements one flat row per p
 instance instead (for ``--output csv``).
 
 ``--report-dir DIR`` writes the report as ``DIR/index.html`` and, for every changed
-instance of every candidate, the side-by-side page of a baseline trial and a candidate
-trial (the command ``view``, run through the engine: ``bl view -j BASE_JOB -j CAND_JOB``),
-``DIR/instances/<candidate>/<instance>.html``, linked from the changed-instance table with
-relative links: the folder works from ``file://`` and zipped.  Each side's trial is the
-one that stands for its group on the instance (``viewer.trials.representative``: the most
-common outcome there, a failing one on a tie), among the jobs the comparison counted.
+instance the report lists (``--changes``) of every candidate, the side-by-side page of a
+baseline trial and a candidate trial (the command ``view``, run through the engine: ``bl
+view -j BASE_JOB -j CAND_JOB``), ``DIR/instances/<candidate>/<instance>.html``, linked from
+the changed-instance table with relative links: the folder works from ``file://`` and
+zipped.  Each side's trial is the one that stands for its group on the instance
+(``viewer.trials.representative``: the most common outcome there, a failing one on a tie),
+among the jobs the comparison counted.  The folder holds exactly the pages the index links:
+a page an earlier run wrote there (a ``bl view`` page, ``instances/*/*.html``) that this
+run did not write is removed; nothing else in ``DIR`` is touched.  ``DIR`` was checked
+before any request (``path: checked_dir``: a directory, or a new one whose parent exists).
 """
 
 from __future__ import annotations
@@ -91,17 +95,21 @@ def compare(call: CombineCall) -> Combined:
     files = {str(report): lambda: html_report.render(shared, changes)} if report and results else {}
     folder = options.get("report_dir")
     if folder and results:
-        links = instance_pages(call, results, str(folder))
+        links = instance_pages(call, results, str(folder), changes)
         files[os.path.join(str(folder), "index.html")] = lambda: html_report.render(shared, changes, links)
     return Combined(elements, renderings, files, declared=declared)
 
 
-def instance_pages(call: CombineCall, results: list[dict[str, Any]], folder: str) -> dict[tuple[str, str], str]:
-    """Write the side-by-side page of every changed instance under ``folder``; the relative link
-    of each page written, by (candidate, instance)."""
+def instance_pages(call: CombineCall, results: list[dict[str, Any]], folder: str,
+                   changes: str = "largest") -> dict[tuple[str, str], str]:
+    """Write the side-by-side page of every changed instance the report lists (``changes``, as
+    ``html_report`` picks them) under ``folder``, and remove the pages of an earlier run that
+    this one did not write; the relative link of each page written, by (candidate, instance)."""
     from urllib.parse import quote
 
-    from ...base.files import safe_component
+    from ...base.errors import UsageError
+    from ...base.files import local_error, safe_component, user_file_problem
+    from ...compare.display import changed
     from ...viewer.trials import representative
 
     passes: dict[str, dict[str, Any]] = {}
@@ -109,9 +117,15 @@ def instance_pages(call: CombineCall, results: list[dict[str, Any]], folder: str
         passes[ident] = {str(r.get("job_id")): r.get("pass") for r in rows if isinstance(r, dict)}
     options = call.options
     links: dict[tuple[str, str], str] = {}
-    pages = [(r, e) for r in results for e in r.get("instances") or []]
+    written: set[tuple[str, str]] = set()
+    try:
+        os.makedirs(folder, exist_ok=True)  # its parent exists (checked before any request)
+    except OSError as exc:
+        call.log.warn(str(local_error(exc, folder)))  # the index cannot be written either: said then
+        return links
+    pages = [(r, e) for r in results for e in changed(r, changes, None)[0]]  # what the index lists
     if pages:
-        call.log.info(f"--report-dir: {len(pages)} side-by-side page(s) of the changed instances")
+        call.log.note(f"--report-dir: {len(pages)} side-by-side page(s) of the changed instances")
     for result, entry in pages:
         base, cand = result["baseline"], result["candidate"]
         trials = []
@@ -120,11 +134,72 @@ def instance_pages(call: CombineCall, results: list[dict[str, Any]], folder: str
             trials.append(str(representative(jobs)["job_id"]) if jobs else None)
         if None in trials:
             continue
-        relative = "/".join([PAGES, safe_component(str(cand)), safe_component(f"{entry['instance']}.html")])
+        names = (safe_component(str(cand)), safe_component(f"{entry['instance']}.html"))
+        relative = "/".join([PAGES, *names])
         path = os.path.join(folder, *relative.split("/"))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        ran = call.run("view", {"job": trials, "output_dir": path, "metric": options.get("metric"),
-                                "pass_threshold": options.get("pass_threshold")})
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            # A symlink, special file or directory there is not ours: left alone, no page.
+            problem = user_file_problem(path) or ("it is a directory" if os.path.isdir(path) else None)
+            if problem is not None:
+                raise UsageError(f"cannot write {path}: {problem}")
+            ran = call.run("view", {"job": trials, "output_dir": path, "metric": options.get("metric"),
+                                    "pass_threshold": options.get("pass_threshold")})
+        except (OSError, UsageError) as exc:  # this page only: the others and the index are written
+            call.log.warn(str(local_error(exc, path)) if isinstance(exc, OSError) else str(exc))
+            continue
         if path in ran.paths:
+            written.add(names)
             links[(str(cand), str(entry["instance"]))] = quote(relative)
+    remove_stale_pages(call, os.path.join(folder, PAGES), written)
     return links
+
+
+def remove_stale_pages(call: CombineCall, pages: str, written: set[tuple[str, str]]) -> None:
+    """Remove from ``pages`` (``DIR/instances``) the side-by-side pages an earlier run wrote that
+    this run did not (``written``: (candidate folder, file name)), so that the folder holds
+    exactly what its index links.  Only what this command writes is removed: a regular file
+    named ``*.html`` in a candidate folder (``instances/<candidate>/``, no symlink followed)
+    that begins as a ``bl view`` page does; a candidate folder left empty goes too."""
+    import stat
+
+    def kind(path: str) -> int:
+        try:
+            return os.lstat(path).st_mode
+        except OSError:
+            return 0
+
+    if not stat.S_ISDIR(kind(pages)):
+        return
+    removed = 0
+    try:
+        for candidate in sorted(os.listdir(pages)):
+            folder = os.path.join(pages, candidate)
+            if not stat.S_ISDIR(kind(folder)):
+                continue
+            emptied = False
+            for name in sorted(os.listdir(folder)):
+                path = os.path.join(folder, name)
+                if (candidate, name) in written or name.startswith(".") or not name.endswith(".html"):
+                    continue
+                if stat.S_ISREG(kind(path)) and _a_view_page(path):
+                    os.unlink(path)
+                    removed += 1
+                    emptied = True
+            if emptied and not os.listdir(folder):
+                os.rmdir(folder)
+    except OSError as exc:  # a page that cannot be removed: said, the report is still written
+        call.log.warn(f"--report-dir: cannot remove the pages of an earlier run from {pages}: "
+                      f"{exc.strerror or exc}")
+    if removed:
+        call.log.note(f"--report-dir: removed {removed} page(s) of an earlier run that this report does not link")
+
+
+def _a_view_page(path: str) -> bool:
+    """Whether the file begins as every page of ``bl view`` does (``viewer.page``)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(2048)
+    except OSError:
+        return False
+    return head.startswith(b"<!DOCTYPE html>\n") and b"<title>bl view: " in head

@@ -2,8 +2,10 @@
 
 Each id's value is one trial (step ``trial``: the job, its trajectory, its report, its
 metrics, its images).  With ``--output html`` (the default) the combine writes one
-self-contained page (:mod:`benchloop.viewer.page`) - to ``-o FILE.html``, or under ``-o
-DIR`` (else the output directory) by a name made of the ids - piece by piece, and
+self-contained page (:mod:`benchloop.viewer.page`) - to ``-o FILE`` (``page.html``: a name
+with an extension, or an existing file), or under ``-o DIR`` (``DIR/``, an existing
+directory, or a new name without an extension; made when missing) or else the output
+directory, by a name made of the ids - piece by piece, and
 ``--open`` opens it in the browser; ``-o -`` prints it instead.  Any other ``--output``
 prints the trials' step rows instead of writing a page (:mod:`benchloop.viewer.listing`):
 ``text`` is a readable listing of its own, the others are the generic formats (and
@@ -20,8 +22,6 @@ from ...base.files import safe_component
 from ..combinecall import CombineCall, Combined
 from .registry import combine
 
-PAGE_SUFFIXES = (".html", ".htm")
-
 
 def page_name(trials: list[dict[str, Any]]) -> str:
     """The default file name: ``JOB_view.html``, ``A_vs_B_view.html``, or in ``--instance``
@@ -34,9 +34,11 @@ def page_name(trials: list[dict[str, Any]]) -> str:
 
 
 def page_path(given: str | None, root: str, trials: list[dict[str, Any]]) -> str:
-    """Where the page goes: ``-o FILE.html`` as given; ``-o DIR`` (or the output root) with the
-    default name."""
-    if given and (given.lower().endswith(PAGE_SUFFIXES) or os.path.isfile(given)):
+    """Where the page goes: ``-o FILE`` as given; ``-o DIR`` (or the output root) with the
+    default name.  Which one ``-o`` names was decided once, when the arguments were checked
+    (``arguments.names_directory``: ``DIR/``, an existing directory, a new name without an
+    extension), and a directory came back ending with a separator."""
+    if given and not given.endswith(("/", os.sep)):
         return given
     return os.path.join(given or root, page_name(trials))
 
