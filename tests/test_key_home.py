@@ -182,7 +182,8 @@ def test_a_host_with_user_info_from_the_environment_or_a_profile_is_refused_and_
 # Forms a user may type, valid or not: their password must never be printed back.
 TYPED = ["http://u:SECRETPW@127.0.0.1:9", "http://u:SECRETPW%40127.0.0.1:9", "http://u%3ASECRETPW%40127.0.0.1:9",
          "u:SECRETPW@127.0.0.1:9", "http:u:SECRETPW@127.0.0.1:9", "https:u:SECRETPW@h", "http:/u:SECRETPW@h",
-         "http:\\\\u:SECRETPW@h", "HTTP://U:SECRETPW@H"]
+         "http:\\\\u:SECRETPW@h", "HTTP://U:SECRETPW@H",
+         "http://u:SECRETPW/x@127.0.0.1:9", "https://u:SECRETPW\uff20h"]
 
 
 @pytest.mark.parametrize("typed", TYPED)

@@ -314,3 +314,21 @@ def test_an_export_of_another_group_is_not_saved_as_this_groups(keep_alive, tmp_
     assert result.returncode == 1, result.stderr
     assert "name none of the group's 2 job(s)" in result.stderr
     assert not any(p.is_file() for p in tmp_path.rglob("*")), list(tmp_path.rglob("*"))
+
+
+def test_an_empty_page_glued_behind_another_is_not_taken_as_the_next_groups(keep_alive, tmp_path):
+    # An empty page names no group: read on a used connection it proves nothing, and is asked again.
+    def respond(path: str, headers: dict[str, bytes], n: int) -> bytes:
+        group = "G1" if "group_id=G1" in path else "G2"
+        jobs = [{"job_id": f"{group}-J1", "group_id": group, "created_at": "2026-07-01T00:00:00"}]
+        real = answer(200, json.dumps({"jobs": jobs, "total": 1}).encode(), "Content-Type: application/json")
+        empty = answer(200, json.dumps({"jobs": [], "total": 0}).encode(), "Content-Type: application/json")
+        return real + empty if n == 0 else real
+
+    server = keep_alive(respond)
+    result = run(server.url, "--retry", "0", "--concurrency", "1", "jobs", "download", "-g", "G1,G2",
+                 "-o", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    for group in ("G1", "G2"):
+        listed = json.loads((tmp_path / group / "job_list.json").read_text())["jobs"]
+        assert [j["job_id"] for j in listed] == [f"{group}-J1"], (group, listed)

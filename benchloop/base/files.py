@@ -311,11 +311,16 @@ def remove_live_temps() -> None:
     exit after Ctrl-C, when workers blocked in a read could not clean up after themselves)."""
     import shutil
 
-    with _live_lock:
+    # From a signal handler: the interrupted thread may hold the lock, and would never let go.
+    held = _live_lock.acquire(timeout=0.5)
+    try:
         paths = list(_live)
         _live.clear()
         dirs = list(_live_dirs)
         _live_dirs.clear()
+    finally:
+        if held:
+            _live_lock.release()
     for path in paths:
         try:
             os.unlink(path)

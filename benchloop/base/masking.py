@@ -222,13 +222,22 @@ def shown_url(text: str, variant: Variant = POLICY) -> str:
 
 
 # A base URL's scheme and the slashes after it (either way round; http: and https: without
-# any), then its user info up to the last @ (or %40: read as one by some URL readers).
-_BASE_USERINFO = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.-]*:[/\\]+|https?:)?.*(?:@|%40)",
-                            re.IGNORECASE | re.DOTALL)
+# any), then its user info up to the last @ (or %40, or a fullwidth ＠: read as one by some
+# URL readers) before the path.
+_HEAD = r"^(?P<head>[A-Za-z][A-Za-z0-9+.-]*:[/\\]+|https?:)?"
+_AT = r"(?:@|%40|\uff20)"
+_BASE_USERINFO = re.compile(_HEAD + r"[^/?#]*" + _AT, re.IGNORECASE)  # the authority's user info
+_ANY_USERINFO = re.compile(_HEAD + r".*" + _AT, re.IGNORECASE | re.DOTALL)  # up to any @ at all
 
 
 def shown_base_url(value: str) -> str:
-    """A backend base URL as messages and ``config show`` give it: everything before its
-    last ``@`` (or ``%40``) masked, in any form a user may have typed (``u:p@host``,
-    ``http:u:p@host``, ``http://u:p%40host``), valid or not; else the value as it is."""
-    return _BASE_USERINFO.sub(lambda m: (m.group("head") or "") + MASK + "@", value, count=1)
+    """A backend base URL as messages and ``config show`` give it: its user info masked (all
+    before the authority's last ``@``, ``%40`` or ``＠``), in any form a user may have typed
+    (``u:p@host``, ``http:u:p@host``, ``http://u:p%40host``), valid or not.  An ``@`` only
+    after a ``/`` masks all before it too (``http://u:pa/ss@host`` is user info to some
+    readers): a path with an ``@`` is shown masked rather than a password shown."""
+    def masked(match: re.Match[str]) -> str:
+        return (match.group("head") or "") + MASK + "@"
+
+    shown, found = _BASE_USERINFO.subn(masked, value, count=1)
+    return shown if found else _ANY_USERINFO.sub(masked, value, count=1)

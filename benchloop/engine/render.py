@@ -61,9 +61,10 @@ def identity_check(endpoint: Endpoint, ctx: Context) -> Callable[[Any, bool], No
     """What the answer of this request must name (the endpoint's ``identity``), as a check of
     the parsed answer for ``Http.request_json``: a declared field (``*``: each item of a list)
     that holds another id than the one asked for raises ``IdentityMismatch``.  A missing or
-    null field is accepted (the backend may leave it out) from a new connection only: read on a
-    connection used before, it raises ``IdentityUnverified`` (asked again on a new one), since
-    it may be what a server left on that connection.  None when nothing is declared."""
+    null field, or an answer naming no id at all (an empty page), is accepted (the backend may
+    leave it out) from a new connection only: read on a connection used before, it raises
+    ``IdentityUnverified`` (asked again on a new one), since it may be what a server left on
+    that connection.  None when nothing is declared."""
     identity = endpoint.response.identity
     if not identity:
         return None
@@ -76,20 +77,10 @@ def identity_check(endpoint: Endpoint, ctx: Context) -> Callable[[Any, bool], No
                 if got is not None and str(got) != str(want):
                     raise IdentityMismatch(f"the answer for {'.'.join(path)} {want!r} names {got!r}: "
                                            "another id's answer, not saved")
-            if reused and (not _walks(answer, path) or any(got is None for got in found)):
+            if reused and (not found or any(got is None for got in found)):
                 raise IdentityUnverified(f"the answer for {'.'.join(path)} {want!r} does not name it")
 
     return check
-
-
-def _walks(value: Any, path: tuple[str, ...]) -> bool:
-    """Whether ``value`` has the shape ``path`` reads: every key there, a list at each ``*``
-    (an empty list holds no id to contradict, and is fine)."""
-    if not path:
-        return True
-    if path[0] == "*":
-        return isinstance(value, list) and all(_walks(item, path[1:]) for item in value)
-    return isinstance(value, dict) and path[0] in value and _walks(value[path[0]], path[1:])
 
 
 def _values_at(value: Any, path: tuple[str, ...]) -> Iterator[Any]:

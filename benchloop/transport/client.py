@@ -272,8 +272,8 @@ class Http:
 
     def finish(self, response: Any) -> None:
         """Close a response; a connection in doubt (see :meth:`inspect`) goes with it, and so
-        does that of any answer but a 2xx with a body: what a server sends after an error, a
-        redirect or an empty answer is never read as the next request's answer."""
+        does that of an error, a redirect, a 1xx, a 204 or a 205: what a server sends after
+        one is never read as the next request's answer."""
         status = response.status_code
         if response.extensions.get(NO_REUSE) or not 200 <= status < 300 or status in _EMPTY:
             self.drop(response)
@@ -356,13 +356,11 @@ class Http:
             self.log.debug(f"{label()}: {first} (on a connection used before); asking again on a new connection")
         except IdentityMismatch as first:
             self.log.warn(f"{label()}: {first}; asking again on a new connection")
-        fresh = self._make_client()
+        fresh = self.file_client  # a new connection for every request, closed after it
         try:
             return self.policy.run(method, label, lambda: attempt(fresh))
         except IdentityMismatch as second:
             raise ApiError(200, f"{second} (twice, the second time on a new connection)") from None
-        finally:
-            fresh.close()
 
     def _json_attempt(self, method: str, url: str, params: dict[str, Any] | None, headers: dict[str, str],
                       content: bytes | None, client: Any) -> tuple[Any, bool]:

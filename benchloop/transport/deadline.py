@@ -38,9 +38,9 @@ from typing import Any
 _SHUT_RDWR = 2  # socket.SHUT_RDWR (SD_BOTH on Windows)
 NEW_CONNECTION = "benchloop.new_connection"  # in a response's extensions: made for this request
 IDLE_SECONDS = 30.0  # a wire thread with nothing to do for this long ends
-# The trace events whose return value is the connection's network stream.
-_STREAM_EVENTS = frozenset({"connection.connect_tcp.complete", "connection.start_tls.complete",
-                            "http11.start_tls.complete"})
+# The endings of the trace events whose return value is the connection's network stream
+# (``connection.``, ``http11.``, ``socks.``: a new connection, direct or through a proxy).
+_STREAM_EVENTS = (".connect_tcp.complete", ".start_tls.complete")
 
 
 class Abandoned(Exception):
@@ -163,10 +163,11 @@ class Exchange:
 
     def trace(self, event: str, info: dict[str, Any]) -> None:
         """httpx's ``trace`` extension: learn the connection, and stop once abandoned."""
-        if event in _STREAM_EVENTS:
+        made = event.endswith(_STREAM_EVENTS)
+        if made:
             self.stream = info.get("return_value")
         if self.abandoned:
-            if event in _STREAM_EVENTS and self.stream is not None:
+            if made and self.stream is not None:
                 self.stream.close()  # made but not yet the connection's: nobody else closes it
             raise Abandoned(event)
 

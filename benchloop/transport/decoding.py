@@ -261,17 +261,18 @@ def redact(content: bytes, secret: str | None) -> bytes:
     return scrub_bytes(content, (secret,)) if secret else content
 
 
+_CONTROL_BYTES = bytes(c for c in range(32) if c not in (9, 10, 13))
+
+
 def binary_note(content: bytes, total: int | None = None) -> str | None:
-    """What a message says of ``content`` when it is binary data (not UTF-8, or holding NUL):
-    its size only; None for text."""
-    try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if exc.start < len(content) - 3:  # not only a character cut in two at the end
-            text = "\x00"
-        else:
-            text = content[:exc.start].decode("utf-8")
-    if "\x00" in text:
+    """What a message says of ``content`` when it is binary data (a NUL, or more than a tenth
+    of its bytes control characters or not UTF-8): its size only; None for text (a Latin-1
+    error page is text, its odd bytes replaced)."""
+    if not content:
+        return None
+    text = content.decode("utf-8", "replace")
+    odd = text.count("\ufffd") + sum(content.count(c) for c in _CONTROL_BYTES)
+    if b"\x00" in content or odd * 10 > len(text):
         return f"({total if total is not None else len(content)} bytes of binary data, not text)"
     return None
 
