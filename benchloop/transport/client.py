@@ -59,7 +59,6 @@ from .urls import carries_key, import_httpx, is_login_url, origin, shown_url, wi
 
 KEEPALIVE_EXPIRY = 5.0  # idle keep-alive connections are closed after this many seconds (httpx's default)
 _NO_BODY = frozenset({204, 304})
-_EMPTY = frozenset({204, 205})
 NO_REUSE = "benchloop.no_reuse"  # marks (in a response's extensions) a connection in doubt
 _CONTROL = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")  # in a header value: any control character but tab
 
@@ -271,11 +270,8 @@ class Http:
                 pass
 
     def finish(self, response: Any) -> None:
-        """Close a response; a connection in doubt (see :meth:`inspect`) goes with it, and so
-        does that of an error, a redirect, a 1xx, a 204 or a 205: what a server sends after
-        one is never read as the next request's answer."""
-        status = response.status_code
-        if response.extensions.get(NO_REUSE) or not 200 <= status < 300 or status in _EMPTY:
+        """Close a response; a connection in doubt (see :meth:`inspect`) goes with it."""
+        if response.extensions.get(NO_REUSE):
             self.drop(response)
         response.close()
 
