@@ -469,6 +469,17 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _mode_of(path: str) -> tuple[int | None, str | None]:
+    """``path``'s own mode (``lstat``: a link is a link), None when nothing is there; or why it
+    cannot be looked at."""
+    try:
+        return os.lstat(path).st_mode, None
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, _REASONS.get(exc.errno or 0) or exc.strerror or str(exc)
+
+
 def user_file_problem(path: str) -> str | None:
     """Why a file the user named (``--report FILE``) cannot be written at ``path``, or None.
 
@@ -478,12 +489,9 @@ def user_file_problem(path: str) -> str | None:
     Its directory must exist (a typo does not silently make directories).  A directory at
     ``path`` is left to the write, which names it.
     """
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        mode = None
-    except OSError as exc:
-        return _REASONS.get(exc.errno or 0) or exc.strerror or str(exc)
+    mode, problem = _mode_of(path)
+    if problem is not None:
+        return problem
     if mode is not None and stat.S_ISLNK(mode):
         return "it is a symbolic link; refusing to replace it or write through it (name its target)"
     if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
@@ -504,12 +512,9 @@ def user_dir_problem(path: str, parents: bool = False, links: bool = False) -> s
     silently make directories), unless ``parents`` (made as well, as the output root is).
     """
     target = path.rstrip("/" + os.sep) or path  # "DIR/" is DIR; "/" stays
-    try:
-        mode = os.lstat(target).st_mode
-    except FileNotFoundError:
-        mode = None
-    except OSError as exc:
-        return _REASONS.get(exc.errno or 0) or exc.strerror or str(exc)
+    mode, problem = _mode_of(target)
+    if problem is not None:
+        return problem
     if mode is not None and stat.S_ISLNK(mode):
         if not links:
             return "it is a symbolic link; refusing to write through it (name its target)"

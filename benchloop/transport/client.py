@@ -157,29 +157,30 @@ class Http:
             # Stateless, as every request was before: no cookie is kept from any answer.
             cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])))
 
+    def _lazy(self, name: str, keepalive: bool) -> Any:
+        """The client kept as ``name``, made at its first use."""
+        made = getattr(self, name)
+        if made is None:
+            with self._lock:
+                if self.closed:
+                    raise NetworkError("the HTTP client was closed")
+                made = getattr(self, name)
+                if made is None:
+                    made = self._make_client(keepalive=keepalive)
+                    setattr(self, name, made)
+        return made
+
     @property
     def client(self) -> Any:
         """The ``httpx.Client`` of JSON calls (made at the first request): connections kept alive."""
-        if self._client is None:
-            with self._lock:
-                if self.closed:
-                    raise NetworkError("the HTTP client was closed")
-                if self._client is None:
-                    self._client = self._make_client()
-        return self._client
+        return self._lazy("_client", keepalive=True)
 
     @property
     def file_client(self) -> Any:
-        """The ``httpx.Client`` of downloads: a new connection for every request, closed after it.
-        A file carries no id to check (JSON answers do: ``identity``), so no byte a server sent
-        on a connection before or after a file can become another file."""
-        if self._file_client is None:
-            with self._lock:
-                if self.closed:
-                    raise NetworkError("the HTTP client was closed")
-                if self._file_client is None:
-                    self._file_client = self._make_client(keepalive=False)
-        return self._file_client
+        """The ``httpx.Client`` of downloads and of answers that name no id: a new connection for
+        every request, closed after it.  Such an answer carries no id to check (``identity``),
+        so no byte a server sent on a connection before or after it can become it."""
+        return self._lazy("_file_client", keepalive=False)
 
     def close(self) -> None:
         with self._lock:

@@ -133,10 +133,9 @@ class RowIndex:
     def counts(self) -> tuple[int, int, int, int]:
         """(jobs listed, rows, rows of listed jobs, jobs only rows name)."""
         listed, = self.db.execute("SELECT COUNT(*) FROM jobs").fetchone()
-        rows, = self.db.execute("SELECT COUNT(*) FROM rows").fetchone()
-        known, = self.db.execute("SELECT COUNT(*) FROM rows WHERE job IN (SELECT id FROM jobs)").fetchone()
-        others, = self.db.execute("SELECT COUNT(DISTINCT job) FROM rows WHERE job NOT IN (SELECT id FROM jobs)"
-                                  ).fetchone()
+        rows, known, others = self.db.execute(  # one pass over the rows
+            "SELECT COUNT(*), COUNT(jobs.id), COUNT(DISTINCT CASE WHEN jobs.id IS NULL THEN rows.job END) "
+            "FROM rows LEFT JOIN jobs ON jobs.id = rows.job").fetchone()
         return listed, rows, known, others
 
     def render(self, row: Any) -> str:
