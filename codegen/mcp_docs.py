@@ -50,11 +50,14 @@ def needs(tool: Tool) -> str:
 
 def toolset_of(tool: Tool) -> str:
     """The toolset that serves a tool: ``name (default)`` for one of the default set, ``-`` for
-    describe (served whatever the toolsets)."""
+    describe (served whatever the toolsets), and ``all`` only for a resource that no toolset
+    names (the guide lets a new resource leave ``mcp:`` alone: ``--toolsets all`` serves it)."""
     if tool.resource is None:
         return "-"
     spec = load_model()
-    name = next(n for n, t in spec.mcp.toolsets.items() if tool.resource in t.resources)
+    name = next((n for n, t in spec.mcp.toolsets.items() if tool.resource in t.resources), None)
+    if name is None:
+        return "`all` only"
     return f"`{name}`" + (" (default)" if name in spec.mcp.default else "")
 
 
@@ -102,7 +105,12 @@ def toolsets_table() -> str:
         lines.append(f"| `{name}`{mark} | {_cell(toolset.help)} | {listed or '-'} | {_size(served((name,)))} |")
     every = parse_toolsets(spec, "all")
     loose = [r for r in spec.resources if not any(r in t.resources for t in spec.mcp.toolsets.values())]
-    assert not [t for t in served(every) if t.resource in loose], "a resource with tools is in no toolset"
+    unlisted = [t for t in served(every, gates=True) if t.resource in loose]
+    if unlisted:  # a resource the table added without a toolset: served by `--toolsets all` only
+        names = ", ".join(f"`{t.name}`" for t in unlisted)
+        owners = dict.fromkeys(t.resource for t in unlisted)
+        lines.append(f"| (none: `all` only) | Resources of no toolset ({', '.join(f'`{r}`' for r in owners)}). "
+                     f"| {names} | - |")
     lines += ["",
               f"The default set ({', '.join(default)}): {len(served(default))} tools, {_size(served(default))}. "
               f"`--toolsets all`: {len(served(every))} tools, {_size(served(every))}; with `--allow-writes` and "

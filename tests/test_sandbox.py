@@ -203,16 +203,11 @@ def test_a_media_type_that_is_no_media_type_is_not_repeated(client):
         assert "x-evil" not in r.headers
 
 
-def test_every_table_endpoint_has_a_handler():
-    missing = sorted(set(load_endpoints()) - set(sandbox_handlers.HANDLERS))
-    assert missing == []
-
-
-def test_endpoint_without_handler_answers_501(client, monkeypatch):
-    monkeypatch.delitem(sandbox_handlers.HANDLERS, "group_eval_summary")
-    r = client.get("/openapi/groups/G1/eval_summary")
-    assert r.status_code == 501
-    assert "group_eval_summary" in r.json()["error"]
+def test_every_handler_answers_an_endpoint_of_the_table():
+    """A handler is behaviour for an endpoint of the table (the others answer their declared
+    shape: tests/test_sandbox_generated.py); one for a name the table lost is dead code."""
+    stale = sorted(set(sandbox_handlers.HANDLERS) - set(load_endpoints()))
+    assert stale == []
 
 
 # ---------------------------------------------------------------------- jobs

@@ -33,7 +33,7 @@ from urllib.parse import parse_qs, quote, unquote
 
 from benchloop.table.model import Endpoint
 
-from . import agentplatform, handlers, payloads  # noqa: F401 - agentplatform registers its handlers
+from . import agentplatform, generated, handlers, payloads  # noqa: F401 - agentplatform registers its handlers
 from .dataset import LIVE_GROUP, Dataset
 from .faults import RANGE_ENDPOINTS, FaultPlan, apply_range, fault_response
 from .handlers import ApiError, Request, Response, error_response, json_response
@@ -251,8 +251,8 @@ class App:
                                    trigger=name.endswith("_trigger"))
 
         fn = handlers.HANDLERS.get(name)
-        if fn is None:
-            resp = error_response(501, f"endpoint not implemented by the sandbox: {name}")
+        if fn is None:  # no behaviour of its own: the answer the table declares (generated.py)
+            resp = self._generated(self.router.endpoints[name], match.params, query, body)
         else:
             req = Request(method, name, match.params, query, body, headers, base_url)
             try:
@@ -264,6 +264,14 @@ class App:
         if fault is not None:
             resp.fault = fault.kind
         return name, resp, fault is not None
+
+    def _generated(self, endpoint: Endpoint, params: dict[str, str], query: dict[str, str], body: Any) -> Response:
+        """The answer of an endpoint without a handler, made from its declared response shape."""
+        variables = generated.request_variables(endpoint, params, query, body)
+        if endpoint.response.is_json:
+            return json_response(generated.json_answer(endpoint, variables, self.dataset.seed))
+        data, media = generated.body_answer(endpoint, variables, self.dataset.seed)
+        return Response(body=data, content_type=media)
 
     def refuse(self, match: Any, headers: Headers) -> Response | None:
         """The answer to a request whose key is wrong for the endpoint's service, else None.

@@ -3,8 +3,9 @@
 Why a registry keyed by name: routes come from the endpoint table
 (:mod:`benchloop.sandbox.routing`), so the only link between an operation of
 the table and its behaviour here is the endpoint name.  An endpoint added to
-the table without a handler automatically answers 501, which makes the gap
-visible instead of silently 404-ing.
+the table without a handler answers the shape its ``response:`` declares
+(:mod:`benchloop.sandbox.generated`); a handler is written only for behaviour
+of its own.
 
 Every handler takes ``(app, request)`` and returns a :class:`Response`;
 ``ApiError`` (and its ``not_found`` helper) becomes a JSON error body.
