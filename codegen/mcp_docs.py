@@ -127,4 +127,7 @@ def render() -> dict[Path, str]:
         if not pattern.search(text):
             raise SystemExit(f"{PAGE.relative_to(ROOT)}: no {start} ... {end} block")
         text = pattern.sub(lambda _m, make=make: make(), text, count=1)
+    # The transcript of `bl mcp serve --http` shows how many tools the default toolsets serve.
+    count = len(served(load_model().mcp.default))
+    text = re.sub(r"(mcp serving http://\S+ \()\d+( tools\))", lambda m: f"{m.group(1)}{count}{m.group(2)}", text)
     return {PAGE: text}

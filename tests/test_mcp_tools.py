@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import re
 from types import MappingProxyType
 
 import jmespath
@@ -144,19 +145,27 @@ def test_tools_picks_resources():
     assert parse_tools(SPEC, None) is None
     assert parse_tools(SPEC, "metrics, jobs") == {"metrics", "jobs"}
     tools = served(toolsets={"metrics", "jobs"})
-    assert names(tools) == ["metrics_get", "jobs_get", "jobs_table", "describe"]
+    # Every ungated tool of those two resources, in the table's order, then describe.
+    expected = [t.name for t in all_tools(SPEC) if t.resource in {"metrics", "jobs"} and not t.gates]
+    assert expected and names(tools) == [*expected, "describe"]
+    assert {t.resource for t in tools} == {"metrics", "jobs", None}
     with pytest.raises(ValueError, match="unknown resource"):
         parse_tools(SPEC, "metrics,nope")
 
 
 def test_toolsets_come_from_the_table():
-    assert parse_toolsets(SPEC, None) == SPEC.mcp.default == ("jobs", "metrics", "compare", "reports")
-    assert parse_toolsets(SPEC, "compare, jobs") == ("jobs", "compare")  # the table's order
+    assert parse_toolsets(SPEC, None) == SPEC.mcp.default
+    assert set(SPEC.mcp.default) <= set(SPEC.mcp.toolsets)
+    first, *_, last = SPEC.mcp.toolsets  # given in any order, answered in the table's
+    assert parse_toolsets(SPEC, f"{last}, {first}") == (first, last)
     assert parse_toolsets(SPEC, "all") == ("all",)
-    assert names(served(toolsets=served_resources(SPEC, parse_toolsets(SPEC, None)))) == [
-        "metrics_get", "overview_get", "jobs_get", "jobs_table", "compare", "report_get", "rsi_get", "describe"]
-    with pytest.raises(ValueError, match=r"unknown toolset\(s\) nope; choose from jobs, metrics, .* or all"):
-        parse_toolsets(SPEC, "jobs,nope")
+    default = {r for name in SPEC.mcp.default for r in SPEC.mcp.toolsets[name].resources}
+    expected = [t.name for t in all_tools(SPEC) if t.resource in default and not t.gates]
+    assert expected and names(served(toolsets=served_resources(SPEC, parse_toolsets(SPEC, None)))) == [
+        *expected, "describe"]
+    listed = ", ".join(SPEC.mcp.toolsets)
+    with pytest.raises(ValueError, match=rf"unknown toolset\(s\) nope; choose from {re.escape(listed)} or all"):
+        parse_toolsets(SPEC, f"{first},nope")
     # --toolsets all serves what a server without toolsets served.
     assert names(served(toolsets=served_resources(SPEC, parse_toolsets(SPEC, "all")))) == names(served())
 
@@ -167,7 +176,8 @@ def test_a_tool_that_returns_data_writes_no_local_file():
     compare = next(t for t in all_tools(SPEC) if t.name == "compare")
     assert compare.read_only and "report" not in compare.input_schema["properties"]
     assert {"group", "metric", "pass_threshold", "unit", "status", "template", "cluster", "by", "changes",
-            "per_instance", "query"} == set(compare.input_schema["properties"])
+            "per_instance", "query"} <= set(compare.input_schema["properties"])
+    assert not {"report", "report_dir"} & set(compare.input_schema["properties"])
     assert compare.input_schema["required"] == ["group"]
 
 

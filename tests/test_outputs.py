@@ -35,7 +35,7 @@ def invocations(action: Action, dim: str) -> list[list[str]]:
     ids = TASK_IDS.get(action.resource, IDS[dim]) if dim == "task" else IDS[dim]
     if action.min_ids:
         ids = COMPARE
-    if action.waits:
+    if action.waits and dim == "group":
         ids = WAIT  # a group whose jobs are all done (G1 keeps some running)
     flag = action.dimensions[dim].kind.short
     head = [*action.words, *(w for ident in ids for w in (flag, ident)), *NEEDED.get((action.resource, action.name), [])]

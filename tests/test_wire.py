@@ -65,7 +65,7 @@ def command_lines(tmp: str) -> list[list[str]]:
             continue
         for dim in action.dimensions:
             ids = BRM_IDS if action.resource == "brm" and dim == "task" else IDS[dim]
-            if action.waits:
+            if action.waits and dim == "group":  # a group's wait: one whose jobs all finish
                 ids = WAIT_IDS
             for extra in EXTRA.get((action.resource, action.name), [[]]):
                 extra = [G1_INSTANCE if word == "{G1 instance}" else word for word in extra]
