@@ -112,7 +112,8 @@ def toolsets_table() -> str:
         lines.append(f"| (none: `all` only) | Resources of no toolset ({', '.join(f'`{r}`' for r in owners)}). "
                      f"| {names} | - |")
     lines += ["",
-              f"The default set ({', '.join(default)}): {len(served(default))} tools, {_size(served(default))}. "
+              f"The default set ({', '.join(default)}): {len(served(default))} tools, {_size(served(default))}, "
+              f"of its budget of {spec.mcp.budget / 1024:.1f} KB ({spec.mcp.budget:,} bytes, `mcp: budget`). "
               f"`--toolsets all`: {len(served(every))} tools, {_size(served(every))}; with `--allow-writes` and "
               f"`--allow-downloads DIR` too: {len(served(every, gates=True))} tools, "
               f"{_size(served(every, gates=True))}. Each count includes `describe`.",

@@ -291,3 +291,21 @@ def test_bearer_check():
     assert guards.authorized(b"Bearer abc", "abc") and guards.authorized(b"bearer  abc ", "abc")
     assert not guards.authorized(None, "abc") and not guards.authorized(b"Bearer abd", "abc")
     assert not guards.authorized(b"Basic abc", "abc") and not guards.authorized(b"abc", "abc")
+
+
+def test_many_scalar_fields_are_listed_by_type_in_one_line():
+    """An object of six or more plain scalar fields keeps every name and type in one line; fields
+    of any other schema (an enum, a reference) and required ones keep their schema; it stays open."""
+    from benchloop.mcp_server.compact import FLAT_FIELDS, flat_fields
+
+    scalars = {f"f{i}": {"type": ["number", "null"]} for i in range(FLAT_FIELDS - 1)}
+    scalars["names"] = {"type": "array", "items": {"type": "string"}}
+    shape = {"type": "object", "required": ["id"],
+             "properties": {"id": {"type": "string"}, "verdict": {"type": "string", "enum": ["a", "b"]}, **scalars}}
+    flat = flat_fields(shape)
+    assert set(flat["properties"]) == {"id", "verdict"}
+    assert flat["description"] == (f"number|null: {', '.join(f'f{i}' for i in range(FLAT_FIELDS - 1))}; "
+                                   "string[]: names")
+    assert "additionalProperties" not in flat  # open, as the table's shapes
+    fewer = {**shape, "properties": dict(list(shape["properties"].items())[:FLAT_FIELDS])}
+    assert flat_fields(fewer) == fewer  # five scalars: a schema each

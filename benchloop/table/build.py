@@ -130,7 +130,7 @@ def toolsets(data: Mapping[str, Any] | None) -> Toolsets:
     data = data or {}
     return Toolsets(frozen_map({n: Toolset(n, t["help"], tuple(t["resources"]))
                                 for n, t in (data.get("toolsets") or {}).items()}),
-                    tuple(data.get("default") or ()))
+                    tuple(data.get("default") or ()), int(data.get("budget", 24 * 1024)))
 
 
 def sync(data: Mapping[str, Any] | None) -> Sync | None:

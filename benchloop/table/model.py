@@ -1160,6 +1160,9 @@ class Toolsets:
 
     toolsets: Mapping[str, Toolset] = field(default_factory=frozen_map)
     default: tuple[str, ...] = ()
+    # Bytes of the ``tools`` array of ``tools/list`` that the default toolsets may take (compact
+    # JSON, UTF-8): what an agent reads before its first call.  ``make docs`` reports the use.
+    budget: int = 24 * 1024
 
 
 # ---------------------------------------------------------------------- spec
