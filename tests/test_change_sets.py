@@ -28,7 +28,7 @@ GUIDE = ROOT / "docs" / "adding-an-endpoint.md"
 # The modules that check every command, endpoint, tool or page of the table (they list none).
 SWEEPS = ("test_wire.py", "test_outputs.py", "test_describe.py", "test_openapi.py", "test_cli_help.py",
           "test_mcp_tools.py", "test_mcp_toolsets.py", "test_sdk_parity.py", "test_surface.py",
-          "test_spec.py", "test_model.py", "test_sandbox_generated.py", "test_doc_claims.py")
+          "test_spec.py", "test_model.py", "test_sandbox_generated.py", "test_docs_truth.py")
 _SKIP = {".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache", "demo-out"}
 
 

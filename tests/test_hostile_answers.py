@@ -1,4 +1,5 @@
-"""Round four of the hostile world, the findings about answers (docs/reliability.md "Round four").
+"""Answers a hostile server gives, refused or kept apart (found in round four of the hostile
+world: docs/reliability.md "Round four").
 
 Each test runs a real ``bl`` process against a loopback server that misbehaves on purpose:
 

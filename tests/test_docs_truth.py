@@ -1,4 +1,4 @@
-"""Sentences of the docs that issue 35 found untrue, each held to what bl does.
+"""Sentences of the docs held to what bl does (those a review found untrue once).
 
 * docs/contract.md 4: the fields `config show` prints, `sources` included;
 * docs/contract.md 2.1: the forms `--host` takes (a path prefix yes, a query no);

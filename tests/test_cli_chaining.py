@@ -1,4 +1,4 @@
-"""A newcomer's first hour, round two: commands that chain, typos that speak, docs that are true.
+"""Commands that chain, typos that speak, docs that are true (a newcomer's first hour, round two).
 
 One test (or more) per finding of that round; the README test runs the README's examples
 (among them the chained and filtered commands), and tests/test_ap_cmd.py the ap-cmd hint.
