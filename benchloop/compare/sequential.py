@@ -232,16 +232,17 @@ def warn_running(results: Sequence[dict[str, Any]], groups: Sequence[tuple[str, 
     jobs (a verdict read now and again later is not a 5% verdict)."""
     running = {gid: running_jobs(rows, final) for gid, rows in groups}
     for result in results:
-        for gid in (result["baseline"], result["candidate"]):
-            if running.get(gid):
-                result["warnings"] = [*result["warnings"], running_warning(gid, running[gid])]
+        counts = {gid: running[gid] for gid in (result["baseline"], result["candidate"]) if running.get(gid)}
+        if counts:
+            result["warnings"] = [*result["warnings"], running_warning(counts)]
 
 
-def running_warning(group_id: str, running: int) -> str:
-    """The fixed-sample comparison's warning about a group that still has running jobs."""
-    return (f"{group_id}: {running} job{'s' if running != 1 else ''} still running: a verdict read now and "
-            "again later is wrong more often than 5% (every look is another chance of a false verdict); "
-            "use --sequential (or --watch), whose verdict stays valid however often you look")
+def running_warning(counts: Mapping[str, int]) -> str:
+    """The fixed-sample comparison's warning about groups that still have running jobs."""
+    listed = ", ".join(f"{gid} {n}" for gid, n in counts.items())
+    return (f"jobs still running ({listed}): a verdict read now and again later is wrong more often than "
+            "5% (every look is another chance of a false verdict); use --sequential (or --watch), whose "
+            "verdict stays valid however often you look")
 
 
 def price_rows(result: Mapping[str, Any]) -> list[list[str]]:

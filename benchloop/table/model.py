@@ -1049,6 +1049,15 @@ class Action:
     watch: Watch | None = None  # ``--watch``: the command again at every look of a waiter (``bl compare``)
 
     @property
+    def watch_options(self) -> tuple[str, ...]:
+        """The options of the watch alone (its flag, its waiter's timeout and delay): a command-line
+        mode that waits, so the Python client and the MCP tools do not take them."""
+        if self.watch is None:
+            return ()
+        waiter = self.watch.waiter
+        return tuple(n for n in (self.watch.option, waiter.timeout, waiter.delay.option) if n)
+
+    @property
     def positional(self) -> Option | None:
         return next((o for o in self.options if o.positional), None)
 
