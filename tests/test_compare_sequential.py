@@ -225,7 +225,7 @@ def test_over_candidates_the_p_values_are_holm_adjusted_and_the_level_bonferroni
     low, high = sorted(range(2), key=lambda i: ps[i])
     assert adjusted[low] == pytest.approx(min(1, 2 * ps[low]))
     assert adjusted[high] == pytest.approx(max(adjusted[low], ps[high]))
-    each = sequential.of([(1.0 if c["pass"] else 0.0) - (1.0 if b["pass"] else 0.0) for b, c in zip(base, strong)],
-                         60, ALPHA / 2)
+    differences = [(1.0 if c["pass"] else 0.0) - (1.0 if b["pass"] else 0.0) for b, c in zip(base, strong, strict=True)]
+    each = sequential.of(differences, 60, ALPHA / 2)
     assert results[0]["sequential"]["interval"] == each.interval
     assert results[0]["summary"].startswith("C is better than B (sequential)")
