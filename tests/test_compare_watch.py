@@ -80,6 +80,13 @@ def test_the_watch_ends_exit_124_at_its_timeout_and_prints_the_last_look(sandbox
     assert result.err.count(f"[warn] {BASE}: 30 of 40 jobs have no score") == 1
 
 
+def test_a_timeout_before_anything_is_scored_exits_124_and_prints_nothing(api):
+    result = api("compare", "-g", BASE, "-g", CAND, "--watch", "--interval", "0.1", "--timeout", "0.3")
+    assert result.code == 124 and result.out == ""
+    assert "[info] nothing to compare yet, waiting for jobs to finish" in result.err
+    assert "[error] compare --watch total timeout exceeded" in result.err and "nothing compared yet" in result.err
+
+
 def test_a_group_that_fails_ends_the_watch_with_its_failure(api):
     result = api("compare", "-g", BASE, "-g", "G404", "--watch", "--interval", "0.1", "--timeout", "5")
     assert result.code == 1

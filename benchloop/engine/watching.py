@@ -132,8 +132,9 @@ def run_watch(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[
     except _Stop:
         return EXIT_FAILURE
     except WaitTimeout as exc:
-        if "result" not in last:
-            raise
+        if "result" not in last:  # no look had anything to compare: nothing to print
+            rt.log.error(f"{exc}: nothing compared yet")
+            return EXIT_WAIT_TIMEOUT
         rt.log.warn(f"{exc}: the last look follows")
         timed_out = True
     result = last["result"]
