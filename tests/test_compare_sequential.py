@@ -84,6 +84,21 @@ def test_the_half_width_is_howards_two_sided_boundary(seed, n, horizon):
         assert touching == pytest.approx(abs(seq.mean), rel=1e-9)
 
 
+def test_with_clusters_the_variance_is_at_least_the_cluster_robust_one():
+    rng = random.Random(8)
+    clusters = [f"repo{i % 5}" for i in range(60)]
+    shock = {c: rng.choice([-0.5, 0.5]) for c in set(clusters)}
+    values = [max(-1.0, min(1.0, shock[c] + rng.choice([-0.25, 0, 0.25]))) for c in clusters]
+    x = np.array(values)
+    sums = np.array([np.sum(x[[c == k for c in clusters]] - x.mean()) for k in sorted(set(clusters))])
+    g = sums.size
+    cr1 = g / (g - 1) * np.sum(sums**2) / x.size**2  # the CR1 variance of the mean, written again
+    seq = sequential.of(values, 60, clusters=clusters)
+    plain = sequential.of(values, 60)
+    assert seq.sd**2 == pytest.approx(max(plain.sd**2, x.size * cr1), rel=1e-12)
+    assert seq.sd > plain.sd and seq.p_value > plain.p_value  # correlated within repositories: less evidence
+
+
 def test_few_values_give_no_interval_and_the_interval_stays_inside_minus_one_one():
     assert sequential.of([0.5]).interval is None and sequential.of([]).p_value is None
     wide = sequential.of([1.0] * 3, 300)
