@@ -244,3 +244,40 @@ def test_over_candidates_the_p_values_are_holm_adjusted_and_the_level_bonferroni
     each = sequential.of(differences, 60, ALPHA / 2)
     assert results[0]["sequential"]["interval"] == each.interval
     assert results[0]["summary"].startswith("C is better than B (sequential)")
+
+
+def test_the_commands_path_from_rows_gives_the_same_verdicts_at_every_look():
+    """Seeded runs as rows (jobs running until their time, then scored), looked at 9 times
+    through ``sequential.add`` as ``bl compare --sequential`` does: the same p-value as the
+    sums of the instances finished in both runs, and no more false verdicts than alpha."""
+    rng = np.random.default_rng(31)
+    draws, instances, trials, looks = 150, 80, 2, 9
+    false = 0
+    started = time.monotonic()
+    for _ in range(draws):
+        p = rng.beta(0.7, 0.7, instances)
+        passes = rng.random((2, instances, trials)) < p[None, :, None]
+        times = rng.random((2, instances, trials))
+        decided = False
+        for look in range(1, looks + 1):
+            now = look / looks
+            groups = []
+            for side, gid in enumerate(("B", "C")):
+                rows = [_row(f"{gid}{i}-{k}", f"i{i}", ("succeeded" if passes[side, i, k] else "failed")
+                             if times[side, i, k] <= now else "running",
+                             bool(passes[side, i, k]) if times[side, i, k] <= now else None)
+                        for i in range(instances) for k in range(trials)]
+                groups.append((gid, rows))
+            [result] = [{"baseline": "B", "candidate": "C", "cluster": None, "warnings": [], "paired": {}}]
+            sequential.add([result], groups, FINAL)
+            done = times.max(axis=(0, 2)) <= now
+            d = (passes[1].mean(axis=1) - passes[0].mean(axis=1))[done]
+            expected = sequential.from_sums(d.size, float(d.sum()), float(np.sum((d - d.mean()) ** 2))
+                                            if d.size else 0.0, instances).p_value
+            assert result["sequential"]["instances"] == d.size
+            got = result["sequential"]["p_value"]
+            assert (got is None) == (expected is None) and (got is None or got == pytest.approx(expected, rel=1e-9))
+            decided = decided or result["sequential"]["verdict"] != "inconclusive"
+        false += decided
+    assert false / draws <= ALPHA + 2 * math.sqrt(ALPHA * (1 - ALPHA) / draws)
+    assert time.monotonic() - started < 20
