@@ -140,6 +140,18 @@ def test_every_output_format_shows_both_intervals(sandbox, api, tmp_path):
     assert all(shown in page for shown in _intervals(element)) and "valid at every look" in page
 
 
+def test_the_watch_writes_its_report_once_from_the_last_look(sandbox, api, tmp_path):
+    sandbox.live.pace = 0.03
+    folder = tmp_path / "report"
+    result = api("compare", "-g", BASE, "-g", CAND, "--watch", "--interval", "0.1", "--report-dir", str(folder))
+    assert result.code == 0, result.err
+    [element] = json.loads(result.out)
+    pages = sorted(p.name for p in (folder / "instances" / CAND).iterdir())
+    assert pages == sorted(f"{e['instance']}.html" for e in element["instances"])  # the last look's changes
+    assert result.err.count("side-by-side page(s) of the changed instances") == 1
+    assert "valid at every look" in (folder / "index.html").read_text(encoding="utf-8")
+
+
 def test_the_watch_is_a_command_line_mode_only():
     """The Python client and the MCP tools take no option of a watch (it waits); --sequential they do."""
     model = load_model()

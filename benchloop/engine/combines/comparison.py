@@ -103,7 +103,12 @@ def compare(call: CombineCall) -> Combined:
         return Combined(elements, renderings, page=page, declared=declared, **watched)
     files = {str(report): lambda: html_report.render(shared, changes)} if report and results else {}
     folder = options.get("report_dir")
-    if folder and results:
+    if folder and results and options.get("watch"):  # the pages of the last look only, once it is printed
+        def index() -> str:
+            return html_report.render(shared, changes, instance_pages(call, results, str(folder), changes))
+
+        files[os.path.join(str(folder), "index.html")] = index
+    elif folder and results:
         links = instance_pages(call, results, str(folder), changes)
         files[os.path.join(str(folder), "index.html")] = lambda: html_report.render(shared, changes, links)
     return Combined(elements, renderings, files, declared=declared, **watched)
