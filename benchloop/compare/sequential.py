@@ -291,18 +291,6 @@ def price_rows(result: Mapping[str, Any]) -> list[list[str]]:
 PRICE_TITLE = "the price of looking (pass rate, candidate - baseline): the sequential verdict decides"
 
 
-def terminal_lines(result: Mapping[str, Any]) -> list[str]:
-    """``--output table``: the two intervals, aligned (none without ``sequential``)."""
-    from .display import terminal_text
-    from .terminal import table
-
-    rows = price_rows(result)
-    if not rows:
-        return []
-    return ["", f"  {PRICE_TITLE}", *table([[terminal_text(c) for c in r] for r in rows],
-                                           [False, True, False, True, False], indent="    ")]
-
-
 def markdown_lines(result: Mapping[str, Any]) -> list[str]:
     """``--output markdown``: the two intervals as a table (none without ``sequential``)."""
     rows = price_rows(result)

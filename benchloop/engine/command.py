@@ -122,7 +122,7 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
     if action.watch is not None and opts.get(action.watch.option):
         from .watching import run_watch  # bl compare --watch only
 
-        return run_watch(rt, action, dim, ids, opts)
+        return run_watch(rt, action, dim, ids, opts, execute=execute, runner=runner, error_lines=error_lines)
     output = opts.get("output") or "json"
     query = None
     prints = action.prints and not action.writes_files(opts)

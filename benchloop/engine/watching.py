@@ -21,6 +21,7 @@ exits 3).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
 
 from ..base.errors import EXIT_AUTH, EXIT_FAILURE, EXIT_WAIT_TIMEOUT, AuthError
@@ -69,14 +70,16 @@ class _Stop(Exception):
     """The combine found nothing to combine: its problems were said."""
 
 
-def run_watch(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any]) -> int:
+def run_watch(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any], *,
+              execute: Callable[..., list[Outcome]], runner: Callable[[Runtime], Any],
+              error_lines: Callable[[Runtime, str], None]) -> int:
     """Watch the command (``action.watch``): look until settled or finished; print the last
-    look; the exit code (see the module docstring)."""
+    look; the exit code (see the module docstring).  ``execute``, ``runner`` and
+    ``error_lines`` are ``command.py``'s (which imports this module, not the reverse)."""
     from ..table.templates import Context, render_label
     from . import formats
     from .combinecall import CombineError
     from .combining import combine_outcomes, print_combined, write_files
-    from .command import error_lines, execute, runner
     from .polling import Polling, WaitTimeout
 
     watch = action.watch
