@@ -289,3 +289,13 @@ def test_the_commands_path_from_rows_gives_the_same_verdicts_at_every_look():
         false += decided
     assert false / draws <= ALPHA + 2 * math.sqrt(ALPHA * (1 - ALPHA) / draws)
     assert time.monotonic() - started < 20
+
+
+def test_without_the_pseudo_values_the_early_looks_call_too_much(monkeypatch):
+    """Why s^2 has four pseudo-values of variance 1/2 (the module docstring): with one of 1/4,
+    the coin-flip scenario's early looks are called different more than 5% of the time."""
+    monkeypatch.setattr(sequential, "PRIOR_VALUES", 1)
+    monkeypatch.setattr(sequential, "PRIOR_VARIANCE", 0.25)
+    rate, _, _ = _rates(15, 50, effect=0.0, trials=1, instances=40, coin=True)
+    print(f"\none pseudo-value of 1/4, 50 looks at 40 coin-flip instances: {rate:.3f}")
+    assert rate > ALPHA + 2 * MC_SE

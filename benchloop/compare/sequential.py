@@ -26,10 +26,10 @@ What is computed (``docs/compare.md``, "Looking while runs progress", cites the 
 * ``s^2`` is the variance of the values with four pseudo-values of variance 1/2 mixed in
   (1/2: the largest variance of the difference of two runs of one system on one instance,
   ``2 p (1 - p)`` at ``p = 1/2``): ``(4 * 1/2 + sum (d_i - m)^2) / (4 + t - 1)``.  Without
-  them, three instances that all improved would have ``s = 0`` and a point interval, and
-  the sequence, valid only asymptotically, calls two runs of one system different 7% of
-  the time when looked at after every one of 40 instances; with them, 3-4% (the seeded
-  simulations of the tests show the rates at 9 and 50 looks), at a small cost in power;
+  them, three instances that all improved would have ``s = 0`` and a point interval; with
+  one pseudo-value of variance 1/4 the sequence, valid only asymptotically, calls two runs
+  of one system on 40 coin-flip instances different 6.5% of the time at 50 looks; with
+  these four, 2.8% (the seeded simulations of the tests), at a small cost in power;
 * the **anytime-valid p-value** is the ``alpha`` at which the interval just touches 0:
   ``min(1, sqrt(t rho^2 + 1) * exp(-t^2 rho^2 m^2 / (2 s^2 (t rho^2 + 1))))``; the
   chance that it is ever below ``alpha`` for two runs of one system is at most
