@@ -296,7 +296,7 @@ def markdown_lines(result: Mapping[str, Any]) -> list[str]:
     rows = price_rows(result)
     if not rows:
         return []
-    head = "| interval | difference | interval | over | evidence |"
+    head = "| figure | difference | interval | over | evidence |"
     rule = "| --- | ---: | ---: | ---: | --- |"
     body = ["| " + " | ".join(r) + " |" for r in rows]
     return ["", f"{PRICE_TITLE[0].upper()}{PRICE_TITLE[1:]}:", "", head, rule, *body]
@@ -313,6 +313,6 @@ def html(result: Mapping[str, Any]) -> str:
     cells = "".join("<tr>" + "".join(f"<td{num if i in (1, 2, 3) else ''}>{html_text(c)}</td>"
                                      for i, c in enumerate(r)) + "</tr>" for r in rows)
     return (f"<h3>{html_text(PRICE_TITLE[0].upper() + PRICE_TITLE[1:])}</h3>\n"
-            '<table class="paired sequential"><thead><tr><th>interval</th><th class="num">difference</th>'
+            '<table class="paired sequential"><thead><tr><th>figure</th><th class="num">difference</th>'
             '<th class="num">interval</th><th class="num">over</th><th>evidence</th></tr></thead>'
             f"<tbody>{cells}</tbody></table>")
