@@ -72,7 +72,7 @@ class Sequential:
 
     n: int
     mean: float | None
-    sd: float | None  # the regularised s (the prior pseudo-value mixed in)
+    sd: float | None  # the regularised s (the pseudo-values mixed in; at least the clustered one)
     half_width: float | None
     p_value: float | None  # anytime-valid, against a mean of 0
     horizon: int
