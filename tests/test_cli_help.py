@@ -224,7 +224,8 @@ SERVE_ARGS = ["--port", "0", "--seed", "3", "--groups", "2", "--jobs-per-group",
               "--api-key", "k9", "--latency-ms", "2.5", "--connect-latency-ms", "4",
               "--fault-rate", "0.25", "--fault-seed", "5",
               "--fault-kinds", "status, 429", "--no-range", "--artifact-bytes", "10", "--trajectory-steps", "2",
-              "--export-waiting", "0", "--export-running", "0", "--hostile", "--live-jobs", "3", "--live-pace", "0.5"]
+              "--export-waiting", "0", "--export-running", "0", "--hostile", "--live-jobs", "3", "--live-compare", "6",
+              "--live-pace", "0.5"]
 
 
 @pytest.fixture
@@ -249,7 +250,8 @@ def test_both_sandbox_entry_points_serve_the_same(bl, served):
         "api_key": "k9", "latency_ms": 2.5, "connect_latency_ms": 4.0, "fault_rate": 0.25, "fault_seed": 5,
         "fault_kinds": ("status", "429"),
         "range_support": False, "artifact_bytes": 10, "trajectory_steps": 2, "export_waiting": 0,
-        "export_running": 0, "hostile": True, "compare_jobs": 8, "live_jobs": 3, "live_pace": 0.5}
+        "export_running": 0, "hostile": True, "compare_jobs": 8, "live_jobs": 3, "live_compare": 6,
+        "live_pace": 0.5}
 
 
 def test_both_sandbox_entry_points_share_the_defaults(bl, served):
@@ -267,6 +269,7 @@ def test_both_sandbox_entry_points_share_the_defaults(bl, served):
     (["--port", "70000"], "--port must be between 0 and 65535"),
     (["--groups", "-1"], "--groups must not be negative"),
     (["--compare-jobs", "-1"], "--compare-jobs must not be negative"),
+    (["--live-compare", "-1"], "--live-compare must not be negative"),
 ])
 def test_both_sandbox_entry_points_refuse_the_same_values(bl, served, capsys, args, message):
     from benchloop.sandbox.__main__ import main as module_main

@@ -3,7 +3,8 @@
 The README's ``bash`` blocks are run as written, one block per bash script
 (``set -e -o pipefail``), in a scratch directory, against a sandbox started
 here with the README's data (``bl sandbox serve``'s defaults: seed 7, 3 groups of
-40 jobs, the comparison groups of 160 jobs, the live group of 12, key ``sandbox-key``);
+40 jobs, the comparison groups of 160 jobs, the live group of 12 and the live comparison groups
+of 40, key ``sandbox-key``);
 only the sandbox's port differs, substituted for 8765, and the live group's pace (0.1 s).  A
 line ending with ``# exit N ...`` must exit with N.  A block preceded by
 ``<!-- readme-test: skip (why) -->`` is not run: it installs, starts the
@@ -61,9 +62,9 @@ def script(body: str) -> str:
 
 @pytest.fixture(scope="module")
 def readme_sandbox(make_sandbox):
-    # The live group as `bl sandbox serve` has it, faster (its pace is a timing, not data).
+    # The live groups as `bl sandbox serve` has them, faster (its pace is a timing, not data).
     return make_sandbox(seed=7, groups=3, jobs_per_group=40, tasks_per_group=25, api_key="sandbox-key",
-                        compare_jobs=160, live_jobs=12, live_pace=0.1)
+                        compare_jobs=160, live_jobs=12, live_compare=40, live_pace=0.1)
 
 
 @pytest.mark.parametrize(("line", "body"), blocks(), ids=[f"README.md:{n}" for n, _ in blocks()])

@@ -125,6 +125,25 @@ CASES = {
     "step output of columns that are no columns": (
         lambda d: d["steps"]["job_rows"].update(output={"columns": "keep"}),
         ["steps.job_rows.output: columns 'keep' names no with: value of type columns"]),
+    # -- watch: (bl compare --watch) ------------------------------------------------------
+    "watch option that is no flag": (
+        lambda d: action(d, "compare", "compare")["watch"].update(option="metric"),
+        [f"{where('compare', 'compare')}: watch names no flag option 'metric'"]),
+    "watch of an action without a combine": (
+        lambda d: action(d, "jobs", "wait").update(watch={"option": "interval", "waiter": "comparison_settled"}),
+        [f"{where('jobs', 'wait')}: watch names no flag option 'interval'",
+         f"{where('jobs', 'wait')}: watch needs a combine and the stdout writer (the combine says when it is settled)"]),
+    "watch of an unknown waiter": (
+        lambda d: action(d, "compare", "compare")["watch"].update(waiter="nope"),
+        [f"{where('compare', 'compare')}: watch names unknown waiter 'nope'"]),
+    "watch of a waiter that asks": (
+        lambda d: action(d, "compare", "compare")["watch"].update(waiter="group_jobs_done"),
+        [f"{where('compare', 'compare')}: the waiter of a watch asks nothing itself: 'group_jobs_done' has a "
+         "request or enumeration"]),
+    "watch whose waiter's delay option is missing": (
+        lambda d: action(d, "compare", "compare")["options"].pop("interval"),
+        [f"{where('compare', 'compare')}: delay option of waiter 'comparison_settled' names no number option of "
+         "the action 'interval'"]),
     # -- combines, columns and JMESPath options (bl compare, bl jobs table) -----------------
     "unknown combine": (
         lambda d: action(d, "jobs", "table").update(combine="nope"),

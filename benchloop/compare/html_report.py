@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import charts
+from . import charts, sequential
 from . import display as d
 
 STYLE = """
@@ -72,7 +72,7 @@ def _ids(values: Sequence[Any]) -> str:
 
 
 def _verdict(result: dict[str, Any]) -> str:
-    kind = result["paired"].get("verdict", "inconclusive")
+    kind = (result.get("sequential") or result["paired"]).get("verdict", "inconclusive")
     return f'<p class="verdict {d.html_text(kind)}">{d.html_text(result.get("summary") or "")}</p>'
 
 
@@ -204,6 +204,7 @@ def section(result: dict[str, Any], index: int, changes: str = "largest",
         _groups(result),
         f"<h3>Paired over {p['instances']} instances (candidate &minus; baseline)</h3>",
         _paired(p),
+        sequential.html(result),  # with --sequential: both intervals
         f"<p>{p['improved']} improved, {p['regressed']} regressed, {p['unchanged']} unchanged"
         + (f"; a difference smaller than &plusmn;{d.html_text(d.points(p['mde'], False))} cannot be detected "
            "reliably (80% power)" if d.finite(p.get("mde")) else "") + ".</p>",

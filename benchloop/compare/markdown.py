@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import display as d
-from . import verdicts
+from . import sequential, verdicts
 
 
 def _row(cells: Sequence[str]) -> str:
@@ -51,6 +51,8 @@ def _summary(result: dict[str, Any], candidates: int) -> str:
     """The verdict sentence with its ids escaped (the rest is ours: numbers and words)."""
     escaped = dict(result, baseline=d.markdown_text(result["baseline"]),
                    candidate=d.markdown_text(result["candidate"]))
+    if "sequential" in result:  # --sequential: its verdict leads
+        return d.terminal_text(sequential.sentence(escaped))
     return d.terminal_text(verdicts.sentence(escaped, candidates))
 
 
@@ -89,6 +91,7 @@ def comparison(result: dict[str, Any], changes: str = "largest", names_limit: in
     detectable = (f" Detectable with 80% power: ±{d.points(p['mde'], signed=False)}; sign test p "
                   f"{d.p_text(p.get('sign_test_p'))}." if d.finite(p.get("mde")) else "")
     lines += ["", f"{p['improved']} improved, {p['regressed']} regressed, {p['unchanged']} unchanged.{detectable}"]
+    lines += sequential.markdown_lines(result)  # with --sequential: both intervals
     costs = result.get("costs") or {}
     if costs:
         lines += ["", *_table(

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..base import textwidth
 from . import display as d
+from . import sequential
 
 INSTANCE_COLUMNS = 60  # longest instance name shown before it is cut with "…"
 
@@ -96,6 +97,10 @@ def comparison(result: dict[str, Any], changes: str = "largest", names_limit: in
     detectable = f"; detectable with 80% power: ±{d.points(p['mde'], signed=False)}" if d.finite(p.get("mde")) else ""
     lines.append(f"    instances: {p['improved']} improved, {p['regressed']} regressed, "
                  f"{p['unchanged']} unchanged{detectable}")
+    price = sequential.price_rows(result)  # with --sequential: both intervals
+    if price:
+        lines += ["", f"  {sequential.PRICE_TITLE}", *table([[d.terminal_text(c) for c in r] for r in price],
+                                                           [False, True, False, True, False], indent="    ")]
 
     costs = result.get("costs") or {}
     if costs:

@@ -99,7 +99,10 @@ class Combined:
     is text printed instead of the elements (``--report -``).  ``declared``: the elements
     are the combine's declared output (false: another shape, ``--per-instance``'s rows, whose
     columns the flat formats find by looking).  ``opens``: the files, once written, are opened
-    in the user's browser (``bl view --open``).
+    in the user's browser (``bl view --open``).  ``state``, ``state_line`` and ``settled`` are
+    what a watch reads (an action's ``watch:``, ``engine/watching.py``): a change of ``state``
+    is reported with ``state_line`` on stderr, and ``settled`` ends the watch (``bl compare
+    --watch``: each candidate's sequential verdict; every one reached).
 
     An action that writes files (``writer: files``, ``bl view``) runs its combine too: the
     files are written (and nothing printed), or, when the combine makes none, its ``page`` or
@@ -113,3 +116,6 @@ class Combined:
     page: Callable[[], str] | None = None
     declared: bool = True
     opens: bool = False
+    state: str | None = None
+    state_line: str | None = None
+    settled: bool = False

@@ -119,6 +119,10 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
     """Run one command over its ids; print data and the failure summary; return the exit code."""
     if action.writer == "text":
         return run_text(rt, action, dim, ids, opts)
+    if action.watch is not None and opts.get(action.watch.option):
+        from .watching import run_watch  # bl compare --watch only
+
+        return run_watch(rt, action, dim, ids, opts, execute=execute, runner=runner, error_lines=error_lines)
     output = opts.get("output") or "json"
     query = None
     prints = action.prints and not action.writes_files(opts)

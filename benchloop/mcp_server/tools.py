@@ -307,7 +307,8 @@ def require_ids(action: Action, properties: dict[str, Any]) -> tuple[list[str], 
 def action_tool(spec: Spec, action: Action, kind: str, gates: tuple[str, ...]) -> Tool:
     """The tool of one action of the table (READ, WRITE, LISTING or DOWNLOAD)."""
     settings = setting_options(spec)
-    options = [o for o in action.options if o.name not in STDOUT_OPTIONS and o.name not in settings]
+    options = [o for o in action.options if o.name not in STDOUT_OPTIONS and o.name not in settings
+               and o.name not in action.watch_options]  # a watch waits: a command-line mode only
     fixed: dict[str, Any] = {}
     if action.stdout_when:  # the listing tool sets the flag; the download tool leaves it off
         fixed[action.stdout_when] = kind == LISTING

@@ -48,6 +48,10 @@ Data rules (also what test writers rely on):
   (``live.py``: one more every ``live_pace`` seconds, oldest first, to the final
   status of ``LIVE_FINALS``) and carry ``updated_at``, which no other job has;
   created after every other job, one task per job, so no other answer changes;
+* only with ``live_compare=N`` (N > 0): the live comparison groups of ``LIVE_PAIR``
+  (``GLIVE-BASE``, ``GLIVE-CAND``, ``GLIVE-SAME``), N running jobs each, one per shared
+  instance, finishing with GLIVE's clock (job n of each together, for ``bl compare --watch``);
+  no tasks; created last, so no other answer changes;
 * only with ``hostile=True``: the group ``GHOSTILE`` whose jobs have the ids
   of ``HOSTILE_JOBS`` (``../``, absolute paths, NUL, backslashes, control
   characters, 1,000 characters) and whose artifact listings carry the names of
@@ -85,6 +89,12 @@ LIVE_GROUP = "GLIVE"
 LIVE_FINALS = ("succeeded", "succeeded", "failed", "succeeded", "succeeded", "succeeded",
                "failed", "succeeded", "succeeded", "cancelled", "succeeded", "failed")
 LIVE_START = datetime(2026, 9, 1, 0, 0, 0)  # after every other group (the comparison runs: 30-32 days in)
+
+# The live comparison groups (live_compare=N > 0): N jobs each, one per instance of one shared
+# list, all running until they finish with GLIVE's clock (job n of each together); each job passes
+# with its group's chance.  GLIVE-CAND is much better than GLIVE-BASE (a watch decides before the
+# end), GLIVE-SAME is another run of the baseline's system (a watch ends undecided).
+LIVE_PAIR = {"GLIVE-BASE": 0.3, "GLIVE-CAND": 0.9, "GLIVE-SAME": 0.3}
 
 HOSTILE_GROUP = "GHOSTILE"
 HOSTILE_TASK = "THOSTILE"  # every hostile job
@@ -230,6 +240,7 @@ class Dataset:
         hostile: bool = False,
         compare_jobs: int = 0,
         live_jobs: int = 0,
+        live_compare: int = 0,
     ) -> None:
         if groups < 0:
             raise ValueError("groups must be >= 0")
@@ -239,6 +250,10 @@ class Dataset:
             raise ValueError("live_jobs must be >= 0")
         self.compare_jobs = compare_jobs
         self.live_jobs = live_jobs
+        if live_compare < 0:
+            raise ValueError("live_compare must be >= 0")
+        self.live_compare = live_compare
+        self._live_outcomes: dict[str, list[bool]] = {}
         self.seed = seed
         self.group_count = groups
         self.job_sizes = _per_group(jobs_per_group, groups, "jobs_per_group")
@@ -301,6 +316,9 @@ class Dataset:
             seq = self._compare_groups(seq, self.group_count + 3)
         if self.live_jobs:
             self._live_group(seq, self.group_count + 3 + len(COMPARE_GROUPS))
+            seq += self.live_jobs
+        if self.live_compare:
+            self._live_pair(seq, self.group_count + 4 + len(COMPARE_GROUPS))
         db.executemany("INSERT INTO download_tasks VALUES (?,?,?,?)", self._download_tasks())
         db.executescript(_INDEXES)
         db.commit()
@@ -404,6 +422,28 @@ class Dataset:
         db.executemany(_INSERT_JOB, [(seq + i + 1, *row) for i, row in enumerate(rows)])
         db.execute("UPDATE jobs SET updated_at = created_at WHERE group_id = ?", (LIVE_GROUP,))
 
+    def _live_pair(self, seq: int, idx: int) -> None:
+        """The live comparison groups (``LIVE_PAIR``): ``live_compare`` jobs each, one per shared
+        instance, all running; ``finish_live`` finishes job n of every one of them together."""
+        db, count = self._db, self.live_compare
+        names = self._instance_names(self._rng("names:GLIVE-PAIR"), count)
+        for k, (gid, chance) in enumerate(LIVE_PAIR.items()):
+            rng = self._rng(f"group:{gid}")
+            self._live_outcomes[gid] = [rng.random() < chance for _ in range(count)]
+            db.execute("INSERT INTO groups VALUES (?,?,?,?,?,?,?,?,?)",
+                       (idx + k, gid, "live comparison", TEMPLATES[0], DATASETS[0], CLUSTERS[0],
+                        LIVE_START.isoformat(), count, 0))
+            rows = []
+            for n in range(1, count + 1):
+                created = (LIVE_START + timedelta(seconds=10 * n)).isoformat()
+                rows.append((job_id_for(gid, n), gid, n, created, TEMPLATES[0], "running", names[n - 1], None,
+                             round(5 + 600 * rng.random(), 2), rng.randint(1, 60), rng.randint(100, 50_000),
+                             rng.randint(1_000, 128_000), rng.getrandbits(31)))
+            rows.reverse()  # newest first: seq ascending == list order
+            db.executemany(_INSERT_JOB, [(seq + i + 1, *row) for i, row in enumerate(rows)])
+            db.execute("UPDATE jobs SET updated_at = created_at WHERE group_id = ?", (gid,))
+            seq += count
+
     def finish_live(self, finished: int) -> None:
         """Live jobs 1..``finished`` in their final status (the others running again): the status,
         a score, and ``updated_at`` (creation + 5 minutes per job number, as if they ran in turn)."""
@@ -419,6 +459,15 @@ class Dataset:
                 self._db.execute("UPDATE tasks SET status = ?, score = ? WHERE task_id = ?",
                                  ("pending" if not done else "passed" if status == "succeeded" else "failed",
                                   score, task_id_for(LIVE_GROUP, n)))
+            for gid, outcomes in self._live_outcomes.items():
+                for n, passed in enumerate(outcomes, 1):
+                    done = n <= finished
+                    status = ("succeeded" if passed else "failed") if done else "running"
+                    score = (0.9 if passed else 0.2) if done else None
+                    created = LIVE_START + timedelta(seconds=10 * n)
+                    updated = (created + timedelta(minutes=5 * n)) if done else created
+                    self._db.execute("UPDATE jobs SET status = ?, score = ?, updated_at = ? WHERE job_id = ?",
+                                     (status, score, updated.isoformat(), job_id_for(gid, n)))
             self._db.commit()
 
     def _compare_job_rows(self, gid: str, count: int, names: list[str], chance: list[float],

@@ -35,7 +35,7 @@ class LiveGroup:
 
     @property
     def size(self) -> int:
-        return self.dataset.live_jobs
+        return max(self.dataset.live_jobs, self.dataset.live_compare)  # the live comparison groups too
 
     def due(self) -> int:
         """How many jobs have finished by now."""

@@ -395,6 +395,7 @@ def start_sandbox(
     hostile: bool = False,
     compare_jobs: int = 0,
     live_jobs: int = 0,
+    live_compare: int = 0,
     live_pace: float = 2.0,
     object_store_url: str | None = None,
     redirect_artifacts: bool = False,
@@ -425,11 +426,14 @@ def start_sandbox(
     and ``REPO-CAND`` of N jobs each: runs of one benchmark for ``bl compare`` (0,
     the default, keeps the dataset's totals as they are).  ``live_jobs=N`` adds the live
     group ``GLIVE``: N running jobs, one more finishing every ``live_pace`` seconds once a
-    request names the group (``live.py``; ``Sandbox.live.advance(n)`` finishes n at once).
+    request names the group (``live.py``; ``Sandbox.live.advance(n)`` finishes n at once);
+    ``live_compare=N`` adds the live comparison groups ``GLIVE-BASE``, ``GLIVE-CAND`` and
+    ``GLIVE-SAME`` (N running jobs each, finishing with the same clock).
     """
     plan = FaultPlan(rate=fault_rate, seed=fault_seed, kinds=tuple(fault_kinds))
     dataset = Dataset(seed, groups, jobs_per_group, tasks_per_group, db_path=db_path,
-                      hostile=hostile, compare_jobs=compare_jobs, live_jobs=live_jobs)
+                      hostile=hostile, compare_jobs=compare_jobs, live_jobs=live_jobs,
+                      live_compare=live_compare)
     state = State(export_waiting=export_waiting, export_running=export_running,
                   behavior_running_polls=behavior_running_polls)
     app = App(dataset, Config(api_key=api_key, ap_api_key=ap_api_key, trajectory_steps=trajectory_steps,

@@ -34,8 +34,8 @@ def attribute(name: str) -> str:
 def sdk_options(action: Action) -> list[Option]:
     """The keywords of an action's method, in the table's order: the options its help shows (no
     id option of a dimension the action lacks: ``jobs.get`` takes ``group``, not ``job``), the
-    stdout-only ones left out."""
-    return [o for o in action.visible_options if o.name not in STDOUT_OPTIONS]
+    stdout-only ones and those of a watch (``bl compare --watch``, a command-line mode) left out."""
+    return [o for o in action.visible_options if o.name not in STDOUT_OPTIONS and o.name not in action.watch_options]
 
 
 # ------------------------------------------------------------------ iter

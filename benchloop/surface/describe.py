@@ -379,6 +379,9 @@ def describe_action(spec: Spec, action: Action) -> dict[str, Any]:
     if action.combine:
         out["combine"] = {"name": action.combine.name, "help": action.combine.definition.help,
                           "with": action.combine.params.plain()}
+    if action.watch:
+        out["watch"] = {"option": action.watch.option, "flag": action.flag_of(action.watch.option),
+                        "waiter": action.watch.waiter.name, "help": action.watch.waiter.help}
     if action.extra_args:
         out["extra_args"] = True
     if action.stdout_when:

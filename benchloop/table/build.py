@@ -62,6 +62,7 @@ from .model import (
     Transform,
     Waiter,
     WaitPart,
+    Watch,
     frozen_map,
 )
 from .outputs import Output
@@ -255,7 +256,8 @@ class Builder:
         delay = data.get("delay") or {}
         counts = data.get("counts")
         enumeration = self.enumerations[data["enumeration"]] if data.get("enumeration") else None
-        noun = (enumeration.pagination.collection if enumeration else None) or "items"
+        noun = ((counts or {}).get("noun") or (enumeration.pagination.collection if enumeration else None)
+                or "items")
         result = data.get("result")
         return Waiter(
             name=name, help=data.get("help", ""), acceptors=acceptors, label=data["label"],
@@ -429,7 +431,8 @@ class Builder:
             max_ids=data.get("max_ids"), max_ids_message=data.get("max_ids_message"),
             error_field=data.get("error_field"), progress=progress(data.get("progress")),
             extra_args=bool(data.get("extra_args")), combine=combine,
-            min_ids=data.get("min_ids"), min_ids_message=data.get("min_ids_message"))
+            min_ids=data.get("min_ids"), min_ids_message=data.get("min_ids_message"),
+            watch=Watch(data["watch"]["option"], self.waiters[data["watch"]["waiter"]]) if data.get("watch") else None)
 
     def resource(self, rname: str) -> Resource:
         res = self.data["resources"][rname]

@@ -730,6 +730,28 @@ def _lint_combine(c: _Lint, where: str, action: dict[str, Any]) -> None:
     _check_values(c.spec, where, "combine", name, declared, params, c.problems, set(), _row_columns(c.spec, action))
 
 
+def _lint_watch(c: _Lint, where: str, action: dict[str, Any], options: dict[str, Any]) -> None:
+    """``watch:`` names a flag option of the action and a waiter that asks nothing itself (the
+    engine's looks are its answers) whose timeout and delay options are number options of the
+    action; the action combines what it prints (the combine says when the watch is settled)."""
+    watch = action.get("watch")
+    if not watch:
+        return
+    if options.get(watch["option"], {}).get("type") != "flag":
+        c.add(f"{where}: watch names no flag option {watch['option']!r}")
+    if not action.get("combine") or action["writer"] != "stdout":
+        c.add(f"{where}: watch needs a combine and the stdout writer (the combine says when it is settled)")
+    body = (c.spec.get("waiters") or {}).get(watch["waiter"])
+    if body is None:
+        c.add(f"{where}: watch names unknown waiter {watch['waiter']!r}")
+        return
+    if body.get("request") or body.get("enumeration"):
+        c.add(f"{where}: the waiter of a watch asks nothing itself: {watch['waiter']!r} has a request or enumeration")
+    for key, option in (("timeout", body.get("timeout")), ("delay option", (body.get("delay") or {}).get("option"))):
+        if option and options.get(option, {}).get("type") not in ("int", "float"):
+            c.add(f"{where}: {key} of waiter {watch['waiter']!r} names no number option of the action {option!r}")
+
+
 def _lint_action(c: _Lint, rname: str, aname: str, action: dict[str, Any]) -> None:
     where = f"resources.{rname}.actions.{aname}"
     options = {opt["name"]: opt for opt in action["options"]}
@@ -742,6 +764,7 @@ def _lint_action(c: _Lint, rname: str, aname: str, action: dict[str, Any]) -> No
         c.add(f"{where}: stdout_when names no flag option {listing!r}")
     _check_error_field(c, where, action)
     _lint_combine(c, where, action)
+    _lint_watch(c, where, action, options)
     if action.get("min_ids") and action.get("max_ids") and action["min_ids"] > action["max_ids"]:
         c.add(f"{where}: min_ids {action['min_ids']} is above max_ids {action['max_ids']}")
     outputs: list[_Output] = []

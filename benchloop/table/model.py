@@ -914,6 +914,16 @@ Part = RequestPart | PagedPart | FanOutPart | StepPart | WaitPart | ArchiveEntry
 
 
 @dataclass(frozen=True)
+class Watch:
+    """An action's ``watch:``: with the flag ``option`` given, the command is run again at every
+    look of ``waiter`` (``engine/watching.py``), its combine evaluated each time, until the
+    combine says it is settled or the waiter's acceptors say success (``bl compare --watch``)."""
+
+    option: str
+    waiter: Waiter
+
+
+@dataclass(frozen=True)
 class Combine:
     """An action's named combine (``combine:``): what every id's value together becomes - the
     printed elements, the Python client's and the MCP tool's result (``engine/combines/``)."""
@@ -1036,6 +1046,16 @@ class Action:
     combine: Combine | None = None  # all ids' values become the elements together (``bl compare``)
     min_ids: int | None = None  # fewer different ids is a usage error (before any request)
     min_ids_message: str | None = None
+    watch: Watch | None = None  # ``--watch``: the command again at every look of a waiter (``bl compare``)
+
+    @property
+    def watch_options(self) -> tuple[str, ...]:
+        """The options of the watch alone (its flag, its waiter's timeout and delay): a command-line
+        mode that waits, so the Python client and the MCP tools do not take them."""
+        if self.watch is None:
+            return ()
+        waiter = self.watch.waiter
+        return tuple(n for n in (self.watch.option, waiter.timeout, waiter.delay.option) if n)
 
     @property
     def positional(self) -> Option | None:

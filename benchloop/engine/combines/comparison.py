@@ -57,7 +57,7 @@ def _filters(options: dict[str, Any]) -> str:
 
 @combine("compare")
 def compare(call: CombineCall) -> Combined:
-    from ...compare import html_report, markdown, terminal
+    from ...compare import html_report, markdown, sequential, terminal
     from ...compare.caveats import NothingToCompare
     from ...compare.stats import compare_groups, per_instance
 
@@ -75,6 +75,11 @@ def compare(call: CombineCall) -> Combined:
                                      check=_filters(options))
         except NothingToCompare as exc:  # a group that cannot take part: said before any figure
             raise CombineError(exc.problems) from None
+        final = call.params.optional_texts("final_statuses")
+        if final is not None and (options.get("sequential") or options.get("watch")):
+            sequential.add(results, call.values, final)
+        elif final is not None:
+            sequential.warn_running(results, call.values, final)
         for line in dict.fromkeys(w for r in results for w in r["warnings"]):
             call.log.warn(line)
         elements = per_instance(call.values, cluster=options.get("cluster")) if options.get(
@@ -87,17 +92,26 @@ def compare(call: CombineCall) -> Combined:
         "table": lambda: terminal.render(shared, changes) if shared else "(no comparison)\n",
         "markdown": lambda: markdown.render(shared, changes) if shared else "",
     }
+    watched: dict[str, Any] = {}
+    if results and "sequential" in results[0]:  # what --watch reads (engine/watching.py)
+        state, line, settled = sequential.state(results)
+        watched = {"state": state, "state_line": line, "settled": settled}
     report = options.get("report")
     declared = not options.get("per_instance")
     if report == "-":  # the page instead of the elements (none when nothing was compared)
         page = (lambda: html_report.render(shared, changes)) if results else None
-        return Combined(elements, renderings, page=page, declared=declared)
+        return Combined(elements, renderings, page=page, declared=declared, **watched)
     files = {str(report): lambda: html_report.render(shared, changes)} if report and results else {}
     folder = options.get("report_dir")
-    if folder and results:
+    if folder and results and options.get("watch"):  # the pages of the last look only, once it is printed
+        def index() -> str:
+            return html_report.render(shared, changes, instance_pages(call, results, str(folder), changes))
+
+        files[os.path.join(str(folder), "index.html")] = index
+    elif folder and results:
         links = instance_pages(call, results, str(folder), changes)
         files[os.path.join(str(folder), "index.html")] = lambda: html_report.render(shared, changes, links)
-    return Combined(elements, renderings, files, declared=declared)
+    return Combined(elements, renderings, files, declared=declared, **watched)
 
 
 def instance_pages(call: CombineCall, results: list[dict[str, Any]], folder: str,
