@@ -31,6 +31,7 @@ from typing import Any
 
 from ..base.masking import scrub
 from ..compare.display import html_block, html_text
+from . import numbers
 from . import trials as t
 from .media import data_uri
 from .trajectory import (
@@ -164,9 +165,7 @@ class Writer:
 
 
 def _count(value: Any) -> str:
-    if isinstance(value, float) and not value.is_integer():
-        return f"{value:,.2f}"
-    return f"{int(value):,}"
+    return numbers.shown(value, 2, fixed=True)
 
 
 def _verdict(passed: Any) -> str:

@@ -20,10 +20,11 @@ two runs.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from . import numbers
 
 # The fields shown in a step's header and body; every other field is shown as it came.
 KNOWN = ("step", "role", "tool", "tokens", "content")
@@ -84,20 +85,10 @@ def without_ids(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def _number(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and math.isfinite(value) and value == int(value):
-        return int(value)
-    if isinstance(value, str) and value.strip().isdecimal() and value.strip().isascii():
-        return int(value.strip())
-    return None
-
-
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A number the header shows as it is (a longer integer is kept as a field, exactly)."""
+    number = numbers.value(value)
+    return number is not None and not (isinstance(number, int) and abs(number) >= 10 ** numbers.DIGITS)
 
 
 def called_tools(value: Any) -> list[str]:
@@ -118,7 +109,7 @@ def called_tools(value: Any) -> list[str]:
 def read_step(index: int, item: Any) -> Step:
     if not isinstance(item, dict):
         return Step(index, None, raw=item, is_object=False)
-    step = Step(index, _number(item.get("step")))
+    step = Step(index, numbers.whole(item.get("step")))
     kept: dict[str, Any] = {}
     for key, value in item.items():
         if key == "step" and step.number is not None and (not isinstance(value, str) or value == str(step.number)):
