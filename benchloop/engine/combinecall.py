@@ -99,7 +99,9 @@ class Combined:
     is text printed instead of the elements (``--report -``).  ``declared``: the elements
     are the combine's declared output (false: another shape, ``--per-instance``'s rows, whose
     columns the flat formats find by looking).  ``opens``: the files, once written, are opened
-    in the user's browser (``bl view --open``).
+    in the user's browser (``bl view --open``).  ``failures``: ``(path, message)`` of what the
+    combine could not make (a page of ``--report-dir``): each is said as an error when the files
+    are written, and is a failure of the command (exit 1) that costs nothing else.
 
     An action that writes files (``writer: files``, ``bl view``) runs its combine too: the
     files are written (and nothing printed), or, when the combine makes none, its ``page`` or
@@ -113,3 +115,4 @@ class Combined:
     page: Callable[[], str] | None = None
     declared: bool = True
     opens: bool = False
+    failures: tuple[tuple[str, str], ...] = ()
