@@ -7,7 +7,7 @@ integer no float holds (400 digits) in ``tokens``, ``duration_s``, ``tokens_sent
 converting text to an integer).  The page, the text listing and the JSON rows are each
 made (exit 0), every number shown one way or another (a huge integer by its first digits
 and its count of digits, or, where the viewer keeps it as a field, exactly as it came).
-The helper itself (:mod:`benchloop.viewer.numbers`) is checked on every kind of value.
+The helper itself (:mod:`benchloop.viewer.numeric`) is checked on every kind of value.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from support import API_KEY, NOT_FOUND, js
 
-from benchloop.viewer import numbers
+from benchloop.viewer import numeric
 
 HUGE = int("9" * 400)
 LONG_STEP = "7" * 4400  # over the int conversion limit of 4,300 digits
@@ -98,13 +98,13 @@ def test_two_trials_with_hostile_numbers_align(bl, origins, tmp_path):
                  st.booleans(), st.none(), st.text(max_size=80), st.just("9" * 5000), st.just("1e999")))
 def test_the_helper_never_raises(raw):
     for text in (False, True):
-        number = numbers.value(raw, text)
+        number = numeric.value(raw, text)
         assert number is None or (isinstance(number, (int, float)) and not isinstance(number, bool))
         if isinstance(number, float):
             assert math.isfinite(number)
-        assert isinstance(numbers.shown(number), str)
-    assert numbers.whole(raw) is None or isinstance(numbers.whole(raw), int)
-    assert isinstance(numbers.shown(raw), str) and isinstance(numbers.shown(raw, 2, fixed=True), str)
+        assert isinstance(numeric.shown(number), str)
+    assert numeric.whole(raw) is None or isinstance(numeric.whole(raw), int)
+    assert isinstance(numeric.shown(raw), str) and isinstance(numeric.shown(raw, 2, fixed=True), str)
 
 
 @pytest.mark.parametrize(("raw", "text"), [  # (ids by position: a 20,000-digit id cannot be printed)
@@ -114,13 +114,13 @@ def test_the_helper_never_raises(raw):
     (10**20000, "an integer of about 20,000 digits"),
 ], ids=lambda value: None if not isinstance(value, int) or abs(value) < 10**60 else "huge")
 def test_the_helper_shows_numbers(raw, text):
-    assert numbers.shown(raw) == text
+    assert numeric.shown(raw) == text
 
 
 def test_the_helper_reads_numbers_written_as_text():
-    assert numbers.value("12", text=True) == 12 and numbers.value(" 0.5 ", text=True) == 0.5
-    assert numbers.value("12") is None  # text only when asked
+    assert numeric.value("12", text=True) == 12 and numeric.value(" 0.5 ", text=True) == 0.5
+    assert numeric.value("12") is None  # text only when asked
     for bad in ("nan", "inf", "1e999", "9" * 5000, "", "١٢"):
-        assert numbers.value(bad, text=True) is None, bad
-    assert numbers.whole("12") == 12 and numbers.whole(3.0) == 3 and numbers.whole(3.5) is None
-    assert numbers.whole(LONG_STEP) is None and numbers.whole(float("inf")) is None and numbers.whole(True) is None
+        assert numeric.value(bad, text=True) is None, bad
+    assert numeric.whole("12") == 12 and numeric.whole(3.0) == 3 and numeric.whole(3.5) is None
+    assert numeric.whole(LONG_STEP) is None and numeric.whole(float("inf")) is None and numeric.whole(True) is None

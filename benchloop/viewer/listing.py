@@ -18,7 +18,7 @@ from typing import Any
 
 from ..base.masking import scrub
 from ..compare.display import terminal_text
-from . import numbers
+from . import numeric
 from . import trials as t
 from .trajectory import Step, Trajectory, align, describe_action, first_difference, read
 
@@ -79,7 +79,7 @@ def header_lines(trial: dict[str, Any]) -> list[str]:
     lines = [f"job {o['job_id']}  group {o['group_id'] or '-'}  instance {o['instance_id'] or '-'}  "
              f"template {o['template'] or '-'}",
              f"status {o['status'] or '-'}  score {score} ({t.verdict(o['pass'])})  "
-             f"duration {numbers.shown(o['duration_s'])} s  tokens sent {numbers.shown(o['tokens_sent'])}"]
+             f"duration {numeric.shown(o['duration_s'])} s  tokens sent {numeric.shown(o['tokens_sent'])}"]
     if o["fail_reason"]:
         lines.append(f"fail reason: {o['fail_reason']}" + (f" ({o['sub_fail_reason']})" if o["sub_fail_reason"] else ""))
     for problem in trial.get("problems") or ():
@@ -95,7 +95,7 @@ def step_lines(step: Step, lines: int = LINES, width: int = WIDTH) -> list[str]:
     head = f"#{step.key}"
     head += f" {step.role}" if step.role else ""
     head += f" [{step.tool}]" if step.tool else ""
-    head += f" ({numbers.shown(step.tokens)} tokens)" if step.tokens is not None else ""
+    head += f" ({numeric.shown(step.tokens)} tokens)" if step.tokens is not None else ""
     out = [head]
     text = step_text(step).strip("\n")
     shown = text.split("\n")

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import numbers
+from . import numeric
 
 # The fields shown in a step's header and body; every other field is shown as it came.
 KNOWN = ("step", "role", "tool", "tokens", "content")
@@ -87,8 +87,8 @@ def without_ids(value: Any, depth: int = 0) -> Any:
 
 def _is_number(value: Any) -> bool:
     """A number the header shows as it is (a longer integer is kept as a field, exactly)."""
-    number = numbers.value(value)
-    return number is not None and not (isinstance(number, int) and abs(number) >= 10 ** numbers.DIGITS)
+    number = numeric.value(value)
+    return number is not None and not (isinstance(number, int) and abs(number) >= 10 ** numeric.DIGITS)
 
 
 def called_tools(value: Any) -> list[str]:
@@ -109,7 +109,7 @@ def called_tools(value: Any) -> list[str]:
 def read_step(index: int, item: Any) -> Step:
     if not isinstance(item, dict):
         return Step(index, None, raw=item, is_object=False)
-    step = Step(index, numbers.whole(item.get("step")))
+    step = Step(index, numeric.whole(item.get("step")))
     kept: dict[str, Any] = {}
     for key, value in item.items():
         if key == "step" and step.number is not None and (not isinstance(value, str) or value == str(step.number)):

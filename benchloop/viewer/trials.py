@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import numbers
+from . import numeric
 
 
 def _one(value: Any) -> Any:
@@ -30,7 +30,7 @@ def _one(value: Any) -> Any:
 
 def _number(value: Any) -> float | int | None:
     """A metric's number (sent as a number or as its text), never raising on one too large."""
-    return numbers.value(value, text=True)
+    return numeric.value(value, text=True)
 
 
 def _object(value: Any) -> dict[str, Any]:

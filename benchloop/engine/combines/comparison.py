@@ -93,13 +93,13 @@ def compare(call: CombineCall) -> Combined:
     report = options.get("report")
     declared = not options.get("per_instance")
     if report == "-":  # the page instead of the elements (none when nothing was compared)
-        page = (lambda: html_report.render(shared, changes)) if results else None
+        page = (lambda: html_report.render(shared, changes)) if results else None  # (printed as one text)
         return Combined(elements, renderings, page=page, declared=declared)
-    files = {str(report): lambda: html_report.render(shared, changes)} if report and results else {}
+    files: dict[str, Any] = {str(report): lambda: html_report.generate(shared, changes)} if report and results else {}
     folder = options.get("report_dir")
     if folder and results:
         links, failures = instance_pages(call, results, str(folder), changes)
-        files[os.path.join(str(folder), "index.html")] = lambda: html_report.render(shared, changes, links)
+        files[os.path.join(str(folder), "index.html")] = lambda: html_report.generate(shared, changes, links)
         return Combined(elements, renderings, files, declared=declared, failures=tuple(failures))
     return Combined(elements, renderings, files, declared=declared)
 
@@ -108,14 +108,12 @@ def instance_pages(call: CombineCall, results: list[dict[str, Any]], folder: str
                    ) -> tuple[dict[tuple[str, str], str], list[tuple[str, str]]]:
     """Write the side-by-side page of every changed instance the report lists (``changes``, as
     ``html_report`` picks them) under ``folder``, and remove the pages of an earlier run that
-    this one did not write.  The relative link of each page written, by (candidate, instance),
+    this one did not write.  The relative path of each page written, by (candidate, instance),
     and the ``(path, message)`` of each page that could not be made.
 
     One page is one failure, never the report's: whatever stops a page (a file error, a
     symlink where it goes, a trajectory the page cannot be made of) is that page's failure,
     said with its instance; the other pages and the index are written."""
-    from urllib.parse import quote
-
     from ...base.files import local_error, real_dirs, safe_component, user_file_problem
     from ...compare.display import changed
     from ...viewer.trials import representative
@@ -176,7 +174,7 @@ def instance_pages(call: CombineCall, results: list[dict[str, Any]], folder: str
             continue
         if path in ran.paths:
             written.add(names)
-            links[(str(cand), instance)] = quote(relative)
+            links[(str(cand), instance)] = relative  # (percent-encoded by the report's template)
         else:
             reasons = "; ".join(dict.fromkeys(message for _, message in ran.failures)) or "not written"
             failures.append((path, f"{what}: {reasons}"))
