@@ -311,7 +311,8 @@ def test_the_first_difference_of_two_jobs_also_prints(api):
     assert base["group_id"] == "BASE" and base["pass"] is False and cand["pass"] is True
     assert [s["step"] for s in base["steps"] if s["first_difference"]] == [8]
     again = api("view", "-j", base["job_id"], "-j", cand["job_id"], "--output", "text")
-    assert again.code == 0 and again.out.startswith("First difference at step 8: assistant bash")
+    # What differs comes first, with both values (the tool, then the command): test_first_difference_note.
+    assert again.code == 0 and again.out.startswith("First difference at step 8: tool: bash -> editor; ")
     assert "#8 assistant [bash] (" in again.out and "<== first difference" in again.out
 
 

@@ -20,7 +20,7 @@ from ..base.masking import scrub
 from ..compare.display import terminal_text
 from . import numeric
 from . import trials as t
-from .trajectory import Step, Trajectory, align, describe_action, first_difference, read
+from .trajectory import Step, Trajectory, align, difference, first_difference, note, read
 
 WIDTH = 160  # characters of a row's text
 LINES = 3  # lines of content a listing shows per step
@@ -124,8 +124,8 @@ def text(trials: Sequence[dict[str, Any]], secrets: tuple[str, ...] = (), lines:
         if marked is None:
             out.append("The two trials take the same actions at every step.")
         else:
-            left, right = next(c for k, c in table if k == marked)
-            out.append(f"First difference at step {marked}: {describe_action(left)} | {describe_action(right)}")
+            out.append(f"First difference at step {marked}: "
+                       + note(difference(marked, *next(c for k, c in table if k == marked))))
         out.append("")
     for trial, trajectory in zip(trials, read_trials, strict=True):
         out += header_lines(trial)

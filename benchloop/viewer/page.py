@@ -35,14 +35,18 @@ from . import numeric
 from . import trials as t
 from .media import data_uri
 from .trajectory import (
+    ACTION_FIELDS,
+    SHOWN_CHANGES,
+    Difference,
     Step,
     Trajectory,
     align,
-    describe_action,
+    difference,
     first_difference,
     media_refs,
     read,
     step_media,
+    value_text,
 )
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"  # (the template's, for tests and docs)
@@ -50,9 +54,10 @@ PREVIEW_CHARS = 1200
 PREVIEW_LINES = 16
 
 
-def long_text(text: str, css: str) -> dict[str, Any]:
+def long_text(text: str, css: str, marks: frozenset[int] = frozenset()) -> dict[str, Any]:
     """A text of any length in a ``<pre>`` (``css="pre"``) or prose: its beginning, and the
-    whole folded when it is long."""
+    whole folded when it is long.  ``marks``: the lines (0-based) to highlight, as pieces
+    ``(text, marked)`` of the beginning and of the whole."""
     lines = text.count("\n") + 1
     short = len(text) <= PREVIEW_CHARS and lines <= PREVIEW_LINES
     head = text
@@ -60,19 +65,64 @@ def long_text(text: str, css: str) -> dict[str, Any]:
         head = text[:PREVIEW_CHARS]
         if head.count("\n") >= PREVIEW_LINES:
             head = "\n".join(head.split("\n")[:PREVIEW_LINES])
-    return {"pre": css == "pre", "short": short, "head": head, "text": text,
-            "shown": f"{len(head):,}", "chars": f"{len(text):,}", "lines": f"{lines:,}"}
+    shown = {"pre": css == "pre", "short": short, "head": head, "text": text,
+             "shown": f"{len(head):,}", "chars": f"{len(text):,}", "lines": f"{lines:,}", "marked": None}
+    if marks:
+        shown["marked"] = {"head": _pieces(head, marks), "text": _pieces(text, marks)}
+    return shown
 
 
-def value_text(value: Any) -> dict[str, Any]:
-    """A field's value: text as text (a diff reads as a diff), anything else as pretty JSON."""
+def _pieces(text: str, marks: frozenset[int]) -> list[tuple[str, bool]]:
+    """``text`` as pieces: each marked line alone, the lines between in runs (every line keeps
+    its line feed)."""
+    out: list[tuple[str, bool]] = []
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        line = line + "\n" if i < len(lines) - 1 else line
+        marked = i in marks
+        if out and not marked and not out[-1][1]:
+            out[-1] = (out[-1][0] + line, marked)
+        else:
+            out.append((line, marked))
+    return out
+
+
+def field_text(value: Any, differing: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """A field's value: text as text (a diff reads as a diff), anything else as pretty JSON;
+    ``differing``: the names of arguments whose lines are highlighted (a text is one)."""
     if isinstance(value, str):
-        return long_text(value, "pre")
-    return long_text(json.dumps(value, indent=2, ensure_ascii=False, default=str), "pre")
+        return long_text(value, "pre", frozenset({0}) if differing else frozenset())
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    marks = frozenset(i for i, line in enumerate(text.split("\n")) if _key_of(line) in differing)
+    return long_text(text, "pre", marks)
 
 
-def fields(values: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    return [(key, value_text(value)) for key, value in values.items()]
+def _key_of(line: str) -> str | None:
+    """The key a line of pretty JSON sets (``  "path": ...`` -> ``path``), or None."""
+    stripped = line.lstrip()
+    if not stripped.startswith('"'):
+        return None
+    try:
+        key, _ = json.JSONDecoder().raw_decode(stripped)
+    except ValueError:
+        return None
+    return key if isinstance(key, str) and stripped[len(json.dumps(key, ensure_ascii=False)):].startswith(":") else None
+
+
+def fields(values: dict[str, Any], differing: frozenset[str] = frozenset()) -> list[tuple[str, dict[str, Any]]]:
+    """Each field's value to show; the action fields (``tool_calls``, ``command``...) with the lines
+    of the ``differing`` arguments marked."""
+    return [(key, field_text(value, _differing_in(key, differing) if key in ACTION_FIELDS and differing
+                             else frozenset()))
+            for key, value in values.items()]
+
+
+def _differing_in(field: str, names: frozenset[str]) -> frozenset[str]:
+    """The keys to mark in an action field for the differing argument names (``call 2 path`` and
+    ``action.path`` are ``path``; a field that is itself the argument, ``command``: all of it)."""
+    if field in names:
+        return frozenset({field})
+    return frozenset(n.split(" ")[-1].split(".")[-1] for n in names)
 
 
 def images(refs: list[tuple[str, str]], media: dict[str, Any]) -> list[dict[str, Any]]:
@@ -85,15 +135,22 @@ def images(refs: list[tuple[str, str]], media: dict[str, Any]) -> list[dict[str,
     return out
 
 
-def card(step: Step, media: dict[str, Any], marked: bool = False, anchor: str | None = None) -> dict[str, Any]:
-    """What the card of a step shows."""
+def card(step: Step, media: dict[str, Any], marked: bool = False, anchor: str | None = None,
+         diff: Difference | None = None, side: int = 0) -> dict[str, Any]:
+    """What the card of a step shows; in the row of the first difference (``diff``), which of its
+    arguments differ from the other side's (``side``: 0 left, 1 right), with this side's value."""
     shown: dict[str, Any] = {"key": step.key, "anchor": anchor, "odd": not step.is_object,
-                             "images": images(step_media(step), media)}
+                             "images": images(step_media(step), media), "differs": []}
     if not step.is_object:
         shown["raw"] = long_text(json.dumps(step.raw, indent=2, ensure_ascii=False, default=str), "pre")
         return shown
     role = step.role or ""
-    shown.update(role=step.role, tool=step.tool, marked=marked, fields=fields(step.fields),
+    names = frozenset() if diff is None else frozenset(
+        diff.names + (["name"] if any(n == "tool" for n, _, _ in diff.changed) else []))
+    if diff is not None:
+        shown["differs"] = [(name, value_text(values[side], values[1 - side]))
+                            for name, *values in diff.changed]
+    shown.update(role=step.role, tool=step.tool, marked=marked, fields=fields(step.fields, names),
                  tokens=None if step.tokens is None else numeric.shown(step.tokens, 2, fixed=True),
                  css="assistant" if role == "assistant" else "other",
                  body=None if step.content is None else long_text(
@@ -152,11 +209,9 @@ def render(trials: Sequence[dict[str, Any]], secrets: tuple[str, ...] = ()) -> I
     if len(trials) == 2:
         rows = align(*trajectories)
         marked = first_difference(rows)
-        context.update(rows=_rows(rows, marked, media), empty=not rows, same=marked is None and bool(rows),
-                       names=[x.get("job_id") for x in trials])
-        if marked is not None:
-            left, right = next(c for k, c in rows if k == marked)
-            context["difference"] = {"key": marked, "left": describe_action(left), "right": describe_action(right)}
+        diff = None if marked is None else difference(marked, *next(c for k, c in rows if k == marked))
+        context.update(rows=_rows(rows, marked, media, diff), empty=not rows, same=marked is None and bool(rows),
+                       names=[x.get("job_id") for x in trials], difference=None if diff is None else _banner(diff))
     else:
         trajectory = trajectories[0] if trajectories else Trajectory([], {}, None)
         context.update(cards=_cards(trajectory, media), empty=not trajectory.steps)
@@ -171,8 +226,20 @@ def _cards(trajectory: Trajectory, media: dict[str, Any]) -> Iterator[dict[str, 
         yield card(step, media, anchor=anchor)
 
 
-def _rows(rows: list[tuple[int, list[list[Step]]]], marked: int | None,
-          media: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def _rows(rows: list[tuple[int, list[list[Step]]]], marked: int | None, media: dict[str, Any],
+          diff: Difference | None) -> Iterator[dict[str, Any]]:
     for key, sides in rows:
-        diff = key == marked
-        yield {"key": key, "diff": diff, "cells": [[card(s, media, marked=diff) for s in side] for side in sides]}
+        here = key == marked
+        shown = diff if here and diff is not None and diff.changed else None
+        yield {"key": key, "diff": here,
+               "cells": [[card(s, media, marked=here, diff=shown, side=i) for s in steps]
+                         for i, steps in enumerate(sides)]}
+
+
+def _banner(diff: Difference) -> dict[str, Any]:
+    """The first-difference note: the differing role, tool and arguments first, each with both
+    values, then what the two sides share (or, when no step pair compares, each side's action)."""
+    return {"key": diff.key, "kind": diff.kind, "left": diff.left, "right": diff.right,
+            "changed": [(name, value_text(a, b), value_text(b, a)) for name, a, b in diff.changed[:SHOWN_CHANGES]],
+            "more": max(0, len(diff.changed) - SHOWN_CHANGES),
+            "same": [(name, value_text(v, chars=40)) for name, v in diff.same]}
