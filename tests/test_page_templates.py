@@ -2,9 +2,9 @@
 not cover hold against hostile strings.
 
 * Markup lives in the templates (``benchloop/viewer/templates/``,
-  ``benchloop/compare/templates/``): the modules that say what a page shows build no tag,
-  and no template marks a value safe (``|safe``, ``Markup``), so nothing reaches a page
-  unescaped but the charts, which a module vouches for with ``templating.markup``.
+  ``benchloop/compare/templates/``): the modules that say what a page shows (the charts
+  included: shapes as data) build no tag, and no template marks a value safe (``|safe``,
+  ``Markup``), so nothing reaches a page unescaped.
 * Every output is masked, its hiding characters shown as escapes, and escaped
   (``finalize`` + autoescape); ``|block`` keeps the lines of a ``<pre>``; ``|href`` and
   ``|css`` make a relative link and a class name of any string.  Each is tried with
@@ -30,7 +30,8 @@ from hypothesis import strategies as st
 from benchloop.base import templating
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE_MODULES = [ROOT / "benchloop" / "viewer" / "page.py", ROOT / "benchloop" / "compare" / "html_report.py"]
+PAGE_MODULES = [ROOT / "benchloop" / "viewer" / "page.py", ROOT / "benchloop" / "compare" / "html_report.py",
+                ROOT / "benchloop" / "compare" / "charts.py"]
 TEMPLATES = sorted((ROOT / "benchloop").rglob("templates/*.html"))
 HOSTILE = ["<script>alert(1)</script>", '" onmouseover="alert(2)', "' onfocus='alert(3)", "javascript:alert(4)",
            "../../etc/passwd", "a%2Fb c?x=1#frag", "\x1b[31mred\u202eevil", "&amp; &lt;", "</pre><script>",
@@ -116,10 +117,19 @@ def test_css_makes_one_class_name_of_anything(value):
     assert re.fullmatch(r"[a-z0-9-]*", name) and len(name) == len(value.lower())
 
 
-def test_only_a_vouched_chart_passes_as_markup():
-    svg = '<svg width="1" height="1"><title>t</title></svg>'
-    assert render("{{ c }}", c=templating.markup(svg)) == svg
-    assert render("{{ c }}", c=svg) != svg  # a plain string is text, whatever it holds
+@pytest.mark.parametrize("name", HOSTILE)
+def test_a_chart_draws_any_name_as_text(name):
+    """A group, slice or cluster name is a text, a tooltip and a label of a chart: never markup."""
+    from benchloop.compare import charts
+
+    drawn = charts.drawn(charts.differences([(name, 0.25, [0.1, 0.4]), ("b", -0.5, None)], "slice"))
+    _, root = parse(drawn)
+    [svg] = root.find_all("svg")
+    assert svg.attrs["class"] == "chart-slices" and not root.find_all("script") and "\x1b" not in drawn
+    assert templating.shown(charts._short(name, 30)) in [t.all_text() for t in root.find_all("text")]
+    assert any(templating.shown(name) in t.all_text() for t in root.find_all("title"))
+    for node in root.iter():
+        assert not any(attr.startswith("on") or attr == "href" for attr in node.attrs), node.tag
 
 
 def test_pages_are_generated_piece_by_piece():

@@ -22,7 +22,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import API_KEY, NOT_FOUND, binary, js
 
-from benchloop.compare.display import html_block
 from benchloop.sandbox import payloads
 from benchloop.sandbox.dataset import HOSTILE_JOBS, Dataset
 from benchloop.viewer import listing, media, page, trials
@@ -589,9 +588,14 @@ def _assert_shown(step, text: str) -> None:
         assert _shown(value) in text, (key, value)
 
 
-def test_html_block_keeps_lines_and_shows_hiding_characters():
-    assert html_block("a\r\nb\tc") == "a\nb\tc"
-    assert html_block("x\x1by\u202e<") == "x\\x1by\\u202e&lt;"
+def test_a_block_keeps_lines_and_shows_hiding_characters():
+    from benchloop.base.templating import environment
+
+    def block(text: str) -> str:
+        return environment("viewer").from_string("{{ v|block }}").render(v=text)
+
+    assert block("a\r\nb\tc") == "a\nb\tc"
+    assert block("x\x1by\u202e<") == "x\\x1by\\u202e&lt;"
 
 
 # ------------------------------------------------------------ the sandbox's story

@@ -14,9 +14,9 @@ the template's author remembers:
 
 What autoescape cannot know is kept in the few filters below, each for one context:
 ``block`` (text in a ``<pre>``: line feeds and tabs kept), ``href`` (a relative link of
-``--report-dir``: percent-encoded, no scheme), ``css`` (a class name: only ``[a-z0-9-]``);
-and markup a module made itself is passed as ``Markup`` only where that module escaped what
-it holds (the inline SVG charts).
+``--report-dir``: percent-encoded, no scheme), ``css`` (a class name: only ``[a-z0-9-]``).
+No module passes markup of its own: the report's charts are data that a template draws too
+(``compare/templates/chart.svg``).
 
 Pages are streamed (``Template.generate``): a 50 MB trajectory is written piece by piece,
 never held as one string.  Jinja2 is imported only when a page is made (never at start).
@@ -102,8 +102,3 @@ def generate(package: str, name: str, secrets: tuple[str, ...] = (), **context: 
     """The page ``name`` of ``benchloop.<package>``'s templates, piece by piece."""
     return environment(package).get_template(name).generate(secrets=secrets, **context)
 
-
-def markup(made: str) -> Markup:
-    """Markup a module made itself and vouches for (an inline SVG chart that escaped each of its
-    texts): output as it is.  Never for a value from the server."""
-    return Markup(made)

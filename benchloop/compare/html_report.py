@@ -7,8 +7,8 @@ too), no JavaScript, the charts inline SVG (:mod:`.charts`).  The markup is the 
 ``templates/report.html`` (Jinja2, autoescaped: :mod:`benchloop.base.templating`): every
 string that came from the server or the user is escaped where the template outputs it,
 ids are hostile input, and a report is opened in a browser; this module only says what
-the page shows, as plain data (the charts, which escape their own texts, are the one
-markup it passes).  (The combine masks
+the page shows, as plain data (the charts too: :mod:`.charts` gives their shapes, the
+template draws them).  (The combine masks
 the API key in the results before they get here: a page is made to be shared.)
 
 The page leads with every comparison's verdict.  Per candidate: the verdict, the
@@ -101,7 +101,7 @@ def _costs(costs: dict[str, Any]) -> dict[str, Any]:
                             ("difference", True), ("95% CI", True), ("p adjusted", True), ("instances", True)], rows)
 
 
-def _slices(result: dict[str, Any], svg: Any) -> dict[str, Any] | None:
+def _slices(result: dict[str, Any]) -> dict[str, Any] | None:
     slices = result.get("slices") or []
     if not slices:
         return None
@@ -112,18 +112,18 @@ def _slices(result: dict[str, Any], svg: Any) -> dict[str, Any] | None:
         rows.append([_cell("id", key), *shown])
     chart = charts.differences([(d.slice_key(s["key"]), s["paired"]["pass_rate_difference"], s["paired"]["ci95"])
                                 for s in slices], "slice")
-    return {"by": result.get("by"), "count": len(slices), "chart": svg(chart),
+    return {"by": result.get("by"), "count": len(slices), "chart": chart,
             "table": _table("slices", [("slice", False), *((h, i < 5) for i, h in enumerate(d.SLICE_HEADER))], rows)}
 
 
-def _clusters(result: dict[str, Any], svg: Any) -> dict[str, Any] | None:
+def _clusters(result: dict[str, Any]) -> dict[str, Any] | None:
     if result.get("cluster") is None:
         return None
     clusters = result.get("cluster_differences") or []
     rows = [[_cell("id", c["cluster"]), _text(c["instances"], True), _text(c["improved"], True),
              _text(c["regressed"], True), _text(d.points(c["pass_rate_difference"]), True)] for c in clusters]
     chart = charts.differences([(c["cluster"], c["pass_rate_difference"], None) for c in clusters], "cluster")
-    return {"cluster": result["cluster"], "count": len(clusters), "chart": svg(chart),
+    return {"cluster": result["cluster"], "count": len(clusters), "chart": chart,
             "table": _table("clusters", [("cluster", False), ("paired instances", True), ("improved", True),
                                          ("regressed", True), ("mean change", True)], rows)}
 
@@ -143,8 +143,8 @@ def _changed(changed: Sequence[dict[str, Any]], links: Mapping[str, str] | None 
 
 
 def section(result: dict[str, Any], index: int, changes: str = "largest",
-            links: Mapping[str, str] | None = None, svg: Any = str) -> dict[str, Any]:
-    """What the section of one comparison shows (``svg``: how a chart's markup is passed)."""
+            links: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """What the section of one comparison shows."""
     p = result["paired"]
     every = result.get("instances") or []
     changes_shown = [(e["instance"], e["difference"]) for e in every] + [("", 0.0)] * p["unchanged"]
@@ -157,11 +157,11 @@ def section(result: dict[str, Any], index: int, changes: str = "largest",
         "pass_threshold": result["pass_threshold"], "unit": result["unit"], "clusters_note": d.clusters_note(result),
         "groups": _groups(result), "paired": p, "paired_table": _paired(p),
         "mde": d.points(p["mde"], False) if d.finite(p.get("mde")) else None,
-        "pass_rates": svg(charts.pass_rates(result["groups"], ("baseline", "candidate"))),
-        "paired_changes": svg(charts.paired_changes(changes_shown)),
+        "pass_rates": charts.pass_rates(result["groups"], ("baseline", "candidate")),
+        "paired_changes": charts.paired_changes(changes_shown),
         "costs": _costs(costs) if costs else None,
-        "cost_charts": [svg(charts.cost_vs_pass(name, c, result["groups"])) for name, c in costs.items()],
-        "slices": _slices(result, svg), "clusters": _clusters(result, svg),
+        "cost_charts": [charts.cost_vs_pass(name, c, result["groups"]) for name, c in costs.items()],
+        "slices": _slices(result), "clusters": _clusters(result),
         "title": title[0].upper() + title[1:], "links": bool(links),
         "changed": _changed(shown, links) if shown else None,
         "only": [(label, names) for label, names in ((result["baseline"], result.get("only_baseline") or []),
@@ -177,7 +177,6 @@ def generate(results: Sequence[dict[str, Any]], changes: str = "largest",
     ``links``: the relative path of each (candidate, instance) page of ``--report-dir``, made a
     link by the template: ``templating.href``)."""
     from ..base.templating import generate as from_template
-    from ..base.templating import markup
 
     if results:
         base = results[0]["baseline"]
@@ -189,7 +188,7 @@ def generate(results: Sequence[dict[str, Any]], changes: str = "largest",
     def sections() -> Iterator[dict[str, Any]]:
         for i, r in enumerate(results):
             mine = {inst: href for (cand, inst), href in (links or {}).items() if cand == str(r["candidate"])}
-            yield section(r, i + 1, changes, mine, markup)
+            yield section(r, i + 1, changes, mine)
 
     verdicts = [(r["paired"].get("verdict", "inconclusive"), r.get("summary") or "") for r in results]
     return from_template("compare", "report.html", title=title, verdicts=verdicts, legend=d.legend(results),
