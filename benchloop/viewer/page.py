@@ -93,6 +93,8 @@ def field_text(value: Any, differing: frozenset[str] = frozenset()) -> dict[str,
     if isinstance(value, str):
         return long_text(value, "pre", frozenset({0}) if differing else frozenset())
     text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    if not differing:
+        return long_text(text, "pre")
     marks = frozenset(i for i, line in enumerate(text.split("\n")) if _key_of(line) in differing)
     return long_text(text, "pre", marks)
 
