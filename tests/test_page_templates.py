@@ -152,3 +152,15 @@ def test_jinja2_is_imported_only_when_a_page_is_made():
             "assert 'jinja2' in sys.modules\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(("kind", "data"), [
+    ("image/png", 'AAAA" onerror="alert(1)'), ("image/png", "javascript:alert(1)"), ("text/html", "PGI+"),
+    ("image/svg+xml", "PHN2Zz4="), ("image/png ", "AAAA"), ("image/png", "AA AA"), ("image/png", None),
+])
+def test_an_image_source_is_a_checked_data_uri_or_nothing(kind, data):
+    """``src`` is the one URL a page holds: only ``data:`` of an allowed image type and base64."""
+    from benchloop.viewer import media
+
+    assert media.data_uri({"type": kind, "data": data}) is None
+    assert media.data_uri({"type": "image/png", "data": "iVBORw0KGgo="}) == "data:image/png;base64,iVBORw0KGgo="

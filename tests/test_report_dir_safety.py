@@ -175,3 +175,23 @@ def test_real_dirs_makes_levels_and_never_follows_a_link(tmp_path):
         with pytest.raises(NotOurs, match=words):
             real_dirs(str(tmp_path), "a", name, "c")
     assert not list((tmp_path / "target").iterdir())
+
+
+def test_the_python_client_reports_a_lost_page_as_a_failure(origins, tmp_path, monkeypatch):
+    """``bl.compare(report_dir=...)``: the lost page is a failure of the call (PartialFailure naming
+    the page and its instance), with the comparison and the index there."""
+    from benchloop import Client
+    from benchloop.sdk.errors import PartialFailure
+    from benchloop.viewer import page
+
+    real = page.render
+    monkeypatch.setattr(page, "render", lambda trials, secrets=(): (_ for _ in ()).throw(ValueError("boom"))
+                        if any(t.get("job_id") == "CAND-0" for t in trials) else real(trials, secrets))
+    origin = origins(backend(["inst-a", "inst-b"]))
+    folder = tmp_path / "report"
+    with Client(host=origin.url, api_key=API_KEY, retry=0) as bl, pytest.raises(PartialFailure) as failed:
+        bl.compare(group=["BASE", "CAND"], report_dir=folder)
+    [(path, message)] = failed.value.failures
+    assert path.endswith("inst-a.html") and "no page for instance inst-a of CAND: internal error (ValueError: boom)" in message
+    assert failed.value.results[0]["candidate"] == "CAND"
+    assert written(folder) == linked(folder) == {"instances/CAND/inst-b.html"}
