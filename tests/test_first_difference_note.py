@@ -105,7 +105,7 @@ def test_the_tool_comes_first_then_arguments_given_on_both_sides():
     assert [n for n, _, _ in diff.changed] == ["tool", "command", "path"]
     assert diff.changed[2] == ("path", tr.NONE, "p.py") and diff.same == [("role", "assistant")]
     stopped = tr.difference(5, a.steps, [])
-    assert stopped.kind == "one side only" and tr.note(stopped).endswith("| no step")
+    assert stopped.kind == "one side only" and tr.note(stopped) == f"only one trial has this step: {stopped.left} | no step"
 
 
 # ------------------------------------------------------------------ the sandbox

@@ -361,6 +361,8 @@ def change_text(name: str, left: Any, right: Any) -> str:
 
 def note(diff: Difference) -> str:
     """The first-difference line: what changed first (both values), then what the sides share."""
+    if diff.kind == "one side only":
+        return f"only one trial has this step: {diff.left} | {diff.right}"
     if not diff.changed:
         return f"{diff.left} | {diff.right}"
     shown = [change_text(*c) for c in diff.changed[:SHOWN_CHANGES]]
