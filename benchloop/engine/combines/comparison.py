@@ -27,8 +27,9 @@ among the jobs the comparison counted.  The folder holds exactly the pages the i
 a page an earlier run wrote there (a ``bl view`` page, ``instances/*/*.html``) that this
 run did not write is removed; nothing else in ``DIR`` is touched.  One page costs only itself:
 whatever stops it is a failure of that page (said with its instance, exit 1), and the
-folders under ``DIR`` are made without following a symbolic link (``files.real_dirs``).  ``DIR`` was checked
-before any request (``path: checked_dir``: a directory, or a new one whose parent exists).
+folders under ``DIR`` are made without following a symbolic link (``files.real_dirs``).
+``DIR`` was checked before any request (``path: checked_dir``: a directory, or a new one
+whose parent exists).
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def compare(call: CombineCall) -> Combined:
     report = options.get("report")
     declared = not options.get("per_instance")
     if report == "-":  # the page instead of the elements (none when nothing was compared)
-        page = (lambda: html_report.render(shared, changes)) if results else None  # (printed as one text)
+        page = (lambda: html_report.render(shared, changes)) if results else None
         return Combined(elements, renderings, page=page, declared=declared)
     files: dict[str, Any] = {str(report): lambda: html_report.generate(shared, changes)} if report and results else {}
     folder = options.get("report_dir")
@@ -151,7 +152,7 @@ def instance_pages(call: CombineCall, results: list[dict[str, Any]], folder: str
             failures.append((path, f"{what}: {refused[names[0]]}"))
             continue
         try:
-            directory = real_dirs(folder, PAGES, names[0])
+            real_dirs(folder, PAGES, names[0])
         except OSError as exc:
             refused[names[0]] = str(local_error(exc))
             failures.append((path, f"{what}: {refused[names[0]]}"))
@@ -162,8 +163,7 @@ def instance_pages(call: CombineCall, results: list[dict[str, Any]], folder: str
             failures.append((path, f"{what}: cannot write {path}: {problem}"))
             continue
         try:
-            ran = call.run("view", {"job": trials, "output_dir": os.path.join(directory, names[1]),
-                                    "metric": options.get("metric"),
+            ran = call.run("view", {"job": trials, "output_dir": path, "metric": options.get("metric"),
                                     "pass_threshold": options.get("pass_threshold")})
         except (AuthError, Cancelled):
             raise  # a full disk, Ctrl-C, a refused key: the command stops, as anywhere else
