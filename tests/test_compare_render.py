@@ -141,7 +141,7 @@ def test_report_shows_warnings_slices_and_clusters_when_asked():
 def test_whiskers_are_clipped_with_a_mark_where_they_were_cut():
     groups = [{"group_id": "A", "pass_rate": 0.05, "pass_rate_ci95": [-0.2, 0.3]},
               {"group_id": "B", "pass_rate": 0.97, "pass_rate_ci95": [0.9, 1.04]}]
-    _, root = parse(charts.pass_rates(groups, ("baseline", "candidate")))
+    _, root = parse(charts.drawn(charts.pass_rates(groups, ("baseline", "candidate"))))
     cuts = root.find_all("polygon", "cut")
     assert len(cuts) == 2
     assert [c.find_all("title")[0].all_text() for c in cuts] == [
@@ -149,22 +149,22 @@ def test_whiskers_are_clipped_with_a_mark_where_they_were_cut():
     for line_ in root.find_all("line"):  # nothing drawn outside the plot (x from 170 to 570)
         assert 170 <= float(line_.attrs["x1"]) <= 570 and 170 <= float(line_.attrs["x2"]) <= 570
     inside = [{"group_id": "A", "pass_rate": 0.5, "pass_rate_ci95": [0.4, 0.6]}] * 2
-    assert not parse(charts.pass_rates(inside, ("baseline", "candidate")))[1].find_all("polygon", "cut")
+    assert not parse(charts.drawn(charts.pass_rates(inside, ("baseline", "candidate"))))[1].find_all("polygon", "cut")
     # the cost chart's pass-rate whiskers too
     cost = {"baseline_mean": 30.57, "candidate_mean": 30.62}
-    _, root = parse(charts.cost_vs_pass("duration_s", cost, groups))
+    _, root = parse(charts.drawn(charts.cost_vs_pass("duration_s", cost, groups)))
     assert len(root.find_all("polygon", "cut")) == 2
 
 
 def test_cost_charts_start_at_zero_or_say_they_do_not():
     groups = [{"group_id": "A", "pass_rate": 0.5, "pass_rate_ci95": [0.4, 0.6]},
               {"group_id": "B", "pass_rate": 0.55, "pass_rate_ci95": [0.45, 0.65]}]
-    _, root = parse(charts.cost_vs_pass("duration_s", {"baseline_mean": 30.57, "candidate_mean": 30.62}, groups))
+    _, root = parse(charts.drawn(charts.cost_vs_pass("duration_s", {"baseline_mean": 30.57, "candidate_mean": 30.62}, groups)))
     texts = [t.all_text() for t in root.find_all("text")]
     assert "0.0" in texts and "mean duration_s per instance" in texts
     points = [float(c.attrs["cx"]) for c in root.find_all("circle", "point")]
     assert abs(points[1] - points[0]) < 1  # 30.57 against 30.62 is no big move on an axis from 0
-    _, root = parse(charts.cost_vs_pass("delta", {"baseline_mean": -3.0, "candidate_mean": 2.0}, groups))
+    _, root = parse(charts.drawn(charts.cost_vs_pass("delta", {"baseline_mean": -3.0, "candidate_mean": 2.0}, groups)))
     assert "mean delta per instance (axis not from 0)" in [t.all_text() for t in root.find_all("text")]
 
 
@@ -220,8 +220,8 @@ def test_report_of_many_instances_stays_small():
     cand = {f"i{k}": [float(k % 2 == 0)] for k in range(5000)}
     [r] = compare_groups([("A", _rows("A", base)), ("B", _rows("B", cand))], metric="m",
                          pass_threshold=0.5, unit="u")
-    svg = charts.paired_changes([(e["instance"], e["difference"]) for e in r["instances"]]
-                                + [("", 0.0)] * r["paired"]["unchanged"])
+    svg = charts.drawn(charts.paired_changes([(e["instance"], e["difference"]) for e in r["instances"]]
+                                             + [("", 0.0)] * r["paired"]["unchanged"]))
     _, root = parse(svg)
     bars = root.find_all("rect", "bar")
     assert 0 < len(bars) <= charts.MAX_BARS

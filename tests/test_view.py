@@ -22,7 +22,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import API_KEY, NOT_FOUND, binary, js
 
-from benchloop.compare.display import html_block
 from benchloop.sandbox import payloads
 from benchloop.sandbox.dataset import HOSTILE_JOBS, Dataset
 from benchloop.viewer import listing, media, page, trials
@@ -311,7 +310,8 @@ def test_the_first_difference_of_two_jobs_also_prints(api):
     assert base["group_id"] == "BASE" and base["pass"] is False and cand["pass"] is True
     assert [s["step"] for s in base["steps"] if s["first_difference"]] == [8]
     again = api("view", "-j", base["job_id"], "-j", cand["job_id"], "--output", "text")
-    assert again.code == 0 and again.out.startswith("First difference at step 8: assistant bash")
+    # What differs comes first, with both values (the tool, then the command): test_first_difference_note.
+    assert again.code == 0 and again.out.startswith("First difference at step 8: tool: bash -> editor; ")
     assert "#8 assistant [bash] (" in again.out and "<== first difference" in again.out
 
 
@@ -588,9 +588,14 @@ def _assert_shown(step, text: str) -> None:
         assert _shown(value) in text, (key, value)
 
 
-def test_html_block_keeps_lines_and_shows_hiding_characters():
-    assert html_block("a\r\nb\tc") == "a\nb\tc"
-    assert html_block("x\x1by\u202e<") == "x\\x1by\\u202e&lt;"
+def test_a_block_keeps_lines_and_shows_hiding_characters():
+    from benchloop.base.templating import environment
+
+    def block(text: str) -> str:
+        return environment("viewer").from_string("{{ v|block }}").render(v=text)
+
+    assert block("a\r\nb\tc") == "a\nb\tc"
+    assert block("x\x1by\u202e<") == "x\\x1by\\u202e&lt;"
 
 
 # ------------------------------------------------------------ the sandbox's story

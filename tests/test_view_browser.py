@@ -174,3 +174,23 @@ def test_two_trials_side_by_side_and_the_first_difference_link(api, tmp_path):
     assert all(len(c) == 3 and c[0] < c[1] < c[2] for c in cells), cells  # number, then the two trials
     assert len({tuple(c) for c in cells}) == 1  # aligned: every row's columns start at the same place
     assert len(groups) > 100 and not overlapping(groups), json.dumps(overlapping(groups)[:3])
+
+
+def test_the_differing_argument_is_marked_in_both_cards_without_colour(api, tmp_path):
+    """In the row of the first difference each card shows its dashed "≠ differs" box and its
+    outlined argument line led by the sign "≠" (the ::before text): seen, not only coloured."""
+    document = page_of(api, tmp_path, "--instance", CHANGED, "-g", "BASE", "-g", "CAND2")
+    browser, session, _ = load(tmp_path, document)
+    try:
+        settle(browser, session)
+        seen = evaluate(browser, session, """JSON.stringify([...document.querySelectorAll('.row.diff article')].map(a => {
+          const box = a.querySelector('.differs'), mark = a.querySelector('mark.argdiff');
+          const size = e => { const r = e.getBoundingClientRect(); return [r.width, r.height]; };
+          return [size(box), getComputedStyle(box).borderTopStyle, box.textContent,
+                  size(mark), getComputedStyle(mark).outlineStyle, getComputedStyle(mark, '::before').content]; }))""")
+    finally:
+        browser.close()
+    assert len(seen) == 2, seen
+    for box, border, words, mark, outline, before in seen:
+        assert box[0] > 0 and box[1] > 0 and border == "dashed" and words.startswith("≠ differs from the other trial:")
+        assert mark[0] > 0 and mark[1] > 0 and outline == "dashed" and "≠" in before

@@ -37,7 +37,9 @@ MAX_COMPONENT_BYTES = 200
 def safe_component(value: str, encode: bool = True) -> str:
     """Make one id or name usable as a single path component.
 
-    ``encode=False`` only caps the length (for names that are already quoted).
+    ``encode=False`` only caps the length (for names that are already quoted).  A name over
+    ``MAX_COMPONENT_BYTES`` keeps its beginning and its extension, with a hash of the whole
+    name between them (distinct names stay distinct): ``<120 bytes>~<16 hex>.html``.
     """
     if encode and ("%" in value or _UNSAFE.search(value)):
         value = _UNSAFE.sub(lambda m: percent_encoded(m.group()), value)
@@ -50,8 +52,19 @@ def safe_component(value: str, encode: bool = True) -> str:
         import hashlib  # rare (a name over the limit): no OpenSSL load at every start
 
         digest = hashlib.sha256(value.encode("utf-8")).hexdigest()[:16]
-        value = value.encode("utf-8")[:120].decode("utf-8", "ignore") + "~" + digest
+        suffix = _suffix(value)  # a page stays a page: the shortening keeps ``.html``
+        head = value[:len(value) - len(suffix)]
+        value = head.encode("utf-8")[:120].decode("utf-8", "ignore") + "~" + digest + suffix
     return value
+
+
+_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,10}(\.[A-Za-z0-9]{1,10})?$")
+
+
+def _suffix(value: str) -> str:
+    """The extension a shortened name keeps (``.html``, ``.tar.gz``; at most 21 characters)."""
+    found = _SUFFIX.search(value)
+    return found.group() if found and found.start() > 0 else ""
 
 
 _REAL_ROOTS: dict[str, str] = {}
@@ -596,3 +609,37 @@ def write_json_file(path: str, value: Any, pretty: bool = True) -> None:
 
 def exists(path: str) -> bool:
     return Path(path).is_file()
+
+
+def real_dirs(base: str, *names: str) -> str:
+    """Make (where missing) the directories ``base/names[0]/names[1]/...`` and return the last,
+    never through a symbolic link: each of ``names`` that exists must be a real directory.
+
+    For the folders a command lays out inside a directory the user named (``--report-dir
+    DIR``'s ``instances/<candidate>``): a symlink there (or a Windows junction) would make the
+    writes land in whatever it points to, replacing files of the same names there.  It is
+    refused, not replaced, with a ``NotOurs`` naming it (``local_error`` turns it into a file
+    error of that path); a file there is refused too.  ``base`` itself is not looked at (the
+    user named it; it was checked when the arguments were).  Each level is made with
+    ``mkdir`` (never ``makedirs``, which follows links) and looked at with ``lstat``.
+    """
+    path = base
+    for name in names:
+        path = os.path.join(path, name)
+        for _attempt in range(2):
+            mode, problem = _mode_of(path)
+            if problem is not None:
+                raise NotOurs(errno.EACCES, problem, path)
+            if mode is None:
+                try:
+                    os.mkdir(path)
+                except FileExistsError:  # made meanwhile: looked at again
+                    continue
+                break
+            junction = getattr(os.path, "isjunction", None)
+            if stat.S_ISLNK(mode) or (junction is not None and junction(path)):
+                raise NotOurs(errno.ELOOP, "it is a symbolic link; refusing to write through it", path)
+            if not stat.S_ISDIR(mode):
+                raise NotOurs(errno.ENOTDIR, "it exists and is not a directory", path)
+            break
+    return path

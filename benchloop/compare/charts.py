@@ -1,11 +1,14 @@
 """Inline SVG charts of a comparison, for the self-contained HTML report.
 
-Why hand-written SVG: the report must open anywhere with no network and no
+Why hand-drawn SVG: the report must open anywhere with no network and no
 JavaScript, and a few small charts do not justify a plotting library as a
-dependency.  Each function returns one ``<svg>`` element with explicit
-``width``/``height`` and a ``viewBox`` (so it has a size before any CSS, and
-scales down on a narrow screen), a ``<title>`` for screen readers, and every
-text escaped with :func:`display.html_text`.
+dependency.  Each function returns one chart as plain data (:class:`Chart`: its
+size, title and shapes, each a tag with its attributes, text and tooltip); the
+report's template draws it (``templates/chart.svg``, autoescaped like the page, so
+no text of a chart is markup, whatever it holds) as one ``<svg>`` element with
+explicit ``width``/``height`` and a ``viewBox`` (so it has a size before any CSS,
+and scales down on a narrow screen) and a ``<title>`` for screen readers;
+:func:`drawn` gives that element as text.
 
 Layout rules every chart keeps (the opt-in browser test measures them):
 
@@ -30,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import display as d
 
@@ -44,10 +47,33 @@ def _f(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
-def svg(width: float, height: float, title: str, body: Sequence[str], css_class: str) -> str:
-    return (f'<svg class="{css_class}" width="{_f(width)}" height="{_f(height)}" '
-            f'viewBox="0 0 {_f(width)} {_f(height)}" role="img" aria-label="{d.html_text(title)}">'
-            f"<title>{d.html_text(title)}</title>" + "".join(body) + "</svg>")
+class Shape(NamedTuple):
+    """One SVG element of a chart: its tag, attributes (names are ours, values any text), the
+    text it holds and its tooltip (a ``<title>`` inside it)."""
+
+    tag: str
+    attrs: tuple[tuple[str, str], ...]
+    text: str | None = None
+    tip: str | None = None
+
+
+class Chart(NamedTuple):
+    width: str
+    height: str
+    title: str
+    css: str
+    body: tuple[Shape, ...]
+
+
+def svg(width: float, height: float, title: str, body: Sequence[Shape], css_class: str) -> Chart:
+    return Chart(_f(width), _f(height), title, css_class, tuple(body))
+
+
+def drawn(chart: Chart) -> str:
+    """The chart as one ``<svg>`` element (the template the report draws it with)."""
+    from ..base.templating import environment
+
+    return environment("compare").get_template("chart.svg").module.chart(chart)  # type: ignore[attr-defined]
 
 
 _NARROW, _WIDE = set("ijlft.,:;|!' ()[]-"), set("MWmw@%")
@@ -61,35 +87,40 @@ def width_of(content: str, size: float) -> float:
 
 
 def text(x: float, y: float, content: Any, anchor: str = "start", size: int = 12,
-         css: str = "", fit: float | None = None) -> str:
+         css: str = "", fit: float | None = None) -> Shape:
     """A text; with ``fit`` (pixels), one that would be wider is squeezed to that width
     (``textLength``), so that it never reaches a neighbour or the chart's edge."""
-    klass = f' class="{css}"' if css else ""
-    shown = d.html_text(content)
-    squeeze = ""
+    attrs = [("x", _f(x)), ("y", _f(y)), ("text-anchor", anchor), ("font-size", str(size))]
+    if css:
+        attrs.append(("class", css))
     if fit is not None and width_of(d.terminal_text(content), size) > fit:
-        squeeze = f' textLength="{_f(fit)}" lengthAdjust="spacingAndGlyphs"'
-    return (f'<text x="{_f(x)}" y="{_f(y)}" text-anchor="{anchor}" font-size="{size}"{klass}{squeeze} '
-            f'fill="{COLORS["text"]}">{shown}</text>')
+        attrs += [("textLength", _f(fit)), ("lengthAdjust", "spacingAndGlyphs")]
+    attrs.append(("fill", COLORS["text"]))
+    return Shape("text", tuple(attrs), str(content))
 
 
-def line(x1: float, y1: float, x2: float, y2: float, color: str, width: float = 1) -> str:
-    return (f'<line x1="{_f(x1)}" y1="{_f(y1)}" x2="{_f(x2)}" y2="{_f(y2)}" stroke="{color}" '
-            f'stroke-width="{_f(width)}"/>')
+def line(x1: float, y1: float, x2: float, y2: float, color: str, width: float = 1) -> Shape:
+    return Shape("line", (("x1", _f(x1)), ("y1", _f(y1)), ("x2", _f(x2)), ("y2", _f(y2)), ("stroke", color),
+                          ("stroke-width", _f(width))))
 
 
 def rect(x: float, y: float, w: float, h: float, color: str, tip: str | None = None,
-         css: str = "bar") -> str:
-    inner = f"<title>{d.html_text(tip)}</title>" if tip else ""
-    return (f'<rect class="{css}" x="{_f(x)}" y="{_f(y)}" width="{_f(max(w, 0))}" '
-            f'height="{_f(max(h, 0))}" fill="{color}">{inner}</rect>')
+         css: str = "bar") -> Shape:
+    return Shape("rect", (("class", css), ("x", _f(x)), ("y", _f(y)), ("width", _f(max(w, 0))),
+                          ("height", _f(max(h, 0))), ("fill", color)), "", tip or None)
+
+
+def circle(x: float, y: float, r: float, color: str, tip: str | None = None, css: str = "point") -> Shape:
+    """A point (with its tooltip), or a legend's dot (no ``css``, no tip: an empty element)."""
+    attrs = ((("class", css),) if css else ()) + (("cx", _f(x)), ("cy", _f(y)), ("r", _f(r)), ("fill", color))
+    return Shape("circle", attrs, "" if tip else None, tip)
 
 
 def _clamp(value: float, low: float = 0.0, high: float = 1.0) -> float:
     return min(max(value, low), high)
 
 
-def cut_mark(x: float, y: float, direction: str, tip: str) -> str:
+def cut_mark(x: float, y: float, direction: str, tip: str) -> Shape:
     """A small triangle at a whisker's clipped end, pointing where it goes on."""
     size = 5
     points = {"left": [(x, y), (x + size, y - size), (x + size, y + size)],
@@ -97,16 +128,15 @@ def cut_mark(x: float, y: float, direction: str, tip: str) -> str:
               "up": [(x, y), (x - size, y + size), (x + size, y + size)],
               "down": [(x, y), (x - size, y - size), (x + size, y - size)]}[direction]
     shown = " ".join(f"{_f(px)},{_f(py)}" for px, py in points)
-    return (f'<polygon class="cut" points="{shown}" fill="{COLORS["cut"]}">'
-            f"<title>{d.html_text(tip)}</title></polygon>")
+    return Shape("polygon", (("class", "cut"), ("points", shown), ("fill", COLORS["cut"])), "", tip)
 
 
 def whisker(low: float, high: float, at: float, lo_limit: float, hi_limit: float, scale: Any,
-            horizontal: bool, color: str, tip: str) -> list[str]:
+            horizontal: bool, color: str, tip: str) -> list[Shape]:
     """A CI from ``low`` to ``high`` (data units) across ``at`` (pixels), clipped to
     ``[lo_limit, hi_limit]`` with a :func:`cut_mark` at each clipped end."""
     a, b = scale(_clamp(low, lo_limit, hi_limit)), scale(_clamp(high, lo_limit, hi_limit))
-    out = []
+    out: list[Shape] = []
     if horizontal:
         out.append(line(a, at, b, at, color, 1.5))
         for value, end, clipped, way in ((low, a, low < lo_limit, "left"), (high, b, high > hi_limit, "right")):
@@ -126,7 +156,7 @@ def _short(value: Any, size: int = 22) -> str:
 
 
 # --------------------------------------------------------------- pass rates
-def pass_rates(groups: Sequence[dict[str, Any]], roles: Sequence[str]) -> str:
+def pass_rates(groups: Sequence[dict[str, Any]], roles: Sequence[str]) -> Chart:
     """Horizontal bars: each group's pass rate, its 95% CI as a whisker (clipped to 0-100%)."""
     left, right, top, row = 170, 70, 12, 36
     plot_bottom = top + row * len(groups)
@@ -162,7 +192,7 @@ def pass_rates(groups: Sequence[dict[str, Any]], roles: Sequence[str]) -> str:
 
 
 # ----------------------------------------------------------- paired changes
-def paired_changes(changes: Sequence[tuple[str, float]]) -> str:
+def paired_changes(changes: Sequence[tuple[str, float]]) -> Chart:
     """Vertical bars: the change of pass rate of each paired instance, largest first.
 
     ``changes`` are ``(instance, d_i)`` for every paired instance (unchanged
@@ -214,7 +244,7 @@ def _nice_top(value: float) -> float:
     return 10 * power
 
 
-def cost_vs_pass(name: str, cost: dict[str, Any], groups: Sequence[dict[str, Any]]) -> str:
+def cost_vs_pass(name: str, cost: dict[str, Any], groups: Sequence[dict[str, Any]]) -> Chart:
     """One panel: mean cost (x, from zero) against pass rate (y) of baseline and candidate."""
     width, height, left, right, top, bottom = 320, 250, 56, 18, 30, 52
     plot_w, plot_h = width - left - right, height - top - bottom
@@ -260,19 +290,18 @@ def cost_vs_pass(name: str, cost: dict[str, Any], groups: Sequence[dict[str, Any
     body.append(line(px(xs[0]), py(ys[0]), px(xs[1]), py(ys[1]), COLORS["axis"], 1.5))
     for x, yv, ci, g, role in zip(xs, ys, cis, groups[:2], ("baseline", "candidate"), strict=True):
         body += whisker(ci[0], ci[1], px(x), y_lo, y_hi, py, False, COLORS[role], f"{g['group_id']} 95% CI")
-        body.append(f'<circle class="point" cx="{_f(px(x))}" cy="{_f(py(yv))}" r="5" '
-                    f'fill="{COLORS[role]}"><title>{d.html_text(g["group_id"])}: {d.html_text(name)} '
-                    f'{d.number(x)}, pass rate {d.rate(yv)}</title></circle>')
+        body.append(circle(px(x), py(yv), 5, COLORS[role],
+                           f"{g['group_id']}: {name} {d.number(x)}, pass rate {d.rate(yv)}"))
     # The names in a legend (points may coincide; labels beside them would overlap).
     for i, (g, role) in enumerate(zip(groups[:2], ("baseline", "candidate"), strict=True)):
         lx = width - right - 110 + i * 58
-        body.append(f'<circle cx="{_f(lx)}" cy="8" r="4" fill="{COLORS[role]}"/>')
+        body.append(circle(lx, 8, 4, COLORS[role], css=""))
         body.append(text(lx + 7, 12, _short(g["group_id"], 9), size=10, css="legend", fit=46))
     return svg(width, height, title, body, "chart-cost")
 
 
 # ------------------------------------------------------------- differences
-def differences(rows: Sequence[tuple[str, float | None, Any]], what: str) -> str:
+def differences(rows: Sequence[tuple[str, float | None, Any]], what: str) -> Chart:
     """A forest plot: per row ``(label, difference, ci95 or None)`` the change of pass rate
     (points in pp, -100 to +100), its CI as a clipped whisker when there is one."""
     left, right, top, row = 190, 76, 12, 24
@@ -301,7 +330,6 @@ def differences(rows: Sequence[tuple[str, float | None, Any]], what: str) -> str
         color = COLORS["up" if diff > 0 else "down" if diff < 0 else "axis"]
         if isinstance(ci, (list, tuple)) and len(ci) == 2 and d.finite(ci[0]) and d.finite(ci[1]):
             body += whisker(ci[0], ci[1], y, -1.0, 1.0, x, True, COLORS["text"], f"{label} 95% CI")
-        body.append(f'<circle class="point" cx="{_f(x(diff))}" cy="{_f(y)}" r="5" fill="{color}">'
-                    f"<title>{d.html_text(label)}: {d.html_text(d.points(diff))}</title></circle>")
+        body.append(circle(x(diff), y, 5, color, f"{label}: {d.points(diff)}"))
         body.append(text(WIDTH - 4, y + 4, d.points(diff), "end", 11))
     return svg(WIDTH, height, f"Change of pass rate per {what}", body, f"chart-{what}s")

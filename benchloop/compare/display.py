@@ -3,17 +3,16 @@
 Every string in a comparison that came from the server (group, job and
 instance ids) or from the user (the metric expression) is hostile input as far
 as a renderer is concerned: it may carry terminal escape sequences, bidi
-overrides that reorder a line, markdown that turns into links, or HTML.  Each
-renderer passes every such string through its escaper here, and numbers
-through the formatters (which only ever see numbers computed by
-:mod:`.stats`).
+overrides that reorder a line, markdown that turns into links, or HTML.  The
+terminal and markdown renderers pass every such string through their escaper
+here (the HTML report's template escapes what it outputs itself:
+``base/templating.py``), and numbers through the formatters (which only ever see
+numbers computed by :mod:`.stats`).
 """
 
 from __future__ import annotations
 
-import html
 import math
-import re
 from collections.abc import Sequence
 from typing import Any, TypeGuard
 
@@ -39,29 +38,6 @@ def markdown_text(value: Any) -> str:
     """Text that renders as itself in markdown: no markup, links, HTML or line breaks."""
     text = terminal_text(value).translate(_MARKDOWN)
     return text.replace("&", "&amp;").replace("<", "&lt;")
-
-
-def html_text(value: Any) -> str:
-    """Text that renders as itself in HTML, in element content and in quoted attributes."""
-    return html.escape(terminal_text(value), quote=True)
-
-
-# A block of text (``<pre>``, ``white-space: pre-wrap``) keeps its lines: the line feed and the tab
-# stay, every other hiding character is shown as its escape, as in ``html_text``.
-_BLOCK = EscapeTable({0x09: "\t", 0x0A: "\n"})
-_ASCII_HIDING = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
-
-
-def html_block(value: Any) -> str:
-    """Text of several lines that renders as itself inside a ``<pre>``: ``html_text`` with its
-    line feeds and tabs kept (a CR LF is a line feed).  Plain ASCII text skips the per-character
-    table (a 50 MB trajectory is mostly that)."""
-    text = str(value)
-    if "\r" in text:
-        text = text.replace("\r\n", "\n")
-    if not text.isascii() or _ASCII_HIDING.search(text):
-        text = text.translate(_BLOCK)
-    return html.escape(text, quote=True)
 
 
 # ------------------------------------------------------------------ numbers

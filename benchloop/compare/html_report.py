@@ -3,9 +3,12 @@
 Self-contained means it opens from a mail attachment or an artifact store:
 no network (no external stylesheet, font, image or script; a
 Content-Security-Policy of ``default-src 'none'`` says so to the browser
-too), no JavaScript, the charts inline SVG (:mod:`.charts`).  Every string
-that came from the server or the user is escaped (:func:`display.html_text`):
-ids are hostile input, and a report is opened in a browser.  (The combine masks
+too), no JavaScript, the charts inline SVG (:mod:`.charts`).  The markup is the template
+``templates/report.html`` (Jinja2, autoescaped: :mod:`benchloop.base.templating`): every
+string that came from the server or the user is escaped where the template outputs it,
+ids are hostile input, and a report is opened in a browser; this module only says what
+the page shows, as plain data (the charts too: :mod:`.charts` gives their shapes, the
+template draws them).  (The combine masks
 the API key in the results before they get here: a page is made to be shared.)
 
 The page leads with every comparison's verdict.  Per candidate: the verdict, the
@@ -24,245 +27,193 @@ only links a report ever has.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from . import charts, sequential
 from . import display as d
 
-STYLE = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#111827;margin:0 auto;
-max-width:1100px;padding:16px 24px}
-h1{font-size:22px;margin:8px 0}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #e5e7eb}
-h3{font-size:15px;margin:18px 0 6px}
-table{border-collapse:collapse;margin:6px 0 12px}th,td{padding:3px 10px;border-bottom:1px solid #e5e7eb;
-text-align:left;vertical-align:top}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-.sig{font-weight:700}.up{color:#15803d}.down{color:#b91c1c}
-code,.id{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px;overflow-wrap:anywhere}
-.verdict{font-size:15px;padding:6px 10px;border-left:4px solid #9ca3af;background:#f9fafb;margin:6px 0}
-.verdict.better{border-color:#15803d}.verdict.worse{border-color:#b91c1c}
-.warnings{color:#92400e}
-figure{margin:8px 0 14px}figcaption{color:#4b5563;font-size:12px}
-.charts{display:flex;flex-wrap:wrap;gap:12px}svg{max-width:100%;height:auto}
-.meta{color:#4b5563}a.trials{color:#1d4ed8}
-"""
+CSP = "default-src 'none'; style-src 'unsafe-inline'"  # (the template's, for tests and docs)
 
-CSP = "default-src 'none'; style-src 'unsafe-inline'"
+# A cell of a table: (kind, value, numeric, css class).  Kinds: "text"; "id" (an id, in a
+# span); "code"; "diff" (value: (text, significant)); "ids" (a list of ids); "link" (value:
+# (id, relative link)).
+Cell = tuple[str, Any, bool, str]
 
 
-def _cell(content: str, num: bool = False, css: str = "") -> str:
-    classes = " ".join(c for c in ("num" if num else "", css) if c)
-    return f'<td class="{classes}">{content}</td>' if classes else f"<td>{content}</td>"
+def _cell(kind: str, value: Any, num: bool = False, css: str = "") -> Cell:
+    return (kind, value, num, css)
 
 
-def _table(css: str, header: Sequence[tuple[str, bool]], rows: Sequence[str]) -> str:
-    head = "".join(f'<th class="num">{h}</th>' if num else f"<th>{h}</th>" for h, num in header)
-    return f'<table class="{css}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+def _text(value: Any, num: bool = False, css: str = "") -> Cell:
+    return ("text", value, num, css)
 
 
-def _diff(text: str, p_adjusted: Any) -> str:
-    if d.significant(p_adjusted):
-        return f'<span class="sig">{d.html_text(text)}{d.MARK}</span>'
-    return d.html_text(text)
+def _table(css: str, header: Sequence[tuple[str, bool]], rows: Sequence[Sequence[Cell]]) -> dict[str, Any]:
+    return {"css": css, "header": list(header), "rows": [list(r) for r in rows]}
 
 
-def _ids(values: Sequence[Any]) -> str:
-    """Ids as separate spans with ", " between them (text, copy and search see separate ids)."""
-    return ", ".join(f'<span class="id">{d.html_text(v)}</span>' for v in values)
+def _diff(text: str, p_adjusted: Any, num: bool = True) -> Cell:
+    return ("diff", (text, d.significant(p_adjusted)), num, "")
 
 
-def _verdict(result: dict[str, Any]) -> str:
-    kind = (result.get("sequential") or result["paired"]).get("verdict", "inconclusive")
-    return f'<p class="verdict {d.html_text(kind)}">{d.html_text(result.get("summary") or "")}</p>'
+def _verdict_of(result: Mapping[str, Any]) -> str:
+    """The verdict that decides: the sequential one with --sequential, else the fixed-sample one."""
+    return str((result.get("sequential") or result["paired"]).get("verdict", "inconclusive"))
 
 
-def _groups(result: dict[str, Any]) -> str:
+def _sequential(result: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The fixed-sample and the sequential interval side by side (None without --sequential)."""
+    rows = sequential.price_rows(result)
+    if not rows:
+        return None
+    title = sequential.PRICE_TITLE
+    table = _table("paired sequential", [("figure", False), ("difference", True), ("interval", True),
+                                         ("over", True), ("evidence", False)],
+                   [[_text(c, i in (1, 2, 3)) for i, c in enumerate(r)] for r in rows])
+    return {"title": title[0].upper() + title[1:], "table": table}
+
+
+def _groups(result: dict[str, Any]) -> dict[str, Any]:
     rows = []
     for g, role in zip(result["groups"], ("baseline", "candidate"), strict=True):
-        rows.append("<tr>" + "".join([
-            _cell(f'<span class="id">{d.html_text(g["group_id"])}</span>'), _cell(role),
-            _cell(str(g["jobs"]), True), _cell(str(g["jobs_scored"]), True),
-            _cell(str(g["instances"]), True),
-            _cell(d.html_text(f"{d.rate(g['pass_rate'])} {d.rate_ci(g['pass_rate_ci95'])}"), True),
-            _cell(d.html_text(d.rate(g.get("paired_pass_rate"))), True),
-            _cell(d.html_text(f"{d.score(g['mean'])} {d.score_ci(g['mean_ci95'])}"), True),
-            _cell(d.html_text(d.score(g.get("paired_mean"))), True),
-        ]) + "</tr>")
+        rows.append([
+            _cell("id", g["group_id"]), _text(role),
+            _text(g["jobs"], True), _text(g["jobs_scored"], True), _text(g["instances"], True),
+            _text(f"{d.rate(g['pass_rate'])} {d.rate_ci(g['pass_rate_ci95'])}", True),
+            _text(d.rate(g.get("paired_pass_rate")), True),
+            _text(f"{d.score(g['mean'])} {d.score_ci(g['mean_ci95'])}", True),
+            _text(d.score(g.get("paired_mean")), True),
+        ])
     return _table("groups", [("group", False), ("role", False), ("jobs", True), ("scored", True),
                              ("instances", True), ("pass rate (95% CI)", True), ("paired pass rate", True),
                              ("mean score (95% CI)", True), ("paired mean", True)], rows)
 
 
-def _paired(p: dict[str, Any]) -> str:
+def _paired(p: dict[str, Any]) -> dict[str, Any]:
     rows = [
-        "<tr>" + _cell("pass rate") + _cell(_diff(d.points(p["pass_rate_difference"]), p.get("p_value_adjusted")), True)
-        + _cell(d.html_text(d.points_ci(p["ci95"])), True) + _cell(d.html_text(d.points(p["se"], False)), True)
-        + _cell(d.html_text(d.p_text(p["p_value"])), True) + _cell(d.html_text(d.p_text(p.get("p_value_adjusted"))), True)
-        + _cell(d.html_text(d.p_text(p.get("sign_test_p"))), True) + "</tr>",
-        "<tr>" + _cell("mean score")
-        + _cell(_diff(d.score(p["mean_difference"], True), p.get("mean_difference_p_value_adjusted")), True)
-        + _cell(d.html_text(d.score_ci(p["mean_difference_ci95"], True)), True)
-        + _cell(d.html_text(d.score(p.get("mean_difference_se"))), True)
-        + _cell(d.html_text(d.p_text(p.get("mean_difference_p_value"))), True)
-        + _cell(d.html_text(d.p_text(p.get("mean_difference_p_value_adjusted"))), True) + _cell("", True) + "</tr>",
+        [_text("pass rate"), _diff(d.points(p["pass_rate_difference"]), p.get("p_value_adjusted")),
+         _text(d.points_ci(p["ci95"]), True), _text(d.points(p["se"], False), True),
+         _text(d.p_text(p["p_value"]), True), _text(d.p_text(p.get("p_value_adjusted")), True),
+         _text(d.p_text(p.get("sign_test_p")), True)],
+        [_text("mean score"), _diff(d.score(p["mean_difference"], True), p.get("mean_difference_p_value_adjusted")),
+         _text(d.score_ci(p["mean_difference_ci95"], True), True), _text(d.score(p.get("mean_difference_se")), True),
+         _text(d.p_text(p.get("mean_difference_p_value")), True),
+         _text(d.p_text(p.get("mean_difference_p_value_adjusted")), True), _text("", True)],
     ]
     return _table("paired", [("figure", False), ("difference", True), ("95% CI", True), ("se", True),
                              ("p-value", True), ("adjusted", True), ("sign test", True)], rows)
 
 
-def _costs(costs: dict[str, Any]) -> str:
+def _costs(costs: dict[str, Any]) -> dict[str, Any]:
     rows = []
     for name, c in costs.items():
         scale = d.cost_scale(c)
-        rows.append("<tr>" + _cell(f"<code>{d.html_text(name)}</code>")
-                    + _cell(d.html_text(d.number(c["baseline_mean"], scale=scale)), True)
-                    + _cell(d.html_text(d.number(c["candidate_mean"], scale=scale)), True)
-                    + _cell(_diff(d.number(c["difference"], True, scale), c.get("p_value_adjusted")), True)
-                    + _cell(d.html_text(d.number_ci(c["ci95"], True, scale)), True)
-                    + _cell(d.html_text(d.p_text(c.get("p_value_adjusted"))), True)
-                    + _cell(str(c.get("instances", "")), True) + "</tr>")
+        rows.append([_cell("code", name), _text(d.number(c["baseline_mean"], scale=scale), True),
+                     _text(d.number(c["candidate_mean"], scale=scale), True),
+                     _diff(d.number(c["difference"], True, scale), c.get("p_value_adjusted")),
+                     _text(d.number_ci(c["ci95"], True, scale), True),
+                     _text(d.p_text(c.get("p_value_adjusted")), True), _text(c.get("instances", ""), True)])
     return _table("costs", [("cost (mean per instance)", False), ("baseline", True), ("candidate", True),
                             ("difference", True), ("95% CI", True), ("p adjusted", True), ("instances", True)], rows)
 
 
-def _slices(result: dict[str, Any]) -> list[str]:
+def _slices(result: dict[str, Any]) -> dict[str, Any] | None:
     slices = result.get("slices") or []
     if not slices:
-        return []
+        return None
     rows = []
     for key, cells, p_adjusted in d.slice_rows(result):
-        shown = [d.html_text(c) for c in cells]
+        shown = [_text(c, i < 5) for i, c in enumerate(cells)]
         shown[2] = _diff(cells[2], p_adjusted)
-        rows.append("<tr>" + _cell(f'<span class="id">{d.html_text(key)}</span>')
-                    + "".join(_cell(c, i < 5) for i, c in enumerate(shown)) + "</tr>")
+        rows.append([_cell("id", key), *shown])
     chart = charts.differences([(d.slice_key(s["key"]), s["paired"]["pass_rate_difference"], s["paired"]["ci95"])
                                 for s in slices], "slice")
-    return [f"<h3>By <code>{d.html_text(result.get('by'))}</code> ({len(slices)} slices)</h3>",
-            _table("slices", [("slice", False), *((h, i < 5) for i, h in enumerate(d.SLICE_HEADER))], rows),
-            f'<figure class="chart">{chart}<figcaption>Change of pass rate in each slice, computed from that '
-            "slice's jobs alone; p-values Holm-adjusted over the slices.</figcaption></figure>"]
+    return {"by": result.get("by"), "count": len(slices), "chart": chart,
+            "table": _table("slices", [("slice", False), *((h, i < 5) for i, h in enumerate(d.SLICE_HEADER))], rows)}
 
 
-def _clusters(result: dict[str, Any]) -> list[str]:
-    clusters = result.get("cluster_differences") or []
+def _clusters(result: dict[str, Any]) -> dict[str, Any] | None:
     if result.get("cluster") is None:
-        return []
-    rows = ["<tr>" + "".join([
-        _cell(f'<span class="id">{d.html_text(c["cluster"])}</span>'), _cell(str(c["instances"]), True),
-        _cell(str(c["improved"]), True), _cell(str(c["regressed"]), True),
-        _cell(d.html_text(d.points(c["pass_rate_difference"])), True)]) + "</tr>" for c in clusters]
+        return None
+    clusters = result.get("cluster_differences") or []
+    rows = [[_cell("id", c["cluster"]), _text(c["instances"], True), _text(c["improved"], True),
+             _text(c["regressed"], True), _text(d.points(c["pass_rate_difference"]), True)] for c in clusters]
     chart = charts.differences([(c["cluster"], c["pass_rate_difference"], None) for c in clusters], "cluster")
-    return [f"<h3>Clusters of <code>{d.html_text(result['cluster'])}</code> ({len(clusters)})</h3>",
-            '<p class="meta">The standard error, interval and p-value above are cluster-robust: instances of one '
-            "cluster are not independent, so the evidence counts clusters, not instances.</p>",
-            _table("clusters", [("cluster", False), ("paired instances", True), ("improved", True),
-                                ("regressed", True), ("mean change", True)], rows),
-            f'<figure class="chart">{chart}<figcaption>Mean change of pass rate of the paired instances of each '
-            "cluster.</figcaption></figure>"]
+    return {"cluster": result["cluster"], "count": len(clusters), "chart": chart,
+            "table": _table("clusters", [("cluster", False), ("paired instances", True), ("improved", True),
+                                         ("regressed", True), ("mean change", True)], rows)}
 
 
-def _changed(changed: Sequence[dict[str, Any]], links: Mapping[str, str] | None = None) -> str:
+def _changed(changed: Sequence[dict[str, Any]], links: Mapping[str, str] | None = None) -> dict[str, Any]:
     rows = []
     for e in changed:
         direction = "up" if e["difference"] > 0 else "down"
-        name = f'<span class="id">{d.html_text(e["instance"])}</span>'
         href = (links or {}).get(str(e["instance"]))
-        if href is not None:  # a relative link to the side-by-side page (--report-dir)
-            name = f'<a class="trials" href="{d.html_text(href)}">{name}</a>'
-        rows.append("<tr>" + "".join([
-            _cell(name),
-            _cell(d.html_text(d.points(e["difference"])), True, direction),
-            _cell(d.html_text(d.rate(e["baseline"]["pass_rate"])), True),
-            _cell(d.html_text(d.rate(e["candidate"]["pass_rate"])), True),
-            _cell(_ids(e["baseline"]["jobs"]), css="jobs"),
-            _cell(_ids(e["candidate"]["jobs"]), css="jobs"),
-        ]) + "</tr>")
+        # A relative link to the side-by-side page (--report-dir), made safe by the template's |href.
+        name = _cell("id", e["instance"]) if href is None else _cell("link", (e["instance"], href))
+        rows.append([name, _text(d.points(e["difference"]), True, direction),
+                     _text(d.rate(e["baseline"]["pass_rate"]), True), _text(d.rate(e["candidate"]["pass_rate"]), True),
+                     _cell("ids", e["baseline"]["jobs"], css="jobs"), _cell("ids", e["candidate"]["jobs"], css="jobs")])
     return _table("changed", [("instance", False), ("change", True), ("baseline", True), ("candidate", True),
                               ("baseline jobs", False), ("candidate jobs", False)], rows)
 
 
 def section(result: dict[str, Any], index: int, changes: str = "largest",
-            links: Mapping[str, str] | None = None) -> str:
-    base, cand = d.html_text(result["baseline"]), d.html_text(result["candidate"])
+            links: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """What the section of one comparison shows."""
     p = result["paired"]
     every = result.get("instances") or []
     changes_shown = [(e["instance"], e["difference"]) for e in every] + [("", 0.0)] * p["unchanged"]
     shown, title = d.changed(result, changes, None)
     costs = result.get("costs") or {}
-    warnings = result.get("warnings") or []
-    parts = [
-        f'<section class="comparison" id="comparison-{index}">',
-        f'<h2><span class="id">{cand}</span> vs baseline <span class="id">{base}</span></h2>',
-        _verdict(result),
-    ]
-    if warnings:
-        parts.append('<ul class="warnings">' + "".join(f"<li>{d.html_text(w)}</li>" for w in warnings) + "</ul>")
-    parts += [
-        f'<p class="meta">Metric <code>{d.html_text(result["metric"])}</code>, pass at &ge; '
-        f'{d.html_text(result["pass_threshold"])}, instance key <code>{d.html_text(result["unit"])}</code>'
-        f"{d.html_text(d.clusters_note(result))}.</p>",
-        _groups(result),
-        f"<h3>Paired over {p['instances']} instances (candidate &minus; baseline)</h3>",
-        _paired(p),
-        sequential.html(result),  # with --sequential: both intervals
-        f"<p>{p['improved']} improved, {p['regressed']} regressed, {p['unchanged']} unchanged"
-        + (f"; a difference smaller than &plusmn;{d.html_text(d.points(p['mde'], False))} cannot be detected "
-           "reliably (80% power)" if d.finite(p.get("mde")) else "") + ".</p>",
-        '<div class="charts">',
-        '<figure class="chart">' + charts.pass_rates(result["groups"], ("baseline", "candidate"))
-        + "<figcaption>Pass rate of each group (mean over its instances), whiskers: 95% CI "
-          "(a triangle marks a whisker cut at the edge).</figcaption></figure>",
-        '<figure class="chart">' + charts.paired_changes(changes_shown)
-        + "<figcaption>Change of pass rate of every paired instance, largest first "
-          "(green: improved, red: regressed).</figcaption></figure>",
-        "</div>",
-    ]
-    if costs:
-        panels = "".join(f'<figure class="chart">{charts.cost_vs_pass(name, c, result["groups"])}</figure>'
-                         for name, c in costs.items())
-        parts += ["<h3>Costs</h3>", _costs(costs), f'<div class="charts">{panels}</div>',
-                  '<p class="meta">Cost: mean per instance over the paired instances (grey: baseline, '
-                  "blue: candidate), on an axis from zero; pass rate: each group's, whiskers its 95% CI.</p>"]
-    parts += _slices(result)
-    parts += _clusters(result)
-    parts.append(f"<h3>{d.html_text(title[0].upper() + title[1:])}</h3>")
-    if links:
-        parts.append('<p class="meta">Each linked instance opens the page of a baseline trial and a candidate '
-                     "trial side by side (bl view), the first step where they differ marked.</p>")
-    parts.append(_changed(shown, links) if shown else "<p>No paired instance changed its pass rate.</p>")
-    for label, names in ((base, result.get("only_baseline") or []), (cand, result.get("only_candidate") or [])):
-        if names:
-            parts.append(f'<h3>Only in <span class="id">{label}</span> ({len(names)})</h3>')
-            parts.append(f'<p class="only">{_ids(names)}</p>')
-    parts.append("</section>")
-    return "\n".join(parts)
+    return {
+        "index": index, "baseline": result["baseline"], "candidate": result["candidate"],
+        "verdict": _verdict_of(result), "summary": result.get("summary") or "",
+        "warnings": result.get("warnings") or [], "metric": result["metric"],
+        "pass_threshold": result["pass_threshold"], "unit": result["unit"], "clusters_note": d.clusters_note(result),
+        "groups": _groups(result), "paired": p, "paired_table": _paired(p),
+        "sequential": _sequential(result),  # with --sequential: both intervals (the price of looking)
+        "mde": d.points(p["mde"], False) if d.finite(p.get("mde")) else None,
+        "pass_rates": charts.pass_rates(result["groups"], ("baseline", "candidate")),
+        "paired_changes": charts.paired_changes(changes_shown),
+        "costs": _costs(costs) if costs else None,
+        "cost_charts": [charts.cost_vs_pass(name, c, result["groups"]) for name, c in costs.items()],
+        "slices": _slices(result), "clusters": _clusters(result),
+        "title": title[0].upper() + title[1:], "links": bool(links),
+        "changed": _changed(shown, links) if shown else None,
+        "only": [(label, names) for label, names in ((result["baseline"], result.get("only_baseline") or []),
+                                                      (result["candidate"], result.get("only_candidate") or []))
+                 if names],
+    }
 
 
-def render(results: Sequence[dict[str, Any]], changes: str = "largest",
-           links: Mapping[tuple[str, str], str] | None = None) -> str:
-    """The whole page for every comparison of ``bl compare``'s answer (``changes``: which
-    changed instances each section lists; ``largest`` lists them all here; ``links``: the
-    relative link of each (candidate, instance) page of ``--report-dir``)."""
+def generate(results: Sequence[dict[str, Any]], changes: str = "largest",
+             links: Mapping[tuple[str, str], str] | None = None) -> Iterator[str]:
+    """The whole page for every comparison of ``bl compare``'s answer, piece by piece
+    (``changes``: which changed instances each section lists; ``largest`` lists them all here;
+    ``links``: the relative path of each (candidate, instance) page of ``--report-dir``, made a
+    link by the template: ``templating.href``)."""
+    from ..base.templating import generate as from_template
+
     if results:
         base = results[0]["baseline"]
         names = ", ".join(str(r["candidate"]) for r in results)
         title = f"bl compare: {names} vs baseline {base}"
     else:
         title = "bl compare"
-    verdicts = "\n".join(_verdict(r) for r in results)
-    body = "\n".join(section(r, i + 1, changes, {inst: href for (cand, inst), href in (links or {}).items()
-                                                   if cand == str(r["candidate"])})
-                     for i, r in enumerate(results))
-    return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{d.html_text(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
-        f"<h1>{d.html_text(title)}</h1>\n"
-        f'<div class="verdicts">\n{verdicts}\n</div>\n'
-        '<p class="meta">Unit of analysis: the instance (the trials of one instance are averaged first); '
-        "95% confidence intervals from Student's t (cluster-robust with --cluster); paired differences over "
-        "the instances scored in both groups; the verdict is the pass rate's, from its p-value "
-        f"Holm-adjusted over the candidates. {d.html_text(d.legend(results))}.</p>\n"
-        f"{body}\n</body>\n</html>\n"
-    )
+
+    def sections() -> Iterator[dict[str, Any]]:
+        for i, r in enumerate(results):
+            mine = {inst: href for (cand, inst), href in (links or {}).items() if cand == str(r["candidate"])}
+            yield section(r, i + 1, changes, mine)
+
+    verdicts = [(_verdict_of(r), r.get("summary") or "") for r in results]
+    return from_template("compare", "report.html", title=title, verdicts=verdicts, legend=d.legend(results),
+                         sections=sections(), mark=d.MARK)
+
+
+def render(results: Sequence[dict[str, Any]], changes: str = "largest",
+           links: Mapping[tuple[str, str], str] | None = None) -> str:
+    """:func:`generate` as one string."""
+    return "".join(generate(results, changes, links))

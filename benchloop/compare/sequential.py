@@ -302,17 +302,3 @@ def markdown_lines(result: Mapping[str, Any]) -> list[str]:
     return ["", f"{PRICE_TITLE[0].upper()}{PRICE_TITLE[1:]}:", "", head, rule, *body]
 
 
-def html(result: Mapping[str, Any]) -> str:
-    """The report: the two intervals as a table ('' without ``sequential``)."""
-    from .display import html_text
-
-    rows = price_rows(result)
-    if not rows:
-        return ""
-    num = ' class="num"'
-    cells = "".join("<tr>" + "".join(f"<td{num if i in (1, 2, 3) else ''}>{html_text(c)}</td>"
-                                     for i, c in enumerate(r)) + "</tr>" for r in rows)
-    return (f"<h3>{html_text(PRICE_TITLE[0].upper() + PRICE_TITLE[1:])}</h3>\n"
-            '<table class="paired sequential"><thead><tr><th>figure</th><th class="num">difference</th>'
-            '<th class="num">interval</th><th class="num">over</th><th>evidence</th></tr></thead>'
-            f"<tbody>{cells}</tbody></table>")

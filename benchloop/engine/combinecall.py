@@ -103,6 +103,9 @@ class Combined:
     what a watch reads (an action's ``watch:``, ``engine/watching.py``): a change of ``state``
     is reported with ``state_line`` on stderr, and ``settled`` ends the watch (``bl compare
     --watch``: each candidate's sequential verdict; every one reached).
+    ``failures``: ``(path, message)`` of what the
+    combine could not make (a page of ``--report-dir``): each is said as an error when the files
+    are written, and is a failure of the command (exit 1) that costs nothing else.
 
     An action that writes files (``writer: files``, ``bl view``) runs its combine too: the
     files are written (and nothing printed), or, when the combine makes none, its ``page`` or
@@ -119,3 +122,4 @@ class Combined:
     state: str | None = None
     state_line: str | None = None
     settled: bool = False
+    failures: tuple[tuple[str, str], ...] = ()

@@ -106,8 +106,12 @@ def write_files(log: Log, result: Combined) -> list[tuple[str, str]]:
     """Write the files the combine's options asked for (atomically; "wrote PATH"; a content
     made piece by piece is written so); the ``(path, message)`` of each one that could not be
     written, also logged as an error.  With ``opens``, each file written is then opened in
-    the user's browser."""
+    the user's browser.  What the combine could not make (``result.failures``) is said and
+    counted first."""
     failed = []
+    for path, message in result.failures:
+        log.error(message)
+        failed.append((path, message))
     for path, produce in result.files.items():
         try:
             content = produce()

@@ -18,8 +18,9 @@ from typing import Any
 
 from ..base.masking import scrub
 from ..compare.display import terminal_text
+from . import numeric
 from . import trials as t
-from .trajectory import Step, Trajectory, align, describe_action, first_difference, read
+from .trajectory import Step, Trajectory, align, difference, first_difference, note, read
 
 WIDTH = 160  # characters of a row's text
 LINES = 3  # lines of content a listing shows per step
@@ -72,19 +73,13 @@ def steps_element(job_id: str, answer: Any, width: int = WIDTH) -> dict[str, Any
     return {"job_id": job_id, "total": len(trajectory.steps), "steps": rows(trajectory, width)}
 
 
-def _number(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:,.3f}".rstrip("0").rstrip(".") if not value.is_integer() else f"{int(value):,}"
-    return f"{value:,}" if isinstance(value, int) else "n/a"
-
-
 def header_lines(trial: dict[str, Any]) -> list[str]:
     o = t.outcome(trial)
     score = "n/a" if o["score"] is None else f"{o['score']:g}"
     lines = [f"job {o['job_id']}  group {o['group_id'] or '-'}  instance {o['instance_id'] or '-'}  "
              f"template {o['template'] or '-'}",
              f"status {o['status'] or '-'}  score {score} ({t.verdict(o['pass'])})  "
-             f"duration {_number(o['duration_s'])} s  tokens sent {_number(o['tokens_sent'])}"]
+             f"duration {numeric.shown(o['duration_s'])} s  tokens sent {numeric.shown(o['tokens_sent'])}"]
     if o["fail_reason"]:
         lines.append(f"fail reason: {o['fail_reason']}" + (f" ({o['sub_fail_reason']})" if o["sub_fail_reason"] else ""))
     for problem in trial.get("problems") or ():
@@ -100,7 +95,7 @@ def step_lines(step: Step, lines: int = LINES, width: int = WIDTH) -> list[str]:
     head = f"#{step.key}"
     head += f" {step.role}" if step.role else ""
     head += f" [{step.tool}]" if step.tool else ""
-    head += f" ({_number(step.tokens)} tokens)" if step.tokens is not None else ""
+    head += f" ({numeric.shown(step.tokens)} tokens)" if step.tokens is not None else ""
     out = [head]
     text = step_text(step).strip("\n")
     shown = text.split("\n")
@@ -129,8 +124,8 @@ def text(trials: Sequence[dict[str, Any]], secrets: tuple[str, ...] = (), lines:
         if marked is None:
             out.append("The two trials take the same actions at every step.")
         else:
-            left, right = next(c for k, c in table if k == marked)
-            out.append(f"First difference at step {marked}: {describe_action(left)} | {describe_action(right)}")
+            out.append(f"First difference at step {marked}: "
+                       + note(difference(marked, *next(c for k, c in table if k == marked))))
         out.append("")
     for trial, trajectory in zip(trials, read_trials, strict=True):
         out += header_lines(trial)

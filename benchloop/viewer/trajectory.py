@@ -20,10 +20,11 @@ two runs.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from . import numeric
 
 # The fields shown in a step's header and body; every other field is shown as it came.
 KNOWN = ("step", "role", "tool", "tokens", "content")
@@ -84,20 +85,10 @@ def without_ids(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def _number(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and math.isfinite(value) and value == int(value):
-        return int(value)
-    if isinstance(value, str) and value.strip().isdecimal() and value.strip().isascii():
-        return int(value.strip())
-    return None
-
-
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A number the header shows as it is (a longer integer is kept as a field, exactly)."""
+    number = numeric.value(value)
+    return number is not None and not (isinstance(number, int) and abs(number) >= 10 ** numeric.DIGITS)
 
 
 def called_tools(value: Any) -> list[str]:
@@ -118,7 +109,7 @@ def called_tools(value: Any) -> list[str]:
 def read_step(index: int, item: Any) -> Step:
     if not isinstance(item, dict):
         return Step(index, None, raw=item, is_object=False)
-    step = Step(index, _number(item.get("step")))
+    step = Step(index, numeric.whole(item.get("step")))
     kept: dict[str, Any] = {}
     for key, value in item.items():
         if key == "step" and step.number is not None and (not isinstance(value, str) or value == str(step.number)):
@@ -234,3 +225,150 @@ def describe_action(steps: list[Step]) -> str:
             detail = detail if len(detail) <= 120 else detail[:117] + "..."
         words.append(" ".join(w for w in (s.role or "(no role)", s.tool or "") if w) + detail)
     return "; ".join(words)
+
+
+# ------------------------------------------------------------ what differs
+NONE = "(none)"  # how an argument one side does not give is shown
+VALUE_CHARS = 60  # a value shown in the first-difference note is cut to about this many characters
+SHOWN_CHANGES = 4  # differing arguments named in the note (the others counted)
+
+
+def arguments(step: Step) -> dict[str, Any]:
+    """The arguments of a step's action as flat ``name -> value`` pairs: the arguments of its one
+    call (``tool_calls[0].arguments``, ``function.arguments``, also when sent as JSON text) by
+    name, each call's as ``call 2 path`` when there are several, and the other action fields
+    (``command``, ``code``...) under their own names; nested objects as dotted names."""
+    out: dict[str, Any] = {}
+    if not step.is_object:
+        return out
+    for key in ACTION_FIELDS:
+        if key not in step.fields:
+            continue
+        value = without_ids(step.fields[key])
+        if key in ("tool_calls", "tool_call", "function_call"):
+            calls = value if isinstance(value, list) else [value]
+            for i, call in enumerate(calls):
+                prefix = f"call {i + 1} " if len(calls) > 1 else ""
+                _flatten(out, prefix, _call_arguments(call))
+        elif isinstance(value, dict):
+            _flatten(out, f"{key}.", value)
+        else:
+            out.setdefault(key, value)
+    return out
+
+
+def _call_arguments(call: Any) -> Any:
+    if not isinstance(call, dict):
+        return {"call": call}
+    function = call.get("function")
+    inner: dict[str, Any] = function if isinstance(function, dict) else call
+    args = inner.get("arguments", inner.get("args", inner.get("input")))
+    if isinstance(args, str):
+        try:
+            parsed = json.loads(args)
+        except ValueError:
+            parsed = None
+        args = parsed if isinstance(parsed, dict) else args
+    rest = {k: v for k, v in inner.items() if k not in ("name", "arguments", "args", "input", "type")}
+    if isinstance(args, dict):
+        return {**rest, **args}
+    return {**rest, **({} if args is None else {"arguments": args})}
+
+
+def _flatten(out: dict[str, Any], prefix: str, value: Any, depth: int = 0) -> None:
+    if isinstance(value, dict) and value and depth < 4:
+        for k, v in value.items():
+            _flatten(out, f"{prefix}{k}." if isinstance(v, dict) and v and depth < 3 else f"{prefix}{k}", v, depth + 1)
+    else:
+        out[prefix.rstrip(".") or "value"] = value
+
+
+@dataclass
+class Difference:
+    """Where two trials first part, as data: the step, what changed (``(name, left, right)``:
+    the role, the tool, then the arguments whose values differ, those given on both sides
+    first), and what the two sides share (``(name, value)``); ``kind`` says which of
+    ``"one side only"``, ``"another tool"``, ``"other arguments"``, ``"another role"``,
+    ``"other steps"`` (several steps under one number, or no object)."""
+
+    key: int
+    kind: str
+    changed: list[tuple[str, Any, Any]]
+    same: list[tuple[str, Any]]
+    left: str  # each side's action in a few words (describe_action)
+    right: str
+
+    @property
+    def names(self) -> list[str]:
+        """The differing argument names (the role and tool left out)."""
+        return [n for n, _, _ in self.changed if n not in ("role", "tool")]
+
+
+_MISSING = object()
+
+
+def difference(key: int, left: list[Step], right: list[Step]) -> Difference:
+    """What differs between the two sides of the row ``key`` (:func:`first_difference`)."""
+    words = (describe_action(left), describe_action(right))
+    if not left or not right:
+        return Difference(key, "one side only", [], [], *words)
+    if len(left) != 1 or len(right) != 1 or not left[0].is_object or not right[0].is_object:
+        return Difference(key, "other steps", [], [], *words)
+    a, b = left[0], right[0]
+    changed: list[tuple[str, Any, Any]] = []
+    same: list[tuple[str, Any]] = []
+    for name, x, y in (("role", a.role, b.role), ("tool", a.tool, b.tool)):
+        if x == y:
+            if x is not None:
+                same.append((name, x))
+        else:
+            changed.append((name, NONE if x is None else x, NONE if y is None else y))
+    args_a, args_b = arguments(a), arguments(b)
+    both, one = [], []
+    for name in list(args_a) + [n for n in args_b if n not in args_a]:
+        x, y = args_a.get(name, _MISSING), args_b.get(name, _MISSING)
+        if x is _MISSING or y is _MISSING:
+            one.append((name, NONE if x is _MISSING else x, NONE if y is _MISSING else y))
+        elif canonical(x) == canonical(y):
+            same.append((name, x))
+        else:
+            both.append((name, x, y))
+    changed += both + one
+    kind = ("another tool" if any(n == "tool" for n, _, _ in changed) else
+            "another role" if any(n == "role" for n, _, _ in changed) else "other arguments")
+    return Difference(key, kind, changed, same, *words)
+
+
+def value_text(value: Any, other: Any = None, chars: int = VALUE_CHARS) -> str:
+    """A value of the note, cut to about ``chars`` characters; beside ``other`` (the other side's
+    value) the cut keeps where the two begin to differ in sight."""
+    text = value if isinstance(value, str) else canonical(value)
+    text = " ".join(text.split("\n"))
+    start = 0
+    if isinstance(other, (str, int, float, list, dict)) and other is not None:
+        theirs = " ".join((other if isinstance(other, str) else canonical(other)).split("\n"))
+        common = next((i for i, (p, q) in enumerate(zip(text, theirs, strict=False)) if p != q),
+                      min(len(text), len(theirs)))
+        start = max(0, common - chars // 3) if common > chars - 10 else 0
+    shown = text[start:start + chars]
+    return ("..." if start else "") + shown + ("..." if start + chars < len(text) else "")
+
+
+def change_text(name: str, left: Any, right: Any) -> str:
+    """``path: requests/utils.py -> requests/models.py``"""
+    return f"{name}: {value_text(left, right)} -> {value_text(right, left)}"
+
+
+def note(diff: Difference) -> str:
+    """The first-difference line: what changed first (both values), then what the sides share."""
+    if diff.kind == "one side only":
+        return f"only one trial has this step: {diff.left} | {diff.right}"
+    if not diff.changed:
+        return f"{diff.left} | {diff.right}"
+    shown = [change_text(*c) for c in diff.changed[:SHOWN_CHANGES]]
+    more = len(diff.changed) - SHOWN_CHANGES
+    text = "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
+    if diff.same:
+        alike = ", ".join(f"{n} {value_text(v, chars=40)}" for n, v in diff.same)
+        text += f" (alike: {alike if len(alike) <= 160 else alike[:157] + '...'})"
+    return text

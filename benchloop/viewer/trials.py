@@ -15,9 +15,10 @@ the listing and the rows say about it.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
+
+from . import numeric
 
 
 def _one(value: Any) -> Any:
@@ -28,19 +29,8 @@ def _one(value: Any) -> Any:
 
 
 def _number(value: Any) -> float | int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return value if math.isfinite(value) else None
-    if isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            return None
-        if not math.isfinite(number):
-            return None
-        return int(number) if number.is_integer() and "." not in value and "e" not in value.lower() else number
-    return None
+    """A metric's number (sent as a number or as its text), never raising on one too large."""
+    return numeric.value(value, text=True)
 
 
 def _object(value: Any) -> dict[str, Any]:

@@ -25,8 +25,11 @@ zipped.  Each side's trial is the one that stands for its group on the instance
 (``viewer.trials.representative``: the most common outcome there, a failing one on a tie),
 among the jobs the comparison counted.  The folder holds exactly the pages the index links:
 a page an earlier run wrote there (a ``bl view`` page, ``instances/*/*.html``) that this
-run did not write is removed; nothing else in ``DIR`` is touched.  ``DIR`` was checked
-before any request (``path: checked_dir``: a directory, or a new one whose parent exists).
+run did not write is removed; nothing else in ``DIR`` is touched.  One page costs only itself:
+whatever stops it is a failure of that page (said with its instance, exit 1), and the
+folders under ``DIR`` are made without following a symbolic link (``files.real_dirs``).
+``DIR`` was checked before any request (``path: checked_dir``: a directory, or a new one
+whose parent exists).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ...base.errors import AuthError, BenchloopError, Cancelled
 from ...base.masking import scrub_value
 from ..combinecall import CombineCall, Combined, CombineError
 from .registry import combine
@@ -101,28 +105,33 @@ def compare(call: CombineCall) -> Combined:
     if report == "-":  # the page instead of the elements (none when nothing was compared)
         page = (lambda: html_report.render(shared, changes)) if results else None
         return Combined(elements, renderings, page=page, declared=declared, **watched)
-    files = {str(report): lambda: html_report.render(shared, changes)} if report and results else {}
+    files: dict[str, Any] = {str(report): lambda: html_report.generate(shared, changes)} if report and results else {}
     folder = options.get("report_dir")
+    failures: tuple[tuple[str, str], ...] = ()
     if folder and results and options.get("watch"):  # the pages of the last look only, once it is printed
-        def index() -> str:
-            return html_report.render(shared, changes, instance_pages(call, results, str(folder), changes))
+        def index() -> Any:
+            links, _lost = instance_pages(call, results, str(folder), changes)
+            return html_report.generate(shared, changes, links)
 
         files[os.path.join(str(folder), "index.html")] = index
     elif folder and results:
-        links = instance_pages(call, results, str(folder), changes)
-        files[os.path.join(str(folder), "index.html")] = lambda: html_report.render(shared, changes, links)
-    return Combined(elements, renderings, files, declared=declared, **watched)
+        links, found = instance_pages(call, results, str(folder), changes)
+        failures = tuple(found)
+        files[os.path.join(str(folder), "index.html")] = lambda: html_report.generate(shared, changes, links)
+    return Combined(elements, renderings, files, declared=declared, failures=failures, **watched)
 
 
-def instance_pages(call: CombineCall, results: list[dict[str, Any]], folder: str,
-                   changes: str = "largest") -> dict[tuple[str, str], str]:
+def instance_pages(call: CombineCall, results: list[dict[str, Any]], folder: str, changes: str = "largest"
+                   ) -> tuple[dict[tuple[str, str], str], list[tuple[str, str]]]:
     """Write the side-by-side page of every changed instance the report lists (``changes``, as
     ``html_report`` picks them) under ``folder``, and remove the pages of an earlier run that
-    this one did not write; the relative link of each page written, by (candidate, instance)."""
-    from urllib.parse import quote
+    this one did not write.  The relative path of each page written, by (candidate, instance),
+    and the ``(path, message)`` of each page that could not be made.
 
-    from ...base.errors import UsageError
-    from ...base.files import local_error, safe_component, user_file_problem
+    One page is one failure, never the report's: whatever stops a page (a file error, a
+    symlink where it goes, a trajectory the page cannot be made of) is that page's failure,
+    said with its instance; the other pages and the index are written."""
+    from ...base.files import local_error, real_dirs, safe_component, user_file_problem
     from ...compare.display import changed
     from ...viewer.trials import representative
 
@@ -131,42 +140,62 @@ def instance_pages(call: CombineCall, results: list[dict[str, Any]], folder: str
         passes[ident] = {str(r.get("job_id")): r.get("pass") for r in rows if isinstance(r, dict)}
     options = call.options
     links: dict[tuple[str, str], str] = {}
+    failures: list[tuple[str, str]] = []
     written: set[tuple[str, str]] = set()
-    try:
-        os.makedirs(folder, exist_ok=True)  # its parent exists (checked before any request)
+    top = folder.rstrip("/" + os.sep) or folder
+    try:  # its parent exists (checked before any request); no symlink is followed below it
+        real_dirs(os.path.dirname(top) or ".", os.path.basename(top))
     except OSError as exc:
         call.log.warn(str(local_error(exc, folder)))  # the index cannot be written either: said then
-        return links
+        return links, failures
     pages = [(r, e) for r in results for e in changed(r, changes, None)[0]]  # what the index lists
     if pages:
         call.log.note(f"--report-dir: {len(pages)} side-by-side page(s) of the changed instances")
+    refused: dict[str, str] = {}  # a candidate folder that cannot be had: why (said once)
     for result, entry in pages:
-        base, cand = result["baseline"], result["candidate"]
+        base, cand, instance = result["baseline"], result["candidate"], str(entry["instance"])
         trials = []
         for group, side in ((base, "baseline"), (cand, "candidate")):
             jobs = [{"job_id": j, "pass": passes.get(group, {}).get(j)} for j in entry[side]["jobs"]]
             trials.append(str(representative(jobs)["job_id"]) if jobs else None)
         if None in trials:
             continue
-        names = (safe_component(str(cand)), safe_component(f"{entry['instance']}.html"))
+        names = (safe_component(str(cand)), safe_component(f"{instance}.html"))
         relative = "/".join([PAGES, *names])
         path = os.path.join(folder, *relative.split("/"))
+        what = f"--report-dir: no page for instance {instance} of {cand}"
+        if names[0] in refused:
+            failures.append((path, f"{what}: {refused[names[0]]}"))
+            continue
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            # A symlink, special file or directory there is not ours: left alone, no page.
-            problem = user_file_problem(path) or ("it is a directory" if os.path.isdir(path) else None)
-            if problem is not None:
-                raise UsageError(f"cannot write {path}: {problem}")
+            real_dirs(folder, PAGES, names[0])
+        except OSError as exc:
+            refused[names[0]] = str(local_error(exc))
+            failures.append((path, f"{what}: {refused[names[0]]}"))
+            continue
+        # A symlink, special file or directory there is not ours: left alone, no page.
+        problem = user_file_problem(path) or ("it is a directory" if os.path.isdir(path) else None)
+        if problem is not None:
+            failures.append((path, f"{what}: cannot write {path}: {problem}"))
+            continue
+        try:
             ran = call.run("view", {"job": trials, "output_dir": path, "metric": options.get("metric"),
                                     "pass_threshold": options.get("pass_threshold")})
-        except (OSError, UsageError) as exc:  # this page only: the others and the index are written
-            call.log.warn(str(local_error(exc, path)) if isinstance(exc, OSError) else str(exc))
+        except (AuthError, Cancelled):
+            raise  # a full disk, Ctrl-C, a refused key: the command stops, as anywhere else
+        except Exception as exc:  # noqa: BLE001 - one page never takes the report down
+            reason = str(local_error(exc, path)) if isinstance(exc, OSError) else (
+                str(exc) if isinstance(exc, BenchloopError) else f"internal error ({type(exc).__name__}: {exc})")
+            failures.append((path, f"{what}: {reason}"))
             continue
         if path in ran.paths:
             written.add(names)
-            links[(str(cand), str(entry["instance"]))] = quote(relative)
+            links[(str(cand), instance)] = relative  # (percent-encoded by the report's template)
+        else:
+            reasons = "; ".join(dict.fromkeys(message for _, message in ran.failures)) or "not written"
+            failures.append((path, f"{what}: {reasons}"))
     remove_stale_pages(call, os.path.join(folder, PAGES), written)
-    return links
+    return links, failures
 
 
 def remove_stale_pages(call: CombineCall, pages: str, written: set[tuple[str, str]]) -> None:
