@@ -128,13 +128,14 @@ class Polling:
         self.timeout = timeout
         self.deadline = time.monotonic() + timeout
         self.counts: dict[str, int] | None = None
+        self.requests = 0  # the requests of the current look (check())
         self.warned: set[str] = set()
 
     # -- one answer -------------------------------------------------------
     def answer(self, waiter: Waiter, variables: dict[str, Any]) -> tuple[Any, ApiError | None]:
         """``(answer, None)``, or ``(error body, error)`` of a failed request an ``error``
         acceptor of the waiter expects; any other failure is raised."""
-        self.current = waiter
+        self.current, self.requests = waiter, 0
         try:
             answer = self.ask(waiter, variables, self.check)
         except ApiError as exc:
@@ -214,16 +215,20 @@ class Polling:
     # -- the wait ---------------------------------------------------------
     def check(self) -> float:
         """The seconds left of the whole wait; past the deadline :class:`WaitTimeout` (the
-        counts of the last look in its message)."""
+        counts of the last look in its message).  The first request of a look always goes:
+        a look starts only after a wait that the deadline had not passed (shortened to end
+        there, so the last look is at the deadline, as the official client's is); every
+        further request of that look (its next pages) is refused past it."""
+        self.requests += 1
         remaining = self.deadline - time.monotonic()
-        if remaining <= 0:
-            detail = f" (after {self.timeout:g}s: {counts_text(self.counts)})" if self.counts else \
-                f" (after {self.timeout:g}s)"
+        if remaining <= 0 and self.requests > 1:
+            # Without counts, the official client's words (the export's timeout) as they were.
+            detail = f" (after {self.timeout:g}s: {counts_text(self.counts)})" if self.counts else ""
             raise WaitTimeout(f"{self.current.label} total timeout exceeded{detail}")
         return remaining
 
     def pause(self, waiter: Waiter, seconds: float) -> None:
-        self.current = waiter
+        self.current, self.requests = waiter, 1  # strict: no wait starts past the deadline
         self.sleep(min(seconds, self.check()))
 
     def run(self, variables: dict[str, Any] | None = None) -> Any:
