@@ -384,7 +384,7 @@ class Pipeline:
 
         def one(child: str) -> None:
             cctx = ctx.child(**{enum.binds: child})
-            ok = True
+            ok, error = True, None
             try:
                 path = self.path_for(template, cctx)
                 if self.skip(path):
@@ -394,12 +394,12 @@ class Pipeline:
                     scope.wrote(child, path)
                 if scope is not None:
                     scope.finished(child)
-            except BenchloopError:
-                ok = False
+            except BaseException as exc:
+                ok, error = False, exc
                 raise
             finally:
                 if counter:
-                    counter.step(child, ok)
+                    counter.step(child, ok, error)
 
         outcomes = self.rt.map(children, one)
         failure_id = part.failure_id or f"{{{enum.binds}}}"
