@@ -465,7 +465,8 @@ def test_fuzz_export_flow_raises_only_step_errors(bodies):
     waiter = load_model().action("trajectory", "get").dimensions["group"].parts["trajectory"].wait
     assert waiter is not None
 
-    def answer(current: Any, variables: dict[str, Any]) -> Any:
+    def answer(current: Any, variables: dict[str, Any], check: Any) -> Any:
+        check()
         if not bodies:
             raise StepError("no more answers")
         return bodies.pop(0)

@@ -202,6 +202,14 @@ def _clock(seconds: float) -> str:
     return f"{hours:02d}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
 
 
+def abandoned(error: BaseException | None) -> bool:
+    """Whether an item ended because the command gave its work up (Ctrl-C, or the cancel of
+    a 401 or full disk elsewhere), not because the item itself failed."""
+    from .errors import Cancelled
+
+    return isinstance(error, (Cancelled, KeyboardInterrupt))
+
+
 class Counter:
     """A count progress line: start, then one line per processed item."""
 
@@ -213,16 +221,18 @@ class Counter:
         self._lock = threading.Lock()
         log.progress(f"{label}: total={total} {unit}")
 
-    def step(self, detail: str, ok: bool = True) -> None:
+    def step(self, detail: str, ok: bool = True, error: BaseException | None = None) -> None:
+        """Count one item: done (``ok``), or failed; an item whose work was abandoned (``error``
+        a cancel: Ctrl-C, a 401 or full disk elsewhere) is named ``abandoned``, not failed."""
         # Counting and drawing under one lock: a slower thread can never draw an
         # older count after a newer one (a stale bar left after the final line).
+        verb = self.action if ok else "abandoned" if abandoned(error) else "failed"
         with self._lock:
             self.done += 1
             if not self.log.quiet:
-                self._show(self.done, detail, ok)
+                self._show(self.done, detail, verb)
 
-    def _show(self, done: int, detail: str, ok: bool) -> None:
-        verb = self.action if ok else "failed"
+    def _show(self, done: int, detail: str, verb: str) -> None:
         line = f"{self.label}: {done}/{self.total} {self.unit}, {verb} {detail}"
         elapsed = time.monotonic() - self.started
         if self.eta:

@@ -23,6 +23,7 @@ from ..base.files import (
     staging_dir,
 )
 from ..base.jsontext import dumps
+from ..base.log import abandoned
 from ..table.model import ArchiveEntry, StepPart
 from ..table.templates import Context, entry_component, render_file, render_label
 from .outcomes import Failure, MultiFailure, Outcome, as_error
@@ -51,11 +52,15 @@ class ArchiveRun:
         prefix = f".{safe_component(self.task)[:40]}-{self.spec.kind or 'archive'}-"
         with staging_dir(p.root, prefix) as staging:  # locked while it lives; dead runs' ones swept
             def one(job: str) -> dict[str, str]:
+                error = None
                 try:
                     return self.job(ctx.child(job=job), job, staging)
+                except BaseException as exc:
+                    error = exc
+                    raise
                 finally:
-                    if counter:
-                        counter.step(job)
+                    if counter:  # a failed job is recorded in the archive; an abandoned one is said
+                        counter.step(job, not abandoned(error), error)
 
             outcomes = p.rt.map(jobs, one)
             return self.finish(path, task, jobs, outcomes, staging)

@@ -99,7 +99,7 @@ def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[st
         except Exception as exc:  # noqa: BLE001 - one bad id never takes the others down
             exc = explained(ident, as_error(exc, rt.log))
             if counter:
-                counter.step(ident, ok=False)
+                counter.step(ident, ok=False, error=exc)
             if on_done is not None:
                 on_done(Outcome(ident, failures=[Failure(ident, str(exc), exc.network, exc.timed_out)]))
             raise backend_message(action, exc) from None

@@ -163,22 +163,27 @@ class Pipeline:
             return str(exc)
         return None
 
-    def wait(self, waiter: Waiter, ctx: Context, ident: str, before_step: bool = False) -> Any:
+    def wait(self, waiter: Waiter, ctx: Context, ident: str, before_step: bool = False,
+             on_answer: Callable[[Any, dict[str, int] | None], None] | None = None) -> Any:
         """Run a waiter for one id (``polling.py``).  Before a step (the export) a timeout is a
-        failure of the id like any other; on its own it is the command's wait timeout."""
+        failure of the id like any other; on its own it is the command's wait timeout.
+        ``on_answer``: see :class:`~benchloop.engine.polling.Polling`."""
         from .polling import Polling, WaitTimeout
 
         timeout = float(self.opts.get(waiter.timeout) or 0) if waiter.timeout else 0.0
 
-        def ask(current: Waiter, variables: dict[str, Any]) -> Any:
+        def ask(current: Waiter, variables: dict[str, Any], check: Callable[[], Any]) -> Any:
             if current.enumeration is not None:
                 enum = current.enumeration
-                return self.paginate(enum.request, enum.pagination, ctx, ident, enum.empty_probe).items
+                return self.paginate(enum.request, enum.pagination, ctx, ident, enum.empty_probe,
+                                     before=check).items
             assert current.request is not None
+            check()
             return self.request(current.request, ctx.child(**variables))
 
         run = Polling(waiter, ask, sleep=self.rt.http.sleep, log=self.rt.log, timeout=timeout or float("inf"),
-                      options=self.opts, render=lambda text, variables: render_label(text, ctx.child(**variables)))
+                      options=self.opts, render=lambda text, variables: render_label(text, ctx.child(**variables)),
+                      on_answer=on_answer)
         try:
             return run.run()
         except WaitTimeout as exc:
@@ -193,7 +198,10 @@ class Pipeline:
         return args
 
     def paginate(self, endpoint: Endpoint, pagination: Pagination, ctx: Context, ident: str,
-                 probe: Endpoint | None, probe_warns: bool = False, spill: bool = False) -> Any:
+                 probe: Endpoint | None, probe_warns: bool = False, spill: bool = False,
+                 before: Callable[[], Any] | None = None) -> Any:
+        """One page or every page of a paged endpoint (``pagination.py``); ``before`` is called
+        before each request (a wait's clock: it raises when the wait's time is up)."""
         args = self._page_args(pagination, ctx)
         args["spill"] = spill
         args["page"] = int(self.opts.get("page") or 1)
@@ -206,10 +214,13 @@ class Pipeline:
                 log.progress(f"{text}: {count}/{'?' if total is None else total} {unit}, fetched")
 
             args["on_page"] = on_page
+        def fetch(skip: int, limit: int) -> Any:
+            if before is not None:
+                before()
+            return self.request(endpoint, ctx.child(skip=skip, limit=limit))
+
         try:
-            result = MODES[pagination.mode](
-                lambda skip, limit: self.request(endpoint, ctx.child(skip=skip, limit=limit)),
-                label=f"{self.dim.name} {ident}", debug=log.debug, **args)
+            result = MODES[pagination.mode](fetch, label=f"{self.dim.name} {ident}", debug=log.debug, **args)
         except PaginationError as exc:
             raise StepError(str(exc)) from None
         collection = pagination.collection
@@ -373,7 +384,7 @@ class Pipeline:
 
         def one(child: str) -> None:
             cctx = ctx.child(**{enum.binds: child})
-            ok = True
+            ok, error = True, None
             try:
                 path = self.path_for(template, cctx)
                 if self.skip(path):
@@ -383,12 +394,12 @@ class Pipeline:
                     scope.wrote(child, path)
                 if scope is not None:
                     scope.finished(child)
-            except BenchloopError:
-                ok = False
+            except BaseException as exc:
+                ok, error = False, exc
                 raise
             finally:
                 if counter:
-                    counter.step(child, ok)
+                    counter.step(child, ok, error)
 
         outcomes = self.rt.map(children, one)
         failure_id = part.failure_id or f"{{{enum.binds}}}"

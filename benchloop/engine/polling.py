@@ -22,10 +22,21 @@ terminal, a ``[progress]`` line otherwise, nothing with ``-q``.
 The delay between answers is the answer's hint (clamped), or the interval option,
 grown by ``backoff`` after each answer that changed nothing and spread by ``jitter``,
 so that many waiters started together do not keep asking together.  The whole wait is
-bounded by the ``timeout`` option: before each wait the deadline is checked and the
-wait shortened to what remains; past it the wait ends with :class:`WaitTimeout`.  The
-sleeps go through the HTTP client, so a cancel (401 elsewhere, Ctrl-C) interrupts
-them at once.
+bounded by the ``timeout`` option, one clock from the first request (followed waiters
+share it): before each wait the deadline is checked and the wait shortened to what
+remains, and ``ask`` is handed :meth:`Polling.check` to call before each request of a
+look (each page of an enumeration), so that one look over a list that never ends, or
+pages that come slowly, cannot outlast it; past it the wait ends with
+:class:`WaitTimeout`.  The sleeps go through the HTTP client, so a cancel (401
+elsewhere, Ctrl-C) interrupts them at once.
+
+Reuse (another command that waits, ``compare --watch``): build a ``Polling`` with the
+table's waiter and an ``ask(waiter, variables, check)`` that makes its requests through
+the engine (``Pipeline.wait`` is the one the pipeline uses) and calls ``check()`` before
+each; ``run(variables)`` returns what the waiter produces or raises (``WaitTimeout``,
+the request's error, ``unknown <label> status``).  ``on_answer`` (optional) sees every
+answer with its counts, before the acceptors decide: a caller that acts while the work
+goes on (``pull --sync --until-done`` syncs the jobs that finished) does it there.
 """
 
 from __future__ import annotations
@@ -36,7 +47,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..base.errors import ApiError, StepError
-from ..table.model import Delay, Waiter
+from ..table.model import MISSING, Delay, Waiter
 
 
 class WaitTimeout(StepError):
@@ -92,16 +103,23 @@ class Backoff:
 class Polling:
     """One wait at work: the table's waiter (and those it follows), asked through ``ask``.
 
-    ``ask(waiter, variables)`` returns the waiter's answer for the id (the request's, or the
-    enumeration's items); ``render(template, variables)`` renders a message of the table for
-    the id; ``show(line, final)`` draws a counts line.
+    ``ask(waiter, variables, check)`` returns the waiter's answer for the id (the request's,
+    or the enumeration's items), calling ``check()`` before each request it makes (it raises
+    :class:`WaitTimeout` once the whole wait's time is up); ``render(template, variables)``
+    renders a message of the table for the id; ``log`` draws the counts line.
+    ``on_answer(answer, counts)``, when given, is called with every answer that is not an
+    error (``counts``: this answer's, with ``counts:``, else None) before the acceptors
+    decide; what it raises ends the wait.
     """
 
-    def __init__(self, waiter: Waiter, ask: Callable[[Waiter, dict[str, Any]], Any], *,
+    def __init__(self, waiter: Waiter, ask: Callable[[Waiter, dict[str, Any], Callable[[], float]], Any], *,
                  sleep: Callable[[float], None], log: Any, timeout: float, options: Mapping[str, Any],
-                 render: Callable[[str, dict[str, Any]], str], rng: Callable[[], float] = random.random):
+                 render: Callable[[str, dict[str, Any]], str], rng: Callable[[], float] = random.random,
+                 on_answer: Callable[[Any, dict[str, int] | None], None] | None = None):
         self.root = waiter
         self.ask = ask
+        self.on_answer = on_answer
+        self.current = waiter  # the waiter asking now (a followed one after a follow)
         self.sleep = sleep
         self.log = log
         self.options = options
@@ -110,14 +128,16 @@ class Polling:
         self.timeout = timeout
         self.deadline = time.monotonic() + timeout
         self.counts: dict[str, int] | None = None
+        self.requests = 0  # the requests of the current look (check())
         self.warned: set[str] = set()
 
     # -- one answer -------------------------------------------------------
     def answer(self, waiter: Waiter, variables: dict[str, Any]) -> tuple[Any, ApiError | None]:
         """``(answer, None)``, or ``(error body, error)`` of a failed request an ``error``
         acceptor of the waiter expects; any other failure is raised."""
+        self.current, self.requests = waiter, 0
         try:
-            answer = self.ask(waiter, variables)
+            answer = self.ask(waiter, variables, self.check)
         except ApiError as exc:
             if any(a.matcher == "error" and exc.status in a.expected for a in waiter.acceptors):
                 return exc.body, exc
@@ -149,6 +169,10 @@ class Polling:
             for value in found:
                 if value not in counts.statuses.values and value not in self.warned:
                     self.warned.add(value)
+                    if value == MISSING:
+                        self.log.warn(f"{self.label(waiter, variables)}: {found[value]} {counts.noun} with no status "
+                                      f"(null or missing), counted as {MISSING} and not final")
+                        continue
                     self.log.warn(f"{self.label(waiter, variables)}: status {value!r} is not one the table knows "
                                   f"({', '.join(counts.statuses.values)}); counted as not final")
         if changed:
@@ -189,12 +213,23 @@ class Polling:
         return answer
 
     # -- the wait ---------------------------------------------------------
-    def pause(self, waiter: Waiter, seconds: float) -> None:
+    def check(self) -> float:
+        """The seconds left of the whole wait; past the deadline :class:`WaitTimeout` (the
+        counts of the last look in its message).  The first request of a look always goes:
+        a look starts only after a wait that the deadline had not passed (shortened to end
+        there, so the last look is at the deadline, as the official client's is); every
+        further request of that look (its next pages) is refused past it."""
+        self.requests += 1
         remaining = self.deadline - time.monotonic()
-        if remaining <= 0:
+        if remaining <= 0 and self.requests > 1:
+            # Without counts, the official client's words (the export's timeout) as they were.
             detail = f" (after {self.timeout:g}s: {counts_text(self.counts)})" if self.counts else ""
-            raise WaitTimeout(f"{waiter.label} total timeout exceeded{detail}")
-        self.sleep(min(seconds, remaining))
+            raise WaitTimeout(f"{self.current.label} total timeout exceeded{detail}")
+        return remaining
+
+    def pause(self, waiter: Waiter, seconds: float) -> None:
+        self.current, self.requests = waiter, 1  # strict: no wait starts past the deadline
+        self.sleep(min(seconds, self.check()))
 
     def run(self, variables: dict[str, Any] | None = None) -> Any:
         """Wait; what the waiter produces (``variables``: the id's, for messages)."""
@@ -205,6 +240,8 @@ class Polling:
             changed = True
             if waiter.counts is not None and error is None:
                 changed = self.count(waiter, answer, bound)
+            if self.on_answer is not None and error is None:
+                self.on_answer(answer, self.counts if waiter.counts is not None else None)
             status = error.status if error is not None else None
             acceptor = next((a for a in waiter.acceptors if a.matches(answer, status)), None)
             state = acceptor.state if acceptor is not None else waiter.otherwise

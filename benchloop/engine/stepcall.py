@@ -29,7 +29,7 @@ class StepLog(Protocol):
 
 
 class Counter(Protocol):
-    def step(self, detail: str, ok: bool = True) -> None: ...
+    def step(self, detail: str, ok: bool = True, error: BaseException | None = None) -> None: ...
 
 
 class StepCall(Protocol):

@@ -23,12 +23,21 @@ So an interrupted sync leaves a manifest that names only items whose files were 
 (every file is written atomically, and an item is entered after its files): the next sync
 fetches the rest, and an item whose recorded file was removed is fetched again.  A
 manifest that cannot be read is ignored (every item is fetched again) with a warning.
+
+The manifest is data from disk, checked like every other path: a recorded file outside the
+output root (``../x``, ``/etc/hostname``, through a symlinked directory) is never looked
+at; its section of that item is fetched again, with a warning.  The manifest itself must be
+a regular file or absent: a symlink (or a directory, a FIFO) at its place, or a group
+directory that leads out of the root, is refused before any request (exit 2), since
+reading it would trust another file's content and replacing it would destroy what the link
+was for; removing it makes the next sync fetch every item again.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -57,11 +66,39 @@ def run_sync(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[s
     if opts.get("skip_existing"):
         raise UsageError(f"{flag} decides itself which files to fetch again: leave out --skip-existing")
     names = sections_for(rt.spec, compose, dim, chosen_sections(action, compose, opts.get(compose.option)))
+    root = opts.get("output_dir") or rt.output_dir
+    for ident in ids:  # before any request
+        manifest_path(root, compose.sync, ident, flag)
     rt.pool = rt.concurrency * max(len(names) + 1, 1)
     outcomes: list[Outcome] = []
     for ident in ids:
         outcomes += GroupSync(rt, compose, ident, opts, names, process).run()
     return outcomes
+
+
+def manifest_path(root: str, sync: Sync, group: str, flag: str = "--sync") -> str:
+    """Where a group's manifest is, under the output root; a usage error when what is there is
+    not a regular file bl may read and replace (module docstring)."""
+    relative = render_file(sync.manifest, Context({"group": group}))
+    where = os.path.join(root, relative)
+    try:
+        path = files.join_under(root, relative)
+    except ValueError:
+        raise UsageError(f"cannot sync {group} ({flag}): the manifest {where} leads outside the output root "
+                         f"(a symlinked directory?); refusing to read or write it") from None
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as exc:
+        raise UsageError(f"cannot sync {group} ({flag}): the manifest {where}: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(mode):
+        raise UsageError(f"cannot sync {group} ({flag}): the manifest {where} is a symbolic link; refusing to read it "
+                         f"or write through it (remove it: the next sync fetches every job again)")
+    if not stat.S_ISREG(mode):
+        raise UsageError(f"cannot sync {group} ({flag}): the manifest {where} is not a regular file; refusing to "
+                         f"read or replace it (remove it: the next sync fetches every job again)")
+    return path
 
 
 class Manifest:
@@ -82,9 +119,43 @@ class Manifest:
             return
         if (isinstance(data, dict) and data.get("version") == VERSION and data.get("key") == sync.key
                 and data.get("state") == list(sync.state) and isinstance(data.get("items"), dict)):
-            self.items = {k: v for k, v in data["items"].items() if isinstance(v, dict)}
+            self.items = self.checked(data["items"], log)
         else:
             log.warn(f"sync {group}: the manifest {path} is not one this bl writes; every job is fetched again")
+
+    def inside(self, relative: Any) -> bool:
+        """Whether a recorded path is a file name under the output root (never looked at else)."""
+        if not isinstance(relative, str) or not relative:
+            return False
+        try:
+            files.join_under(self.root, relative)
+        except ValueError:
+            return False
+        return True
+
+    def checked(self, items: dict[str, Any], log: Any) -> dict[str, dict[str, Any]]:
+        """The manifest's items as this bl writes them; a section of an item that records a path
+        outside the output root is left out (fetched again), with one warning."""
+        kept: dict[str, dict[str, Any]] = {}
+        outside: list[str] = []
+        for ident, entry in items.items():
+            if not isinstance(entry, dict) or not isinstance(entry.get("sections"), dict):
+                continue
+            sections = {}
+            for section, paths in entry["sections"].items():
+                if not isinstance(paths, list):
+                    continue
+                bad = [p for p in paths if not self.inside(p)]
+                if bad:
+                    outside += [repr(p) for p in bad]
+                    continue
+                sections[section] = paths
+            kept[ident] = {"state": entry.get("state"), "sections": sections}
+        if outside:
+            shown = ", ".join(outside[:3]) + (f" and {len(outside) - 3} more" if len(outside) > 3 else "")
+            log.warn(f"sync {self.group}: the manifest {self.path} names {len(outside)} path(s) outside the "
+                     f"output root ({shown}); ignored, their jobs' files are fetched again")
+        return kept
 
     def stale(self, ident: str, state: dict[str, Any], section: str) -> bool:
         entry = self.items.get(ident)
@@ -93,7 +164,7 @@ class Manifest:
         done = (entry.get("sections") or {}).get(section)
         if not isinstance(done, list):
             return True
-        return not all(isinstance(p, str) and files.exists(os.path.join(self.root, p)) for p in done)
+        return not all(self.inside(p) and files.exists(files.join_under(self.root, p)) for p in done)
 
     def record(self, section: str, states: dict[str, dict[str, Any]], done: set[str],
                written: dict[str, list[str]]) -> None:
@@ -149,7 +220,11 @@ class GroupSync:
             return first + [Outcome(self.label(n), failures=[Failure(self.label(n), str(exc), False)])
                             for n in self.rest]
         states = {ident: {f: item.get(f) for f in self.sync.state} for ident, item in items}
-        path = files.join_under(self.root, render_file(self.sync.manifest, Context({"group": self.ident})))
+        try:  # checked before any request (run_sync); what changed since fails the sections
+            path = manifest_path(self.root, self.sync, self.ident)
+        except UsageError as exc:
+            return first + [Outcome(self.label(n), failures=[Failure(self.label(n), f"not fetched: {exc}", False)])
+                            for n in self.rest]
         manifest = Manifest(self.root, path, self.sync, self.ident, self.rt.log)
         self.announce(states, manifest)
         plans = {n: [i for i in states if manifest.stale(i, states[i], n)] for n in self.rest}

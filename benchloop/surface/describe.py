@@ -200,6 +200,8 @@ def _flag_of(name: str | None, options: dict[str, Option]) -> dict[str, str] | N
 
 def describe_acceptor(acceptor: Acceptor) -> dict[str, Any]:
     out: dict[str, Any] = {"state": acceptor.state, "matcher": acceptor.matcher, "argument": acceptor.argument}
+    if acceptor.each is not None:
+        out["each"] = acceptor.each  # the argument is read on each element of this list
     if acceptor.statuses is not None:
         out["statuses"] = {"name": acceptor.statuses.name, "set": acceptor.within,
                            "values": [v for v in acceptor.statuses.values
@@ -229,6 +231,7 @@ def describe_wait(wait: Waiter, options: dict[str, Option]) -> dict[str, Any]:
         "timeout": _flag_of(wait.timeout, options), "label": wait.label, "message": wait.message,
         "progress": wait.progress,
         "counts": {"argument": wait.counts.argument,
+                   **({"each": wait.counts.each} if wait.counts.each is not None else {}),
                    "statuses": wait.counts.statuses.name if wait.counts.statuses else None} if wait.counts else None,
         "follows": {name: describe_wait(other, options) for name, other in wait.followed.items()},
     })

@@ -246,6 +246,7 @@ class Builder:
         elif not isinstance(expected, list):
             expected = () if expected is None else [expected]
         return Acceptor(state=data["state"], matcher=data.get("matcher", "path"), argument=data.get("argument"),
+                        each=data.get("each"),
                         expected=tuple(frozen_json(e) for e in expected), statuses=statuses,
                         within=within or "final", fold=bool(data.get("fold")), follow=data.get("waiter"),
                         binds=frozen_map({k: tuple(v) for k, v in (data.get("binds") or {}).items()}))
@@ -272,7 +273,7 @@ class Builder:
                         backoff=float(delay.get("backoff", 1.0)), jitter=float(delay.get("jitter", 0.0))),
             timeout=data.get("timeout"), message=data.get("message"), progress=data.get("progress"),
             counts=Counts(counts["argument"], self.statuses[counts["statuses"]] if counts.get("statuses") else None,
-                          noun) if counts else None,
+                          noun, counts.get("each")) if counts else None,
             followed=frozen_map({a.follow: self.waiters[a.follow] for a in acceptors if a.follow}))
 
     def step_args(self, step: StepDef, given: Mapping[str, Any]) -> StepArgs:

@@ -1035,9 +1035,10 @@ def _lint_waiters(c: _Lint) -> None:
             _lint_acceptor(c, f"{where}.acceptors.{i}", acceptor, request, waiters, statuses)
         counts = body.get("counts") or {}
         if counts:
-            problem = _jmespath_problem(counts["argument"])
-            if problem:
-                c.add(f"{where}: counts argument {problem}")
+            for key in ("argument", "each"):
+                problem = _jmespath_problem(counts[key]) if counts.get(key) is not None else None
+                if problem:
+                    c.add(f"{where}: counts {key} {problem}")
             if counts.get("statuses") and counts["statuses"] not in statuses:
                 c.add(f"{where}: counts names unknown statuses {counts['statuses']!r}")
         if body.get("result") == "counts" and not counts:
@@ -1058,10 +1059,10 @@ def _lint_waiters(c: _Lint) -> None:
 
 def _lint_acceptor(c: _Lint, where: str, acceptor: dict[str, Any], request: str | None,
                    waiters: dict[str, Any], statuses: dict[str, Any]) -> None:
-    if acceptor.get("argument") is not None:
-        problem = _jmespath_problem(acceptor["argument"])
+    for key in ("argument", "each"):
+        problem = _jmespath_problem(acceptor[key]) if acceptor.get(key) is not None else None
         if problem:
-            c.add(f"{where}: argument {problem}")
+            c.add(f"{where}: {key} {problem}")
     expected = acceptor.get("expected")
     if isinstance(expected, dict) and expected.get("statuses") not in statuses:
         c.add(f"{where}: expected names unknown statuses {expected.get('statuses')!r}")

@@ -481,11 +481,18 @@ class Acceptor:
     enumeration (``statuses`` and ``set``: final, in_progress, not_final or known).  ``fold`` compares strings trimmed and lower-cased.
     ``follow`` hands the wait to another waiter, its variables bound to fields of the answer
     (``binds``: variable -> fields, the first non-empty one).
+
+    ``each`` (a JMESPath naming a list, ``@`` for the answer itself) makes the argument a
+    per-element one: its value is the list of ``argument`` evaluated on every element, a
+    null or missing value kept as null.  A JMESPath projection (``[].status``) drops those
+    elements, so a job with no status would vanish from the wait instead of counting as
+    not final; :func:`each_value` keeps them.
     """
 
     state: str
     matcher: str
     argument: str | None = None
+    each: str | None = None
     expected: tuple[Any, ...] = ()
     statuses: StatusEnum | None = None
     within: str = "final"  # the set of ``statuses`` (``set:`` in the table)
@@ -508,7 +515,7 @@ class Acceptor:
             return status is not None and status in self.expected
         if status is not None:
             return False
-        value = _compiled(self.argument)(answer) if self.argument else answer
+        value = each_value(self.each, self.argument, answer)
         if self.matcher == "path":
             return self.accepts(value)
         if not isinstance(value, list):
@@ -521,7 +528,7 @@ class Acceptor:
 
     def value(self, answer: Any) -> Any:
         """The argument's value in an answer (folded), as an "unknown status" message shows it."""
-        value = _compiled(self.argument)(answer) if self.argument else answer
+        value = each_value(self.each, self.argument, answer)
         return value.strip().lower() if self.fold and isinstance(value, str) else value
 
 
@@ -547,19 +554,23 @@ class Delay:
 @dataclass(frozen=True)
 class Counts:
     """What a waiter counts in each answer (a progress line as the counts change): the values of
-    ``argument`` (a list), ordered as the status enumeration ``statuses`` lists them."""
+    ``argument`` (a list; per element of ``each`` as :class:`Acceptor` says, so that an
+    element without a value is counted as ``<missing>``), ordered as the status enumeration
+    ``statuses`` lists them."""
 
     argument: str
     statuses: StatusEnum | None = None
     noun: str = "items"
+    each: str | None = None
 
     def tally(self, answer: Any) -> dict[str, int]:
         """How many times each value of the argument occurs in an answer, in the order of the
-        status enumeration's values, then the other values by name (text: ``str``)."""
-        values = _compiled(self.argument)(answer)
+        status enumeration's values, then the other values by name (text: ``str``; null or
+        missing: ``<missing>``)."""
+        values = each_value(self.each, self.argument, answer)
         found: dict[str, int] = {}
         for value in values if isinstance(values, list) else ():
-            key = value if isinstance(value, str) else "<missing>" if value is None else str(value)
+            key = value if isinstance(value, str) else MISSING if value is None else str(value)
             found[key] = found.get(key, 0) + 1
         order = list(self.statuses.values) if self.statuses else []
         return {k: found[k] for k in [*(k for k in order if k in found), *sorted(k for k in found if k not in order)]}
@@ -643,6 +654,25 @@ class Column:
     name: str
     source: str
     type: str = "json"
+
+
+MISSING = "<missing>"  # how counts and messages name a value that is null or missing
+
+
+def each_value(each: str | None, argument: str | None, answer: Any) -> Any:
+    """The value of an acceptor's or a counts' ``argument`` in an answer: on the answer itself,
+    or with ``each``, the list of its value on every element of the list ``each`` names (null
+    where an element has none, or is no object: no element is ever dropped); None when
+    ``each`` names no list."""
+    if each is None:
+        return _compiled(argument)(answer) if argument else answer
+    items = _compiled(each)(answer)
+    if not isinstance(items, list):
+        return None
+    if not argument:
+        return list(items)
+    compiled = _compiled(argument)
+    return [compiled(item) for item in items]
 
 
 def _compiled(expression: str) -> Any:

@@ -131,14 +131,17 @@ class Artifacts:
             self.bar = self.call.byte_progress(self.call.render(self.call.params.text("bytes_label")), len(jobs))
 
         def one(job: str) -> list[dict[str, Any]]:
-            ok = False
+            ok, error = False, None
             try:
                 result = self.run_job(job)
                 ok = True
                 return result
+            except BaseException as exc:
+                error = exc
+                raise
             finally:
                 if not per_id:
-                    counter.step(job, ok)
+                    counter.step(job, ok, error)
 
         outcomes: list[Outcome] = []
         try:
