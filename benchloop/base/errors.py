@@ -9,8 +9,8 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start, --help included, ~5 ms
 if TYPE_CHECKING:
     from typing import Any
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from ..base.errors import (
     EXIT_INTERRUPTED,
@@ -24,7 +25,6 @@ from .fast_version import VERSION_LINE, asks_for_version
 from .invocation import STDIN_TOKEN
 
 EXIT_TERMINATED = 143  # 128 + SIGTERM
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start ~5 ms
 if TYPE_CHECKING:
     from typing import Any
 

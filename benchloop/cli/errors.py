@@ -21,11 +21,11 @@ path), so one renderer here serves both.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from ..base.errors import EXIT_USAGE
 from .invocation import STDIN_TOKEN
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start ~5 ms
 if TYPE_CHECKING:
     from cyclopts.exceptions import CycloptsError
 

@@ -9,8 +9,8 @@ command runs in, and the advice printed after a failed run.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start ~5 ms
 if TYPE_CHECKING:
     from typing import Any
 

@@ -38,9 +38,9 @@ TIMEOUT = 3.0
 def cache_file() -> Path:
     """In the user cache directory (platformdirs' rule: ``$XDG_CACHE_HOME/benchloop`` on Linux),
     whatever ``BENCHLOOP_CACHE_DIR`` says (that one is the compiled table's)."""
-    from ..base.cachedir import user_cache_dir
+    import platformdirs
 
-    return user_cache_dir() / "version-check.json"
+    return Path(platformdirs.user_cache_dir("benchloop", appauthor=False)) / "version-check.json"
 
 
 def _pip_index() -> str | None:
