@@ -627,3 +627,11 @@ def write_json_file(path: str, value: Any, pretty: bool = True) -> None:
 
 def exists(path: str) -> bool:
     return Path(path).is_file()
+
+
+def size_of(path: str) -> int | None:
+    """The size of the file at ``path`` in bytes, or None when it cannot be seen."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None

@@ -60,9 +60,10 @@ READ, LISTING, WRITE, DOWNLOAD, DESCRIBE = "read", "listing", "write", "download
 WRITES, DOWNLOADS = "writes", "downloads"
 SAFE_METHODS = ("GET", "HEAD")
 # Options that only shape what the CLI prints: a tool returns JSON (``query`` is its own argument).
-# The table's download options: where files go and whether existing ones are kept. A listing
-# writes nothing, so its tool has neither; a download tool's output_dir is relative to its DIR.
-FILE_OPTIONS = ("output_dir", "skip_existing")
+# The table's download options: where files go, whether existing ones are kept and whether a
+# file of another size than announced is. A listing writes nothing, so its tool has none; a
+# download tool's output_dir is relative to its DIR.
+FILE_OPTIONS = ("output_dir", "skip_existing", "allow_size_mismatch")
 QUERY_HELP = "JMESPath on the whole result, as --query (e.g. '[].job_id'); also asks for a cut result's rest."
 
 

@@ -416,7 +416,8 @@ class Http:
         ``check(status, headers, url)`` sees every answer but a 401 (or another of
         ``auth_statuses``) after redirects (``url`` is the final one), before any body
         byte is saved; any exception it raises propagates unchanged and the temp file
-        is removed.  ``headers`` are extra request headers (an ``Accept``).
+        is removed.  ``headers`` are extra request headers (an ``Accept``).  ``size`` is the
+        object's size announced elsewhere (an artifact listing): a body of another size fails.
         """
         from ..base.files import replacing
         from .download import Download
@@ -425,4 +426,4 @@ class Http:
         # The body is written through its own handle (attempts may append); the
         # descriptor of ``replacing`` holds the writer's lock until the rename.
         with replacing(dest, ".part") as (_fd, tmp):
-            return Download(self, url, params, tmp, on_bytes, check, headers).run()
+            return Download(self, url, params, tmp, on_bytes, check, headers, size).run()

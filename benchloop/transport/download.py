@@ -30,7 +30,7 @@ import re
 import time
 from typing import Any, Protocol
 
-from ..base.errors import ApiError, AuthError, Cancelled, NetworkError
+from ..base.errors import ApiError, AuthError, BenchloopError, Cancelled, NetworkError
 from .decoding import Decoder, Undecodable, declared_length, decoder_for, error_text
 from .retry import AUTH, RESTART, SENT, Failed, RetryPolicy, classify_status, retry_after
 from .slots import slot
@@ -81,8 +81,9 @@ class Download:
     """The attempts of one download into ``tmp``; ``have`` is what the temp file holds so far."""
 
     def __init__(self, http: Http, url: str, params: dict[str, Any] | None, tmp: str, on_bytes: Any, check: Any,
-                 headers: dict[str, str] | None = None):
+                 headers: dict[str, str] | None = None, size: int | None = None):
         self.http, self.tmp, self.extra = http, tmp, headers or {}
+        self.size = size  # the object's size announced elsewhere (a listing), or None
         self.url = http.parse(url, params)  # parsed once; each hop's request is built from it
         self.on_bytes, self.check = on_bytes, check
         self.have = 0
@@ -154,6 +155,19 @@ class Download:
             raise Failed(SENT, NetworkError(f"body cut short: {raw} of {length} bytes"))
         if total is not None and self.have != total:
             raise Failed(SENT, NetworkError(f"body cut short: {self.have} of {total} bytes"))
+        if self.size is not None and self.have != self.size:
+            self.check_size(response.status_code, length)
+
+    def check_size(self, status: int, length: int | None) -> None:
+        """Fail a body whose size is not the one announced before it (``size``): shorter without
+        a ``Content-Length`` is a cut (asked again); any other difference is the server's."""
+        have, size = self.have, self.size
+        if have < (size or 0) and length is None:
+            self.have = 0  # no length to resume against: the next attempt starts over
+            raise Failed(SENT, NetworkError(f"body cut short: {have} of {size} bytes (the size the listing "
+                                            "announced; the answer gave no Content-Length)"))
+        raise BenchloopError(f"size mismatch: {have} bytes received (HTTP {status}), the listing announced "
+                             f"{size} bytes")
 
     def refuse(self, response: Any, deadline: float) -> None:
         """Raise for an answer that carries no body to save (auth, the caller's check, errors,
