@@ -55,7 +55,7 @@ from .deadline import NEW_CONNECTION, Abandoned, Overdue, Switchboard
 from .decoding import Undecodable, error_body, json_body, read_json_body
 from .retry import AUTH, SENT, UNSENT, Failed, RetryPolicy, classify_status, retry_after
 from .slots import slot
-from .urls import carries_key, import_httpx, is_login_url, origin, shown_url, without_userinfo
+from .urls import carries_key, import_httpx, login_message, origin, shown_url, without_userinfo
 
 KEEPALIVE_EXPIRY = 5.0  # idle keep-alive connections are closed after this many seconds (httpx's default)
 _NO_BODY = frozenset({204, 304})
@@ -402,13 +402,14 @@ class Http:
             nxt = url.join(location) if location else None
         except self.httpx.InvalidURL:
             return
-        if nxt is not None and is_login_url(nxt, self.login_hosts, self.home):
-            raise Failed(AUTH, AuthError(f"redirected to a login page ({shown_url(nxt, query=False)}); "
-                                         "the API key was not accepted"))
+        refusal = login_message(nxt, self.login_hosts, self.home) if nxt is not None else None
+        if refusal is not None:
+            raise Failed(AUTH, AuthError(refusal))
 
     # -- downloads -------------------------------------------------------------------
     def download(self, target: str, dest: str, *, params: dict[str, Any] | None = None,
-                 on_bytes: Any = None, check: Any = None, headers: dict[str, str] | None = None) -> int:
+                 on_bytes: Any = None, check: Any = None, headers: dict[str, str] | None = None,
+                 size: int | None = None) -> int:
         """Stream ``target`` (a path on the backend or an absolute URL) into ``dest``; the bytes written.
 
         See :mod:`.download`: redirects with the key on our origin only, a temp file

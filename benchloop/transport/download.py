@@ -9,7 +9,10 @@ over a scheme downgrade; a redirect to a login page is an authentication
 failure.  Only a ``200`` (or a ``206`` that continues this download) is saved:
 any other answer without a body to keep (204, 205, 304, a 3xx without
 ``Location``) fails the file with its status.  The body goes to a temp file
-that becomes the destination only when complete and of the announced length.
+that becomes the destination only when complete and of the announced length:
+the answer's ``Content-Length`` and, where the caller knows it (an artifact
+listing's ``size``), the object's size announced before: a body without a
+length that ends early is a cut, never a complete file.
 After a cut, the next attempt asks for the rest with ``Range`` and
 ``If-Range`` (the first answer's strong ``ETag``, else its ``Last-Modified``,
 sent back byte for byte, non-ASCII included) and appends only a 206 that
@@ -34,7 +37,7 @@ from ..base.errors import ApiError, AuthError, BenchloopError, Cancelled, Networ
 from .decoding import Decoder, Undecodable, declared_length, decoder_for, error_text
 from .retry import AUTH, RESTART, SENT, Failed, RetryPolicy, classify_status, retry_after
 from .slots import slot
-from .urls import REDIRECTS, is_login_url, shown_url
+from .urls import REDIRECTS, login_message, shown_url
 
 
 class Http(Protocol):
@@ -130,9 +133,9 @@ class Download:
                 nxt = url.join(location)
             except http.httpx.InvalidURL as exc:
                 raise ApiError(response.status_code, f"redirect to an invalid URL: {exc}") from None
-            if is_login_url(nxt, http.login_hosts, http.home):
-                raise Failed(AUTH, AuthError(f"redirected to a login page ({shown_url(nxt, query=False)}); "
-                                             "the API key was not accepted"))
+            refusal = login_message(nxt, http.login_hosts, http.home)
+            if refusal is not None:
+                raise Failed(AUTH, AuthError(refusal))
             if url.scheme == "https" and nxt.scheme != "https":
                 raise ApiError(response.status_code, f"refusing redirect from https to "
                                                      f"{nxt.scheme or 'an unknown scheme'}: {shown_url(nxt)}")
