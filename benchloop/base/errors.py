@@ -31,6 +31,15 @@ class ConfigError(UsageError):
     """Unreadable or invalid configuration file."""
 
 
+class KeyUnavailable(ConfigError):
+    """A key source (a key command, the OS keyring) gave no key: a configuration failure, exit
+    3 like any other key problem, printed as ``[error] configuration error: ...`` without a
+    usage preface (nothing is wrong with the command line).  ``origin``: where the key was to
+    come from (``settings/keys.py``), once known."""
+
+    origin = "default"
+
+
 class BenchloopError(Exception):
     """A failure of one id (or one step); ``network`` marks transport errors, ``timed_out`` a
     wait whose deadline passed."""

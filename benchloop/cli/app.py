@@ -18,6 +18,7 @@ from ..base.errors import (
     EXIT_STDOUT_CLOSED,
     EXIT_USAGE,
     BenchloopError,
+    KeyUnavailable,
     StdoutClosed,
     UsageError,
 )
@@ -77,6 +78,10 @@ def _run(prog: str, tokens: list[str], exit_process: bool) -> int:
         from .errors import parse_error
 
         code = parse_error(prog, tokens, exc)
+    except KeyUnavailable as exc:  # the configuration, not the command line: no usage preface
+        from .errors import config_failure
+
+        code = config_failure(tokens, str(exc))
     except UsageError as exc:
         from .errors import usage_error
 
