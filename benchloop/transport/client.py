@@ -55,7 +55,15 @@ from .deadline import NEW_CONNECTION, Abandoned, Overdue, Switchboard
 from .decoding import Undecodable, error_body, json_body, read_json_body
 from .retry import AUTH, SENT, UNSENT, Failed, RetryPolicy, classify_status, retry_after
 from .slots import slot
-from .urls import carries_key, import_httpx, login_message, origin, shown_url, without_userinfo
+from .urls import (
+    carries_key,
+    import_httpx,
+    login_message,
+    origin,
+    request_line,
+    shown_url,
+    without_userinfo,
+)
 
 KEEPALIVE_EXPIRY = 5.0  # idle keep-alive connections are closed after this many seconds (httpx's default)
 _NO_BODY = frozenset({204, 304})
@@ -230,16 +238,25 @@ class Http:
             request.extensions["trace"] = ex.trace
             return client.send(request, stream=True)
 
+        started = time.monotonic()
         try:
             response = self.board.send(exchange, deadline)
         except Abandoned:
             raise Cancelled("cancelled") from None
         except Overdue:
+            self.trace(request, "timed out", started)
             raise self.overdue() from None
         except self.httpx.HTTPError as exc:
+            self.trace(request, f"failed: {type(exc).__name__}", started)
             raise self.failed(exc, deadline) from None
+        self.trace(request, str(response.status_code), started)
         self.inspect(response)
         return response
+
+    def trace(self, request: Any, outcome: str, started: float) -> None:
+        """``-v``: one ``[debug]`` line per request sent, every redirect hop and retry included."""
+        if getattr(self.log, "verbose", False):
+            self.log.debug(request_line(request.method, request.url, self.home, outcome, time.monotonic() - started))
 
     def inspect(self, response: Any) -> None:
         """Refuse what httpx let through, and never reuse a connection whose framing is in doubt."""

@@ -95,6 +95,15 @@ def login_message(url: Any, login_hosts: tuple[str, ...], home: tuple[str, str, 
             "session, not an API key")
 
 
+def request_line(method: str, url: Any, home: tuple[str, str, int], outcome: str, seconds: float) -> str:
+    """How ``-v`` shows one request (as ``gh --verbose`` does): the method, the URL with any user
+    info masked and with its query only on the configured origin ``home`` (elsewhere, a
+    presigned object store's query is a credential), what came back and how long it took.
+    The log masks every known key in it too (``base/masking.py``)."""
+    shown = shown_url(url, query=origin(url) == home)
+    return f"{method} {shown} -> {outcome} ({seconds * 1000:.0f} ms)"
+
+
 def shown_url(url: Any, query: bool = True) -> str:
     """A URL as ``-v`` and messages show it: any user info masked, and without its query when
     ``query`` is false (a presigned download's query is a credential)."""
