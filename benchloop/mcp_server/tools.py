@@ -183,7 +183,7 @@ def list_size(tools: list[Tool]) -> int:
 
 ENVELOPE = ("Every tool's structured result is {result, truncated, failures, failures_left_out}: result is the "
             "elements the command prints (with query: what the expression made of them; for a download tool the "
-            "files written: directory, paths, skipped), cut to the size budget when long (truncated then says "
+            "files written: directory, paths, skipped, placeholders), cut to the size budget when long (truncated then says "
             "what was left out and the query that asks for it); failures lists the ids that failed with the "
             "CLI's messages (failures_left_out: how many are not listed).")
 

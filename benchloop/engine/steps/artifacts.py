@@ -79,7 +79,7 @@ class Artifacts:
                                            size=strict, job=job, name=name)
             if missing:
                 log.warn(f"no artifact for job={job}, wrote empty {dest} (artifact {missing})")
-                log.touched("written", dest)
+                log.touched("placeholder", dest)
             else:
                 log.file("downloaded", dest)
                 have = size_of(dest) if size is not None and strict is None else size
