@@ -176,9 +176,9 @@ def wire(tool: Tool) -> dict[str, Any]:
 
 
 def list_size(tools: list[Tool]) -> int:
-    """Bytes of a ``tools/list`` result listing ``tools`` (compact JSON, UTF-8, as the SDK writes it)."""
-    return len(json.dumps({"tools": [wire(t) for t in tools]}, ensure_ascii=False, separators=(",", ":"))
-               .encode("utf-8"))
+    """Bytes of the ``tools`` array of a ``tools/list`` result listing ``tools`` (compact JSON,
+    UTF-8, as the SDK writes it): the array itself, without the result object around it."""
+    return len(json.dumps([wire(t) for t in tools], ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
 
 ENVELOPE = ("Every tool's structured result is {result, truncated, failures, failures_left_out}: result is the "
