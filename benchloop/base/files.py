@@ -569,7 +569,9 @@ def replacing(path: str, suffix: str = ".tmp", mode: int | None = None, user_fil
     The descriptor belongs to this context: callers write through it but never
     close it.  It is closed only after the rename, so its lock covers the whole
     life of the temp name and no other writer can take the file over between
-    the last write and the rename.  ``user_file``: a file the user named
+    the last write and the rename.  Without ``fcntl`` (Windows) there is no lock to
+    keep, and a file open there cannot be renamed: it is closed just before the rename.
+    ``user_file``: a file the user named
     (:func:`user_file_problem`, checked again just before the rename): no new directory,
     never a symlink or special file replaced.
     """
@@ -577,12 +579,16 @@ def replacing(path: str, suffix: str = ".tmp", mode: int | None = None, user_fil
         fd, tmp = temp_beside(path, suffix, mode, new_dirs=not user_file)
     except OSError as exc:
         raise local_error(exc, path) from None
+    open_fd: int | None = fd
     try:
         yield fd, tmp
         _refuse_special(path)
         problem = user_file_problem(path) if user_file else None
         if problem is not None:
             raise NotOurs(errno.EEXIST, problem, path)
+        if _fcntl() is None:  # Windows: an open file cannot be renamed, and no lock is held
+            os.close(fd)
+            open_fd = None
         os.replace(tmp, path)
     except BaseException as exc:
         try:
@@ -593,7 +599,8 @@ def replacing(path: str, suffix: str = ".tmp", mode: int | None = None, user_fil
             raise local_error(exc, path) from None
         raise
     finally:
-        os.close(fd)
+        if open_fd is not None:
+            os.close(open_fd)
         with _live_lock:
             _live.discard(tmp)
 
