@@ -70,6 +70,8 @@ def test_skip_existing_downloads_a_file_of_another_size_again(bl, tmp_path):
         result = _run(bl, srv, tmp_path, "--skip-existing")
     assert result.code == 0, result.err
     assert target.read_bytes() == BODY
+    assert f"[info] existing {target} is 20000 bytes, the listing announced {SIZE}: downloading it again" \
+        in result.err.splitlines()
     with start_scripted({LISTING: _listing(), DOWNLOAD: _short()}) as srv:
         again = _run(bl, srv, tmp_path, "--skip-existing")
         asked = [seen.path for seen in srv.seen]

@@ -282,8 +282,8 @@ class Pipeline:
         if size is not None:
             have = files.size_of(path)
             if have != size:
-                self.rt.log.per_file(f"existing {path} is {have} bytes, the listing announced {size}: "
-                                     "downloading it again")
+                self.rt.log.note(f"existing {path} is {have} bytes, the listing announced {size}: "
+                                 "downloading it again")
                 return False
         self.rt.log.file("skip existing", path)
         return True
