@@ -38,14 +38,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchloop.base import cachedir
+import platformdirs
+
 from benchloop.sandbox import payloads, start_sandbox
 
 _SANDBOX_DIR = Path(payloads.__file__).resolve().parent
 
 
 def cache_dir() -> Path:
-    return cachedir.cache_dir("benchloop-bench", "BENCH_CACHE_DIR")
+    override = os.environ.get("BENCH_CACHE_DIR")
+    return Path(override) if override else Path(platformdirs.user_cache_dir("benchloop-bench", appauthor=False))
 
 
 def _log(message: str) -> None:

@@ -145,7 +145,7 @@ def test_a_json_call_redirected_to_the_login_page_is_an_authentication_failure(l
                 list(client.jobs.iter(group="G1"))
         seen = [s.path for s in srv.seen]
     assert result.code == 3, result.err
-    assert "authentication error: redirected to a login page" in result.err
+    assert "authentication error: endpoint requires SSO login (redirected to login.alibaba-inc.com); X-API-Key not accepted" in result.err
     assert not any("ssoLogin" in path for path in seen)  # never followed
 
 

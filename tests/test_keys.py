@@ -94,10 +94,11 @@ def test_the_commands_stderr_is_passed_through(sandbox, tmp_path):
     (f"print({API_KEY!r}); sys.exit(3)", "failed (exit status 3); its output is not shown, since it may hold the key"),
     ("print('')", "printed no key on its first line"),
 ])
-def test_a_failing_command_is_a_usage_error_that_never_shows_its_output(bl, monkeypatch, tmp_path, body, message):
+def test_a_failing_command_is_a_configuration_failure_that_never_shows_its_output(bl, monkeypatch, tmp_path,
+                                                                                  body, message):
     monkeypatch.setenv("BENCHLOOP_API_KEY_COMMAND", key_script(tmp_path, body))
     result = bl("--host", "http://127.0.0.1:9", "metrics", "get", "-j", "J1")
-    assert result.code == EXIT_USAGE
+    assert result.code == EXIT_AUTH
     program = os.path.basename(sys.executable)
     assert f"the command in BENCHLOOP_API_KEY_COMMAND: {program} {message}" in result.err
     assert API_KEY not in result.err + result.out
@@ -106,14 +107,14 @@ def test_a_failing_command_is_a_usage_error_that_never_shows_its_output(bl, monk
 def test_a_missing_program_and_a_slow_one(bl, monkeypatch, tmp_path):
     monkeypatch.setenv("BENCHLOOP_API_KEY_COMMAND", "no-such-key-helper --get")
     result = bl("--host", "http://127.0.0.1:9", "metrics", "get", "-j", "J1")
-    assert result.code == EXIT_USAGE and "no such program: no-such-key-helper" in result.err
+    assert result.code == EXIT_AUTH and "no such program: no-such-key-helper" in result.err
     from benchloop.settings import keys
 
     monkeypatch.setattr(keys, "COMMAND_TIMEOUT", 0.5)
     monkeypatch.setattr(keys.run_command, "__defaults__", (0.5,))
     monkeypatch.setenv("BENCHLOOP_API_KEY_COMMAND", key_script(tmp_path, "import time; time.sleep(30)"))
     result = bl("--host", "http://127.0.0.1:9", "metrics", "get", "-j", "J1")
-    assert result.code == EXIT_USAGE and "gave no key within 0.5 s (stopped)" in result.err
+    assert result.code == EXIT_AUTH and "gave no key within 0.5 s (stopped)" in result.err
 
 
 def test_api_key_command_in_a_profile_and_what_config_show_says(bl, sandbox, home, tmp_path):
@@ -222,14 +223,14 @@ def test_the_keyring_needs_its_extra(home, tmp_path):
     guard = ("import sys; sys.modules['keyring'] = None; from benchloop.cli.app import main; "
              "sys.exit(main(['--host', 'http://127.0.0.1:9', 'metrics', 'get', '-j', 'J1']))")
     done = subprocess.run([sys.executable, "-c", guard], capture_output=True, text=True, timeout=60)
-    assert done.returncode == EXIT_USAGE
+    assert done.returncode == EXIT_AUTH
     assert "needs the keyring extra: pip install 'benchloop-client[keyring]'" in done.stderr
 
 
 def test_an_empty_keyring_entry_says_how_to_store_one(bl, home, fake_keyring):
     write_config(home, '[profile]\napi_key_keyring = "nobody"\n')
     result = bl("--host", "http://127.0.0.1:9", "metrics", "get", "-j", "J1")
-    assert result.code == EXIT_USAGE
+    assert result.code == EXIT_AUTH
     assert "the OS keyring has no key 'nobody' of benchloop-client" in result.err
 
 
@@ -245,7 +246,7 @@ def test_config_check_passes_on_the_sandbox(bl, sandbox):
     assert result.code == 0, result.err
     benchloop, agentplatform = services
     assert benchloop == {"service": "benchloop", "title": "Benchloop", "checked": True, "host": sandbox.url,
-                         "host_from": "--host", "key_from": "--api-key", "answered": True, "accepted": True,
+                         "host_from": "--host", "key_from": "--api-key", "asked": True, "answered": True, "accepted": True,
                          "status": 200, "error": None}
     assert agentplatform == {"service": "agentplatform", "title": "AgentPlatform", "checked": False,
                              "reason": "no AgentPlatform API key is configured"}
@@ -281,7 +282,7 @@ def test_config_check_asks_agentplatform_when_its_key_is_configured(bl, sandbox,
     result, services = check(bl, "--host", sandbox.url, "--api-key", API_KEY)
     assert result.code == 0, result.err
     assert services[1] == {"service": "agentplatform", "title": "AgentPlatform", "checked": True, "host": sandbox.url,
-                           "host_from": "AP_BASE_URL", "key_from": "AP_API_KEY", "answered": True, "accepted": True,
+                           "host_from": "AP_BASE_URL", "key_from": "AP_API_KEY", "asked": True, "answered": True, "accepted": True,
                            "status": 404, "error": None}
     assert sandbox.stats["ap_group"] == 1
     monkeypatch.setenv("AP_API_KEY", "wrong-ap-key")

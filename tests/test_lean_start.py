@@ -2,8 +2,8 @@
 
 * ``LazyMap``: the model's named entries are built on first read, once, under a lock.
 * The registries of steps and combines import a module when its entry is first used.
-* The compiled table's key comes from an index of the files' stats; an edited table is
-  never taken for the old one.
+* The compiled table is cached under the hash of its content; an edited table is never
+  taken for the old one.
 * The command tree is built lazily: a help page or a command builds only what it shows or runs.
 * The global options are the meta app's: an option after the command is the command's when
   it declares it, else a global one (Cyclopts' fallthrough parse mode).
@@ -179,42 +179,34 @@ def test_every_extension_point_is_one_registry_type():
     assert dict(registry) == {"a": len}
 
 
-# ------------------------------------------------------------- the key index
+# ------------------------------------------------------------- the compile cache
 @pytest.fixture
 def table_copy(tmp_path, monkeypatch):
-    """The table and its schema in a directory of their own and an empty cache.  Their change time
-    is now (copying sets it, and nothing can set it back): the index would wait two seconds before
-    trusting them, which these tests do not."""
+    """The table and its schema in a directory of their own and an empty cache."""
     spec_dir = tmp_path / "spec"
     spec_dir.mkdir()
     for name in (specload.SPEC_NAME, specload.SCHEMA_NAME):
         shutil.copy(ROOT / "spec" / name, spec_dir / name)
-        os.utime(spec_dir / name, (time.time() - 60, time.time() - 60))
     monkeypatch.setenv("BENCHLOOP_SPEC_DIR", str(spec_dir))
     monkeypatch.setenv("BENCHLOOP_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(specload, "_MEMO", {})
-    monkeypatch.setattr(specload, "_SETTLED_NS", 0)
     return spec_dir / specload.SPEC_NAME
 
 
-def _index(tmp_path: Path) -> dict:
-    path = tmp_path / "cache" / "spec-index.json"
-    return json.loads(path.read_text()) if path.exists() else {}
-
-
-def test_a_later_start_takes_the_key_from_the_index(table_copy, tmp_path, monkeypatch):
+def test_a_later_start_reads_the_compile_instead_of_compiling(table_copy, tmp_path, monkeypatch):
     first = load_spec()
-    assert len(_index(tmp_path)) == 1
+    assert len(list((tmp_path / "cache").glob("spec-*.json"))) == 1
     specload._MEMO.clear()  # as a new process
+    from benchloop.table import compiler
 
-    def no_hashing(raw: bytes) -> str:
-        raise AssertionError("the table was read and hashed")
+    def no_compiling(*args, **kwargs):
+        raise AssertionError("the table was compiled again")
 
-    monkeypatch.setattr(specload, "cache_key", no_hashing)
+    monkeypatch.setattr(compiler, "compile_spec", no_compiling)
     assert load_spec() == first
 
 
-def test_an_edit_that_keeps_the_size_and_the_time_is_still_seen(table_copy, tmp_path):
+def test_an_edit_that_keeps_the_size_and_the_times_is_still_seen(table_copy, tmp_path):
     assert "Run metrics of jobs" in json.dumps(load_spec())
     specload._MEMO.clear()
     text = table_copy.read_text(encoding="utf-8")
@@ -222,17 +214,8 @@ def test_an_edit_that_keeps_the_size_and_the_time_is_still_seen(table_copy, tmp_
     table_copy.write_text(text.replace("Run metrics of jobs", "Run metrics of JOBS", 1), encoding="utf-8")
     os.utime(table_copy, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same size, same modification time
     assert table_copy.stat().st_size == stat.st_size and table_copy.stat().st_mtime_ns == stat.st_mtime_ns
-    assert "Run metrics of JOBS" in json.dumps(load_spec())  # the change time differs
-
-
-def test_a_table_changed_a_moment_ago_is_not_entered_in_the_index(table_copy, tmp_path, monkeypatch):
-    monkeypatch.setattr(specload, "_SETTLED_NS", 600_000_000_000)  # a moment, however loaded the machine
-    table_copy.write_text(table_copy.read_text(encoding="utf-8") + "\n# a comment\n", encoding="utf-8")
-    load_spec()
-    assert _index(tmp_path) == {}  # another change within the same clock tick would go unseen
-    specload._MEMO.clear()
-    load_spec()  # hashed again: the right table, still not entered
-    assert _index(tmp_path) == {}
+    assert "Run metrics of JOBS" in json.dumps(load_spec())  # the content's hash differs
+    assert len(list((tmp_path / "cache").glob("spec-*.json"))) == 2
 
 
 # ------------------------------------------------------- global options

@@ -36,8 +36,8 @@ SPEC = load_model()
 
 
 def listed(*args: str) -> tuple[list[str], int, int]:
-    """(tool names, bytes of the tools/list result, bytes of its tools alone) of ``bl mcp serve ARGS``
-    over stdio (the result also has the protocol's envelope: ``_meta``, ``ttlMs``, ...)."""
+    """(tool names, bytes of the tools/list result, bytes of its ``tools`` array alone) of ``bl mcp
+    serve ARGS`` over stdio (the result also has the protocol's envelope: ``_meta``, ``ttlMs``, ...)."""
     params = StdioServerParameters(command=BL[0], args=[*BL[1:], "--host", "http://127.0.0.1:9", "--api-key", "k",
                                                         "mcp", "serve", *args])
 
@@ -47,7 +47,7 @@ def listed(*args: str) -> tuple[list[str], int, int]:
 
     result = anyio.run(main)
     wire = result.model_dump_json(by_alias=True, exclude_none=True)
-    tools = {"tools": json.loads(wire)["tools"]}
+    tools = json.loads(wire)["tools"]  # the array itself, as docs/mcp.md measures it
     return ([tool.name for tool in result.tools], len(wire.encode("utf-8")),
             len(json.dumps(tools, ensure_ascii=False, separators=(",", ":")).encode("utf-8")))
 
@@ -77,11 +77,11 @@ def test_the_default_fits_the_tables_budget(sizes):
 
 
 def test_all_fits_48_kb_and_the_gated_tools_add_little(sizes):
-    names, size, _ = sizes["all"]
+    names, _, size = sizes["all"]  # the tools array, as docs/mcp.md measures it
     assert size <= 48 * KB, size  # the target of issue 35
     # The write and download tools, served only with --allow-writes / --allow-downloads, add
     # their own schemas (compare's answer alone is ~6 KB): a guard against growth, not a target.
-    everything, size, _ = sizes["everything"]
+    everything, _, size = sizes["everything"]
     assert size <= 56 * KB, size
     assert set(names) < set(everything) and len(everything) == len(all_tools(SPEC))
 
@@ -138,3 +138,16 @@ def test_the_help_of_toolsets_names_every_toolset():
     toolsets = next(o for o in SPEC.command("mcp serve").options if o.name == "toolsets")
     assert all(name in toolsets.help for name in SPEC.mcp.toolsets)
     assert ",".join(SPEC.mcp.default) in toolsets.help
+
+
+def test_the_figures_in_the_prose_and_the_readme_are_the_arrays_size(sizes, tmp_path):
+    """README.md and docs/mcp.md's prose give sizes of the ``tools`` array too, not of the
+    object around it (which is 10 bytes more)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for key in ("default", "all"):
+        names, _, size = sizes[key]
+        assert f"{len(names)} tools, {size / KB:.1f} KB" in readme, key
+    alone = listed("--toolsets", "pull")[2]
+    gated = listed("--toolsets", "pull", "--allow-downloads", str(tmp_path))[2]
+    assert f"(which alone is {alone / KB:.1f} KB, {alone:,} bytes)" in PAGE
+    assert f"serves `pull` and `describe` ({gated / KB:.1f} KB, {gated:,} bytes)" in PAGE

@@ -13,10 +13,9 @@ def test_retries_name_the_whole_url_and_hide_the_secrets(bl, closed_port):
     result = bl("--host", f"http://127.0.0.1:{closed_port}", "--api-key", key, "-v",
                 "--retry", "1", "metrics", "get", "-j", "G1-J0001")
     assert result.code == 4
-    retries = [line for line in result.err.splitlines() if line.startswith("[debug] GET ")]
-    assert retries, result.err
-    assert retries[0].startswith(
-        f"[debug] GET http://127.0.0.1:{closed_port}/openapi/metrics/G1-J0001?source=trace: ")
+    url = f"http://127.0.0.1:{closed_port}/openapi/metrics/G1-J0001?source=trace"
+    retries = [line for line in result.err.splitlines() if line.startswith(f"[debug] GET {url}: ")]
+    assert retries, result.err  # the retry line (the request lines: tests/test_request_log.py)
     assert key not in result.err
 
 

@@ -121,7 +121,7 @@ def test_media_are_fetched_once_and_embedded_as_images(api, tmp_path, sandbox):
 def test_a_media_behind_a_login_page_is_named_not_fatal(api, tmp_path):
     result, document = view(api, tmp_path, "-j", "G1-J0025")
     assert result.code == 0, result.err
-    assert "sso/G1-J0025.png (image/png): redirected to a login page" in parse(document)[1].all_text()
+    assert "sso/G1-J0025.png (image/png): endpoint requires SSO login" in parse(document)[1].all_text()
     assert len(parse(document)[1].find_all("img")) == 2
 
 

@@ -9,8 +9,8 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start, --help included, ~5 ms
 if TYPE_CHECKING:
     from typing import Any
 
@@ -29,6 +29,15 @@ class StdoutClosed(Exception):
 
 class ConfigError(UsageError):
     """Unreadable or invalid configuration file."""
+
+
+class KeyUnavailable(ConfigError):
+    """A key source (a key command, the OS keyring) gave no key: a configuration failure, exit
+    3 like any other key problem, printed as ``[error] configuration error: ...`` without a
+    usage preface (nothing is wrong with the command line).  ``origin``: where the key was to
+    come from (``settings/keys.py``), once known."""
+
+    origin = "default"
 
 
 class BenchloopError(Exception):

@@ -224,9 +224,10 @@ def _token() -> str:
 
 def _sweep(directory: str) -> None:
     """Remove the temp files of killed runs in ``directory`` (once per directory and process):
-    names of the temp pattern, regular files, whose lock is free (their writer is gone)."""
-    import fcntl
-
+    names of the temp pattern, regular files, whose lock is free (their writer is gone).
+    Without ``fcntl`` (Windows) the OS is the lock: a file another process still has open
+    cannot be deleted there, so only the leftovers no process holds go."""
+    fcntl = _fcntl()
     if directory in _swept:  # as given: no getcwd() per file (the CLI never changes directory)
         return
     key = os.path.abspath(directory)
@@ -241,6 +242,9 @@ def _sweep(directory: str) -> None:
         return
     for name in names:
         path = os.path.join(directory, name)
+        if fcntl is None:
+            _remove_unheld(path)
+            continue
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW)
         except OSError:
@@ -259,6 +263,29 @@ def _sweep(directory: str) -> None:
             pass
         finally:
             os.close(fd)
+
+
+def _fcntl() -> Any:
+    """The ``fcntl`` module, or None where the platform has none (Windows): every ``flock`` of
+    this module goes through here, so a write never needs it."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    return fcntl
+
+
+def _remove_unheld(path: str) -> None:
+    """Without ``flock``: delete a leftover temp file unless a process still holds it open
+    (Windows refuses to delete an open file) or it is not a regular file."""
+    with _live_lock:
+        if path in _live:  # this process's own writer (another thread)
+            return
+    try:
+        if stat.S_ISREG(os.lstat(path).st_mode):
+            os.unlink(path)
+    except OSError:
+        pass  # in use by a live writer, or gone already
 
 
 def _still_at(fd: int, path: str) -> bool:
@@ -283,9 +310,10 @@ def temp_beside(path: str, suffix: str = ".tmp", mode: int | None = None,
     ``replacing``, just before the rename (``join_under`` refuses one before the download).
     A missing directory is created, unless ``new_dirs`` is false (a file the user named:
     its directory must exist).
+    Where the platform has no ``flock`` (Windows) the file is not locked: the OS itself keeps
+    a file open in one process from being deleted by another, which is all the sweep needs.
     """
-    import fcntl
-
+    fcntl = _fcntl()
     directory = os.path.dirname(path) or "."
     _sweep(directory)
     # A new file gets 0666 minus the umask from the kernel itself; an explicit mode is
@@ -303,6 +331,8 @@ def temp_beside(path: str, suffix: str = ".tmp", mode: int | None = None,
             continue
         except FileExistsError:
             continue
+        if fcntl is None:
+            break
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             if _still_at(fd, tmp):  # not swept between our create and our lock (by inode: NFS keeps
@@ -313,7 +343,10 @@ def temp_beside(path: str, suffix: str = ".tmp", mode: int | None = None,
     else:
         raise OSError(errno.EAGAIN, "cannot create a temp file", path)
     if mode is not None:
-        os.fchmod(fd, mode)
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
+        else:  # Windows before Python 3.13: by name (only the read-only bit exists there)
+            os.chmod(tmp, mode)
     with _live_lock:
         _live.add(tmp)
     return fd, tmp
@@ -383,9 +416,8 @@ def _lock_staging(work: str) -> int | None:
     """Lock ``work`` (its ``STAGING_LOCK``); the descriptor that holds the lock, or None where
     no lock can be taken (no ``fcntl``, a file system without locks): the directory then has no
     lock file and only the age rule of ``remove_stale_dirs`` applies to it."""
-    try:
-        import fcntl
-    except ImportError:
+    fcntl = _fcntl()
+    if fcntl is None:
         return None
     pending = os.path.join(work, STAGING_LOCK + ".new")
     try:
@@ -419,9 +451,8 @@ def remove_stale_dirs(parent: str, prefix: str) -> None:
     share the export prefix), and on NFS, where flock is a POSIX lock held per process, this
     process would get its own lock and its ``close`` would release it.
     """
-    try:
-        import fcntl
-    except ImportError:  # Windows: no lock to ask, nothing is shown to be stale
+    fcntl = _fcntl()
+    if fcntl is None:  # Windows: no lock to ask, nothing is shown to be stale
         return
     import shutil
 
@@ -551,7 +582,9 @@ def replacing(path: str, suffix: str = ".tmp", mode: int | None = None, user_fil
     The descriptor belongs to this context: callers write through it but never
     close it.  It is closed only after the rename, so its lock covers the whole
     life of the temp name and no other writer can take the file over between
-    the last write and the rename.  ``user_file``: a file the user named
+    the last write and the rename.  Without ``fcntl`` (Windows) there is no lock to
+    keep, and a file open there cannot be renamed: it is closed just before the rename.
+    ``user_file``: a file the user named
     (:func:`user_file_problem`, checked again just before the rename): no new directory,
     never a symlink or special file replaced.
     """
@@ -559,12 +592,16 @@ def replacing(path: str, suffix: str = ".tmp", mode: int | None = None, user_fil
         fd, tmp = temp_beside(path, suffix, mode, new_dirs=not user_file)
     except OSError as exc:
         raise local_error(exc, path) from None
+    open_fd: int | None = fd
     try:
         yield fd, tmp
         _refuse_special(path)
         problem = user_file_problem(path) if user_file else None
         if problem is not None:
             raise NotOurs(errno.EEXIST, problem, path)
+        if _fcntl() is None:  # Windows: an open file cannot be renamed, and no lock is held
+            os.close(fd)
+            open_fd = None
         os.replace(tmp, path)
     except BaseException as exc:
         try:
@@ -575,7 +612,8 @@ def replacing(path: str, suffix: str = ".tmp", mode: int | None = None, user_fil
             raise local_error(exc, path) from None
         raise
     finally:
-        os.close(fd)
+        if open_fd is not None:
+            os.close(open_fd)
         with _live_lock:
             _live.discard(tmp)
 
@@ -643,3 +681,11 @@ def real_dirs(base: str, *names: str) -> str:
                 raise NotOurs(errno.ENOTDIR, "it exists and is not a directory", path)
             break
     return path
+
+
+def size_of(path: str) -> int | None:
+    """The size of the file at ``path`` in bytes, or None when it cannot be seen."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None

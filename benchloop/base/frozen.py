@@ -41,8 +41,8 @@ reads one entry of (resources, actions, endpoints, response schemas).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start, --help included, ~5 ms
 if TYPE_CHECKING:
     from typing import Any, TypeVar
 
@@ -375,7 +375,6 @@ def model_lock() -> Any:
 
 # Type checkers see the standard decorator and field (the classes have their fields, constructor
 # and immutability); at run time the classes are made by frozen_dataclass.
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from dataclasses import dataclass as dataclass
     from dataclasses import field as field

@@ -118,8 +118,9 @@ class Log:
         self.per_file(f"{verb} {path}{note}")
 
     def touched(self, kind: str, path: str) -> None:
-        """A file was ``written`` or ``skipped``; a front end that reports files (the Python
-        client's ``DownloadResult``) overrides this instead of reading the lines."""
+        """A file was ``written``, ``skipped`` or written as a ``placeholder`` (not the object: a
+        missing artifact's empty archive); a front end that reports files (the Python client's
+        ``DownloadResult``) overrides this instead of reading the lines."""
 
     def per_file(self, message: str) -> None:
         """A line about one file (``wrote``, ``downloaded``, ``skip existing``, ...).

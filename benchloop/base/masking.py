@@ -39,10 +39,10 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TYPE_CHECKING
 
 from .hiding import JSON_TEXT, LINE
 
-TYPE_CHECKING = False  # not typing's: log.py imports this module on every command
 if TYPE_CHECKING:
     from typing import Any
 

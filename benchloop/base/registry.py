@@ -23,8 +23,8 @@ with the module that needs it).
 from __future__ import annotations
 
 from collections.abc import Iterator, MutableMapping
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start ~5 ms
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import TypeVar

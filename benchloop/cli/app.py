@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from ..base.errors import (
     EXIT_INTERRUPTED,
     EXIT_STDOUT_CLOSED,
     EXIT_USAGE,
     BenchloopError,
+    KeyUnavailable,
     StdoutClosed,
     UsageError,
 )
@@ -24,7 +26,6 @@ from .fast_version import VERSION_LINE, asks_for_version
 from .invocation import STDIN_TOKEN
 
 EXIT_TERMINATED = 143  # 128 + SIGTERM
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start ~5 ms
 if TYPE_CHECKING:
     from typing import Any
 
@@ -77,6 +78,10 @@ def _run(prog: str, tokens: list[str], exit_process: bool) -> int:
         from .errors import parse_error
 
         code = parse_error(prog, tokens, exc)
+    except KeyUnavailable as exc:  # the configuration, not the command line: no usage preface
+        from .errors import config_failure
+
+        code = config_failure(tokens, str(exc))
     except UsageError as exc:
         from .errors import usage_error
 

@@ -172,7 +172,7 @@ def config_check(values: dict[str, Any], ctx: Any) -> int:
     from ..settings.check import check_services, explain
 
     compile_query(values["query"])  # a bad expression is a usage error before any request
-    rt = ctx.runtime()
+    rt = ctx.runtime(keep_key_error=True)  # a key command that fails is a failed check
     try:
         results, code = check_services(rt, ctx.settings, ctx.options)
     finally:

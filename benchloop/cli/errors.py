@@ -21,11 +21,11 @@ path), so one renderer here serves both.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-from ..base.errors import EXIT_USAGE
+from ..base.errors import EXIT_AUTH, EXIT_USAGE
 from .invocation import STDIN_TOKEN
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start ~5 ms
 if TYPE_CHECKING:
     from cyclopts.exceptions import CycloptsError
 
@@ -146,6 +146,19 @@ def _json_errors(tokens: list[str]) -> bool:
         if token == "--error-format=json" or (token == "--error-format" and tokens[index + 1:index + 2] == ["json"]):
             return True
     return False
+
+
+def config_failure(tokens: list[str], message: str) -> int:
+    """Print a key source's failure (``KeyUnavailable``: a key command that failed); exit 3, the
+    code of every key problem, without the usage preface (the command line is fine)."""
+    if _json_errors(tokens):
+        import json
+
+        sys.stderr.write(json.dumps({"error": "configuration", "message": message, "exit_code": EXIT_AUTH},
+                                    ensure_ascii=False) + "\n")
+        return EXIT_AUTH
+    sys.stderr.write(f"[error] configuration error: {message}\n")
+    return EXIT_AUTH
 
 
 def usage_error(prog: str, tokens: list[str], message: str) -> int:

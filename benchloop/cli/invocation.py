@@ -9,8 +9,8 @@ command runs in, and the advice printed after a failed run.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start ~5 ms
 if TYPE_CHECKING:
     from typing import Any
 
@@ -38,22 +38,23 @@ class Invocation:
             self.options["api_key_origin"] = STDIN_ORIGIN
         return key, self.options.get("api_key_origin")
 
-    def settings_now(self):
-        """The resolved settings of the global options (as every command resolves them)."""
+    def settings_now(self, keep_key_error: bool = False):
+        """The resolved settings of the global options (as every command resolves them;
+        ``keep_key_error``: a key source that gives no key is noted, not raised)."""
         from ..settings import session
 
         opts = self.options
         key, origin = self.key_given()
         return session.settings(api_key=key, host=opts["host"], output_dir=opts["output_dir"],
                                 config=opts["config"], profile=opts["profile"], ca_bundle=opts["ca_bundle"],
-                                api_key_origin=origin)
+                                api_key_origin=origin, keep_key_error=keep_key_error)
 
-    def runtime(self):
+    def runtime(self, keep_key_error: bool = False):
         from ..base.log import Log
         from ..settings import session
 
         opts = self.options
-        settings = self.settings_now()
+        settings = self.settings_now(keep_key_error)
         self.profile_values = settings.values
         self.settings = settings
         log = Log(quiet=opts["quiet"], verbose=opts["verbose"], error_format=opts["error_format"])

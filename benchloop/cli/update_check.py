@@ -38,9 +38,9 @@ TIMEOUT = 3.0
 def cache_file() -> Path:
     """In the user cache directory (platformdirs' rule: ``$XDG_CACHE_HOME/benchloop`` on Linux),
     whatever ``BENCHLOOP_CACHE_DIR`` says (that one is the compiled table's)."""
-    from ..base.cachedir import user_cache_dir
+    import platformdirs
 
-    return user_cache_dir() / "version-check.json"
+    return Path(platformdirs.user_cache_dir("benchloop", appauthor=False)) / "version-check.json"
 
 
 def _pip_index() -> str | None:
@@ -185,7 +185,8 @@ def _write_cache(path: Path, latest: str | None, index: str) -> None:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            os.fchmod(handle.fileno(), 0o600)
+            if hasattr(os, "fchmod"):  # not on Windows before Python 3.13 (no such mode there)
+                os.fchmod(handle.fileno(), 0o600)
             handle.write(json.dumps({"checked_at": time.time(), "latest_version": latest,
                                      "index": index_digest(index)}))
         os.replace(tmp, path)

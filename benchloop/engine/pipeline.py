@@ -144,7 +144,7 @@ class Pipeline:
         return select(part.items, body, ctx, self.opts) if part.items else body
 
     def fetch_file(self, endpoint: Endpoint | str, ctx: Context, dest: str, missing: Missing | None,
-                   on_bytes: Callable[[int], None] | None = None) -> str | None:
+                   on_bytes: Callable[[int], None] | None = None, size: int | None = None) -> str | None:
         """Download into ``dest``; None, or why the placeholder of the ``missing`` rule was saved."""
         check = None
         if missing is not None:
@@ -155,7 +155,7 @@ class Pipeline:
                 if status < 300 and kind in missing.content_types:
                     raise NothingThere(f"answered with {kind}, not the file")
         try:
-            self.download(endpoint, ctx, dest, check=check, on_bytes=on_bytes)
+            self.download(endpoint, ctx, dest, check=check, on_bytes=on_bytes, size=size)
         except NothingThere as exc:
             if missing is None or missing.placeholder is None:
                 raise StepError(str(exc)) from None
@@ -285,12 +285,19 @@ class Pipeline:
     def path_for(self, template: str, ctx: Context) -> str:
         return files.join_under(self.root, render_file(template, ctx))
 
-    def skip(self, path: str) -> bool:
-        """``--skip-existing``: a complete file at ``path`` is left alone (the one place that decides)."""
-        if self.skip_existing and files.exists(path):
-            self.rt.log.file("skip existing", path)
-            return True
-        return False
+    def skip(self, path: str, size: int | None = None) -> bool:
+        """``--skip-existing``: a complete file at ``path`` is left alone (the one place that decides);
+        with ``size`` (announced by a listing), only a file of that size is complete."""
+        if not (self.skip_existing and files.exists(path)):
+            return False
+        if size is not None:
+            have = files.size_of(path)
+            if have != size:
+                self.rt.log.note(f"existing {path} is {have} bytes, the listing announced {size}: "
+                                 "downloading it again")
+                return False
+        self.rt.log.file("skip existing", path)
+        return True
 
     def kept(self, path: str) -> bool:
         """In a sync where no item changed: a file of the id as a whole that exists is left alone."""
@@ -469,9 +476,9 @@ class PipelineCall:
         return self._p.download(url, self._ctx, dest)
 
     def fetch_file(self, key: str, dest: str, on_bytes: Callable[[int], None] | None = None,
-                   **variables: Any) -> str | None:
+                   size: int | None = None, **variables: Any) -> str | None:
         missing = self._p.fetch_file(self.params.endpoint(key), self._context(variables), dest, self._part.missing,
-                                     on_bytes)
+                                     on_bytes, size)
         scope = self._p.scope
         if scope is not None:
             scope.wrote(variables.get(scope.binds), dest)
@@ -518,5 +525,5 @@ class PipelineCall:
     def path(self, relative: str) -> str:
         return files.join_under(self.root, relative)
 
-    def skip(self, path: str) -> bool:
-        return self._p.skip(path)
+    def skip(self, path: str, size: int | None = None) -> bool:
+        return self._p.skip(path, size)

@@ -66,9 +66,10 @@ class StepCall(Protocol):
         ...
 
     def fetch_file(self, key: str, dest: str, on_bytes: Callable[[int], None] | None = None,
-                   **variables: Any) -> str | None:
+                   size: int | None = None, **variables: Any) -> str | None:
         """Download ``with.<key>`` into ``dest`` under the part's ``missing`` rule; None, or why
-        the rule's placeholder was saved instead."""
+        the rule's placeholder was saved instead.  ``size``: the object's size announced before
+        (a listing's): a body of another size fails and nothing is saved."""
         ...
 
     def items(self, body: Any, **variables: Any) -> list[dict[str, Any]]:
@@ -108,6 +109,7 @@ class StepCall(Protocol):
         """A path under the output root (it can never escape it)."""
         ...
 
-    def skip(self, path: str) -> bool:
-        """True (and the "skip existing" line) when ``--skip-existing`` leaves ``path`` alone."""
+    def skip(self, path: str, size: int | None = None) -> bool:
+        """True (and the "skip existing" line) when ``--skip-existing`` leaves ``path`` alone; never
+        when ``size`` is given and the file there has another size (it is fetched again)."""
         ...

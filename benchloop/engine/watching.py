@@ -92,7 +92,7 @@ def run_watch(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[
         """Whether the waiter's acceptors call the work done, the combine aside."""
         return any(a.state == "success" and a.matches(answer, None) for a in waiter.acceptors)
 
-    def ask(_waiter: Any, _variables: dict[str, Any]) -> Any:
+    def ask(_waiter: Any, _variables: dict[str, Any], _check: Callable[[], float]) -> Any:
         outcomes = execute(rt, action, dim, ids, opts)
         if any(o.failures for o in outcomes):
             raise _Failed(outcomes)

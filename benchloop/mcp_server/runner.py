@@ -305,7 +305,7 @@ class Runner:
                 failures = [*failures, ("", "could not reach the backend; check the URL and the network")]
         if isinstance(value, benchloop.DownloadResult):
             value = {"directory": values.get("output_dir", self.download_dir), "paths": value.paths,
-                     "skipped": value.skipped}
+                     "skipped": value.skipped, "placeholders": value.placeholders}
         return self.reply(tool, value, job.query, job.query_text, failures)
 
     # ----------------------------------------------------------- result

@@ -60,9 +60,10 @@ READ, LISTING, WRITE, DOWNLOAD, DESCRIBE = "read", "listing", "write", "download
 WRITES, DOWNLOADS = "writes", "downloads"
 SAFE_METHODS = ("GET", "HEAD")
 # Options that only shape what the CLI prints: a tool returns JSON (``query`` is its own argument).
-# The table's download options: where files go and whether existing ones are kept. A listing
-# writes nothing, so its tool has neither; a download tool's output_dir is relative to its DIR.
-FILE_OPTIONS = ("output_dir", "skip_existing")
+# The table's download options: where files go, whether existing ones are kept and whether a
+# file of another size than announced is. A listing writes nothing, so its tool has none; a
+# download tool's output_dir is relative to its DIR.
+FILE_OPTIONS = ("output_dir", "skip_existing", "allow_size_mismatch")
 QUERY_HELP = "JMESPath on the whole result, as --query (e.g. '[].job_id'); also asks for a cut result's rest."
 
 
@@ -175,14 +176,14 @@ def wire(tool: Tool) -> dict[str, Any]:
 
 
 def list_size(tools: list[Tool]) -> int:
-    """Bytes of a ``tools/list`` result listing ``tools`` (compact JSON, UTF-8, as the SDK writes it)."""
-    return len(json.dumps({"tools": [wire(t) for t in tools]}, ensure_ascii=False, separators=(",", ":"))
-               .encode("utf-8"))
+    """Bytes of the ``tools`` array of a ``tools/list`` result listing ``tools`` (compact JSON,
+    UTF-8, as the SDK writes it): the array itself, without the result object around it."""
+    return len(json.dumps([wire(t) for t in tools], ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
 
 ENVELOPE = ("Every tool's structured result is {result, truncated, failures, failures_left_out}: result is the "
             "elements the command prints (with query: what the expression made of them; for a download tool the "
-            "files written: directory, paths, skipped), cut to the size budget when long (truncated then says "
+            "files written: directory, paths, skipped, placeholders), cut to the size budget when long (truncated then says "
             "what was left out and the query that asks for it); failures lists the ids that failed with the "
             "CLI's messages (failures_left_out: how many are not listed).")
 

@@ -43,7 +43,8 @@ class Reply:
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
     # "reset": abort the connection; "truncate": announce the full length, send ``send`` bytes;
-    # "close_after": answer as if keeping the connection alive, then close it (an idle timeout).
+    # "close_after": answer as if keeping the connection alive, then close it (an idle timeout);
+    # "unframed": no Content-Length, ``send`` bytes (default all), then close (HTTP/1.0 framing).
     cut: str | None = None
     send: int | None = None
     delay: float = 0.0  # seconds to wait before answering
@@ -105,7 +106,11 @@ class _Handler(BaseHTTPRequestHandler):
         body = reply.payload()
         self.send_response(reply.status)
         self.send_header("Content-Type", reply.content_type)
-        if "Content-Length" not in reply.headers:
+        if reply.cut == "unframed":
+            self.send_header("Connection", "close")
+            self.close_connection = True
+            body = body[: reply.send if reply.send is not None else len(body)]
+        elif "Content-Length" not in reply.headers:
             self.send_header("Content-Length", str(len(body)))
         for key, value in reply.headers.items():
             self.send_header(key, value)

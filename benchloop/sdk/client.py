@@ -309,7 +309,7 @@ class Client:
         elif action.prints and not action.writes_files(opts):
             result = [e for o in outcomes for e in contributed(action, o, rt.log)]
         else:
-            result = DownloadResult(list(rt.log.paths), list(rt.log.skipped), failures)
+            result = DownloadResult(list(rt.log.paths), list(rt.log.skipped), failures, list(rt.log.placeholders))
         if failures:
             code = exit_code(outcomes)
             if code == internal.EXIT_NETWORK:

@@ -9,12 +9,11 @@ shape of the endpoint table); ``compile_query`` compiles a JMESPath expression a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..base import errors as internal
 from .errors import UsageError
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..table.model import Spec
 

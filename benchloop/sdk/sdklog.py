@@ -51,6 +51,7 @@ class LoggingLog(Log):
         self.collect = collect
         self.paths: list[str] = []
         self.skipped: list[str] = []
+        self.placeholders: list[str] = []
         self._paths_lock = threading.Lock()
 
     def live(self, line: str) -> None:
@@ -78,4 +79,6 @@ class LoggingLog(Log):
         """Note a file written or left alone, for the call's ``DownloadResult``."""
         if self.collect:
             with self._paths_lock:
-                (self.paths if kind == "written" else self.skipped).append(path)
+                (self.skipped if kind == "skipped" else self.paths).append(path)
+                if kind == "placeholder":  # written too, but not the object
+                    self.placeholders.append(path)

@@ -9,8 +9,11 @@ is configured (its base URL has a default, so a key is what makes it "configured
 
 Each service's result says where its host and key came from (``Settings.source``,
 ``keys.describe``), whether the backend answered, whether it accepted the key, and the
-HTTP status.  The exit code: 3 when some key was refused, else 4 when some backend did
-not answer, else 1 when some answer was another error, else 0.
+HTTP status.  A key source that gives no key (a key command that fails, a keyring without
+the entry) is a failed check of its service: ``"asked": false`` (no request is sent without a
+key), ``"accepted": false`` and the reason in ``error``.  The exit code: 3 when some key was
+refused or could not be had, else 4 when some backend did not answer, else 1 when some
+answer was another error, else 0.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from ..base.errors import (
     ApiError,
     AuthError,
     BenchloopError,
+    KeyUnavailable,
     NetworkError,
 )
 from ..base.masking import shown_base_url
@@ -37,18 +41,25 @@ from .config import Settings
 
 def check_services(rt: Runtime, settings: Settings, options: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
     """The result of every service that has a check, and the exit code."""
+    from .keys import describe
     from .session import service_key, service_value
 
     results = []
     for service in rt.spec.services.values():
         if service.check is None:
             continue
+        key_error = None
         if service.default:
             host, host_from = settings.host, settings.source("host")
-            key_from = settings.source("api_key") if settings.api_key else None
+            key_error = settings.key_error
+            key_from = settings.source("api_key") if settings.api_key or key_error else None
         else:
-            key, where = service_key(service, options, settings)
-            if not key:
+            try:
+                key, where = service_key(service, options, settings)
+            except KeyUnavailable as exc:
+                key, where, key_error = None, describe(exc.origin, service.key.config or "key",
+                                                       settings.config_file), str(exc)
+            if not key and key_error is None:
                 results.append({"service": service.name, "title": service.title, "checked": False,
                                 "reason": f"no {service.title} API key is configured"})
                 continue
@@ -56,7 +67,10 @@ def check_services(rt: Runtime, settings: Settings, options: dict[str, Any]) -> 
             host, key_from = str(url), where
         entry: dict[str, Any] = {"service": service.name, "title": service.title, "checked": True,
                                  "host": shown_base_url(host), "host_from": host_from, "key_from": key_from}
-        entry.update(_ask(rt, service, options))
+        if key_error is not None:  # nothing to send: the check failed before any request
+            entry.update({"asked": False, "answered": None, "accepted": False, "status": None, "error": key_error})
+        else:
+            entry.update({"asked": True, **_ask(rt, service, options)})
         results.append(entry)
     return results, _exit_code(results)
 
@@ -101,6 +115,8 @@ def explain(result: dict[str, Any]) -> str | None:
     if not result.get("checked") or result["accepted"] is True:
         return None
     where = f"{result['title']} {result['host']}"
+    if result.get("asked") is False:
+        return f"{where} was not asked: no API key could be had: {result['error']}"
     if result["accepted"] is False:
         if result["key_from"] is None:
             return f"{where} refused the request: no API key is configured (bl config set --api-key - reads one)"

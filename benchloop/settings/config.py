@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..base.errors import ConfigError
+from ..base.errors import ConfigError, KeyUnavailable
 from ..base.frozen import dataclass, field
 from ..base.masking import shown_base_url, shown_key
 from ..table.load import load_model
@@ -135,6 +135,9 @@ class Settings:
     # for the key also stdin, a command or the keyring (``keys.py``).
     sources: dict[str, str] = field(default_factory=dict)
     tables: dict[str, str] = field(default_factory=dict)  # file key -> the table it was read from
+    # Why the key's source gave no key (a key command that failed), when ``resolve`` was asked
+    # to keep that for ``bl config check`` instead of raising it.
+    key_error: str | None = None
 
     def source(self, key: str) -> str:
         """Where ``key`` came from, in words: ``--host``, ``BENCHLOOP_HOST``,
@@ -147,9 +150,11 @@ class Settings:
 
 def resolve(api_key: str | None, host: str | None, output_dir: str | None, config: str | None,
             profile_name: str | None = None, warn: Callable[[str], None] | None = None,
-            api_key_origin: str | None = None) -> Settings:
+            api_key_origin: str | None = None, keep_key_error: bool = False) -> Settings:
     """The settings, each from its first source (``api_key_origin``: how a given key was given,
-    ``--api-key -`` for stdin); a key command or keyring entry is read here."""
+    ``--api-key -`` for stdin); a key command or keyring entry is read here.  A key source
+    that gives no key raises ``KeyUnavailable``, or with ``keep_key_error`` leaves the key
+    unset and says why in ``key_error``."""
     path = config_path(config)
     env = os.environ
     if config and not path.exists():  # a file named on the command line is meant to exist
@@ -160,12 +165,18 @@ def resolve(api_key: str | None, host: str | None, output_dir: str | None, confi
     flags = {"host": host, "api_key": api_key, "output_dir": output_dir}
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
+    key_error = None
     for key, where in setting_sources().items():
         flag = where.flag or f"--{key.replace('_', '-')}"
         if key == "api_key":
             from .keys import find_key
 
-            values[key], sources[key] = find_key(where, api_key, api_key_origin or flag, profile, tables, path)
+            try:
+                values[key], sources[key] = find_key(where, api_key, api_key_origin or flag, profile, tables, path)
+            except KeyUnavailable as exc:
+                if not keep_key_error:
+                    raise
+                values[key], sources[key], key_error = None, exc.origin, str(exc)
             continue
         candidates = [(flag, flags[key])] + [(name, env.get(name)) for name in where.env]
         if where.config:
@@ -173,7 +184,7 @@ def resolve(api_key: str | None, host: str | None, output_dir: str | None, confi
         candidates.append(("default", where.default))
         sources[key], values[key] = next(((o, v) for o, v in candidates if v), ("default", where.default))
     return Settings(values["host"].rstrip("/"), values["api_key"] or None, values["output_dir"], path, chosen,
-                    profile, sources, tables)
+                    profile, sources, tables, key_error)
 
 
 def _warning(message: str, warn: Callable[[str], None] | None) -> None:

@@ -17,7 +17,8 @@ A key command is split like a shell line (``shlex``) and run without a shell - w
 ``sh -c '...'`` for a pipe - with stdin closed (it cannot eat ids piped to ``-j -``), its
 stderr passed through (a password manager may ask there), at most ``COMMAND_TIMEOUT``
 seconds.  Its output is never shown, logged or put in an error (it may hold the key); a
-command that fails, prints nothing or times out is a configuration error (exit 2).  The key
+command that fails, prints nothing or times out is a configuration failure (``KeyUnavailable``:
+exit 3, as for a key the backend refused; ``bl config check`` reports it as a failed check).  The key
 is never given to a child process as an argument: no process list ever shows it.
 
 Where each key came from is an *origin* (``Settings.sources``): ``--api-key``,
@@ -32,7 +33,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ..base.errors import ConfigError
+from ..base.errors import ConfigError, KeyUnavailable
 from ..table.model import Sources
 
 COMMAND_TIMEOUT = 60.0
@@ -51,7 +52,11 @@ def find_key(sources: Sources, given: str | None, given_origin: str, file_values
             return os.environ[name], name
     for name in sources.command_env:
         if os.environ.get(name):
-            return run_command(os.environ[name], f"the command in {name}"), f"command:{name}"
+            try:
+                return run_command(os.environ[name], f"the command in {name}"), f"command:{name}"
+            except KeyUnavailable as exc:
+                exc.origin = f"command:{name}"
+                raise
     chosen = _file_source(sources, file_values, tables)
     if chosen is None:
         return (sources.default, "default") if sources.default else (None, "default")
@@ -59,10 +64,14 @@ def find_key(sources: Sources, given: str | None, given_origin: str, file_values
     origin = f"file:{table}" if key == sources.config else f"file:{table}:{key}"
     where = describe(origin, sources.config or key, config_file)
     value = str(file_values[key])
-    if key == sources.command_config:
-        return run_command(value, where), origin
-    if key == sources.keyring:
-        return keyring_key(value, where), origin
+    try:
+        if key == sources.command_config:
+            return run_command(value, where), origin
+        if key == sources.keyring:
+            return keyring_key(value, where), origin
+    except KeyUnavailable as exc:
+        exc.origin = origin
+        raise
     return value, origin
 
 
@@ -104,28 +113,28 @@ def run_command(command: str, where: str, timeout: float = COMMAND_TIMEOUT) -> s
     try:
         argv = shlex.split(command)
     except ValueError as exc:
-        raise ConfigError(f"{where} cannot be read as a command line: {exc}") from None
+        raise KeyUnavailable(f"{where} cannot be read as a command line: {exc}") from None
     if not argv:
-        raise ConfigError(f"{where} is empty")
+        raise KeyUnavailable(f"{where} is empty")
     name = os.path.basename(argv[0])
     try:
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=None,
                               timeout=timeout, check=False)
     except FileNotFoundError:
-        raise ConfigError(f"{where}: no such program: {argv[0]}") from None
+        raise KeyUnavailable(f"{where}: no such program: {argv[0]}") from None
     except PermissionError:
-        raise ConfigError(f"{where}: {argv[0]} cannot be run (permission denied)") from None
+        raise KeyUnavailable(f"{where}: {argv[0]} cannot be run (permission denied)") from None
     except subprocess.TimeoutExpired:
-        raise ConfigError(f"{where}: {name} gave no key within {timeout:g} s (stopped)") from None
+        raise KeyUnavailable(f"{where}: {name} gave no key within {timeout:g} s (stopped)") from None
     except OSError as exc:
-        raise ConfigError(f"{where}: {argv[0]} cannot be run ({exc.strerror or exc})") from None
+        raise KeyUnavailable(f"{where}: {argv[0]} cannot be run ({exc.strerror or exc})") from None
     if done.returncode != 0:
-        raise ConfigError(f"{where}: {name} failed (exit status {done.returncode}); its output is not shown, "
+        raise KeyUnavailable(f"{where}: {name} failed (exit status {done.returncode}); its output is not shown, "
                           "since it may hold the key")
     lines = done.stdout.decode("utf-8", "replace").splitlines()
     key = lines[0].strip() if lines else ""
     if not key:
-        raise ConfigError(f"{where}: {name} printed no key on its first line")
+        raise KeyUnavailable(f"{where}: {name} printed no key on its first line")
     return key
 
 
@@ -139,14 +148,17 @@ def _keyring(what: str) -> Any:
 
 def keyring_key(name: str, where: str) -> str:
     """The key stored in the OS keyring under ``name`` (service ``benchloop-client``)."""
-    store = _keyring(where)
+    try:
+        store = _keyring(where)
+    except ConfigError as exc:  # no keyring extra: no key from there either
+        raise KeyUnavailable(str(exc)) from None
     try:
         value = store.get(name)
     except Exception as exc:  # noqa: BLE001 - every backend failure is the keyring's (locked, no backend)
-        raise ConfigError(f"{where}: the OS keyring cannot be read ({type(exc).__name__})") from None
+        raise KeyUnavailable(f"{where}: the OS keyring cannot be read ({type(exc).__name__})") from None
     if not value:
-        raise ConfigError(f"{where}: the OS keyring has no key {name!r} of {store.SERVICE} "
-                          "(store one with 'bl config set --api-key - --api-key-keyring')")
+        raise KeyUnavailable(f"{where}: the OS keyring has no key {name!r} of {store.SERVICE} "
+                             "(store one with 'bl config set --api-key - --api-key-keyring')")
     return value
 
 

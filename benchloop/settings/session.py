@@ -65,10 +65,13 @@ def is_loopback(url: str) -> bool:
 
 def settings(*, api_key: str | None = None, host: str | None = None, output_dir: str | None = None,
              config: str | None = None, profile: str | None = None, ca_bundle: str | None = None,
-             warn: Callable[[str], None] | None = None, api_key_origin: str | None = None) -> Settings:
-    """The resolved settings, checked; every problem is a ``UsageError`` (exit 2), before any request.
-    ``api_key_origin``: how a given key was given (``--api-key -``: read from stdin)."""
-    resolved = resolve(api_key, host, output_dir, config, profile, warn=warn, api_key_origin=api_key_origin)
+             warn: Callable[[str], None] | None = None, api_key_origin: str | None = None,
+             keep_key_error: bool = False) -> Settings:
+    """The resolved settings, checked; every problem is a ``UsageError`` (exit 2), before any request,
+    but a key source that gives no key (``KeyUnavailable``, exit 3; with ``keep_key_error`` kept in
+    ``key_error`` instead).  ``api_key_origin``: how a given key was given (``--api-key -``: stdin)."""
+    resolved = resolve(api_key, host, output_dir, config, profile, warn=warn, api_key_origin=api_key_origin,
+                       keep_key_error=keep_key_error)
     setting = load_model().global_option("ca_bundle").setting
     variable = next((name for name in (setting.env if setting else ()) if os.environ.get(name)), None)
     bundle = ca_bundle or (os.environ[variable] if variable else None)

@@ -12,6 +12,7 @@ dimension every part is an archive entry around one of those.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from ..base.frozen import LazyMap, model_lock
 from . import outputs
@@ -68,7 +69,6 @@ from .model import (
 from .outputs import Output
 from .responses import Response, Schemas, frozen_json
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start, --help included, ~5 ms
 if TYPE_CHECKING:
     from typing import Any
 

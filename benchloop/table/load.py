@@ -2,24 +2,15 @@
 
 The YAML table is the source of truth, but parsing it (and importing jsonschema
 to validate it) costs far more than a CLI start can afford.  So the table is
-compiled once into plain JSON, keyed by the SHA-256 of the YAML bytes and the
-package version, and stored in the user cache directory (``base/cachedir.py``:
-platformdirs' rule, or ``BENCHLOOP_CACHE_DIR``).  Every later start
-reads ~a few KB of JSON instead.  A changed table or a new package version
-changes the key, so a stale compile can never be used.
+compiled once into plain JSON, keyed by the SHA-256 of the YAML bytes, of its schema
+and of the package version and the compiler's files, and stored in the user cache
+directory (platformdirs' ``user_cache_dir("benchloop")``, or ``BENCHLOOP_CACHE_DIR``).
+Every later start reads the table, hashes it (~a few ms) and reads the compile under
+that key instead of compiling.  A changed table or a new package version changes the
+key, so a stale compile can never be used.
 
 If the cache directory is not writable the compile simply stays in memory.
-
-Finding the key costs more than reading the compile: reading and hashing the table
-and its schema (~140 KB), and importing ``hashlib`` (OpenSSL), was a third of
-``bl --help``.  So the key is also remembered in a small index next to the compiles,
-under what identifies the two files without reading them (path, size, modification
-and change times, inode, as ``git`` and ``make`` trust them) plus the package version
-and the compiler's files; a start whose files match an entry takes its key from
-there.  A file changed within the last two seconds is never entered (a later change
-in the same clock tick would otherwise go unnoticed: git's "racy clean" files), and
-anything unexpected (no entry, no compile under its key) falls back to hashing.
-Within one process the table is read once (``_MEMO``; the files are checked by a stat).
+Within one process the table is read once per path (``_MEMO``).
 """
 
 from __future__ import annotations
@@ -27,18 +18,31 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..base.cachedir import cache_dir
 from ..version import __version__
 from .locate import _PKG_DIR, SCHEMA_NAME, SPEC_NAME, SpecError, spec_dir
 
-TYPE_CHECKING = False  # not typing's: importing typing costs every --help ~5 ms
 if TYPE_CHECKING:
     from typing import Any
 
     from .model import Spec
 
-__all__ = ["SCHEMA_NAME", "SPEC_NAME", "SpecError", "cache_key", "known_key", "load_model", "load_spec", "spec_dir"]
+__all__ = ["SCHEMA_NAME", "SPEC_NAME", "SpecError", "cache_dir", "cache_key", "load_model", "load_spec",
+           "spec_dir"]
+
+
+def cache_dir() -> Path:
+    """Where compiled tables are kept: ``$BENCHLOOP_CACHE_DIR`` when set, else the platform's
+    user cache directory (platformdirs: ``$XDG_CACHE_HOME/benchloop`` or ``~/.cache/benchloop``
+    on Linux, ``~/Library/Caches/benchloop`` on macOS, ``%LOCALAPPDATA%\\benchloop\\Cache`` on
+    Windows)."""
+    override = os.environ.get("BENCHLOOP_CACHE_DIR")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("benchloop", appauthor=False))
 
 
 # Compiling the table runs modules of this package only (the compiler, its lints, the model
@@ -59,7 +63,7 @@ def _compiler_stamp() -> list[str]:
 
 
 def cache_key(raw: bytes) -> str:
-    """Content hash of the table, plus the package version and the compiler's files.
+    """Content hash of the table and its schema, plus the package version and the compiler's files.
 
     The files of ``table/`` (and ``base/frozen.py``, the one module outside it that
     compiling runs) are identified by size and mtime (a stat, not a read), so a
@@ -77,48 +81,7 @@ def cache_key(raw: bytes) -> str:
     return digest[:24]
 
 
-_MEMO: dict[Any, Any] = {}  # key -> compiled table; ("files", fingerprint) -> key
-_INDEX_NAME = "spec-index.json"
-_INDEX_ENTRIES = 16
-_SETTLED_NS = 2_000_000_000  # a file changed more recently than this may change again unseen
-
-
-def _fingerprint(path: Path) -> tuple[str, int] | None:
-    """What identifies the table and its schema without reading them, and when they last
-    changed; None when a file cannot be seen."""
-    stamp = _MEMO.get("stamp")  # the compiler's files: code, which a process does not reload
-    if stamp is None:
-        stamp = _MEMO["stamp"] = _compiler_stamp()
-    try:
-        parts = [os.path.abspath(path), *stamp]
-        changed = 0
-        for file in (path, spec_dir() / SCHEMA_NAME):
-            st = file.stat()
-            parts += [str(file), str(st.st_size), str(st.st_mtime_ns), str(st.st_ctime_ns), str(st.st_ino)]
-            changed = max(changed, st.st_mtime_ns, st.st_ctime_ns)
-    except OSError:
-        return None
-    return "|".join(parts), changed
-
-
-def _read_index() -> dict[str, str]:
-    try:
-        index = json.loads((cache_dir() / _INDEX_NAME).read_bytes())
-    except (OSError, ValueError):
-        return {}
-    return index if isinstance(index, dict) else {}
-
-
-def _remember(fingerprint: tuple[str, int], key: str) -> None:
-    """Enter the key under the files' fingerprint (unless they changed a moment ago)."""
-    import time
-
-    if time.time_ns() - fingerprint[1] < _SETTLED_NS:
-        return
-    index = _read_index()
-    index.pop(fingerprint[0], None)
-    index[fingerprint[0]] = key
-    _store(cache_dir() / _INDEX_NAME, dict(list(index.items())[-_INDEX_ENTRIES:]))
+_MEMO: dict[Any, Any] = {}  # key -> compiled table; ("path", path) -> key
 
 
 def _cached(key: str) -> dict[str, Any] | None:
@@ -129,32 +92,12 @@ def _cached(key: str) -> dict[str, Any] | None:
     return spec if isinstance(spec, dict) else None
 
 
-def known_key() -> str | None:
-    """The key of the installed table's compile when the index already knows it (a stat and a
-    small read, nothing compiled or hashed); None otherwise.  Caches of what is derived from
-    the table (help pages) are kept under it."""
-    fingerprint = _fingerprint(spec_dir() / SPEC_NAME)
-    if fingerprint is None:
-        return None
-    key = _MEMO.get(("files", fingerprint[0])) or _read_index().get(fingerprint[0])
-    return key if isinstance(key, str) else None
-
-
 def load_spec(path: Path | None = None, *, use_cache: bool = True) -> dict[str, Any]:
     """Return the compiled table (a plain dict), compiling it when needed."""
     path = path or spec_dir() / SPEC_NAME
-    fingerprint = _fingerprint(path) if use_cache else None
-    if fingerprint is not None:
-        key = _MEMO.get(("files", fingerprint[0]))
-        if key is None:
-            key = _read_index().get(fingerprint[0])
-            if isinstance(key, str) and key not in _MEMO:
-                spec = _cached(key)
-                if spec is not None:
-                    _MEMO[key] = spec
-        if isinstance(key, str) and key in _MEMO:
-            _MEMO[("files", fingerprint[0])] = key
-            return _MEMO[key]
+    known = _MEMO.get(("path", str(path))) if use_cache else None
+    if known in _MEMO:
+        return _MEMO[known]
     raw = path.read_bytes()
     key = cache_key(raw)
     if key not in _MEMO:
@@ -166,9 +109,8 @@ def load_spec(path: Path | None = None, *, use_cache: bool = True) -> dict[str, 
             if use_cache:
                 _store(cache_dir() / f"spec-{key}.json", cached)
         _MEMO[key] = cached
-    if fingerprint is not None:
-        _MEMO[("files", fingerprint[0])] = key
-        _remember(fingerprint, key)
+    if use_cache:
+        _MEMO[("path", str(path))] = key
     return _MEMO[key]
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from ..base.frozen import dataclass, field
 from .optiontypes import OptionType, option_type
@@ -39,7 +40,6 @@ from .outputs import Output
 from .responses import Response, Schemas, plain_json
 from .templates import PAGE_VARS, lone_var, template_vars
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start, --help included, ~5 ms
 if TYPE_CHECKING:
     from typing import Any, TypeVar
 else:

@@ -26,10 +26,10 @@ Two distinctions matter:
 from __future__ import annotations
 
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from ..base.frozen import dataclass
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start, --help included, ~5 ms
 if TYPE_CHECKING:
     from typing import Any
 

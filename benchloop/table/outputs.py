@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from ..base.frozen import dataclass, field
 from .responses import ITEMS, Response, Schemas, frozen_json, plain_json, types_of
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start (see model.py)
 if TYPE_CHECKING:
     from typing import Any
 

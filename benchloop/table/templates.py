@@ -17,9 +17,9 @@ the one definition of that syntax and the four ways a template is rendered:
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every start, --help included, ~5 ms
 if TYPE_CHECKING:
     from typing import Any
 

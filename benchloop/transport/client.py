@@ -55,7 +55,15 @@ from .deadline import NEW_CONNECTION, Abandoned, Overdue, Switchboard
 from .decoding import Undecodable, error_body, json_body, read_json_body
 from .retry import AUTH, SENT, UNSENT, Failed, RetryPolicy, classify_status, retry_after
 from .slots import slot
-from .urls import carries_key, import_httpx, is_login_url, origin, shown_url, without_userinfo
+from .urls import (
+    carries_key,
+    import_httpx,
+    login_message,
+    origin,
+    request_line,
+    shown_url,
+    without_userinfo,
+)
 
 KEEPALIVE_EXPIRY = 5.0  # idle keep-alive connections are closed after this many seconds (httpx's default)
 _NO_BODY = frozenset({204, 304})
@@ -230,16 +238,25 @@ class Http:
             request.extensions["trace"] = ex.trace
             return client.send(request, stream=True)
 
+        started = time.monotonic()
         try:
             response = self.board.send(exchange, deadline)
         except Abandoned:
             raise Cancelled("cancelled") from None
         except Overdue:
+            self.trace(request, "timed out", started)
             raise self.overdue() from None
         except self.httpx.HTTPError as exc:
+            self.trace(request, f"failed: {type(exc).__name__}", started)
             raise self.failed(exc, deadline) from None
+        self.trace(request, str(response.status_code), started)
         self.inspect(response)
         return response
+
+    def trace(self, request: Any, outcome: str, started: float) -> None:
+        """``-v``: one ``[debug]`` line per request sent, every redirect hop and retry included."""
+        if getattr(self.log, "verbose", False):
+            self.log.debug(request_line(request.method, request.url, self.home, outcome, time.monotonic() - started))
 
     def inspect(self, response: Any) -> None:
         """Refuse what httpx let through, and never reuse a connection whose framing is in doubt."""
@@ -402,13 +419,14 @@ class Http:
             nxt = url.join(location) if location else None
         except self.httpx.InvalidURL:
             return
-        if nxt is not None and is_login_url(nxt, self.login_hosts, self.home):
-            raise Failed(AUTH, AuthError(f"redirected to a login page ({shown_url(nxt, query=False)}); "
-                                         "the API key was not accepted"))
+        refusal = login_message(nxt, self.login_hosts, self.home) if nxt is not None else None
+        if refusal is not None:
+            raise Failed(AUTH, AuthError(refusal))
 
     # -- downloads -------------------------------------------------------------------
     def download(self, target: str, dest: str, *, params: dict[str, Any] | None = None,
-                 on_bytes: Any = None, check: Any = None, headers: dict[str, str] | None = None) -> int:
+                 on_bytes: Any = None, check: Any = None, headers: dict[str, str] | None = None,
+                 size: int | None = None) -> int:
         """Stream ``target`` (a path on the backend or an absolute URL) into ``dest``; the bytes written.
 
         See :mod:`.download`: redirects with the key on our origin only, a temp file
@@ -416,7 +434,8 @@ class Http:
         ``check(status, headers, url)`` sees every answer but a 401 (or another of
         ``auth_statuses``) after redirects (``url`` is the final one), before any body
         byte is saved; any exception it raises propagates unchanged and the temp file
-        is removed.  ``headers`` are extra request headers (an ``Accept``).
+        is removed.  ``headers`` are extra request headers (an ``Accept``).  ``size`` is the
+        object's size announced elsewhere (an artifact listing): a body of another size fails.
         """
         from ..base.files import replacing
         from .download import Download
@@ -425,4 +444,4 @@ class Http:
         # The body is written through its own handle (attempts may append); the
         # descriptor of ``replacing`` holds the writer's lock until the rename.
         with replacing(dest, ".part") as (_fd, tmp):
-            return Download(self, url, params, tmp, on_bytes, check, headers).run()
+            return Download(self, url, params, tmp, on_bytes, check, headers, size).run()

@@ -9,7 +9,10 @@ over a scheme downgrade; a redirect to a login page is an authentication
 failure.  Only a ``200`` (or a ``206`` that continues this download) is saved:
 any other answer without a body to keep (204, 205, 304, a 3xx without
 ``Location``) fails the file with its status.  The body goes to a temp file
-that becomes the destination only when complete and of the announced length.
+that becomes the destination only when complete and of the announced length:
+the answer's ``Content-Length`` and, where the caller knows it (an artifact
+listing's ``size``), the object's size announced before: a body without a
+length that ends early is a cut, never a complete file.
 After a cut, the next attempt asks for the rest with ``Range`` and
 ``If-Range`` (the first answer's strong ``ETag``, else its ``Last-Modified``,
 sent back byte for byte, non-ASCII included) and appends only a 206 that
@@ -30,11 +33,11 @@ import re
 import time
 from typing import Any, Protocol
 
-from ..base.errors import ApiError, AuthError, Cancelled, NetworkError
+from ..base.errors import ApiError, AuthError, BenchloopError, Cancelled, NetworkError
 from .decoding import Decoder, Undecodable, declared_length, decoder_for, error_text
 from .retry import AUTH, RESTART, SENT, Failed, RetryPolicy, classify_status, retry_after
 from .slots import slot
-from .urls import REDIRECTS, is_login_url, shown_url
+from .urls import REDIRECTS, login_message, shown_url
 
 
 class Http(Protocol):
@@ -81,8 +84,9 @@ class Download:
     """The attempts of one download into ``tmp``; ``have`` is what the temp file holds so far."""
 
     def __init__(self, http: Http, url: str, params: dict[str, Any] | None, tmp: str, on_bytes: Any, check: Any,
-                 headers: dict[str, str] | None = None):
+                 headers: dict[str, str] | None = None, size: int | None = None):
         self.http, self.tmp, self.extra = http, tmp, headers or {}
+        self.size = size  # the object's size announced elsewhere (a listing), or None
         self.url = http.parse(url, params)  # parsed once; each hop's request is built from it
         self.on_bytes, self.check = on_bytes, check
         self.have = 0
@@ -129,9 +133,9 @@ class Download:
                 nxt = url.join(location)
             except http.httpx.InvalidURL as exc:
                 raise ApiError(response.status_code, f"redirect to an invalid URL: {exc}") from None
-            if is_login_url(nxt, http.login_hosts, http.home):
-                raise Failed(AUTH, AuthError(f"redirected to a login page ({shown_url(nxt, query=False)}); "
-                                             "the API key was not accepted"))
+            refusal = login_message(nxt, http.login_hosts, http.home)
+            if refusal is not None:
+                raise Failed(AUTH, AuthError(refusal))
             if url.scheme == "https" and nxt.scheme != "https":
                 raise ApiError(response.status_code, f"refusing redirect from https to "
                                                      f"{nxt.scheme or 'an unknown scheme'}: {shown_url(nxt)}")
@@ -154,6 +158,19 @@ class Download:
             raise Failed(SENT, NetworkError(f"body cut short: {raw} of {length} bytes"))
         if total is not None and self.have != total:
             raise Failed(SENT, NetworkError(f"body cut short: {self.have} of {total} bytes"))
+        if self.size is not None and self.have != self.size:
+            self.check_size(response.status_code, length)
+
+    def check_size(self, status: int, length: int | None) -> None:
+        """Fail a body whose size is not the one announced before it (``size``): shorter without
+        a ``Content-Length`` is a cut (asked again); any other difference is the server's."""
+        have, size = self.have, self.size
+        if have < (size or 0) and length is None:
+            self.have = 0  # no length to resume against: the next attempt starts over
+            raise Failed(SENT, NetworkError(f"body cut short: {have} of {size} bytes (the size the listing "
+                                            "announced; the answer gave no Content-Length)"))
+        raise BenchloopError(f"size mismatch: {have} bytes received (HTTP {status}), the listing announced "
+                             f"{size} bytes")
 
     def refuse(self, response: Any, deadline: float) -> None:
         """Raise for an answer that carries no body to save (auth, the caller's check, errors,

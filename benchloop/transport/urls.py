@@ -58,23 +58,50 @@ def without_userinfo(url: Any) -> Any:
     return url.copy_with(userinfo=b"") if url.userinfo else url
 
 
-def is_login_url(url: Any, login_hosts: tuple[str, ...], home: tuple[str, str, int] | None = None) -> bool:
-    """Whether ``url`` (an ``httpx.URL``) is a login page: its host is one of ``login_hosts``
-    (case-insensitive), or, on the origin ``home`` itself, its path starts with
-    ``/_sso/<login host>/`` or ``/<login host>/`` (the forms in which the sandbox and test backends
-    serve a stand-in SSO page).  Words such as "login" in a path, a file name or a query mean
-    nothing."""
+def login_host(url: Any, login_hosts: tuple[str, ...], home: tuple[str, str, int] | None = None) -> str | None:
+    """The login host (one of ``login_hosts``, as configured) when ``url`` (an ``httpx.URL``) is a
+    login page: its host is one of them (case-insensitive), or, on the origin ``home`` itself, its
+    path starts with ``/_sso/<login host>/`` or ``/<login host>/`` (the forms in which the sandbox
+    and test backends serve a stand-in SSO page); else None.  Words such as "login" in a path, a
+    file name or a query mean nothing."""
     if not login_hosts:
-        return False
-    hosts = {h.lower() for h in login_hosts}
+        return None
+    hosts = {h.lower(): h for h in login_hosts}
     if url.host.lower() in hosts:
-        return True
+        return hosts[url.host.lower()]
     if home is not None and origin(url) == home:
         segments = url.path.split("/")[1:3]
         if segments[:1] == ["_sso"]:
             segments = segments[1:]
-        return bool(segments) and segments[0].lower() in hosts
-    return False
+        if segments and segments[0].lower() in hosts:
+            return hosts[segments[0].lower()]
+    return None
+
+
+def is_login_url(url: Any, login_hosts: tuple[str, ...], home: tuple[str, str, int] | None = None) -> bool:
+    """Whether ``url`` is a login page (``login_host``)."""
+    return login_host(url, login_hosts, home) is not None
+
+
+def login_message(url: Any, login_hosts: tuple[str, ...], home: tuple[str, str, int] | None = None) -> str | None:
+    """The message of a request redirected to ``url`` when it is a login page (``login_host``), else
+    None.  It starts with the official client's words, which scripts look for ("endpoint requires
+    SSO login (redirected to <host>); X-API-Key not accepted"), and says what the redirect means."""
+    host = login_host(url, login_hosts, home)
+    if host is None:
+        return None
+    return (f"endpoint requires SSO login (redirected to {host}); X-API-Key not accepted: the server sent "
+            f"the request to its login page ({shown_url(url, query=False)}), which wants a browser "
+            "session, not an API key")
+
+
+def request_line(method: str, url: Any, home: tuple[str, str, int], outcome: str, seconds: float) -> str:
+    """How ``-v`` shows one request (as ``gh --verbose`` does): the method, the URL with any user
+    info masked and with its query only on the configured origin ``home`` (elsewhere, a
+    presigned object store's query is a credential), what came back and how long it took.
+    The log masks every known key in it too (``base/masking.py``)."""
+    shown = shown_url(url, query=origin(url) == home)
+    return f"{method} {shown} -> {outcome} ({seconds * 1000:.0f} ms)"
 
 
 def shown_url(url: Any, query: bool = True) -> str:

@@ -13,6 +13,12 @@ part) says when the proxy means "no artifact": the empty ``.tgz`` placeholder
 is written instead.  A redirect to a login page is an authentication failure
 (exit 3), never a placeholder.
 
+A listing entry that announces its size (the table's ``size`` expression: an integer >= 0)
+is the size the download must have: a body that ends early (no ``Content-Length``, the
+connection closed) or of any other size fails that artifact with both sizes, nothing is
+saved, and ``--skip-existing`` fetches a file of another size again.
+``--allow-size-mismatch`` keeps such a body, with a warning.
+
 Where the jobs come from follows from the ``with:`` values the table gives: a download
 task (``task``), every job of a group (``enumerate``), or the job itself.  The
 counters' labels and what they count are the table's too (``progress``,
@@ -29,7 +35,7 @@ import os
 from typing import Any
 
 from ...base.errors import AuthError, BenchloopError, Cancelled, StepError
-from ...base.files import safe_component
+from ...base.files import safe_component, size_of
 from ...table.templates import VAR, entry_component
 from ..items import wanted
 from ..outcomes import Failure, MultiFailure, Outcome, aggregate
@@ -47,6 +53,7 @@ class Artifacts:
         self.list_only = not call.files
         self.include = call.options.get("include")
         self.exclude = call.options.get("exclude")
+        self.any_size = bool(call.options.get("allow_size_mismatch"))
         self.failures: list[Failure] = []
         self.bar: Any = None
 
@@ -57,18 +64,28 @@ class Artifacts:
     def listing(self, job: str) -> list[dict[str, Any]]:
         return self.call.items(self.call.request("listing", job=job), job=job)
 
-    def fetch(self, job: str, dest: str, name: str | None) -> None:
+    def announced(self, entry: dict[str, Any]) -> int | None:
+        """The size a listing entry announces, when it is a byte count (anything else: unknown)."""
+        size = self.call.params.expression("size")(entry)
+        return size if type(size) is int and 0 <= size < 1 << 63 else None
+
+    def fetch(self, job: str, dest: str, name: str | None, size: int | None = None) -> None:
         log = self.call.log
-        if self.call.skip(dest):
+        strict = None if self.any_size else size
+        if self.call.skip(dest, strict):
             return
         try:
             missing = self.call.fetch_file("download", dest, on_bytes=self.bar.add if self.bar else None,
-                                           job=job, name=name)
+                                           size=strict, job=job, name=name)
             if missing:
                 log.warn(f"no artifact for job={job}, wrote empty {dest} (artifact {missing})")
-                log.touched("written", dest)
+                log.touched("placeholder", dest)
             else:
                 log.file("downloaded", dest)
+                have = size_of(dest) if size is not None and strict is None else size
+                if have != size:
+                    log.warn(f"{dest} is {have} bytes, the listing announced {size} "
+                             "(kept: --allow-size-mismatch)")
         finally:
             if self.bar:
                 self.bar.file_done()
@@ -104,7 +121,7 @@ class Artifacts:
             name = str(entry.get("name") or "artifact")
             if self.call.params.expression("downloadable")(entry):
                 try:
-                    self.fetch(job, self.dest(job, name), entry.get("name"))
+                    self.fetch(job, self.dest(job, name), entry.get("name"), self.announced(entry))
                 except (AuthError, Cancelled):
                     raise
                 except BenchloopError as exc:
