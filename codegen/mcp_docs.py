@@ -30,6 +30,7 @@ from benchloop.table.load import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "mcp.md"
+README = ROOT / "README.md"
 START, END = "<!-- tools:start -->", "<!-- tools:end -->"
 SETS_START, SETS_END = "<!-- toolsets:start -->", "<!-- toolsets:end -->"
 _GATE = {WRITES: "`--allow-writes`", DOWNLOADS: "`--allow-downloads DIR`"}
@@ -129,6 +130,19 @@ def render() -> dict[Path, str]:
             raise SystemExit(f"{PAGE.relative_to(ROOT)}: no {start} ... {end} block")
         text = pattern.sub(lambda _m, make=make: make(), text, count=1)
     # The transcript of `bl mcp serve --http` shows how many tools the default toolsets serve.
-    count = len(served(load_model().mcp.default))
+    spec = load_model()
+    count = len(served(spec.mcp.default))
     text = re.sub(r"(mcp serving http://\S+ \()\d+( tools\))", lambda m: f"{m.group(1)}{count}{m.group(2)}", text)
-    return {PAGE: text}
+    # The prose's figures of `--toolsets pull` (describe alone; pull and describe).
+    alone, gated = list_size(served(("pull",))), list_size(served(("pull",), gates=True))
+    text = re.sub(r"\(which alone is [\d.]+ KB, [\d,]+ bytes\)",
+                  lambda _m: f"(which alone is {alone / 1024:.1f} KB, {alone:,} bytes)", text)
+    text = re.sub(r"serves `pull` and `describe` \([\d.]+ KB, [\d,]+ bytes\)",
+                  lambda _m: f"serves `pull` and `describe` ({gated / 1024:.1f} KB, {gated:,} bytes)", text)
+    # README's sentence on the sizes of the default and of `all`.
+    readme = README.read_text(encoding="utf-8")
+    default, every = served(spec.mcp.default), served(parse_toolsets(spec, "all"))
+    readme = re.sub(r"result: \d+ tools, [\d.]+ KB, by default; \d+ tools, [\d.]+ KB, with `--toolsets all`\)",
+                    lambda _m: (f"result: {len(default)} tools, {list_size(default) / 1024:.1f} KB, by default; "
+                                f"{len(every)} tools, {list_size(every) / 1024:.1f} KB, with `--toolsets all`)"), readme)
+    return {PAGE: text, README: readme}
