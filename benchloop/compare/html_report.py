@@ -135,12 +135,12 @@ def _slices(result: dict[str, Any]) -> list[str]:
         shown[2] = _diff(cells[2], p_adjusted)
         rows.append("<tr>" + _cell(f'<span class="id">{d.html_text(key)}</span>')
                     + "".join(_cell(c, i < 5) for i, c in enumerate(shown)) + "</tr>")
-    chart = charts.differences([(d.slice_key(s["key"]), s["paired"]["pass_rate_difference"], s["paired"]["ci95"])
-                                for s in slices], "slice")
+    chart = charts.differences([(d.slice_key(s["key"]), s["paired"]["pass_rate_difference"],
+                                 s["paired"].get("ci95_adjusted", s["paired"]["ci95"])) for s in slices], "slice")
     return [f"<h3>By <code>{d.html_text(result.get('by'))}</code> ({len(slices)} slices)</h3>",
             _table("slices", [("slice", False), *((h, i < 5) for i, h in enumerate(d.SLICE_HEADER))], rows),
             f'<figure class="chart">{chart}<figcaption>Change of pass rate in each slice, computed from that '
-            "slice's jobs alone; p-values Holm-adjusted over the slices.</figcaption></figure>"]
+            f"slice's jobs alone; {d.html_text(d.slices_adjustment(result))}.</figcaption></figure>"]
 
 
 def _clusters(result: dict[str, Any]) -> list[str]:
@@ -205,8 +205,8 @@ def section(result: dict[str, Any], index: int, changes: str = "largest",
         f"<h3>Paired over {p['instances']} instances (candidate &minus; baseline)</h3>",
         _paired(p),
         f"<p>{p['improved']} improved, {p['regressed']} regressed, {p['unchanged']} unchanged"
-        + (f"; a difference smaller than &plusmn;{d.html_text(d.points(p['mde'], False))} cannot be detected "
-           "reliably (80% power)" if d.finite(p.get("mde")) else "") + ".</p>",
+        + (f"; {d.html_text(d.detectable(p))}" if d.detectable(p) else "")
+        + (f"; {d.html_text(d.equivalence_text(p))}" if d.equivalence_text(p) else "") + ".</p>",
         '<div class="charts">',
         '<figure class="chart">' + charts.pass_rates(result["groups"], ("baseline", "candidate"))
         + "<figcaption>Pass rate of each group (mean over its instances), whiskers: 95% CI "
