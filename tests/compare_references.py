@@ -145,7 +145,7 @@ def drawn_weights(g: int) -> np.ndarray:
     return np.array(wildboot._draws(random.Random(wildboot.SEED), g, wildboot.DRAWS))
 
 
-def tested(values, clusters: list | None) -> tuple[float, float, float, float, float]:
+def difference_figures(values, clusters: list | None) -> tuple[float, float, float, float, float]:
     """(mean, se, low, high, p) of a tested difference as ``bl compare`` defines it: Student's t
     with n - 1 df without clusters; with them the CR2 se and the wild cluster bootstrap's interval
     and p-value (brute force over the package's weight vectors)."""

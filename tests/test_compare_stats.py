@@ -917,3 +917,117 @@ def test_docs_define_every_field():
               *r["cluster_differences"][0], *stats.PER_INSTANCE_COLUMNS}
     missing = [f for f in sorted(fields) if not re.search(rf"[`.{{]{re.escape(f)}[`\[,}}]", text)]
     assert not missing, missing
+
+
+# --------------------------------------------------- consistency of figures
+def _rows(gid: str, trials: dict[str, list[int]], slice_of=None) -> list[dict]:
+    rows = []
+    for inst, passes in trials.items():
+        for j, passed in enumerate(passes):
+            rows.append({"job_id": f"{gid}-{inst}-{j}", "instance": inst, "score": float(passed),
+                         "pass": bool(passed), "status": "failed",
+                         "slice": None if slice_of is None else slice_of(inst)})
+    return rows
+
+
+def test_a_difference_left_by_rounding_is_zero():
+    # pass rates 1/3 -> 0 and 2/3 -> 1: the float differences sum to 2.8e-17, not 0
+    assert math.fsum([0 - 1 / 3, 1 - 2 / 3]) / 2 != 0
+    base = _rows("A", {"a": [1, 0, 0], "b": [1, 1, 0]})
+    cand = _rows("B", {"a": [0, 0, 0], "b": [1, 1, 1]})
+    [r] = compare_groups([("A", base), ("B", cand)], metric="m", pass_threshold=0.5, unit="u")
+    p = r["paired"]
+    assert p["pass_rate_difference"] == 0.0 and p["mean_difference"] == 0.0
+    assert p["ci95"][0] == -p["ci95"][1]
+    assert "+0.0 pp" in r["summary"] and "e-17" not in json.dumps(r)
+
+
+@pytest.mark.parametrize("cluster", [None, "^(.+?)__"])
+def test_slice_intervals_are_adjusted_like_their_verdicts(cluster):
+    rng = random.Random(21)
+    trials_b, trials_c = {}, {}
+    for k in range(90):
+        inst = f"r{(k // 3) % 9}__i{k}"  # every slice has all 9 clusters
+        p = rng.choice((0.1, 0.3, 0.5))
+        trials_b[inst] = [int(rng.random() < p) for _ in range(4)]
+        trials_c[inst] = [int(rng.random() < p + (0.5 if k % 3 == 0 else 0.0)) for _ in range(4)]
+
+    def slice_of(inst: str) -> str:
+        return f"t{int(inst.rsplit('i', 1)[1]) % 3}"
+    [r] = compare_groups([("A", _rows("A", trials_b, slice_of)), ("B", _rows("B", trials_c, slice_of))],
+                         metric="m", pass_threshold=0.5, unit="u", by="template", cluster=cluster)
+    k = len(r["slices"])
+    assert k == 3
+    for s in r["slices"]:
+        p = s["paired"]
+        low, high = p["ci95_adjusted"]
+        if cluster is None:  # Bonferroni: t at level 1 - 0.05/3
+            half = sp.t.ppf(1 - 0.05 / k / 2, p["df"]) * p["se"]
+            assert (low, high) == (approx(p["pass_rate_difference"] - half), approx(p["pass_rate_difference"] + half))
+        assert low <= p["ci95"][0] and p["ci95"][1] <= high  # wider than the unadjusted one
+        if low > 0 or high < 0:  # an adjusted interval that excludes 0 never sits beside "inconclusive"
+            assert p["verdict"] in ("better", "worse")
+        # and Bonferroni's p-value below 0.05 means Holm's is too
+        if min(1.0, k * p["p_value"]) < 0.05:
+            assert p["p_value_adjusted"] < 0.05
+    assert any(s["paired"]["verdict"] == "better" for s in r["slices"])  # the test has something to check
+    # one candidate: ci95_adjusted of the comparison itself is ci95
+    assert r["paired"]["ci95_adjusted"] == r["paired"]["ci95"]
+
+
+def test_the_sign_test_counts_clusters_under_cluster():
+    # 3 clusters: two whose instances all improved (4 each), one whose 4 regressed
+    base = _rows("A", {f"{c}__{i}": [0] if c != "z" else [1] for c in "xyz" for i in range(4)})
+    cand = _rows("B", {f"{c}__{i}": [1] if c != "z" else [0] for c in "xyz" for i in range(4)})
+    [plain] = compare_groups([("A", base), ("B", cand)], metric="m", pass_threshold=0.5, unit="u")
+    [clustered] = compare_groups([("A", base), ("B", cand)], metric="m", pass_threshold=0.5, unit="u",
+                                 cluster="^(.+?)__")
+    assert plain["paired"]["sign_test_p"] == pytest.approx(sp.binomtest(8, 12, 0.5).pvalue)
+    assert clustered["paired"]["sign_test_p"] == pytest.approx(sp.binomtest(2, 3, 0.5).pvalue) == 1.0
+
+
+def test_few_clusters_are_warned_about_with_their_effective_number():
+    sizes = {"django": 24, "astropy": 4, "flask": 3, "sympy": 3}
+    trials = {f"{repo}__{i}": [i % 2] for repo, n in sizes.items() for i in range(n)}
+    flipped = {k: [1 - v[0]] if k.endswith("__1") else v for k, v in trials.items()}
+    [r] = compare_groups([("A", _rows("A", trials)), ("B", _rows("B", flipped))], metric="m",
+                         pass_threshold=0.5, unit="u", cluster="^(.+?)__")
+    p = r["paired"]
+    assert p["effective_clusters"] == approx(estimates.bell_mccaffrey_df(list(sizes.values())) + 1)
+    assert p["effective_clusters"] < 4
+    [line] = [w for w in r["warnings"] if w.startswith("--cluster:")]
+    assert "34 paired instances form 4 clusters" in line and "largest (django) holds 24" in line
+    assert f"{p['effective_clusters']:.1f}" in line and f"in 4 clusters, effectively {p['effective_clusters']:.1f} (" in r["summary"]
+    # 20 equal clusters: no warning
+    many = {f"r{c}__{i}": [i % 2] for c in range(20) for i in range(3)}
+    [quiet] = compare_groups([("A", _rows("A", many)), ("B", _rows("B", many))], metric="m",
+                             pass_threshold=0.5, unit="u", cluster="^(.+?)__")
+    assert not [w for w in quiet["warnings"] if w.startswith("--cluster:")]
+    assert quiet["paired"]["effective_clusters"] == 20.0
+
+
+def test_margin_gives_an_equivalence_statement_from_tost():
+    from statsmodels.stats.weightstats import ttost_paired
+    rng = random.Random(3)
+    trials = {f"i{k}": [int(rng.random() < 0.5) for _ in range(4)] for k in range(400)}
+    same = {k: list(v) for k, v in trials.items()}
+    for k in list(same)[:20]:
+        same[k] = [1 - x for x in same[k]]
+    groups = [("A", _rows("A", trials)), ("B", _rows("B", same))]
+    [wide] = compare_groups(groups, metric="m", pass_threshold=0.5, unit="u", margin=0.05)
+    [narrow] = compare_groups(groups, metric="m", pass_threshold=0.5, unit="u", margin=0.001)
+    keys = sorted(trials)
+    b = np.array([np.mean(trials[k]) for k in keys])
+    c = np.array([np.mean(same[k]) for k in keys])
+    for r, margin in ((wide, 0.05), (narrow, 0.001)):
+        p = r["paired"]
+        assert p["margin"] == margin == r["margin"]
+        assert p["tost_p"] == pytest.approx(ttost_paired(c, b, -margin, margin)[0], rel=1e-8)
+        assert p["equivalent"] == (-margin < p["ci90"][0] and p["ci90"][1] < margin)
+    assert wide["paired"]["equivalent"] and not narrow["paired"]["equivalent"]
+    assert "is equivalent to A: no change larger than ±5.0 pp: the 90% interval" in wide["summary"]
+    assert "a change of ±0.1 pp is not ruled out" in narrow["summary"]
+    [none] = compare_groups(groups, metric="m", pass_threshold=0.5, unit="u")
+    assert (none["paired"]["margin"], none["paired"]["tost_p"], none["paired"]["equivalent"]) == (None,) * 3
+    with pytest.raises(ValueError, match="margin"):
+        compare_groups(groups, metric="m", pass_threshold=0.5, unit="u", margin=0.0)

@@ -60,7 +60,7 @@ def few_clusters(clusters: Sequence[dict[str, Any]], figures: dict[str, Any] | N
     return (f"--cluster: the {total} paired instances form {count} cluster{'s' if count != 1 else ''}{eff}; "
             f"the largest ({largest['cluster']}) holds {largest['instances']}: with fewer than {FEW_CLUSTERS} "
             "clusters or one over a third of the instances the evidence is that of the clusters, not of "
-            "the instances (CR2 with Bell-McCaffrey degrees of freedom keeps the verdict's error rate; "
+            "the instances (the wild cluster bootstrap keeps the verdict's error rate at 5%; "
             "more clusters narrow the interval, more instances of the same clusters barely do)")
 
 

@@ -21,7 +21,9 @@ for users):
   the paired instances only (like for like);
 * paired, over the instances scored in both groups, ``d_i`` = candidate −
   baseline: the difference, its se, t interval and p-value, the sign test of
-  improved against regressed, the minimum detectable effect ``2.8 · se``;
+  improved against regressed (of clusters under ``--cluster``), the minimum
+  detectable effect (the noncentral t's, at the df used), and with ``--margin``
+  the equivalence test (TOST) on the 90% interval;
   ``p_value_adjusted`` is Holm's adjustment over the candidates of one call,
   and the **verdict** is ``better`` / ``worse`` when it is below 0.05, else
   ``inconclusive``;
@@ -30,7 +32,12 @@ for users):
   instances where both groups have a value (Holm-adjusted over the candidates
   too: a cost is marked only with the same adjustment);
 * slices (``--by``): the paired figures of each value's jobs alone, Holm-adjusted
-  over the slices of one comparison.
+  over the slices of one comparison, with Bonferroni intervals (``ci95_adjusted``)
+  so that an interval never contradicts its verdict;
+* under ``--cluster`` every tested difference takes its p-value and 95% interval
+  from the restricted wild cluster bootstrap (:mod:`.wildboot`), its se from CR2
+  and its df from Bell-McCaffrey (:mod:`.estimates`);
+* a figure within 1e-12 of 0 is 0.
 
 Edge cases are decided in :mod:`.estimates` (no value, one value, zero
 spread); a job without an instance key counts in ``jobs`` (and

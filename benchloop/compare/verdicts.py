@@ -33,7 +33,7 @@ def _over(p: dict[str, Any], clustered: bool) -> str:
         text += f" in {g} cluster{'s' if g != 1 else ''}"
         effective = p.get("effective_clusters")
         if isinstance(effective, float) and g > 1:
-            text += f" (effective {effective:.1f})"
+            text += f", effectively {effective:.1f}"
     return text
 
 
