@@ -1031,3 +1031,38 @@ def test_margin_gives_an_equivalence_statement_from_tost():
     assert (none["paired"]["margin"], none["paired"]["tost_p"], none["paired"]["equivalent"]) == (None,) * 3
     with pytest.raises(ValueError, match="margin"):
         compare_groups(groups, metric="m", pass_threshold=0.5, unit="u", margin=0.0)
+
+
+def test_two_clusters_give_no_finite_bootstrap_interval_and_every_rendering_says_so():
+    from benchloop.compare import html_report, markdown, terminal
+    # 2 clusters: Webb's 36 weight vectors give a p-value of at least 2/36 for every value,
+    # so the bootstrap rejects none: the interval is unbounded, the verdict inconclusive
+    base = _rows("A", {f"{c}__{i}": [0] for c in "xy" for i in range(10)})
+    cand = _rows("B", {f"{c}__{i}": [int(i < (8 if c == "x" else 6))] for c in "xy" for i in range(10)})
+    [r] = compare_groups([("A", base), ("B", cand)], metric="m", pass_threshold=0.5, unit="u",
+                         cluster="^(.+?)__", by="template", costs=[])
+    p = r["paired"]
+    assert p["se"] > 0 and p["ci95"] is None and p["verdict"] == "inconclusive"
+    assert "[no finite 95% interval]" in r["summary"]
+    # two clusters with equal means: no spread at all, the sign test of the clusters
+    same = _rows("B", {f"{c}__{i}": [int(i < 8)] for c in "xy" for i in range(10)})
+    [flat] = compare_groups([("A", base), ("B", same)], metric="m", pass_threshold=0.5, unit="u",
+                            cluster="^(.+?)__")
+    assert flat["paired"]["se"] == 0.0 and flat["paired"]["p_value"] == 0.5 == flat["paired"]["sign_test_p"]
+    json.dumps(r, allow_nan=False)
+    for text in (terminal.render([r]), markdown.render([r]), html_report.render([r])):
+        assert "inf" not in text.replace("info", "")
+
+
+def test_the_bootstrap_interval_is_unbounded_only_when_no_value_is_rejected():
+    from benchloop.compare.wildboot import WildBootstrap
+    rng = random.Random(2)
+    for g, bounded in ((2, False), (3, True), (4, True)):
+        names = [f"c{i % g}" for i in range(30)]
+        values = [rng.choice([0.0, 1.0, 1.0, 0.5]) for _ in names]
+        low, high = WildBootstrap.of(values, names).interval()
+        assert (math.isfinite(low) and math.isfinite(high)) == bounded
+        est = Estimate.of(values, names, bootstrap=True)
+        assert (est.ci95 is not None) == bounded
+        if bounded:
+            assert est.ci95 == [approx(x) for x in _wcr_interval_numpy(np.array(values), names, _webb_vectors(g))]

@@ -119,7 +119,10 @@ def cr2_bm(values: Sequence[float], clusters: Sequence[Hashable]) -> tuple[float
         return 0.0, count, df
     sums = [math.fsum(v - m for v in members) for members in groups.values()]
     variance = math.fsum(e * e / (1.0 - k / n) for e, k in zip(sums, sizes, strict=True)) / (n * n)
-    return math.sqrt(variance), count, df
+    se = math.sqrt(variance)
+    if se <= TINY * max(abs(v) for v in values):  # clusters with equal means: rounding, not spread
+        return 0.0, count, df
+    return se, count, df
 
 
 def bell_mccaffrey_df(sizes: Sequence[int]) -> float:
@@ -207,6 +210,8 @@ class Estimate:
         reject), else t's (see :func:`interval`)."""
         if self.wild is not None:
             low, high = self.wild.interval(level)
+            if not (math.isfinite(low) and math.isfinite(high)):
+                return None  # no finite interval: too few clusters for the bootstrap to bound it
             return [clean(low), clean(high)]  # type: ignore[list-item]
         return self.t_ci(level)
 

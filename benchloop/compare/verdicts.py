@@ -37,7 +37,9 @@ def _over(p: dict[str, Any], clustered: bool) -> str:
     return text
 
 
-def _ci(ci: list[float]) -> str:
+def _ci(ci: list[float] | None) -> str:
+    if not ci:  # the wild bootstrap bounds nothing with so few clusters
+        return "[no finite 95% interval]"
     return f"[{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]"
 
 

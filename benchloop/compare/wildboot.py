@@ -36,6 +36,7 @@ WEBB = (-math.sqrt(1.5), -1.0, -math.sqrt(0.5), math.sqrt(0.5), 1.0, math.sqrt(1
 ENUMERATE_LIMIT = 6 ** 6  # up to 6 clusters: every weight vector (46,656), exact
 DRAWS = 9999  # beyond: this many seeded draws (B + 1 = 10,000, the usual choice)
 SEED = 20230101  # fixed: the same data give the same p-value everywhere
+WIDEN = 40  # doublings of the se before a side of the interval is taken as unbounded (2^40 se)
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class WildBootstrap:
         m = math.fsum(t) / n
         residuals = [tg - ng * m for tg, ng in zip(t, sizes, strict=True)]
         se = math.sqrt(g / (g - 1) * math.fsum(e * e for e in residuals)) / n
-        if se == 0:
+        if se <= 1e-12 * max(abs(v) for v in values):  # clusters with equal means: no spread to resample
             return None
         exact = 6 ** g <= ENUMERATE_LIMIT
         weights = (itertools.product(WEBB, repeat=g) if exact
@@ -103,18 +104,21 @@ class WildBootstrap:
 
     def interval(self, level: float = 0.95) -> list[float]:
         """The values ``μ0`` the test at ``1 − level`` does not reject: from the mean outwards on
-        each side, the first ``μ0`` whose p-value falls below it (bisection to 1e-9 se)."""
+        each side, the first ``μ0`` whose p-value falls below it (bisection to 1e-9 se); a side
+        where none does within 2^40 se is infinite (too few clusters for any bound)."""
         alpha = 1.0 - level
         return [self._bound(-1.0, alpha), self._bound(1.0, alpha)]
 
     def _bound(self, side: float, alpha: float) -> float:
         inner, step = self.mean, self.se
         outer = self.mean + side * step
-        for _ in range(60):  # widen until rejected (the p-value falls to 0 far enough out)
+        for _ in range(WIDEN):  # widen until rejected (far enough out the p-value falls to its least)
             if self.p_value(outer) < alpha:
                 break
             inner, step = outer, step * 2.0
             outer = self.mean + side * step
+        else:  # never rejected: with so few clusters no value is (2 clusters: p >= 2/36 everywhere)
+            return side * math.inf
         for _ in range(80):
             middle = (inner + outer) / 2.0
             if self.p_value(middle) < alpha:
