@@ -20,6 +20,7 @@ from html.parser import HTMLParser
 
 import numpy as np
 import pytest
+from compare_references import cr2_bm, difference_figures, mde_factor
 from scipy import stats as sp
 
 from benchloop import Client
@@ -72,18 +73,15 @@ def raw_group(backend, gid: str, threshold: float = 0.5) -> dict[str, dict]:
     return {k: v for k, v in out.items()}
 
 
-def ci(values, clusters=None) -> tuple[float, float, float, float, int]:
-    """(mean, se, low, high, df): Student's t with n - 1 df, or cluster-robust with G - 1."""
+def ci(values, clusters=None) -> tuple[float, float, float, float, float]:
+    """(mean, se, low, high, df) of a group's figure: Student's t with n - 1 df, or CR2 with
+    Bell-McCaffrey's df (compare_references.cr2_bm, the general matrix formulas)."""
     values = np.asarray(values, dtype=float)
     m = values.mean()
     if clusters is None:
         se, df = values.std(ddof=1) / math.sqrt(len(values)), len(values) - 1
     else:
-        sums = {}
-        for v, c in zip(values, clusters, strict=True):
-            sums[c] = sums.get(c, 0.0) + (v - m)
-        g = len(sums)
-        se, df = math.sqrt(g / (g - 1) * sum(e * e for e in sums.values())) / len(values), g - 1
+        se, df = cr2_bm(values, clusters)
     half = sp.t.ppf(0.975, df) * se
     return m, se, m - half, m + half, df
 
@@ -120,26 +118,32 @@ def check_against_raw(result: dict, base: dict, cand: dict, clustered: bool = Fa
     p = result["paired"]
     assert p["instances"] == len(paired)
     d = np.array([np.mean(scored_c[k]["passes"]) - np.mean(scored_b[k]["passes"]) for k in paired])
-    m, se, lo, hi, df = ci(d, clusters(paired))
-    assert p["clusters"] == df + 1 and p["df"] == df
-    assert close(p["pass_rate_difference"], m) and close(p["se"], se) and close(p["mde"], 2.8 * se)
+    _, _, _, _, df = ci(d, clusters(paired))
+    m, se, lo, hi, p_value = difference_figures(d, clusters(paired))
+    assert p["clusters"] == (len(set(clusters(paired))) if clustered else len(paired)) and close(p["df"], df)
+    assert close(p["pass_rate_difference"], m) and close(p["se"], se)
+    assert p["mde"] == pytest.approx(mde_factor(df) * se, rel=1e-8)
     assert close(p["ci95"][0], lo) and close(p["ci95"][1], hi)
-    assert close(p["p_value"], 2 * sp.t.sf(abs(m) / se, df))
+    assert close(p["p_value"], p_value)
     up, down = int((d > 0).sum()), int((d < 0).sum())
     assert (p["improved"], p["regressed"], p["unchanged"]) == (up, down, int((d == 0).sum()))
+    if clustered:  # the sign test counts clusters (by the sign of their mean change)
+        names = clusters(paired)
+        sums = [d[[i for i, k in enumerate(names) if k == c]].sum() for c in sorted(set(names))]
+        up, down = sum(1 for x in sums if x > 1e-12), sum(1 for x in sums if x < -1e-12)
     assert close(p["sign_test_p"], sp.binomtest(up, up + down, 0.5).pvalue)
     dm = np.array([np.mean(scored_c[k]["scores"]) - np.mean(scored_b[k]["scores"]) for k in paired])
-    m, se, lo, hi, df = ci(dm, clusters(paired))
+    m, se, lo, hi, p_value = difference_figures(dm, clusters(paired))
     assert close(p["mean_difference"], m) and close(p["mean_difference_se"], se)
     assert close(p["mean_difference_ci95"][0], lo) and close(p["mean_difference_ci95"][1], hi)
-    assert close(p["mean_difference_p_value"], 2 * sp.t.sf(abs(m) / se, df))
+    assert close(p["mean_difference_p_value"], p_value)
     for cost in COSTS:
         both = [k for k in paired if scored_b[k][cost] and scored_c[k][cost]]
         diff = np.array([np.mean(scored_c[k][cost]) - np.mean(scored_b[k][cost]) for k in both])
-        m, se, lo, hi, df = ci(diff, clusters(both))
+        m, se, lo, hi, p_value = difference_figures(diff, clusters(both))
         c = result["costs"][cost]
         assert close(c["difference"], m) and close(c["ci95"][0], lo) and close(c["ci95"][1], hi)
-        assert close(c["p_value"], 2 * sp.t.sf(abs(m) / se, df))
+        assert close(c["p_value"], p_value)
         assert close(c["baseline_mean"], np.mean([np.mean(scored_b[k][cost]) for k in both]))
     changed = {k: float(x) for k, x in zip(paired, d, strict=True) if x != 0}
     assert {e["instance"]: e["difference"] for e in result["instances"]} == pytest.approx(changed)
@@ -320,8 +324,8 @@ def test_table_summary_and_markdown_lead_with_the_verdict(api):
     assert markdown.code == 0 and markdown.out.startswith(f"### CAND2 vs baseline BASE\n\n**{element['summary']}**")
     assert "| pass rate | **+" in markdown.out
     [cand] = ok_json(api("compare", "-g", "BASE", "-g", "CAND"))
-    assert cand["summary"].startswith("CAND is not distinguishable from BASE: a difference smaller than ±")
-    assert f"cannot be detected with {cand['paired']['instances']} instances" in cand["summary"]
+    assert cand["summary"].startswith("CAND is not distinguishable from BASE: differences below ±")
+    assert f"are detected less than 80% of the time with {cand['paired']['instances']} instances" in cand["summary"]
 
 
 @pytest.mark.parametrize("renderer", ["table", "markdown"])
@@ -408,6 +412,8 @@ def test_one_group_is_a_usage_error(api, sandbox):
     (["--pass-threshold", "nan"], "--pass-threshold must be a finite number, not nan"),
     (["--pass-threshold", "inf"], "--pass-threshold must be a finite number, not inf"),
     (["--output", "pdf"], "--output must be one of json, jsonl, yaml, table, text, csv, markdown"),
+    (["--margin", "0"], "--margin must be at least 0.01"),
+    (["--margin", "nan"], "--margin must be a finite number, not nan"),
 ])
 def test_bad_options_stop_before_any_request(api, sandbox, args, message):
     sandbox.reset_stats()
@@ -564,3 +570,44 @@ def test_python_client_writes_the_report_and_refuses_what_the_cli_refuses(sandbo
     assert [gid for gid, _ in failed.value.failures] == ["BASE", "CAND"] and failed.value.results == []
     assert failed.value.failures[0][1].startswith("--metric metrics[0].nope gives no score for any job of group BASE")
     assert clustered[0]["paired"]["clusters"] == 8 and len(clustered[0]["slices"]) == 3
+
+
+def test_margin_and_clusters_end_to_end(api, backend):
+    """--margin PP through the CLI: the TOST of the raw data (statsmodels), and the clusters'
+    warning with their effective number on stderr."""
+    from statsmodels.stats.weightstats import ttost_paired
+    result = api("compare", "-g", "BASE,CAND", "--margin", "30", "--cluster", "^(.+?)__")
+    [element] = ok_json(result)
+    p = element["paired"]
+    assert p["margin"] == element["margin"] == 0.3
+    base, cand = raw_group(backend, "BASE"), raw_group(backend, "CAND")
+    scored_b = {k: v for k, v in base.items() if v["scores"]}
+    scored_c = {k: v for k, v in cand.items() if v["scores"]}
+    paired = sorted(set(scored_b) & set(scored_c))
+    b = np.array([np.mean(scored_b[k]["passes"]) for k in paired])
+    c = np.array([np.mean(scored_c[k]["passes"]) for k in paired])
+    # the equivalence test is t's at the Bell-McCaffrey df with the CR2 se under --cluster; its
+    # unclustered form is statsmodels' paired TOST exactly
+    [plain] = ok_json(api("compare", "-g", "BASE,CAND", "--margin", "30"))
+    assert plain["paired"]["tost_p"] == pytest.approx(ttost_paired(c, b, -0.3, 0.3)[0], rel=1e-8)
+    se, df = cr2_bm(c - b, [repo(k) for k in paired])
+    d = float(np.mean(c - b))
+    expected = max(sp.t.sf((d + 0.3) / se, df), sp.t.cdf((d - 0.3) / se, df))
+    assert p["tost_p"] == pytest.approx(expected, rel=1e-8)
+    assert p["equivalent"] == (p["tost_p"] < 0.05)
+    assert "±30.0 pp" in element["summary"]
+    assert "[warn] --cluster: the" in result.err and f"as many as {p['effective_clusters']:.1f}" in result.err
+
+
+def test_query_tables_round_their_numbers(api):
+    """--query with --output table prints numbers for people: six significant digits, no 1e-17."""
+    [element] = ok_json(api("compare", "-g", "BASE,CAND"))
+    query = "[].paired.{d: pass_rate_difference, ci: ci95}"
+    table = api("compare", "-g", "BASE,CAND", "--query", query, "--output", "table")
+    assert table.code == 0
+    raw = element["paired"]["pass_rate_difference"]
+    low = element["paired"]["ci95"][0]
+    assert len(repr(raw)) > 10 and len(repr(low)) > 10  # floats with many digits, as the JSON keeps them
+    for out in (table.out, api("compare", "-g", "BASE,CAND", "--query", query, "--output", "markdown").out):
+        assert f"{raw:.6g}" in out and repr(raw) not in out
+        assert f"[{low:.6g}," in out and repr(low) not in out

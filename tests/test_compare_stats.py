@@ -9,7 +9,10 @@ Three kinds of evidence:
 * an independent computation with numpy and scipy on random data (groupby by
   numpy, sample SD by ``ddof=1``, t by ``scipy.stats.t``, the sign test by
   ``scipy.stats.binomtest``, Holm by its step-down definition, the
-  cluster-robust SE as the sandwich estimator in numpy matrices), and the
+  cluster-robust SEs as sandwich estimators in numpy matrices: CR1 also by
+  statsmodels, CR2 with (I - H_gg)^(-1/2) by eigendecomposition and its
+  Bell-McCaffrey degrees of freedom by Pustejovsky & Tipton's general formula,
+  the noncentral t against ``scipy.stats.nct``, TOST against statsmodels), and the
   distribution functions themselves against scipy to about 1e-9 over many
   degrees of freedom and values;
 * the properties the method implies (pairing on identical instances gives
@@ -28,6 +31,27 @@ import re
 import numpy as np
 import pytest
 from compare_cases import HAND_BASELINE, HAND_CANDIDATE, job_id, payloads, table_rows
+from compare_references import (
+    cr2_bm as _cr2_bm,
+)
+from compare_references import (
+    mde_factor as _mde_factor,
+)
+from compare_references import (
+    sandwich_se as _sandwich_se,
+)
+from compare_references import (
+    statsmodels_cr1 as _statsmodels_cr1,
+)
+from compare_references import (
+    wcr_interval_numpy as _wcr_interval_numpy,
+)
+from compare_references import (
+    wcr_p_numpy as _wcr_p_numpy,
+)
+from compare_references import (
+    webb_vectors as _webb_vectors,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special
@@ -118,8 +142,8 @@ def test_hand_example_paired():
     assert p["verdict"] == "inconclusive"
     # 2 improved, 1 regressed, ties dropped: P(X <= 1) for Binomial(3, 1/2) = 4/8, doubled: 1.0
     assert p["sign_test_p"] == 1.0
-    # mde = 2.8 se = 0.523832
-    assert p["mde"] == approx(0.523832)
+    # mde: the noncentral t(4) effect with 80% power, 3.761103 se (2.8 se only at large df)
+    assert p["mde"] == approx(3.7611 * 0.187083, rel=1e-4) == _mde_factor(4) * p["se"]
     # d_i (mean) = [.5, -.5, 0, .4, 0]: D = .08, SS = .628, se = sqrt(.0314) = 0.177200,
     # 2.776445 se = 0.491987, t = 0.451467 -> p = 0.675049.
     assert p["mean_difference"] == approx(0.08)
@@ -135,14 +159,18 @@ def test_hand_example_clustered():
     result = hand_result(cluster="^(i)[12]$")
     p = result["paired"]
     # d = [.5, -.5, 0, .5, 0], D = .1; e_c: {i1, i2}: .4 - .6 = -.2; i3: -.1; i4: .4; i5: -.1.
-    # Σ e² = .04 + .01 + .16 + .01 = .22; G = 4: se = sqrt(4/3 * .22) / 5 = 0.108321, 3 df.
-    assert (p["clusters"], p["df"]) == (4, 3)
-    assert p["se"] == approx(0.108321)
-    # t(0.975, 3) se = 3.182446 * 0.108321 = 0.344724
-    assert p["ci95"] == [approx(-0.244724), approx(0.444724)]
-    # t = .1 / .108321 = 0.923186 with 3 df: p = 0.423999
-    assert p["p_value"] == approx(0.423999, abs=2e-6)
-    assert p["mde"] == approx(2.8 * 0.108321)
+    # CR2: each e_c² over 1 - n_c/n: .04/.6 + (.01 + .16 + .01)/.8 = 0.291667; se = sqrt(that) / 5
+    # = 0.108012.  Bell-McCaffrey df (sizes 2, 1, 1, 1): (tr M)² / tr M² = 8/3 (not G - 1 = 3).
+    d = np.array([.5, -.5, 0, .5, 0])
+    assert (p["clusters"], p["df"]) == (4, approx(8 / 3)) == (4, approx(_cr2_bm(d, ["i", "i", "3", "4", "5"])[1]))
+    assert p["effective_clusters"] == approx(8 / 3 + 1)
+    assert p["se"] == approx(0.108012)
+    # p-value and interval: the wild cluster bootstrap, every one of the 6^4 weight vectors
+    names = ["i", "i", "3", "4", "5"]
+    assert p["p_value"] == approx(_wcr_p_numpy(d, names, _webb_vectors(4), 0.0)) == approx(1.0)
+    assert p["ci95"] == [approx(x) for x in _wcr_interval_numpy(d, names, _webb_vectors(4))]
+    assert p["ci95"] == [approx(-0.644781), approx(0.5)]  # asymmetric, as the bootstrap's can be
+    assert p["mde"] == approx(_mde_factor(p["df"]) * 0.108012)
     assert result["cluster"] == "^(i)[12]$"
     # per cluster: "i" has i1 (+.5) and i2 (-.5): mean 0; i3 0, i4 +.5, i5 0
     assert result["cluster_differences"] == [
@@ -189,8 +217,8 @@ def test_hand_example_instances_and_one_sided():
 
 def test_hand_example_summary_and_warnings():
     r = hand_result()
-    assert r["summary"] == ("G2 is not distinguishable from G1: a difference smaller than ±52.4 pp cannot be "
-                            "detected with 5 instances (measured +10.0 pp [-41.9, +61.9], p 0.621)")
+    assert r["summary"] == ("G2 is not distinguishable from G1: differences below ±70.4 pp are detected less "
+                            "than 80% of the time with 5 instances (measured +10.0 pp [-41.9, +61.9], p 0.621)")
     # G1 has 2 unscored jobs (12 running, 13 cancelled); each group has 1 of 6 instances unpaired
     # (17% > 10%); the threshold splits the scores.
     assert r["warnings"] == [
@@ -201,14 +229,16 @@ def test_hand_example_summary_and_warnings():
 
 def test_field_names_are_the_interface():
     r = hand_result(by="x")
-    assert list(r) == ["baseline", "candidate", "metric", "pass_threshold", "unit", "cluster", "by", "summary",
+    assert list(r) == ["baseline", "candidate", "metric", "pass_threshold", "unit", "cluster", "by", "margin",
+                       "summary",
                        "groups", "paired", "costs", "slices", "cluster_differences", "instances", "only_baseline",
                        "only_candidate", "warnings"]
     assert list(r["groups"][0]) == ["group_id", "jobs", "jobs_scored", "instances", "clusters", "pass_rate",
                                     "pass_rate_ci95", "mean", "mean_ci95", "paired_pass_rate", "paired_mean"]
     assert list(r["paired"]) == [
-        "instances", "clusters", "df", "pass_rate_difference", "se", "ci95", "p_value", "p_value_adjusted",
-        "sign_test_p", "mde", "verdict", "mean_difference", "mean_difference_se", "mean_difference_ci95",
+        "instances", "clusters", "df", "effective_clusters", "pass_rate_difference", "se", "ci95", "ci95_adjusted",
+        "ci90", "p_value", "p_value_adjusted", "sign_test_p", "mde", "margin", "tost_p", "equivalent", "verdict",
+        "mean_difference", "mean_difference_se", "mean_difference_ci95",
         "mean_difference_p_value", "mean_difference_p_value_adjusted", "improved", "regressed", "unchanged"]
     assert list(r["costs"]["duration_s"]) == ["baseline_mean", "candidate_mean", "difference", "se", "ci95",
                                               "p_value", "p_value_adjusted", "instances"]
@@ -314,22 +344,87 @@ def test_holm_matches_its_definition_and_a_numpy_formula():
 
 
 # ---------------------------------------------------- cluster-robust SE
-def _sandwich_se(values: np.ndarray, clusters: list) -> float:
-    """The cluster-robust SE of an intercept-only regression (the mean), as a sandwich of
-    numpy matrices, with the G/(G-1) correction the definition has."""
-    n = len(values)
-    x = np.ones((n, 1))
-    beta = np.linalg.solve(x.T @ x, x.T @ values)
-    u = values - x @ beta
-    bread = np.linalg.inv(x.T @ x)
-    names = sorted(set(clusters), key=str)
-    meat = np.zeros((1, 1))
-    for c in names:
-        idx = [i for i, k in enumerate(clusters) if k == c]
-        s = x[idx].T @ u[idx]
-        meat += np.outer(s, s)
-    g = len(names)
-    return float(np.sqrt((g / (g - 1) * bread @ meat @ bread)[0, 0]))
+def test_cr1_matches_statsmodels():
+    rng = np.random.default_rng(4)
+    for _ in range(30):
+        n = int(rng.integers(6, 80))
+        clusters = [f"c{int(rng.integers(0, 9))}" for _ in range(n)]
+        if len(set(clusters)) < 2:
+            continue
+        values = rng.normal(0, 1, n)
+        se, _ = clustered_se(list(values), clusters)
+        assert se == pytest.approx(_statsmodels_cr1(values, clusters), rel=1e-9)
+
+
+def test_cr2_and_bell_mccaffrey_df_match_the_general_matrix_formulas():
+    rng = np.random.default_rng(11)
+    for trial in range(60):
+        n = int(rng.integers(4, 90))
+        g = int(rng.integers(2, min(n, 14) + 1))
+        # unequal sizes on purpose: a geometric draw of the cluster of each value
+        clusters = [f"c{min(int(rng.geometric(0.3)), g)}" for _ in range(n)] if trial % 2 else \
+            [f"c{int(rng.integers(0, g))}" for _ in range(n)]
+        if len(set(clusters)) < 2:
+            continue
+        values = rng.choice([-1.0, -0.5, 0.0, 0.25, 0.5, 1.0], n) + rng.normal(0, 0.01, n)
+        se, df = _cr2_bm(values, clusters)
+        est = Estimate.of(list(values), clusters)
+        assert est.clusters == len(set(clusters))
+        assert est.se == pytest.approx(se, rel=1e-9)
+        assert est.df == pytest.approx(df, rel=1e-9)
+        assert est.p_value == pytest.approx(2 * sp.t.sf(abs(values.mean()) / se, df), rel=1e-8)
+        half = sp.t.ppf(0.975, df) * se
+        assert est.ci95 == [pytest.approx(values.mean() - half, rel=1e-9, abs=1e-12),
+                            pytest.approx(values.mean() + half, rel=1e-9, abs=1e-12)]
+        assert est.mde == pytest.approx(_mde_factor(df) * se, rel=1e-8)
+
+
+def test_bell_mccaffrey_df_of_swe_bench_sized_clusters():
+    sizes = [231, 75, 44, 34, 32, 22, 19, 8]
+    clusters = [f"r{i}" for i, k in enumerate(sizes) for _ in range(k)]
+    values = np.random.default_rng(1).normal(0, 1, sum(sizes))
+    assert estimates.bell_mccaffrey_df(sizes) == pytest.approx(_cr2_bm(values, clusters)[1], rel=1e-10)
+    assert estimates.bell_mccaffrey_df(sizes) == pytest.approx(2.8317, abs=1e-4)  # not 7: one cluster is half
+    assert estimates.bell_mccaffrey_df([30] * 8) == 7.0
+
+
+def test_noncentral_t_matches_scipy():
+    from benchloop.compare.distributions import nct_cdf
+    worst = 0.0
+    for df in (1.0, 1.5, 2.83, 4, 7, 30, 120, 400, 5000):
+        for nc in (-6.0, -2.0, -0.5, 0.0, 0.7, 2.8, 3.3, 6.0, 12.0):
+            for t in (-30.0, -4.0, -2.3, -0.1, 0.0, 0.3, 1.96, 2.36, 4.0, 12.0, 50.0):
+                expected = sp.nct.cdf(t, df, nc)
+                if math.isnan(expected):
+                    continue
+                worst = max(worst, abs(nct_cdf(t, df, nc) - expected))
+    assert worst < 1e-9
+
+
+@pytest.mark.parametrize("df", [2, 2.83, 4, 7, 19, 60, 400, 10_000])  # scipy's nct is nan at df 1
+def test_detectable_effect_is_the_noncentral_t_root(df):
+    from benchloop.compare.distributions import detectable_noncentrality, t_power
+    factor = detectable_noncentrality(float(df))
+    assert factor == pytest.approx(_mde_factor(df), rel=1e-9)
+    assert t_power(factor, float(df)) == pytest.approx(0.8, abs=1e-10)
+    assert factor > 2.8  # z(0.975) + z(0.8) = 2.8016 is the limit from above
+    if df >= 400:
+        assert factor == pytest.approx(2.8016, abs=0.01)
+
+
+def test_tost_matches_statsmodels_and_the_90_interval():
+    from statsmodels.stats.weightstats import ttost_paired
+    rng = np.random.default_rng(8)
+    for _ in range(20):
+        n = int(rng.integers(5, 200))
+        base = rng.normal(0.5, 0.3, n)
+        cand = base + rng.normal(rng.uniform(-0.05, 0.05), 0.2, n)
+        margin = float(rng.uniform(0.01, 0.2))
+        est = Estimate.of(list(cand - base))
+        expected = ttost_paired(cand, base, -margin, margin)[0]
+        assert est.tost_p(margin) == pytest.approx(expected, rel=1e-8, abs=1e-14)
+        lo, hi = est.ci90
+        assert (est.tost_p(margin) < 0.05) == (-margin < lo and hi < margin)
 
 
 def test_clustered_se_matches_the_sandwich_estimator():
@@ -341,16 +436,9 @@ def test_clustered_se_matches_the_sandwich_estimator():
         if len(set(clusters)) < 2:
             continue
         values = rng.choice([-1.0, -0.5, 0.0, 0.25, 0.5, 1.0], n) + rng.normal(0, 0.01, n)
-        se, count = clustered_se(list(values), clusters)
+        se, count = clustered_se(list(values), clusters)  # CR1: kept as a function, not the verdict's
         assert count == len(set(clusters))
         assert se == pytest.approx(_sandwich_se(values, clusters), rel=1e-9)
-        est = Estimate.of(list(values), clusters)
-        t = values.mean() / se
-        assert est.df == count - 1
-        assert est.p_value == pytest.approx(2 * sp.t.sf(abs(t), count - 1), rel=1e-9)
-        half = sp.t.ppf(0.975, count - 1) * se
-        assert est.ci95 == [pytest.approx(values.mean() - half, rel=1e-9, abs=1e-12),
-                            pytest.approx(values.mean() + half, rel=1e-9, abs=1e-12)]
 
 
 def test_one_cluster_per_instance_is_the_plain_se():
@@ -407,15 +495,26 @@ def _numpy_instances(rows: list[dict]) -> dict[str, tuple[float, float, float]]:
     return out
 
 
-def _t_figures(values: np.ndarray, clusters: list | None = None) -> tuple[float, float, float, float, int]:
-    """(mean, se, low, high, df) by numpy and scipy, plain or cluster-robust."""
+def _t_figures(values: np.ndarray, clusters: list | None = None) -> tuple[float, float, float, float, float]:
+    """(mean, se, low, high, df) by numpy and scipy, plain or cluster-robust (CR2, BM df)."""
     m = values.mean()
     if clusters is None:
         se, df = values.std(ddof=1) / math.sqrt(len(values)), len(values) - 1
     else:
-        se, df = _sandwich_se(values, clusters), len(set(clusters)) - 1
+        se, df = _cr2_bm(values, clusters)
     half = sp.t.ppf(0.975, df) * se
     return m, se, m - half, m + half, df
+
+
+def _tested(values: np.ndarray, clusters: list | None, lo: float, hi: float, p: float
+            ) -> tuple[float, float, float]:
+    """(low, high, p) of a tested difference: t's as given without clusters; with them the wild
+    cluster bootstrap's, by numpy over every Webb weight vector (5 clusters: 6^5 of them)."""
+    if clusters is None:
+        return lo, hi, p
+    weights = _webb_vectors(len(set(clusters)))
+    low, high = _wcr_interval_numpy(values, clusters, weights)
+    return low, high, _wcr_p_numpy(values, clusters, weights, 0.0)
 
 
 def _close(a, b) -> bool:
@@ -456,24 +555,31 @@ def test_figures_match_numpy_and_scipy(seed, clustered):
         p = r["paired"]
         d = np.array([b[k][0] - a[k][0] for k in paired])
         m, se, lo, hi, df = _t_figures(d, cluster_of(paired))
-        assert p["df"] == df and _close(p["se"], se) and _close(p["pass_rate_difference"], m)
+        assert _close(p["df"], df) and _close(p["se"], se) and _close(p["pass_rate_difference"], m)
+        lo, hi, p_value = _tested(d, cluster_of(paired), lo, hi, 2 * sp.t.sf(abs(m) / se, df))
         assert _close(p["ci95"][0], lo) and _close(p["ci95"][1], hi)
-        assert _close(p["p_value"], 2 * sp.t.sf(abs(m) / se, df))
-        assert _close(p["mde"], 2.8 * se)
+        assert _close(p["p_value"], p_value)
+        assert p["mde"] == pytest.approx(_mde_factor(df) * se, rel=1e-8)
         up, down = int((d > 0).sum()), int((d < 0).sum())
         assert (p["improved"], p["regressed"], p["unchanged"]) == (up, down, int((d == 0).sum()))
+        if clustered:  # the sign test of the clusters' mean changes: they are the independent units
+            names = cluster_of(paired)
+            sums = [d[[i for i, k in enumerate(names) if k == c]].sum() for c in sorted(set(names))]
+            up, down = sum(1 for x in sums if x > 1e-12), sum(1 for x in sums if x < -1e-12)
         assert _close(p["sign_test_p"], sp.binomtest(up, up + down, 0.5).pvalue if up + down else 1.0)
         raw_p.append(p["p_value"])
         dm = np.array([b[k][1] - a[k][1] for k in paired])
-        m, _, lo, hi, df = _t_figures(dm, cluster_of(paired))
-        assert _close(p["mean_difference"], m)
+        m, se, lo, hi, df = _t_figures(dm, cluster_of(paired))
+        lo, hi, p_value = _tested(dm, cluster_of(paired), lo, hi, 2 * sp.t.sf(abs(m) / se, df))
+        assert _close(p["mean_difference"], m) and _close(p["mean_difference_p_value"], p_value)
         assert _close(p["mean_difference_ci95"][0], lo) and _close(p["mean_difference_ci95"][1], hi)
         cost = r["costs"]["duration_s"]
         dc = np.array([b[k][2] - a[k][2] for k in paired])
         m, se, lo, hi, df = _t_figures(dc, cluster_of(paired))
+        lo, hi, p_value = _tested(dc, cluster_of(paired), lo, hi, 2 * sp.t.sf(abs(m) / se, df))
         assert _close(cost["difference"], m) and _close(cost["se"], se)
         assert _close(cost["ci95"][0], lo) and _close(cost["ci95"][1], hi)
-        assert _close(cost["p_value"], 2 * sp.t.sf(abs(m) / se, df))
+        assert _close(cost["p_value"], p_value)
         assert _close(cost["baseline_mean"], np.mean([a[k][2] for k in paired]))
         changed = {e["instance"]: e["difference"] for e in r["instances"]}
         assert changed == {k: pytest.approx(b[k][0] - a[k][0]) for k in paired if b[k][0] != a[k][0]}
@@ -811,3 +917,152 @@ def test_docs_define_every_field():
               *r["cluster_differences"][0], *stats.PER_INSTANCE_COLUMNS}
     missing = [f for f in sorted(fields) if not re.search(rf"[`.{{]{re.escape(f)}[`\[,}}]", text)]
     assert not missing, missing
+
+
+# --------------------------------------------------- consistency of figures
+def _rows(gid: str, trials: dict[str, list[int]], slice_of=None) -> list[dict]:
+    rows = []
+    for inst, passes in trials.items():
+        for j, passed in enumerate(passes):
+            rows.append({"job_id": f"{gid}-{inst}-{j}", "instance": inst, "score": float(passed),
+                         "pass": bool(passed), "status": "failed",
+                         "slice": None if slice_of is None else slice_of(inst)})
+    return rows
+
+
+def test_a_difference_left_by_rounding_is_zero():
+    # pass rates 1/3 -> 0 and 2/3 -> 1: the float differences sum to 2.8e-17, not 0
+    assert math.fsum([0 - 1 / 3, 1 - 2 / 3]) / 2 != 0
+    base = _rows("A", {"a": [1, 0, 0], "b": [1, 1, 0]})
+    cand = _rows("B", {"a": [0, 0, 0], "b": [1, 1, 1]})
+    [r] = compare_groups([("A", base), ("B", cand)], metric="m", pass_threshold=0.5, unit="u")
+    p = r["paired"]
+    assert p["pass_rate_difference"] == 0.0 and p["mean_difference"] == 0.0
+    assert p["ci95"][0] == -p["ci95"][1]
+    assert "+0.0 pp" in r["summary"] and "e-17" not in json.dumps(r)
+
+
+@pytest.mark.parametrize("cluster", [None, "^(.+?)__"])
+def test_slice_intervals_are_adjusted_like_their_verdicts(cluster):
+    rng = random.Random(21)
+    trials_b, trials_c = {}, {}
+    for k in range(90):
+        inst = f"r{(k // 3) % 9}__i{k}"  # every slice has all 9 clusters
+        p = rng.choice((0.1, 0.3, 0.5))
+        trials_b[inst] = [int(rng.random() < p) for _ in range(4)]
+        trials_c[inst] = [int(rng.random() < p + (0.5 if k % 3 == 0 else 0.0)) for _ in range(4)]
+
+    def slice_of(inst: str) -> str:
+        return f"t{int(inst.rsplit('i', 1)[1]) % 3}"
+    [r] = compare_groups([("A", _rows("A", trials_b, slice_of)), ("B", _rows("B", trials_c, slice_of))],
+                         metric="m", pass_threshold=0.5, unit="u", by="template", cluster=cluster)
+    k = len(r["slices"])
+    assert k == 3
+    for s in r["slices"]:
+        p = s["paired"]
+        low, high = p["ci95_adjusted"]
+        if cluster is None:  # Bonferroni: t at level 1 - 0.05/3
+            half = sp.t.ppf(1 - 0.05 / k / 2, p["df"]) * p["se"]
+            assert (low, high) == (approx(p["pass_rate_difference"] - half), approx(p["pass_rate_difference"] + half))
+        assert low <= p["ci95"][0] and p["ci95"][1] <= high  # wider than the unadjusted one
+        if low > 0 or high < 0:  # an adjusted interval that excludes 0 never sits beside "inconclusive"
+            assert p["verdict"] in ("better", "worse")
+        # and Bonferroni's p-value below 0.05 means Holm's is too
+        if min(1.0, k * p["p_value"]) < 0.05:
+            assert p["p_value_adjusted"] < 0.05
+    assert any(s["paired"]["verdict"] == "better" for s in r["slices"])  # the test has something to check
+    # one candidate: ci95_adjusted of the comparison itself is ci95
+    assert r["paired"]["ci95_adjusted"] == r["paired"]["ci95"]
+
+
+def test_the_sign_test_counts_clusters_under_cluster():
+    # 3 clusters: two whose instances all improved (4 each), one whose 4 regressed
+    base = _rows("A", {f"{c}__{i}": [0] if c != "z" else [1] for c in "xyz" for i in range(4)})
+    cand = _rows("B", {f"{c}__{i}": [1] if c != "z" else [0] for c in "xyz" for i in range(4)})
+    [plain] = compare_groups([("A", base), ("B", cand)], metric="m", pass_threshold=0.5, unit="u")
+    [clustered] = compare_groups([("A", base), ("B", cand)], metric="m", pass_threshold=0.5, unit="u",
+                                 cluster="^(.+?)__")
+    assert plain["paired"]["sign_test_p"] == pytest.approx(sp.binomtest(8, 12, 0.5).pvalue)
+    assert clustered["paired"]["sign_test_p"] == pytest.approx(sp.binomtest(2, 3, 0.5).pvalue) == 1.0
+
+
+def test_few_clusters_are_warned_about_with_their_effective_number():
+    sizes = {"django": 24, "astropy": 4, "flask": 3, "sympy": 3}
+    trials = {f"{repo}__{i}": [i % 2] for repo, n in sizes.items() for i in range(n)}
+    flipped = {k: [1 - v[0]] if k.endswith("__1") else v for k, v in trials.items()}
+    [r] = compare_groups([("A", _rows("A", trials)), ("B", _rows("B", flipped))], metric="m",
+                         pass_threshold=0.5, unit="u", cluster="^(.+?)__")
+    p = r["paired"]
+    assert p["effective_clusters"] == approx(estimates.bell_mccaffrey_df(list(sizes.values())) + 1)
+    assert p["effective_clusters"] < 4
+    [line] = [w for w in r["warnings"] if w.startswith("--cluster:")]
+    assert "34 paired instances form 4 clusters" in line and "largest (django) holds 24" in line
+    assert f"{p['effective_clusters']:.1f}" in line and f"in 4 clusters, effectively {p['effective_clusters']:.1f} (" in r["summary"]
+    # 20 equal clusters: no warning
+    many = {f"r{c}__{i}": [i % 2] for c in range(20) for i in range(3)}
+    [quiet] = compare_groups([("A", _rows("A", many)), ("B", _rows("B", many))], metric="m",
+                             pass_threshold=0.5, unit="u", cluster="^(.+?)__")
+    assert not [w for w in quiet["warnings"] if w.startswith("--cluster:")]
+    assert quiet["paired"]["effective_clusters"] == 20.0
+
+
+def test_margin_gives_an_equivalence_statement_from_tost():
+    from statsmodels.stats.weightstats import ttost_paired
+    rng = random.Random(3)
+    trials = {f"i{k}": [int(rng.random() < 0.5) for _ in range(4)] for k in range(400)}
+    same = {k: list(v) for k, v in trials.items()}
+    for k in list(same)[:20]:
+        same[k] = [1 - x for x in same[k]]
+    groups = [("A", _rows("A", trials)), ("B", _rows("B", same))]
+    [wide] = compare_groups(groups, metric="m", pass_threshold=0.5, unit="u", margin=0.05)
+    [narrow] = compare_groups(groups, metric="m", pass_threshold=0.5, unit="u", margin=0.001)
+    keys = sorted(trials)
+    b = np.array([np.mean(trials[k]) for k in keys])
+    c = np.array([np.mean(same[k]) for k in keys])
+    for r, margin in ((wide, 0.05), (narrow, 0.001)):
+        p = r["paired"]
+        assert p["margin"] == margin == r["margin"]
+        assert p["tost_p"] == pytest.approx(ttost_paired(c, b, -margin, margin)[0], rel=1e-8)
+        assert p["equivalent"] == (-margin < p["ci90"][0] and p["ci90"][1] < margin)
+    assert wide["paired"]["equivalent"] and not narrow["paired"]["equivalent"]
+    assert "is equivalent to A: no change larger than ±5.0 pp: the 90% interval" in wide["summary"]
+    assert "a change of ±0.1 pp is not ruled out" in narrow["summary"]
+    [none] = compare_groups(groups, metric="m", pass_threshold=0.5, unit="u")
+    assert (none["paired"]["margin"], none["paired"]["tost_p"], none["paired"]["equivalent"]) == (None,) * 3
+    with pytest.raises(ValueError, match="margin"):
+        compare_groups(groups, metric="m", pass_threshold=0.5, unit="u", margin=0.0)
+
+
+def test_two_clusters_give_no_finite_bootstrap_interval_and_every_rendering_says_so():
+    from benchloop.compare import html_report, markdown, terminal
+    # 2 clusters: Webb's 36 weight vectors give a p-value of at least 2/36 for every value,
+    # so the bootstrap rejects none: the interval is unbounded, the verdict inconclusive
+    base = _rows("A", {f"{c}__{i}": [0] for c in "xy" for i in range(10)})
+    cand = _rows("B", {f"{c}__{i}": [int(i < (8 if c == "x" else 6))] for c in "xy" for i in range(10)})
+    [r] = compare_groups([("A", base), ("B", cand)], metric="m", pass_threshold=0.5, unit="u",
+                         cluster="^(.+?)__", by="template", costs=[])
+    p = r["paired"]
+    assert p["se"] > 0 and p["ci95"] is None and p["verdict"] == "inconclusive"
+    assert "[no finite 95% interval]" in r["summary"]
+    # two clusters with equal means: no spread at all, the sign test of the clusters
+    same = _rows("B", {f"{c}__{i}": [int(i < 8)] for c in "xy" for i in range(10)})
+    [flat] = compare_groups([("A", base), ("B", same)], metric="m", pass_threshold=0.5, unit="u",
+                            cluster="^(.+?)__")
+    assert flat["paired"]["se"] == 0.0 and flat["paired"]["p_value"] == 0.5 == flat["paired"]["sign_test_p"]
+    json.dumps(r, allow_nan=False)
+    for text in (terminal.render([r]), markdown.render([r]), html_report.render([r])):
+        assert "inf" not in text.replace("info", "")
+
+
+def test_the_bootstrap_interval_is_unbounded_only_when_no_value_is_rejected():
+    from benchloop.compare.wildboot import WildBootstrap
+    rng = random.Random(2)
+    for g, bounded in ((2, False), (3, True), (4, True)):
+        names = [f"c{i % g}" for i in range(30)]
+        values = [rng.choice([0.0, 1.0, 1.0, 0.5]) for _ in names]
+        low, high = WildBootstrap.of(values, names).interval()
+        assert (math.isfinite(low) and math.isfinite(high)) == bounded
+        est = Estimate.of(values, names, bootstrap=True)
+        assert (est.ci95 is not None) == bounded
+        if bounded:
+            assert est.ci95 == [approx(x) for x in _wcr_interval_numpy(np.array(values), names, _webb_vectors(g))]

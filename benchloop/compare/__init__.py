@@ -11,8 +11,9 @@ package depends on ``benchloop.base`` and jmespath only.
   boolean and a score are);
 * :mod:`.stats` - the figures (per instance, per group, paired, costs, slices,
   per instance), on :mod:`.estimates` (a mean with its t interval, with or
-  without clusters) and :mod:`.distributions` (Student's t, the sign test,
-  Holm's adjustment: plain Python);
+  without clusters: CR2 and Bell-McCaffrey df), :mod:`.wildboot` (the wild cluster
+  bootstrap of a difference under ``--cluster``) and :mod:`.distributions`
+  (Student's t, the noncentral t, the sign test, Holm's adjustment: plain Python);
 * :mod:`.caveats` - the warnings, and the problems that stop a comparison;
 * :mod:`.verdicts` - the verdict as one sentence;
 * :mod:`.terminal`, :mod:`.markdown`, :mod:`.html_report` (with :mod:`.charts`

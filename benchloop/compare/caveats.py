@@ -7,8 +7,11 @@ Two kinds:
   that have no score (running, cancelled, no metric), a ``--status`` filter on
   an outcome (every rate is then biased: ``--status succeeded`` keeps only
   passing jobs), a pass threshold at which every scored job passes or none does,
-  and groups whose scored instances differ by more than 10% (their pass rates
-  then compare different instances; ``paired_pass_rate`` compares the same).
+  groups whose scored instances differ by more than 10% (their pass rates
+  then compare different instances; ``paired_pass_rate`` compares the same), and
+  ``--cluster`` with fewer than 20 clusters or one holding over a third of the
+  paired instances (the evidence is then a handful of clusters'; the effective
+  number says how many equal ones it is worth).
 * :func:`problems` - nothing can be compared: a group without jobs, a ``--unit``
   that gives no job an instance, a ``--metric`` that gives no job a score.
   Each is a line naming the option, the expression and the group, with a hint
@@ -18,12 +21,13 @@ Two kinds:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .groups import Group, Options
 
 DIFFERENT_SETS = 0.10  # share of a group's instances not paired above which the sets "differ"
+FEW_CLUSTERS = 20  # below this many clusters (or with one over a third of the instances) --cluster warns
 
 
 def _jobs(count: int) -> str:
@@ -41,8 +45,29 @@ def _unscored(group: Group, outcomes: Sequence[str]) -> str | None:
             "they take part in no figure")
 
 
-def warnings(baseline: Group, candidate: Group, paired: int, options: Options) -> list[str]:
-    """The warnings of one comparison element (see the module docstring)."""
+def few_clusters(clusters: Sequence[dict[str, Any]], figures: dict[str, Any] | None) -> str | None:
+    """The warning of ``--cluster`` with few clusters, or one that holds over a third of the
+    paired instances: the evidence is then that of a handful of clusters, whatever n is."""
+    if not clusters:
+        return None
+    total = sum(c["instances"] for c in clusters)
+    largest = max(clusters, key=lambda c: (c["instances"], c["cluster"]))
+    count = len(clusters)
+    if count >= FEW_CLUSTERS and largest["instances"] * 3 <= total:
+        return None
+    effective = (figures or {}).get("effective_clusters")
+    eff = f", as many as {effective:.1f} equal ones" if isinstance(effective, float) else ""
+    return (f"--cluster: the {total} paired instances form {count} cluster{'s' if count != 1 else ''}{eff}; "
+            f"the largest ({largest['cluster']}) holds {largest['instances']}: with fewer than {FEW_CLUSTERS} "
+            "clusters or one over a third of the instances the evidence is that of the clusters, not of "
+            "the instances (the wild cluster bootstrap keeps the verdict's error rate at 5%; "
+            "more clusters narrow the interval, more instances of the same clusters barely do)")
+
+
+def warnings(baseline: Group, candidate: Group, paired: int, options: Options,
+             clusters: Sequence[dict[str, Any]] = (), figures: dict[str, Any] | None = None) -> list[str]:
+    """The warnings of one comparison element (see the module docstring); ``clusters`` are its
+    ``cluster_differences`` and ``figures`` its ``paired`` element (for the clusters' warning)."""
     out: list[str] = []
     outcomes = tuple(options.outcome_statuses)
     for group in (baseline, candidate):
@@ -65,6 +90,9 @@ def warnings(baseline: Group, candidate: Group, paired: int, options: Options) -
         out.append(f"{baseline.group_id} and {candidate.group_id} scored different instances "
                    f"(not paired: {only}): their pass rates cover different instances; "
                    "paired_pass_rate compares the same ones")
+    line = few_clusters(clusters, figures)
+    if line:
+        out.append(line)
     return out
 
 

@@ -158,25 +158,59 @@ def slice_key(key: Any) -> str:
     return "(none)" if key is None else str(key)
 
 
-SLICE_HEADER = ("jobs", "paired", "difference", "95% CI", "p adjusted", "verdict")
+SLICE_HEADER = ("jobs", "paired", "difference", "95% CI, adjusted", "p adjusted", "verdict")
+
+
+def slices_adjustment(result: dict[str, Any]) -> str:
+    """How the slices' figures are adjusted, said wherever they are shown."""
+    family = sum(1 for s in result.get("slices") or [] if finite(s["paired"].get("p_value")))
+    if family <= 1:
+        return "one slice with a p-value: nothing to adjust"
+    return (f"p-values and verdicts Holm-adjusted, intervals Bonferroni-adjusted (level {1 - ALPHA / family:.2%}) "
+            f"over the {family} slices")
 
 
 def slice_rows(result: dict[str, Any]) -> list[tuple[str, list[str], Any]]:
     """Per slice of ``--by``: its key (raw text: each renderer escapes it), the cells under
-    ``SLICE_HEADER`` (numbers formatted; jobs as baseline/candidate), and the adjusted
-    p-value that decides its mark (the difference is the third cell)."""
+    ``SLICE_HEADER`` (numbers formatted; jobs as baseline/candidate; the interval adjusted over
+    the slices, as the verdict is), and the adjusted p-value that decides its mark (the
+    difference is the third cell)."""
     out = []
     for s in result.get("slices") or []:
         p = s["paired"]
+        ci = p.get("ci95_adjusted", p["ci95"])
         out.append((slice_key(s["key"]), [f"{s['baseline_jobs']}/{s['candidate_jobs']}", str(p["instances"]),
-                                          points(p["pass_rate_difference"]), points_ci(p["ci95"]),
+                                          points(p["pass_rate_difference"]), points_ci(ci),
                                           p_text(p.get("p_value_adjusted")), str(p["verdict"])],
                     p.get("p_value_adjusted")))
     return out
 
 
 def clusters_note(result: dict[str, Any]) -> str:
-    """``, 8 clusters (--cluster '^(.+?)__')`` when the comparison is clustered, else ''."""
+    """``, 8 clusters, effective 3.8 (--cluster '^(.+?)__')`` when the comparison is clustered, else ''."""
     if result.get("cluster") is None:
         return ""
-    return f", {result['paired'].get('clusters', 0)} clusters (--cluster {result['cluster']})"
+    p = result["paired"]
+    effective = p.get("effective_clusters")
+    worth = f", effective {effective:.1f}" if finite(effective) else ""
+    return f", {p.get('clusters', 0)} clusters{worth} (--cluster {result['cluster']})"
+
+
+def detectable(p: dict[str, Any]) -> str:
+    """What the MDE means, in words: ``differences below ±12.3 pp are detected less than 80% of
+    the time`` ('' without one)."""
+    if not finite(p.get("mde")):
+        return ""
+    return f"differences below ±{points(p['mde'], signed=False)} are detected less than 80% of the time"
+
+
+def equivalence_text(p: dict[str, Any]) -> str:
+    """The TOST line of ``--margin`` ('' without one)."""
+    margin, tost, ci90 = p.get("margin"), p.get("tost_p"), p.get("ci90")
+    if not finite(margin):
+        return ""
+    if not finite(tost) or not _pair(ci90):
+        return f"equivalence within ±{points(margin, signed=False)}: no test (no spread)"
+    said = "no change larger than" if p.get("equivalent") else "a change is not ruled out at"
+    return (f"equivalence: {said} ±{points(margin, signed=False)} (90% CI {points_ci(ci90)}, "
+            f"TOST p {p_text(tost)})")

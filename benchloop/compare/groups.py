@@ -123,3 +123,4 @@ class Options:
     by: str | None = None  # --by EXPR (the rows carry its value as ``slice``)
     status: str | None = None  # --status, for the warning about filtering on an outcome
     outcome_statuses: Sequence[str] = ()  # the job statuses that are outcomes (succeeded, failed)
+    margin: float | None = None  # --margin: the equivalence margin of the pass rate (a fraction), or None

@@ -127,9 +127,9 @@ def _slices(result: dict[str, Any]) -> dict[str, Any] | None:
         shown = [_text(c, i < 5) for i, c in enumerate(cells)]
         shown[2] = _diff(cells[2], p_adjusted)
         rows.append([_cell("id", key), *shown])
-    chart = charts.differences([(d.slice_key(s["key"]), s["paired"]["pass_rate_difference"], s["paired"]["ci95"])
-                                for s in slices], "slice")
-    return {"by": result.get("by"), "count": len(slices), "chart": chart,
+    chart = charts.differences([(d.slice_key(s["key"]), s["paired"]["pass_rate_difference"],
+                                 s["paired"].get("ci95_adjusted", s["paired"]["ci95"])) for s in slices], "slice")
+    return {"by": result.get("by"), "count": len(slices), "chart": chart, "adjustment": d.slices_adjustment(result),
             "table": _table("slices", [("slice", False), *((h, i < 5) for i, h in enumerate(d.SLICE_HEADER))], rows)}
 
 
@@ -174,7 +174,7 @@ def section(result: dict[str, Any], index: int, changes: str = "largest",
         "pass_threshold": result["pass_threshold"], "unit": result["unit"], "clusters_note": d.clusters_note(result),
         "groups": _groups(result), "paired": p, "paired_table": _paired(p),
         "sequential": _sequential(result),  # with --sequential: both intervals (the price of looking)
-        "mde": d.points(p["mde"], False) if d.finite(p.get("mde")) else None,
+        "detectable": d.detectable(p) or None, "equivalence": d.equivalence_text(p) or None,
         "pass_rates": charts.pass_rates(result["groups"], ("baseline", "candidate")),
         "paired_changes": charts.paired_changes(changes_shown),
         "costs": _costs(costs) if costs else None,

@@ -43,7 +43,7 @@ def _slices(result: dict[str, Any]) -> list[str]:
     for key, cells, p_adjusted in slices:
         cells[2] = _difference(cells[2], p_adjusted)
         rows.append([d.markdown_text(key), *cells])
-    return ["", f"By {_code(result.get('by'))} (pass rate; jobs: baseline/candidate; Holm-adjusted over the slices):",
+    return ["", f"By {_code(result.get('by'))} (pass rate; jobs: baseline/candidate; {d.slices_adjustment(result)}):",
             "", *_table(["slice", *d.SLICE_HEADER], rows, [False, True, True, True, True, True, False])]
 
 
@@ -88,9 +88,11 @@ def comparison(result: dict[str, Any], changes: str = "largest", names_limit: in
           d.score_ci(p["mean_difference_ci95"], signed=True), d.p_text(p.get("mean_difference_p_value")),
           d.p_text(p.get("mean_difference_p_value_adjusted"))]],
         [False, True, True, True, True])
-    detectable = (f" Detectable with 80% power: ±{d.points(p['mde'], signed=False)}; sign test p "
-                  f"{d.p_text(p.get('sign_test_p'))}." if d.finite(p.get("mde")) else "")
-    lines += ["", f"{p['improved']} improved, {p['regressed']} regressed, {p['unchanged']} unchanged.{detectable}"]
+    detectable = (f" {d.detectable(p)[0].upper()}{d.detectable(p)[1:]}; sign test p "
+                  f"{d.p_text(p.get('sign_test_p'))}." if d.detectable(p) else "")
+    equivalence = f" {d.equivalence_text(p)[0].upper()}{d.equivalence_text(p)[1:]}." if d.equivalence_text(p) else ""
+    lines += ["", f"{p['improved']} improved, {p['regressed']} regressed, {p['unchanged']} unchanged."
+              f"{detectable}{equivalence}"]
     lines += sequential.markdown_lines(result)  # with --sequential: both intervals
     costs = result.get("costs") or {}
     if costs:

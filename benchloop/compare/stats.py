@@ -21,7 +21,9 @@ for users):
   the paired instances only (like for like);
 * paired, over the instances scored in both groups, ``d_i`` = candidate −
   baseline: the difference, its se, t interval and p-value, the sign test of
-  improved against regressed, the minimum detectable effect ``2.8 · se``;
+  improved against regressed (of clusters under ``--cluster``), the minimum
+  detectable effect (the noncentral t's, at the df used), and with ``--margin``
+  the equivalence test (TOST) on the 90% interval;
   ``p_value_adjusted`` is Holm's adjustment over the candidates of one call,
   and the **verdict** is ``better`` / ``worse`` when it is below 0.05, else
   ``inconclusive``;
@@ -30,7 +32,12 @@ for users):
   instances where both groups have a value (Holm-adjusted over the candidates
   too: a cost is marked only with the same adjustment);
 * slices (``--by``): the paired figures of each value's jobs alone, Holm-adjusted
-  over the slices of one comparison.
+  over the slices of one comparison, with Bonferroni intervals (``ci95_adjusted``)
+  so that an interval never contradicts its verdict;
+* under ``--cluster`` every tested difference takes its p-value and 95% interval
+  from the restricted wild cluster bootstrap (:mod:`.wildboot`), its se from CR2
+  and its df from Bell-McCaffrey (:mod:`.estimates`);
+* a figure within 1e-12 of 0 is 0.
 
 Edge cases are decided in :mod:`.estimates` (no value, one value, zero
 spread); a job without an instance key counts in ``jobs`` (and
@@ -40,12 +47,13 @@ order of pages or jobs (sums are ``math.fsum``, instances sorted).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from . import caveats, verdicts
 from .distributions import holm
-from .estimates import Clusterer, Estimate, clusterer, mean
+from .estimates import Clusterer, Estimate, clean, clusterer, interval, mean
 from .groups import Group, Instance, Options, Row, gather
 
 __all__ = ["Group", "Instance", "Options", "compare_groups", "gather", "per_instance", "verdict"]
@@ -58,8 +66,11 @@ def _sorted_keys(keys: Iterable[str]) -> list[str]:
     return sorted(keys, key=str)
 
 
-def _estimate(values: Sequence[float], keys: Sequence[str], cluster: Clusterer | None) -> Estimate:
-    return Estimate.of(values, None if cluster is None else [cluster(k) for k in keys])
+def _estimate(values: Sequence[float], keys: Sequence[str], cluster: Clusterer | None,
+              tested: bool = False) -> Estimate:
+    """The estimate of ``values``; a ``tested`` difference under ``--cluster`` takes its p-value and
+    interval from the wild cluster bootstrap (a group's own interval stays CR2's t)."""
+    return Estimate.of(values, None if cluster is None else [cluster(k) for k in keys], bootstrap=tested)
 
 
 # ------------------------------------------------------------------ figures
@@ -99,28 +110,44 @@ def verdict(p_adjusted: float | None, difference: float | None) -> str:
     return "better" if difference > 0 else "worse"
 
 
-def paired_figures(baseline: Group, candidate: Group, cluster: Clusterer | None = None) -> dict[str, Any]:
+def paired_figures(baseline: Group, candidate: Group, cluster: Clusterer | None = None,
+                   margin: float | None = None) -> dict[str, Any]:
+    """The ``paired`` element (see :func:`paired_estimate`)."""
+    return paired_estimate(baseline, candidate, cluster, margin)[0]
+
+
+def paired_estimate(baseline: Group, candidate: Group, cluster: Clusterer | None = None,
+                    margin: float | None = None) -> tuple[dict[str, Any], Estimate]:
     """The ``paired`` element: differences of pass rate and mean score over paired instances.
 
-    ``p_value_adjusted`` (and so the verdict) is the p-value itself here: the family
-    it is adjusted in (the candidates, the slices) is the caller's (:func:`adjust`).
+    ``p_value_adjusted`` (and so the verdict) is the p-value itself here, and ``ci95_adjusted``
+    the interval itself: the family they are adjusted in (the candidates, the slices) is the
+    caller's (:func:`adjust`).  ``margin`` (``--margin``, a fraction) adds the equivalence test
+    (TOST) of the pass rate.
     """
     b, c = baseline.scored, candidate.scored
     keys = paired_keys(baseline, candidate)
     d_rate = [c[k].pass_rate - b[k].pass_rate for k in keys]  # type: ignore[operator]
     d_mean = [c[k].mean - b[k].mean for k in keys]  # type: ignore[operator]
-    rate, score = _estimate(d_rate, keys, cluster), _estimate(d_mean, keys, cluster)
+    rate, score = _estimate(d_rate, keys, cluster, True), _estimate(d_mean, keys, cluster, True)
+    tost = None if margin is None else rate.tost_p(margin)
     return {
         "instances": len(keys),
         "clusters": rate.clusters,
         "df": rate.df,
+        "effective_clusters": rate.effective_clusters if cluster is not None else None,
         "pass_rate_difference": rate.mean,
         "se": rate.se,
         "ci95": rate.ci95,
+        "ci95_adjusted": rate.ci95,
+        "ci90": rate.ci90,
         "p_value": rate.p_value,
         "p_value_adjusted": rate.p_value,
         "sign_test_p": rate.sign_test_p,
         "mde": rate.mde,
+        "margin": margin,
+        "tost_p": tost,
+        "equivalent": None if tost is None else tost < ALPHA,
         "verdict": verdict(rate.p_value, rate.mean),
         "mean_difference": score.mean,
         "mean_difference_se": score.se,
@@ -130,7 +157,7 @@ def paired_figures(baseline: Group, candidate: Group, cluster: Clusterer | None 
         "improved": rate.positive,
         "regressed": rate.negative,
         "unchanged": len(keys) - rate.positive - rate.negative,
-    }
+    }, rate
 
 
 def cost_figures(baseline: Group, candidate: Group, costs: Sequence[str],
@@ -142,7 +169,7 @@ def cost_figures(baseline: Group, candidate: Group, costs: Sequence[str],
     for name in costs:
         both = [(k, b[k].cost(name), c[k].cost(name)) for k in keys]
         kept = [(k, x, y) for k, x, y in both if x is not None and y is not None]
-        diff = _estimate([y - x for _, x, y in kept], [k for k, _, _ in kept], cluster)
+        diff = _estimate([y - x for _, x, y in kept], [k for k, _, _ in kept], cluster, True)
         out[name] = {
             "baseline_mean": mean([x for _, x, _ in kept]),
             "candidate_mean": mean([y for _, _, y in kept]),
@@ -179,26 +206,37 @@ def cluster_differences(baseline: Group, candidate: Group, cluster: Clusterer | 
     for k in paired_keys(baseline, candidate):
         by.setdefault(cluster(k), []).append(c[k].pass_rate - b[k].pass_rate)  # type: ignore[operator]
     return [{"cluster": name, "instances": len(ds), "improved": sum(1 for x in ds if x > 0),
-             "regressed": sum(1 for x in ds if x < 0), "pass_rate_difference": mean(ds)}
+             "regressed": sum(1 for x in ds if x < 0), "pass_rate_difference": clean(mean(ds))}
             for (_, name), ds in sorted(by.items(), key=lambda e: (e[0][1], e[0][0]))]
 
 
 # ------------------------------------------------------------- adjustments
 def adjust(elements: Sequence[dict[str, Any]], p: str = "p_value", adjusted: str = "p_value_adjusted",
-           difference: str | None = None) -> None:
+           difference: str | None = None, estimates: Sequence[Estimate] | None = None) -> None:
     """Holm's adjustment of ``element[p]`` over ``elements`` (one family), into ``element[adjusted]``;
-    with ``difference``, each element's ``verdict`` follows the adjusted p-value."""
-    for element, value in zip(elements, holm([e[p] for e in elements]), strict=True):
+    with ``difference``, each element's ``verdict`` follows the adjusted p-value, and its
+    ``ci95_adjusted`` is the Bonferroni interval over the family (level ``1 − 0.05/k`` for ``k``
+    p-values): it excludes 0 only when Holm's verdict is better or worse, never the other way
+    round, so an interval never contradicts the verdict beside it.  ``estimates`` (aligned) make
+    that interval the way each element's own interval was made (the wild bootstrap's under
+    ``--cluster``); without them it is t's from the element's ``se`` and ``df``."""
+    family = sum(1 for e in elements if e[p] is not None)
+    for i, (element, value) in enumerate(zip(elements, holm([e[p] for e in elements]), strict=True)):
         element[adjusted] = value
         if difference is not None:
             element["verdict"] = verdict(value, element[difference])
+            if family > 1 and "ci95_adjusted" in element:
+                level = 1 - ALPHA / family
+                found = (estimates[i].ci(level) if estimates is not None
+                         else interval(element[difference], element.get("se"), element.get("df"), level))
+                element["ci95_adjusted"] = None if found is None else [clean(x) for x in found]
 
 
-def adjust_comparisons(results: Sequence[dict[str, Any]]) -> None:
+def adjust_comparisons(results: Sequence[dict[str, Any]], estimates: Sequence[Estimate] | None = None) -> None:
     """Every figure that is marked, adjusted over the candidates of one call (one family per
     figure): the pass rate (which decides the verdict), the mean score, each cost."""
     paired = [r["paired"] for r in results]
-    adjust(paired, difference="pass_rate_difference")
+    adjust(paired, difference="pass_rate_difference", estimates=estimates)
     adjust(paired, "mean_difference_p_value", "mean_difference_p_value_adjusted")
     for name in results[0]["costs"] if results else ():
         adjust([r["costs"][name] for r in results])
@@ -209,8 +247,8 @@ def _slice_key(value: Any) -> tuple[bool, str]:
     return (value is None, "" if value is None else str(value))
 
 
-def slice_figures(base_rows: Sequence[Row], cand_rows: Sequence[Row], cluster: Clusterer | None = None
-                  ) -> list[dict[str, Any]]:
+def slice_figures(base_rows: Sequence[Row], cand_rows: Sequence[Row], cluster: Clusterer | None = None,
+                  margin: float | None = None) -> list[dict[str, Any]]:
     """``slices``: per value of ``--by`` (the rows' ``slice``), the paired figures of that
     value's jobs alone, exactly as a filter on that value would give them; Holm-adjusted over
     the slices.  Jobs without a value form the slice ``null`` (last)."""
@@ -220,13 +258,15 @@ def slice_figures(base_rows: Sequence[Row], cand_rows: Sequence[Row], cluster: C
         for row in rows:
             into.setdefault(row.get(SLICE), []).append(row)
     out = []
+    estimates = []
     for key in sorted(set(split_b) | set(split_c), key=_slice_key):
         b = gather("", split_b.get(key, []))
         c = gather("", split_c.get(key, []))
-        out.append({"key": key, "baseline_jobs": b.jobs, "candidate_jobs": c.jobs,
-                    "paired": paired_figures(b, c, cluster)})
+        figures, estimate = paired_estimate(b, c, cluster, margin)
+        out.append({"key": key, "baseline_jobs": b.jobs, "candidate_jobs": c.jobs, "paired": figures})
+        estimates.append(estimate)
     paired = [s["paired"] for s in out]
-    adjust(paired, difference="pass_rate_difference")
+    adjust(paired, difference="pass_rate_difference", estimates=estimates)
     adjust(paired, "mean_difference_p_value", "mean_difference_p_value_adjusted")
     return out
 
@@ -236,8 +276,17 @@ def compare_pair(baseline: Group, candidate: Group, options: Options, base_rows:
                  cand_rows: Sequence[Row] = (), cluster: Clusterer | None = None) -> dict[str, Any]:
     """One element of ``bl compare``'s output: the candidate against the baseline (before the
     adjustment over candidates and the summary sentence, which :func:`compare_groups` adds)."""
+    paired = paired_figures(baseline, candidate, cluster, options.margin)
+    return compare_pair_figures(baseline, candidate, options, paired, base_rows, cand_rows, cluster)
+
+
+def compare_pair_figures(baseline: Group, candidate: Group, options: Options, paired: dict[str, Any],
+                         base_rows: Sequence[Row] = (), cand_rows: Sequence[Row] = (),
+                         cluster: Clusterer | None = None) -> dict[str, Any]:
+    """:func:`compare_pair` with its ``paired`` element made already."""
     b, c = baseline.scored, candidate.scored
-    paired = paired_keys(baseline, candidate)
+    keys = paired_keys(baseline, candidate)
+    clusters = cluster_differences(baseline, candidate, cluster)
     return {
         "baseline": baseline.group_id,
         "candidate": candidate.group_id,
@@ -246,23 +295,24 @@ def compare_pair(baseline: Group, candidate: Group, options: Options, base_rows:
         "unit": options.unit,
         "cluster": options.cluster,
         "by": options.by,
+        "margin": options.margin,
         "summary": "",
-        "groups": [group_figures(baseline, paired, cluster), group_figures(candidate, paired, cluster)],
-        "paired": paired_figures(baseline, candidate, cluster),
+        "groups": [group_figures(baseline, keys, cluster), group_figures(candidate, keys, cluster)],
+        "paired": paired,
         "costs": cost_figures(baseline, candidate, options.costs, cluster),
-        "slices": slice_figures(base_rows, cand_rows, cluster) if options.by is not None else [],
-        "cluster_differences": cluster_differences(baseline, candidate, cluster),
+        "slices": slice_figures(base_rows, cand_rows, cluster, options.margin) if options.by is not None else [],
+        "cluster_differences": clusters,
         "instances": changed_instances(baseline, candidate),
         "only_baseline": _sorted_keys(k for k in b if k not in c),
         "only_candidate": _sorted_keys(k for k in c if k not in b),
-        "warnings": caveats.warnings(baseline, candidate, len(paired), options),
+        "warnings": caveats.warnings(baseline, candidate, len(keys), options, clusters, paired),
     }
 
 
 def compare_groups(groups: Sequence[tuple[str, Iterable[Row]]], *, metric: str, pass_threshold: float,
                    unit: str, costs: Sequence[str] = (), cluster: str | None = None, by: str | None = None,
                    status: str | None = None, outcome_statuses: Sequence[str] = (),
-                   check: str | None = None) -> list[dict[str, Any]]:
+                   check: str | None = None, margin: float | None = None) -> list[dict[str, Any]]:
     """``bl compare``: the first group is the baseline, every other one a candidate.
 
     ``groups`` are ``(group_id, rows)`` pairs; the answer has one element per
@@ -272,7 +322,10 @@ def compare_groups(groups: Sequence[tuple[str, Iterable[Row]]], *, metric: str, 
     """
     if len(groups) < 2:
         raise ValueError("compare needs at least two groups: a baseline and a candidate")
-    options = Options(metric, pass_threshold, unit, tuple(costs), cluster, by, status, tuple(outcome_statuses))
+    if margin is not None and not (math.isfinite(margin) and margin > 0):
+        raise ValueError("the equivalence margin must be a positive number (a fraction: 0.02 is 2 pp)")
+    options = Options(metric, pass_threshold, unit, tuple(costs), cluster, by, status, tuple(outcome_statuses),
+                      margin)
     rows = [(gid, list(group_rows)) for gid, group_rows in groups]
     gathered = [gather(gid, group_rows, costs) for gid, group_rows in rows]
     if check is not None:
@@ -280,9 +333,12 @@ def compare_groups(groups: Sequence[tuple[str, Iterable[Row]]], *, metric: str, 
         if found:
             raise caveats.NothingToCompare(found)
     cluster_of = clusterer(cluster)
-    results = [compare_pair(gathered[0], cand, options, rows[0][1], cand_rows, cluster_of)
-               for cand, (_, cand_rows) in zip(gathered[1:], rows[1:], strict=True)]
-    adjust_comparisons(results)
+    results, estimates = [], []
+    for cand, (_, cand_rows) in zip(gathered[1:], rows[1:], strict=True):
+        paired, estimate = paired_estimate(gathered[0], cand, cluster_of, options.margin)
+        results.append(compare_pair_figures(gathered[0], cand, options, paired, rows[0][1], cand_rows, cluster_of))
+        estimates.append(estimate)
+    adjust_comparisons(results, estimates)
     for result in results:
         result["summary"] = verdicts.sentence(result, len(results))
     return results
@@ -314,6 +370,6 @@ def per_instance(groups: Sequence[tuple[str, Iterable[Row]]], *, cluster: str | 
             out.append(dict(zip(PER_INSTANCE_COLUMNS, (
                 base.group_id, cand.group_id, k, None if cluster_of is None else cluster_of(k)[1],
                 x.pass_rate, y.pass_rate, y.pass_rate - x.pass_rate,  # type: ignore[operator]
-                x.mean, y.mean, y.mean - x.mean,  # type: ignore[operator]
+                x.mean, y.mean, clean(y.mean - x.mean),  # type: ignore[operator]
                 len(x.jobs), len(y.jobs)), strict=True)))
     return out

@@ -68,7 +68,7 @@ def _slices(result: dict[str, Any]) -> list[str]:
     for key, cells, p_adjusted in slices:
         cells[2] += d.mark(p_adjusted)
         rows.append([_text(key, 40), *cells])
-    return ["", "  slices (pass rate, candidate - baseline; jobs: baseline/candidate; Holm-adjusted over the slices)",
+    return ["", f"  slices (pass rate, candidate - baseline; jobs: baseline/candidate; {d.slices_adjustment(result)})",
             *table(rows, [False, True, True, True, False, True, False])]
 
 
@@ -94,9 +94,12 @@ def comparison(result: dict[str, Any], changes: str = "largest", names_limit: in
     lines += ["", f"  paired over {p['instances']} instances{_text(d.clusters_note(result), 200)} "
               "(candidate - baseline; 'paired' above: each group over these instances only)"]
     lines += table(_paired_rows(p), [False, True, False, False, False, False, False], indent="    ")
-    detectable = f"; detectable with 80% power: ±{d.points(p['mde'], signed=False)}" if d.finite(p.get("mde")) else ""
+    detectable = f"; {d.detectable(p)}" if d.detectable(p) else ""
+    df = f"; t with {p['df']:.1f} df" if d.finite(p.get("df")) and result.get("cluster") is not None else ""
     lines.append(f"    instances: {p['improved']} improved, {p['regressed']} regressed, "
-                 f"{p['unchanged']} unchanged{detectable}")
+                 f"{p['unchanged']} unchanged{detectable}{df}")
+    if d.equivalence_text(p):
+        lines.append(f"    {d.equivalence_text(p)}")
     price = sequential.price_rows(result)  # with --sequential: both intervals
     if price:
         lines += ["", f"  {sequential.PRICE_TITLE}", *table([[d.terminal_text(c) for c in r] for r in price],

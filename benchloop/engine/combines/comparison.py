@@ -59,6 +59,12 @@ def _filters(options: dict[str, Any]) -> str:
     return f" with {' and '.join(given)}" if given else ""
 
 
+def _margin(options: dict[str, Any]) -> float | None:
+    """``--margin PP`` as the fraction the figures use (2 pp is 0.02), or None."""
+    value = options.get("margin")
+    return None if value is None else float(value) / 100.0
+
+
 @combine("compare")
 def compare(call: CombineCall) -> Combined:
     from ...compare import html_report, markdown, sequential, terminal
@@ -76,7 +82,7 @@ def compare(call: CombineCall) -> Combined:
                                      costs=call.params.texts("costs"), cluster=options.get("cluster"),
                                      by=options.get("by"), status=options.get("status"),
                                      outcome_statuses=call.params.texts("outcome_statuses"),
-                                     check=_filters(options))
+                                     check=_filters(options), margin=_margin(options))
         except NothingToCompare as exc:  # a group that cannot take part: said before any figure
             raise CombineError(exc.problems) from None
         final = call.params.optional_texts("final_statuses")

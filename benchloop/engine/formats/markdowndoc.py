@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from ...base.hiding import EscapeTable
 from ...table.outputs import Output
 from .base import FORMATS, Refuse
-from .tabular import table_hint, tabulate
+from .tabular import display_number, rounded, table_hint, tabulate
 
 _TEXT = EscapeTable({0x0A: " ", 0x0D: " ", **{ord(c): "\\" + c for c in "\\`*_[]|~"},
                      ord("<"): "&lt;", ord("&"): "&amp;"})
@@ -26,10 +26,12 @@ _TEXT = EscapeTable({0x0A: " ", 0x0D: " ", **{ord(c): "\\" + c for c in "\\`*_[]
 def cell(value: Any) -> str:
     if value is None:
         return ""
-    if isinstance(value, (bool, int, float)):
+    if isinstance(value, float):
+        return display_number(value)
+    if isinstance(value, (bool, int)):
         return json.dumps(value)
     if not isinstance(value, str):
-        value = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        value = json.dumps(rounded(value), ensure_ascii=False, separators=(",", ":"))
     return value.translate(_TEXT)
 
 

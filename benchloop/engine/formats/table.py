@@ -19,7 +19,7 @@ from ...base import textwidth
 from ...base.hiding import EscapeTable
 from ...table.outputs import Output
 from .base import FORMATS, Refuse
-from .tabular import Tabular, table_hint, tabulate
+from .tabular import Tabular, display_number, rounded, table_hint, tabulate
 
 # Controls, bidi and zero-width characters escaped (``base/hiding.py``); a line feed is a space.
 _CONTROL = EscapeTable({0x0A: " "})
@@ -28,8 +28,10 @@ _CONTROL = EscapeTable({0x0A: " "})
 def _cell(value: Any) -> str:
     if value is None:
         return ""
+    if isinstance(value, float):
+        return display_number(value)
     if not isinstance(value, str):
-        value = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        value = json.dumps(rounded(value), ensure_ascii=False, separators=(",", ":"))
     return value.translate(_CONTROL)  # server text never drives the terminal
 
 

@@ -40,6 +40,39 @@ class Tabular:
     where: str = "[]"  # a JMESPath from the printed array to the rows (for the --query hint)
 
 
+SIGNIFICANT = 6  # digits a float keeps in a table for people (--output table, markdown)
+TINY = 1e-12  # closer to 0 than this is 0 (what is left of a difference like 2/3 - 1/3)
+
+
+def display_number(value: float) -> str:
+    """A float as a table for people shows it: at most six significant digits
+    (``0.06578947368421052`` is ``0.0657895``), within 1e-12 of zero ``0``, a whole number as
+    JSON writes it (``12.0``), and never fewer digits than the integer part has
+    (``1234567.891`` is ``1234567.9``).  The data formats (json, csv...) keep every digit."""
+    import json
+    import math
+
+    if not math.isfinite(value) or abs(value) >= 1e16 or value == int(value):
+        return json.dumps(value)
+    if abs(value) < TINY:
+        return "0"
+    if abs(value) >= 10 ** (SIGNIFICANT - 1):
+        return f"{value:.1f}"
+    return f"{value:.{SIGNIFICANT}g}"
+
+
+def rounded(value: Any) -> Any:
+    """``value`` with every float inside it as :func:`display_number` shows it (a list or object
+    printed as JSON in one cell of a table for people)."""
+    if isinstance(value, float):
+        return float(display_number(value)) if value == value and abs(value) != float("inf") else value
+    if isinstance(value, list):
+        return [rounded(v) for v in value]
+    if isinstance(value, dict):
+        return {k: rounded(v) for k, v in value.items()}
+    return value
+
+
 def flat(value: dict[str, Any], prefix: str = "", into: dict[str, Any] | None = None) -> dict[str, Any]:
     """A row with every nested object flattened into dotted names."""
     out: dict[str, Any] = {} if into is None else into
