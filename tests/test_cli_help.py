@@ -249,7 +249,8 @@ def test_both_sandbox_entry_points_serve_the_same(bl, served):
         "api_key": "k9", "latency_ms": 2.5, "connect_latency_ms": 4.0, "fault_rate": 0.25, "fault_seed": 5,
         "fault_kinds": ("status", "429"),
         "range_support": False, "artifact_bytes": 10, "trajectory_steps": 2, "export_waiting": 0,
-        "export_running": 0, "hostile": True, "compare_jobs": 8, "live_jobs": 3, "live_pace": 0.5}
+        "export_running": 0, "hostile": True, "compare_jobs": 8, "live_jobs": 3, "live_pace": 0.5,
+        "live_unsigned": 0}
 
 
 def test_both_sandbox_entry_points_share_the_defaults(bl, served):

@@ -396,6 +396,7 @@ def start_sandbox(
     compare_jobs: int = 0,
     live_jobs: int = 0,
     live_pace: float = 2.0,
+    live_unsigned: int = 0,
     object_store_url: str | None = None,
     redirect_artifacts: bool = False,
     tls: tuple[str, str] | None = None,
@@ -425,7 +426,8 @@ def start_sandbox(
     and ``REPO-CAND`` of N jobs each: runs of one benchmark for ``bl compare`` (0,
     the default, keeps the dataset's totals as they are).  ``live_jobs=N`` adds the live
     group ``GLIVE``: N running jobs, one more finishing every ``live_pace`` seconds once a
-    request names the group (``live.py``; ``Sandbox.live.advance(n)`` finishes n at once).
+    request names the group (``live.py``; ``Sandbox.live.advance(n)`` finishes n at once);
+    ``live_unsigned=N`` makes the artifact of its job N unsignable once it finished.
     """
     plan = FaultPlan(rate=fault_rate, seed=fault_seed, kinds=tuple(fault_kinds))
     dataset = Dataset(seed, groups, jobs_per_group, tasks_per_group, db_path=db_path,
@@ -435,7 +437,7 @@ def start_sandbox(
     app = App(dataset, Config(api_key=api_key, ap_api_key=ap_api_key, trajectory_steps=trajectory_steps,
                               artifact_bytes=artifact_bytes, range_support=range_support,
                               object_store_url=object_store_url, redirect_artifacts=redirect_artifacts,
-                              live_pace=live_pace), state)
+                              live_pace=live_pace, live_unsigned=live_unsigned), state)
     app.fault_plan = plan
     server = _Server((host, port), app, latency_ms, connect_latency_ms)
     thread, scheme = serve_in_thread(server, tls, "benchloop-sandbox")
