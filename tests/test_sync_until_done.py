@@ -121,3 +121,6 @@ def test_the_timeout_ends_the_wait_with_124_and_keeps_the_copy_so_far(sandbox, a
 def test_the_wait_options_go_with_until_done(api, tmp_path):
     result = api("pull", "-g", "GLIVE", "--sync", "--timeout", "3", "-o", str(tmp_path))
     assert result.code == EXIT_USAGE and "--timeout goes with --until-done" in result.err
+    jobs = api("pull", "-j", "GLIVE-J0001", "--until-done", "-o", str(tmp_path))
+    assert jobs.code == EXIT_USAGE and "--until-done refreshes groups: give -g GROUP" in jobs.err
+    assert not any(tmp_path.iterdir())  # refused before any request

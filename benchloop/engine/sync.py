@@ -62,7 +62,9 @@ def run_sync(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[s
     """The outcome of every ``<group>:<section>`` of a sync, group after group; a 401 raises."""
     compose = action.compose
     assert compose is not None and compose.sync is not None
-    flag = action.flag_of(compose.sync.option)
+    until = compose.sync.until
+    given = until.option if until is not None and opts.get(until.option) else compose.sync.option
+    flag = action.flag_of(given)  # as the user typed it
     if dim != "group":
         raise UsageError(f"{flag} refreshes groups: give -g GROUP")
     if opts.get("skip_existing"):
@@ -71,7 +73,6 @@ def run_sync(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[s
     root = opts.get("output_dir") or rt.output_dir
     for ident in ids:  # before any request
         manifest_path(root, compose.sync, ident, flag)
-    until = compose.sync.until
     wait = until.wait if until is not None and opts.get(until.option) else None
     if wait is None and wait_given(compose.sync, opts):
         raise UsageError(f"{action.flag_of(wait_given(compose.sync, opts) or '')} goes with "
