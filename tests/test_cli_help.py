@@ -251,7 +251,8 @@ def test_both_sandbox_entry_points_serve_the_same(bl, served):
         "fault_kinds": ("status", "429"),
         "range_support": False, "artifact_bytes": 10, "trajectory_steps": 2, "export_waiting": 0,
         "export_running": 0, "hostile": True, "compare_jobs": 8, "live_jobs": 3, "live_compare": 6,
-        "live_pace": 0.5}
+        "live_pace": 0.5,
+        "live_unsigned": 0}
 
 
 def test_both_sandbox_entry_points_share_the_defaults(bl, served):

@@ -197,7 +197,7 @@ def test_specific_facts(document):
 
 
 def test_exit_codes_and_global_options(document):
-    assert [c["code"] for c in document["exit_codes"]] == [0, 1, 2, 3, 4, 124, 130, 141]
+    assert [c["code"] for c in document["exit_codes"]] == [0, 1, 2, 3, 4, 124, 75, 130, 141]
     names = [o["name"] for o in document["global_options"]]
     assert names == [o.name for o in load_model().global_options] + ["help", "version"]
     pretty = next(o for o in document["global_options"] if o["name"] == "pretty")

@@ -416,6 +416,13 @@ CASES = {
             default=["jobs"], sections={"jobs": {"resource": "jobs", "action": "download"}}),
         [f"{PULL}: no section supports dimension 'job'", f"{PULL}.sync: names unknown section 'metrics'",
          f"{PULL}.sync: names unknown section 'tasks'"]),
+    "sync until": (
+        lambda d: action(d, "pull", "pull")["compose"]["sync"]["until"].update(
+            option="with", wait="nope", status={"field": "finished_at", "statuses": "nope"}),
+        [f"{PULL}.sync: until option 'with' is no flag option of the action",
+         f"{PULL}.sync: until names unknown waiter 'nope'",
+         f"{PULL}.sync: until names unknown statuses 'nope'",
+         f"{PULL}.sync: until status field 'finished_at' is not a state field"]),
     "sync": (
         lambda d: action(d, "pull", "pull")["compose"]["sync"].update(option="with", manifest="{job}/sync.json",
                                                                        state=["status", "finished_at"]),

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_AUTH, EXIT_NETWORK, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 EXIT_STDOUT_CLOSED = 141  # 128 + SIGPIPE: the reader of stdout went away
 EXIT_WAIT_TIMEOUT = 124  # a wait command's --timeout passed (as GNU timeout(1) exits)
+EXIT_SYNC_RETRY = 75  # a sync left only failures that may still succeed: run it again (sysexits EX_TEMPFAIL)
 
 
 class UsageError(Exception):

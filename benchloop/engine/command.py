@@ -21,7 +21,7 @@ from ..base.errors import EXIT_AUTH, EXIT_FAILURE, ApiError, AuthError, Benchloo
 from ..base.ids import quoted
 from ..table.model import Action
 from .arguments import unknown_values
-from .outcomes import Failure, Outcome, as_error, exit_code, summarize
+from .outcomes import Outcome, as_error, exit_code, failure_of, summarize
 from .pipeline import Pipeline
 from .runtime import Runtime
 
@@ -82,7 +82,7 @@ def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[st
         rt.log.warn(message)
     if action.compose is not None:
         sync = action.compose.sync
-        if sync is not None and opts.get(sync.option):
+        if sync is not None and (opts.get(sync.option) or (sync.until is not None and opts.get(sync.until.option))):
             from .sync import run_sync  # pull --sync only
 
             return run_sync(rt, action, dim, ids, opts, process)
@@ -101,7 +101,7 @@ def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[st
             if counter:
                 counter.step(ident, ok=False, error=exc)
             if on_done is not None:
-                on_done(Outcome(ident, failures=[Failure(ident, str(exc), exc.network, exc.timed_out)]))
+                on_done(Outcome(ident, failures=[failure_of(ident, exc)]))
             raise backend_message(action, exc) from None
         if counter:
             counter.step(result if progress and progress.detail == "path" else ident)

@@ -12,12 +12,13 @@ exactly those of the commands they come from.  Failures are labelled
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ..base.errors import UsageError
 from ..table.model import Action, Compose, Section, Spec
 from ..table.responses import plain_json
-from .outcomes import Failure, MultiFailure, Outcome
+from .outcomes import MultiFailure, Outcome
 from .pipeline import Pipeline
 from .runtime import Runtime
 
@@ -66,7 +67,7 @@ def run_compose(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dic
         try:
             return process(pipeline, ident)
         except MultiFailure as exc:
-            raise MultiFailure([Failure(f"{label}:{f.ident}", f.message, f.network) for f in exc.failures],
+            raise MultiFailure([replace(f, ident=f"{label}:{f.ident}") for f in exc.failures],
                                exc.value) from None
 
     return rt.map(list(work), one, max(len(names), 1))

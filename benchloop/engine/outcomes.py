@@ -4,7 +4,8 @@ An id ends as an :class:`Outcome`: a value, failures, or both for a partial succ
 (``MultiFailure`` carries both out of a step).  Any exception raised while one id was
 processed becomes that id's failure (``as_error``): one bad id never takes the others
 down.  The exit code of a run follows from its outcomes (``exit_code``): 0 when
-nothing failed, 124 when every failure was a wait that timed out, 4 when no id
+nothing failed, 124 when every failure was a wait that timed out, 75 when every
+failure is one a sync asks for again next time (``Failure.later``), 4 when no id
 succeeded and every failure was a transport error, else 1.
 The worker pool that produces them is ``workers.py``.
 """
@@ -17,6 +18,7 @@ from ..base.errors import (
     EXIT_FAILURE,
     EXIT_NETWORK,
     EXIT_OK,
+    EXIT_SYNC_RETRY,
     EXIT_WAIT_TIMEOUT,
     BenchloopError,
     StepError,
@@ -32,6 +34,8 @@ class Failure:
     message: str
     network: bool
     timed_out: bool = False  # a wait command's deadline passed (exit 124 when every failure is one)
+    permanent: bool = False  # asking again will not change it (``is_permanent``)
+    later: bool = False  # a sync asks again next time (exit 75 when every failure is one)
 
 
 @dataclass
@@ -93,12 +97,35 @@ def as_error(exc: Exception, log: Any = None) -> BenchloopError:
     return StepError(f"{type(exc).__name__}: {exc}")
 
 
+# Answers that say "not now" rather than "no": asking again later may succeed.
+RETRYABLE_STATUSES = frozenset({408, 425, 429})
+
+
+def is_permanent(error: BaseException) -> bool:
+    """Whether a failure will not change by asking again (until what was asked changes): an
+    HTTP 4xx answer other than 408, 425 and 429 (a refusal, a missing id, a request the
+    backend cannot serve).  Everything else may succeed later: transport errors and
+    timeouts, 5xx, 408/425/429, waits that timed out, answers of a shape bl refuses (a
+    running group changes under a scan), someone else's answer, local file errors."""
+    from ..base.errors import ApiError
+
+    status = error.status if isinstance(error, ApiError) else None
+    return status is not None and 400 <= status < 500 and status not in RETRYABLE_STATUSES
+
+
+def failure_of(ident: str, error: BenchloopError) -> Failure:
+    """The failure of ``ident`` that ``error`` is, classified."""
+    return Failure(ident, str(error), error.network, error.timed_out, is_permanent(error))
+
+
 def exit_code(outcomes: list[Outcome]) -> int:
     failures = [f for o in outcomes for f in o.failures]
     if not failures:
         return EXIT_OK
     if all(f.timed_out for f in failures):
         return EXIT_WAIT_TIMEOUT
+    if all(f.timed_out or f.later for f in failures):  # a sync: run it again (--until-done: 124 first)
+        return EXIT_WAIT_TIMEOUT if any(f.timed_out for f in failures) else EXIT_SYNC_RETRY
     succeeded = sum(1 for o in outcomes if not o.failures or o.value is not None)
     return EXIT_NETWORK if succeeded == 0 and all(f.network for f in failures) else EXIT_FAILURE
 

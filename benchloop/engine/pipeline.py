@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from ..base import files
@@ -58,7 +59,7 @@ from ..table.model import (
 from ..table.templates import Context, render_file, render_label, render_value
 from . import transforms
 from .items import select
-from .outcomes import Failure, MultiFailure, Outcome, aggregate
+from .outcomes import Failure, MultiFailure, Outcome, aggregate, failure_of
 from .pagination import ITER_MODES, MODES, PaginationError, Scan
 from .placeholders import PLACEHOLDERS
 from .render import identity_check, render_headers, render_request
@@ -348,7 +349,7 @@ class Pipeline:
                 if not aggregate_noun:
                     raise
                 failure_id = render_label(part.failure_id or f"{{{self.dim.name}}}", ctx)
-                failures.append(Failure(failure_id, str(exc), exc.network))
+                failures.append(failure_of(failure_id, exc))
                 continue
             ctx.parts[part.name] = raw
             values[part.name] = transforms.apply(part.shape, raw, ident)
@@ -410,9 +411,9 @@ class Pipeline:
 
         outcomes = self.rt.map(children, one)
         failure_id = part.failure_id or f"{{{enum.binds}}}"
-        failures = [Failure(render_label(failure_id, ctx.child(**{enum.binds: o.ident})), f.message, f.network)
+        failures = [replace(f, ident=render_label(failure_id, ctx.child(**{enum.binds: o.ident})))
                     for o in outcomes for f in o.failures]
-        self.item_failures += [Failure(o.ident, f.message, f.network) for o in outcomes for f in o.failures]
+        self.item_failures += [replace(f, ident=o.ident) for o in outcomes for f in o.failures]
         return failures
 
     def iterate(self, part: PagedPart, ident: str) -> Iterator[Any]:

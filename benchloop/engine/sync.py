@@ -39,7 +39,9 @@ import json
 import os
 import stat
 import threading
+import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ..base import files
@@ -47,7 +49,7 @@ from ..base.errors import AuthError, BenchloopError, Cancelled, StepError, Usage
 from ..table.model import Action, Compose, PagedPart, Sync
 from ..table.templates import Context, render_file
 from .compose import chosen_sections, section_options, sections_for
-from .outcomes import Failure, MultiFailure, Outcome, as_error
+from .outcomes import Failure, MultiFailure, Outcome, as_error, failure_of
 from .pipeline import Pipeline
 from .runtime import Runtime
 from .scope import Scope
@@ -60,7 +62,9 @@ def run_sync(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[s
     """The outcome of every ``<group>:<section>`` of a sync, group after group; a 401 raises."""
     compose = action.compose
     assert compose is not None and compose.sync is not None
-    flag = action.flag_of(compose.sync.option)
+    until = compose.sync.until
+    given = until.option if until is not None and opts.get(until.option) else compose.sync.option
+    flag = action.flag_of(given)  # as the user typed it
     if dim != "group":
         raise UsageError(f"{flag} refreshes groups: give -g GROUP")
     if opts.get("skip_existing"):
@@ -69,11 +73,27 @@ def run_sync(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[s
     root = opts.get("output_dir") or rt.output_dir
     for ident in ids:  # before any request
         manifest_path(root, compose.sync, ident, flag)
+    wait = until.wait if until is not None and opts.get(until.option) else None
+    if wait is None and wait_given(compose.sync, opts):
+        raise UsageError(f"{action.flag_of(wait_given(compose.sync, opts) or '')} goes with "
+                         f"{action.flag_of(until.option if until else '')}")
     rt.pool = rt.concurrency * max(len(names) + 1, 1)
+    if wait is not None:  # groups wait side by side, each syncing as its jobs finish
+        rt.pool *= max(len(ids), 1)
+        results = rt.map(ids, lambda ident: GroupSync(rt, compose, ident, opts, names, process).until_done(),
+                         len(ids))
+        return [o for r in results for o in (r.value or [])] + [r for r in results if r.failures]
     outcomes: list[Outcome] = []
     for ident in ids:
         outcomes += GroupSync(rt, compose, ident, opts, names, process).run()
     return outcomes
+
+
+def wait_given(sync: Sync, opts: dict[str, Any]) -> str | None:
+    """The option of ``--until-done``'s wait given without it (its timeout), if any."""
+    wait = sync.until.wait if sync.until is not None else None
+    name = wait.timeout if wait is not None else None
+    return name if name and opts.get(name) is not None else None
 
 
 def manifest_path(root: str, sync: Sync, group: str, flag: str = "--sync") -> str:
@@ -151,6 +171,13 @@ class Manifest:
                     continue
                 sections[section] = paths
             kept[ident] = {"state": entry.get("state"), "sections": sections}
+            recorded = entry.get("permanent")
+            if isinstance(recorded, dict):
+                valid = {s: fs for s, fs in recorded.items() if s in sections and isinstance(fs, list) and all(
+                    isinstance(f, dict) and isinstance(f.get("id"), str) and isinstance(f.get("message"), str)
+                    for f in fs)}
+                if valid:
+                    kept[ident]["permanent"] = valid
         if outside:
             shown = ", ".join(outside[:3]) + (f" and {len(outside) - 3} more" if len(outside) > 3 else "")
             log.warn(f"sync {self.group}: the manifest {self.path} names {len(outside)} path(s) outside the "
@@ -167,21 +194,43 @@ class Manifest:
         return not all(self.inside(p) and files.exists(files.join_under(self.root, p)) for p in done)
 
     def record(self, section: str, states: dict[str, dict[str, Any]], done: set[str],
-               written: dict[str, list[str]]) -> None:
-        """Enter the items a section finished, with their files; then replace the manifest."""
+               written: dict[str, list[str]], permanent: dict[str, list[dict[str, str]]] | None = None) -> None:
+        """Enter the items a section finished, with their files and the section's permanent
+        failures of each (``{"id", "message"}``: not asked again until the item changes); then
+        replace the manifest."""
         with self.lock:
             for ident in done:
                 entry = self.items.get(ident)
                 if entry is None or entry.get("state") != states[ident]:
                     entry = self.items[ident] = {"state": states[ident], "sections": {}}
                 entry["sections"][section] = sorted(os.path.relpath(p, self.root) for p in written.get(ident, ()))
+                failures = (permanent or {}).get(ident)
+                kept = {k: v for k, v in (entry.get("permanent") or {}).items() if k != section}
+                if failures:
+                    kept[section] = failures
+                if kept:
+                    entry["permanent"] = kept
+                else:
+                    entry.pop("permanent", None)
             self.save(states)
+
+    def permanent(self, states: dict[str, dict[str, Any]]) -> list[dict[str, str]]:
+        """The permanent failures recorded for the items listed now (``{"id", "message"}``)."""
+        return [f for ident in states for section in (self.items.get(ident, {}).get("permanent") or {}).values()
+                for f in section]
 
     def save(self, states: dict[str, dict[str, Any]]) -> None:
         items = {k: self.items[k] for k in states if k in self.items}  # in list order; unlisted items go
         document = {"version": VERSION, "group_id": self.group, "key": self.sync.key,
                     "state": list(self.sync.state), "items": items}
         files.write_json_file(self.path, document, False)
+
+
+FINAL_TRIES = 3  # syncs after the group finished, while failures that may still succeed remain
+
+
+def retryable(outcomes: list[Outcome]) -> bool:
+    return any(f.later for o in outcomes for f in o.failures)
 
 
 class GroupSync:
@@ -195,6 +244,9 @@ class GroupSync:
         self.first = [self.sync.list, *[n for n in names if n in self.sync.refresh and n != self.sync.list]]
         self.rest = [n for n in names if n not in self.first]
         self.root = opts.get("output_dir") or rt.output_dir
+        self.manifest: Manifest | None = None
+        self.states: dict[str, dict[str, Any]] | None = None  # the items of the last sync, by id
+        self.reported: set[tuple[str, str]] = set()  # permanent failures listed on stderr
 
     def pipeline(self, name: str, scope: Scope | None = None) -> Pipeline:
         section = self.compose.sections[name]
@@ -205,6 +257,25 @@ class GroupSync:
         return f"{self.ident}:{name}"
 
     def run(self) -> list[Outcome]:
+        """One sync of the group: every section's outcome, each failure that a next sync asks
+        for again marked ``later`` (exit 75 when all are); the permanent failures recorded in
+        the manifest are listed on stderr (those not listed before by this run of bl)."""
+        outcomes = self.once()
+        for outcome in outcomes:
+            outcome.failures = [f if f.permanent else replace(f, later=True) for f in outcome.failures]
+        if self.manifest is not None and self.states is not None:
+            found = self.manifest.permanent(self.states)
+            new = [f for f in found if (f["id"], f["message"]) not in self.reported]
+            if new:
+                self.rt.log.warn(f"sync {self.ident}: {len(found)} permanent failure(s), recorded in "
+                                 f"{self.manifest.path} and asked again only when their job changes:")
+                for failure in found:
+                    self.rt.log.warn(f"  - {failure['id']}: {failure['message']}")
+                self.reported |= {(f["id"], f["message"]) for f in found}
+        return outcomes
+
+    def once(self) -> list[Outcome]:
+        self.states = None
         first = self.rt.map([self.label(n) for n in self.first], lambda label: self.plain(label.rsplit(":", 1)[1]),
                             len(self.first))
         if not self.rest:
@@ -226,6 +297,7 @@ class GroupSync:
             return first + [Outcome(self.label(n), failures=[Failure(self.label(n), f"not fetched: {exc}", False)])
                             for n in self.rest]
         manifest = Manifest(self.root, path, self.sync, self.ident, self.rt.log)
+        self.manifest, self.states = manifest, states
         self.announce(states, manifest)
         plans = {n: [i for i in states if manifest.stale(i, states[i], n)] for n in self.rest}
         rest = self.rt.map([self.label(n) for n in self.rest],
@@ -235,6 +307,77 @@ class GroupSync:
             manifest.save(states)  # the items that left the list leave the manifest
         return first + rest
 
+    # -- --until-done -------------------------------------------------------
+    def until_done(self) -> list[Outcome]:
+        """Sync, then wait with the table's waiter (``until.wait``, ``bl jobs wait``'s), syncing
+        again after each look in which the finished jobs differ from the last sync's (or the
+        last sync left failures that may still succeed), until the waiter says the group is
+        finished; then up to ``FINAL_TRIES`` more syncs while such failures remain."""
+        until = self.sync.until
+        assert until is not None
+        wait = until.wait
+        started = time.monotonic()
+        limit = float(self.opts.get(wait.timeout) or 0) if wait.timeout else 0.0
+        outcomes = self.run()
+        synced = self.finished()
+
+        def on_answer(answer: Any, counts: dict[str, int] | None) -> None:
+            nonlocal outcomes, synced
+            finished = {i: s for i, s in self.states_of(answer).items() if until.finished(s)}
+            if finished != synced or retryable(outcomes):
+                more = len(set(finished) - set(synced or {}))
+                self.rt.log.progress(f"sync {self.ident}: {more} more job(s) finished; syncing again" if more else
+                                     f"sync {self.ident}: asking again for what may still succeed")
+                outcomes = self.run()
+                synced = self.finished()
+
+        section = self.compose.sections[self.sync.list]
+        target = self.rt.spec.section_action(section)
+        options = {**section_options(target, section, self.opts),
+                   **{k: self.opts.get(k) for k in (wait.timeout, wait.delay.option) if k}}
+        pipeline = Pipeline(self.rt, target, "group", options)
+        try:
+            counts = pipeline.wait(wait, Context({**options, "group": self.ident}), self.ident, on_answer=on_answer)
+        except (AuthError, Cancelled):
+            raise
+        except BenchloopError as exc:  # the wait's timeout (exit 124), or the group's own failure
+            return outcomes + [Outcome(self.ident, failures=[failure_of(self.ident, exc)])]
+        base = float(self.opts.get(wait.delay.option) or 1.0) if wait.delay.option else 1.0
+        for attempt in range(FINAL_TRIES):
+            if not retryable(outcomes):
+                break
+            seconds = base * 1.5 ** attempt
+            if limit and time.monotonic() - started + seconds > limit:
+                break
+            self.rt.log.info(f"sync {self.ident}: the group is finished; asking again for what may still succeed "
+                             f"in {seconds:.1f}s")
+            self.rt.http.sleep(seconds)
+            outcomes = self.run()
+        total = counts.get("total") if isinstance(counts, dict) else None
+        left = sum(1 for o in outcomes for f in o.failures if f.later)
+        if left:
+            self.rt.log.warn(f"sync {self.ident}: the group is finished, but {left} failure(s) may still succeed: "
+                             f"run the same command again")
+        else:
+            self.rt.log.progress(f"sync {self.ident}: finished ({total} jobs) and synced")
+        return outcomes
+
+    def finished(self) -> dict[str, dict[str, Any]] | None:
+        """The finished items of the last sync by id (None when it could not list them)."""
+        until = self.sync.until
+        if self.states is None or until is None:
+            return None
+        return {i: s for i, s in self.states.items() if until.finished(s)}
+
+    def states_of(self, items: Any) -> dict[str, dict[str, Any]]:
+        """The state of every item of an answer of the waiter (the enumeration's items)."""
+        found: dict[str, dict[str, Any]] = {}
+        for item in items if isinstance(items, list) else ():
+            ident = item.get(self.sync.key) if isinstance(item, dict) else None
+            if isinstance(ident, str) and ident:
+                found[ident] = {f: item.get(f) for f in self.sync.state}
+        return found
+
     def plain(self, name: str) -> Any:
         try:
             return self.process(self.pipeline(name), self.ident)
@@ -242,8 +385,7 @@ class GroupSync:
             raise self.relabeled(name, exc) from None
 
     def relabeled(self, name: str, exc: MultiFailure) -> MultiFailure:
-        return MultiFailure([Failure(f"{self.label(name)}:{f.ident}", f.message, f.network) for f in exc.failures],
-                            exc.value)
+        return MultiFailure([replace(f, ident=f"{self.label(name)}:{f.ident}") for f in exc.failures], exc.value)
 
     def listed(self) -> list[tuple[str, dict[str, Any]]]:
         """``(id, item)`` of the list section's file, just written; an item's id is its ``key``
@@ -277,7 +419,11 @@ class GroupSync:
                manifest: Manifest) -> Any:
         """One section for the items that changed; the items it finished go into the manifest."""
         changed = plans[name]
-        scope = Scope(changed, self.sync.binds, keep=not changed)
+        until = self.sync.until
+        # Files of the group as a whole (the export, the report summary) again only when a job
+        # finished since the last sync (with the table's final statuses), else when one changed.
+        keep = not any(until.finished(states[i]) for i in changed) if until is not None else not changed
+        scope = Scope(changed, self.sync.binds, keep=keep)
         pipeline = self.pipeline(name, scope)
         failures: list[Failure] = []
         error: BaseException | None = None
@@ -294,8 +440,30 @@ class GroupSync:
             error = as_error(exc, self.rt.log)
         done = scope.done if scope.itemized else set(changed) if error is None else set()
         failed = [*failures, *pipeline.item_failures]
-        done = {i for i in done if not any(f.ident == i or f.ident.startswith(f"{i}:") for f in failed)}
-        manifest.record(name, states, done, scope.files)
+
+        def item_of(failure: Failure) -> str | None:
+            return next((i for i in changed if failure.ident == i or failure.ident.startswith(f"{i}:")), None)
+
+        by_item: dict[str, list[Failure]] = {}
+        for failure in failed:
+            item = item_of(failure)
+            if item is not None:
+                by_item.setdefault(item, []).append(failure)
+        # An item whose every failure is permanent is done for this section: its failures are
+        # recorded and not asked again until the item changes; any other failure: not done.
+        permanent = {i: fs for i, fs in by_item.items() if all(f.permanent for f in fs)}
+        done = {i for i in done | set(permanent) if i not in by_item or i in permanent}
+        relabeled = self.relabeled(name, MultiFailure(failures)).failures if failures else []
+        recorded = {i: [{"id": r.ident, "message": r.message}
+                        for f, r in zip(failures, relabeled, strict=True) if item_of(f) == i]
+                    for i in permanent}
+        manifest.record(name, states, done, scope.files, recorded)
+        if isinstance(error, MultiFailure):
+            rest = [r for f, r in zip(failures, relabeled, strict=True) if item_of(f) not in permanent]
+            if not rest:
+                return error.value  # permanent failures only: recorded and listed, not a failure
+            raise MultiFailure([replace(r, later=not r.permanent) for r in rest], error.value)
         if error is not None:
-            raise error
+            failure = failure_of(self.label(name), error)  # type: ignore[arg-type]
+            raise MultiFailure([replace(failure, later=not failure.permanent)], None)
         return value

@@ -15,7 +15,7 @@ from typing import Any
 from ..base.errors import AuthError, BenchloopError, StdoutClosed, UsageError
 from ..base.files import NoRoomError
 from ..transport.slots import current_slots, use_slots
-from .outcomes import Failure, MultiFailure, Outcome, as_error
+from .outcomes import MultiFailure, Outcome, as_error, failure_of
 
 # Threads beyond --concurrency: while one decodes and writes its last answer, its
 # request slot already serves the next id (see ``http.use_slots``).
@@ -44,7 +44,7 @@ def _guarded(work: Callable[[str], Any], gate: threading.Semaphore | None, cance
             if isinstance(error, NoRoomError):
                 cancel()
                 raise error from None
-            return Outcome(ident, failures=[Failure(ident, str(error), error.network, error.timed_out)])
+            return Outcome(ident, failures=[failure_of(ident, error)])
 
     return guarded
 

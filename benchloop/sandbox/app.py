@@ -58,6 +58,9 @@ class Config:
     redirect_artifacts: bool = False
     # Seconds between two jobs of the live group finishing (``live.py``; 0: only when advanced).
     live_pace: float = 2.0
+    # The live job (its number, 0: none) whose artifact the backend cannot sign once it finished
+    # (an ``artifact_sign_failed`` listing entry): a failure that will not change (pull --sync).
+    live_unsigned: int = 0
 
     def key_of(self, service: str) -> str:
         """The key the sandbox expects from clients of ``service``."""

@@ -333,7 +333,11 @@ def download_task(app: App, req: Request) -> Response:
 def job_artifacts(app: App, req: Request) -> Response:
     job = _job(app, req)
     url = app.artifact_url(req.base_url, job["job_id"])
-    return json_response(payloads.artifact_listing(job, url, app.config.artifact_bytes))
+    listing = payloads.artifact_listing(job, url, app.config.artifact_bytes)
+    if (job["group_id"] == payloads.LIVE_GROUP and job["n"] == app.config.live_unsigned and job["status"] != "running"
+            and payloads.artifact_kind(job) != "none"):
+        listing["artifacts"] = [{"name": "result.tgz", "error_code": "artifact_sign_failed"}]
+    return json_response(listing)
 
 
 def artifact_body(app: App, job: dict[str, Any]) -> Response:

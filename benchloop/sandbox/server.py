@@ -397,6 +397,7 @@ def start_sandbox(
     live_jobs: int = 0,
     live_compare: int = 0,
     live_pace: float = 2.0,
+    live_unsigned: int = 0,
     object_store_url: str | None = None,
     redirect_artifacts: bool = False,
     tls: tuple[str, str] | None = None,
@@ -429,6 +430,7 @@ def start_sandbox(
     request names the group (``live.py``; ``Sandbox.live.advance(n)`` finishes n at once);
     ``live_compare=N`` adds the live comparison groups ``GLIVE-BASE``, ``GLIVE-CAND`` and
     ``GLIVE-SAME`` (N running jobs each, finishing with the same clock).
+    ``live_unsigned=N`` makes the artifact of its job N unsignable once it finished.
     """
     plan = FaultPlan(rate=fault_rate, seed=fault_seed, kinds=tuple(fault_kinds))
     dataset = Dataset(seed, groups, jobs_per_group, tasks_per_group, db_path=db_path,
@@ -439,7 +441,7 @@ def start_sandbox(
     app = App(dataset, Config(api_key=api_key, ap_api_key=ap_api_key, trajectory_steps=trajectory_steps,
                               artifact_bytes=artifact_bytes, range_support=range_support,
                               object_store_url=object_store_url, redirect_artifacts=redirect_artifacts,
-                              live_pace=live_pace), state)
+                              live_pace=live_pace, live_unsigned=live_unsigned), state)
     app.fault_plan = plan
     server = _Server((host, port), app, latency_ms, connect_latency_ms)
     thread, scheme = serve_in_thread(server, tls, "benchloop-sandbox")

@@ -288,10 +288,10 @@ class ArtifactsResource(ResourceClient):
 
 class PullResource(ResourceClient):
     """Download several resources of groups or jobs in one go (sections run concurrently)."""
-    def pull(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, sections: str | Sequence[str] | None = None, download_timeout: int = 1800, allow_size_mismatch: bool = False, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False, sync: bool = False) -> DownloadResult:
+    def pull(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, sections: str | Sequence[str] | None = None, download_timeout: int = 1800, allow_size_mismatch: bool = False, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False, sync: bool = False, until_done: bool = False, interval: float = 5.0, timeout: float | None = None) -> DownloadResult:
         """Run the download commands of the chosen sections for each id; files land where those commands put them."""
         ...
-    def __call__(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, sections: str | Sequence[str] | None = None, download_timeout: int = 1800, allow_size_mismatch: bool = False, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False, sync: bool = False) -> DownloadResult:
+    def __call__(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, sections: str | Sequence[str] | None = None, download_timeout: int = 1800, allow_size_mismatch: bool = False, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False, sync: bool = False, until_done: bool = False, interval: float = 5.0, timeout: float | None = None) -> DownloadResult:
         """Run the download commands of the chosen sections for each id; files land where those commands put them."""
         ...
 

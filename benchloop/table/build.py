@@ -61,6 +61,7 @@ from .model import (
     Toolset,
     Toolsets,
     Transform,
+    Until,
     Waiter,
     WaitPart,
     Watch,
@@ -134,11 +135,15 @@ def toolsets(data: Mapping[str, Any] | None) -> Toolsets:
                     tuple(data.get("default") or ()), int(data.get("budget", 24 * 1024)))
 
 
-def sync(data: Mapping[str, Any] | None) -> Sync | None:
+def sync(data: Mapping[str, Any] | None, waiters: Mapping[str, Waiter], statuses: Mapping[str, StatusEnum]
+         ) -> Sync | None:
     if not data:
         return None
+    until = data.get("until")
     return Sync(data["option"], data["list"], data["key"], data["binds"], tuple(data["state"]),
-                tuple(data["refresh"]), data["manifest"])
+                tuple(data["refresh"]), data["manifest"],
+                Until(until["option"], waiters[until["wait"]], until["status"]["field"],
+                      statuses[until["status"]["statuses"]]) if until else None)
 
 
 def transform(data: Any) -> Transform | None:
@@ -428,7 +433,7 @@ class Builder:
             compose=Compose(compose["option"], tuple(compose["dimensions"]), tuple(compose["default"]),
                             frozen_map({n: Section(n, s["resource"], s["action"], frozen_json(s.get("options") or {}))
                                         for n, s in compose["sections"].items()}),
-                            sync(compose.get("sync"))) if compose else None,
+                            sync(compose.get("sync"), self.waiters, self.statuses)) if compose else None,
             max_ids=data.get("max_ids"), max_ids_message=data.get("max_ids_message"),
             error_field=data.get("error_field"), progress=progress(data.get("progress")),
             extra_args=bool(data.get("extra_args")), combine=combine,

@@ -855,6 +855,16 @@ def _lint_sync(c: _Lint, where: str, compose: dict[str, Any], options: dict[str,
         if name not in compose["sections"]:
             c.add(f"{where}: names unknown section {name!r}")
     _check_bound(c, where, "manifest", sync["manifest"], {"group"})
+    until = sync.get("until")
+    if until:
+        if options.get(until["option"], {}).get("type") != "flag":
+            c.add(f"{where}: until option {until['option']!r} is no flag option of the action")
+        if until["wait"] not in (c.spec.get("waiters") or {}):
+            c.add(f"{where}: until names unknown waiter {until['wait']!r}")
+        if until["status"]["statuses"] not in (c.spec.get("statuses") or {}):
+            c.add(f"{where}: until names unknown statuses {until['status']['statuses']!r}")
+        if until["status"]["field"] not in sync["state"]:
+            c.add(f"{where}: until status field {until['status']['field']!r} is not a state field")
     section = compose["sections"].get(sync["list"])
     target = _target(c.spec, section) if section else None
     parts = ((target or {}).get("dimensions", {}).get("group") or {}).get("parts") or {}

@@ -1046,6 +1046,24 @@ class Sync:
     state: tuple[str, ...]
     refresh: tuple[str, ...]
     manifest: str
+    until: Until | None = None  # --until-done: sync again as items finish, until the waiter is done
+
+
+@dataclass(frozen=True)
+class Until:
+    """A sync that goes on until the work is done (``sync.until``): ``option`` (a flag, which
+    implies the sync) runs ``wait``, syncing again after each of its looks in which an item
+    reached a final status (the item's field ``status`` in the set ``final`` of
+    ``statuses``), until the waiter says success.  Files of the id as a whole (the export)
+    are fetched again only when an item finished since they were last fetched."""
+
+    option: str
+    wait: Waiter
+    status: str
+    statuses: StatusEnum
+
+    def finished(self, item_state: Mapping[str, Any]) -> bool:
+        return self.statuses.holds("final", item_state.get(self.status))
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from ...base.errors import AuthError, BenchloopError, Cancelled, StepError
 from ...base.files import safe_component, size_of
 from ...table.templates import VAR, entry_component
 from ..items import wanted
-from ..outcomes import Failure, MultiFailure, Outcome, aggregate
+from ..outcomes import Failure, MultiFailure, Outcome, aggregate, is_permanent
 from ..stepcall import Counter, StepCall
 from ..transforms import task_job_ids
 from .registry import WRITTEN, step
@@ -58,8 +58,8 @@ class Artifacts:
         self.bar: Any = None
 
     # -- helpers -------------------------------------------------------------
-    def fail(self, ident: str, message: str, network: bool = False) -> None:
-        self.failures.append(Failure(ident, message, network))
+    def fail(self, ident: str, message: str, network: bool = False, permanent: bool = False) -> None:
+        self.failures.append(Failure(ident, message, network, permanent=permanent))
 
     def listing(self, job: str) -> list[dict[str, Any]]:
         return self.call.items(self.call.request("listing", job=job), job=job)
@@ -125,11 +125,11 @@ class Artifacts:
                 except (AuthError, Cancelled):
                     raise
                 except BenchloopError as exc:
-                    self.fail(f"{job}:{name}", str(exc), exc.network)
+                    self.fail(f"{job}:{name}", str(exc), exc.network, is_permanent(exc))
             elif self.call.params.expression("absent")(entry):
                 self.call.log.per_file(f"no artifact for job={job} ({entry.get('error_code')})")
-            else:
-                self.fail(f"{job}:{name}", str(self.call.params.expression("reason")(entry)))
+            else:  # the backend's own reason why there is no URL (artifact_sign_failed): it says so again
+                self.fail(f"{job}:{name}", str(self.call.params.expression("reason")(entry)), permanent=True)
         return entries
 
     def counter(self, jobs: list[str]) -> tuple[Counter, bool]:
