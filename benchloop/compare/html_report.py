@@ -161,7 +161,7 @@ def _clusters(result: dict[str, Any]) -> list[str]:
             "cluster.</figcaption></figure>"]
 
 
-def _changed(changed: Sequence[dict[str, Any]], links: Mapping[str, str] | None = None) -> str:
+def _changed(changed: Sequence[dict[str, Any]], links: Mapping[str, str] | None = None, css: str = "changed") -> str:
     rows = []
     for e in changed:
         direction = "up" if e["difference"] > 0 else "down"
@@ -176,9 +176,28 @@ def _changed(changed: Sequence[dict[str, Any]], links: Mapping[str, str] | None 
             _cell(d.html_text(d.rate(e["candidate"]["pass_rate"])), True),
             _cell(_ids(e["baseline"]["jobs"]), css="jobs"),
             _cell(_ids(e["candidate"]["jobs"]), css="jobs"),
+            *(_cell(d.html_text(c), i < 2, "sig" if i == 2 and c else "") for i, c in enumerate(d.evidence_cells(e))),
         ]) + "</tr>")
-    return _table("changed", [("instance", False), ("change", True), ("baseline", True), ("candidate", True),
-                              ("baseline jobs", False), ("candidate jobs", False)], rows)
+    return _table(css, [("instance", False), ("change", True), ("baseline", True), ("candidate", True),
+                        ("baseline jobs", False), ("candidate jobs", False),
+                        ("p (Fisher)", True), ("q (BH)", True), ("", False)], rows)
+
+
+def _evidence(result: dict[str, Any], links: Mapping[str, str] | None) -> list[str]:
+    """First after the verdict: the noise floor, and the changes ranked by evidence, those beyond
+    noise listed (the data: ``noise_floor``, ``evidence``, ``instances[].beyond_noise``)."""
+    floor, evidence = d.floor_line(result), d.evidence_line(result)
+    if not (floor or evidence):
+        return []
+    beyond = [e for e in result.get("instances") or [] if e.get("beyond_noise")]
+    parts = ['<div class="evidence">']
+    if floor:
+        parts.append(f'<p class="meta">Noise floor: {d.html_text(floor)}.</p>')
+    if evidence:
+        parts.append(f"<p>Changed instances: {d.html_text(evidence)}.</p>")
+    if beyond:
+        parts.append(_changed(beyond, links, "beyond"))
+    return [*parts, "</div>"]
 
 
 def section(result: dict[str, Any], index: int, changes: str = "largest",
@@ -194,6 +213,7 @@ def section(result: dict[str, Any], index: int, changes: str = "largest",
         f'<section class="comparison" id="comparison-{index}">',
         f'<h2><span class="id">{cand}</span> vs baseline <span class="id">{base}</span></h2>',
         _verdict(result),
+        *_evidence(result, links),
     ]
     if warnings:
         parts.append('<ul class="warnings">' + "".join(f"<li>{d.html_text(w)}</li>" for w in warnings) + "</ul>")
