@@ -140,3 +140,23 @@ def test_the_fdr_level_is_an_option():
     loose, strict = _compare(base, cand, fdr=0.2)["evidence"], _compare(base, cand, fdr=0.001)["evidence"]
     assert loose["beyond_noise"] == 3 and strict["beyond_noise"] == 0
     assert "at FDR 20%" in loose["summary"] and "at FDR 0.1%" in strict["summary"]
+
+
+def test_the_report_lists_the_changes_beyond_noise_first():
+    from benchloop.compare import html_report, markdown, terminal
+
+    base = {f"i{k}": [0] * 6 for k in range(10)}
+    cand = {f"i{k}": [1] * 6 if k < 3 else ([1, 0, 0, 0, 0, 0] if k == 3 else [0] * 6) for k in range(10)}
+    r = _compare(base, cand)
+    assert [e["instance"] for e in r["instances"] if e["beyond_noise"]] == ["i0", "i1", "i2"]
+    page = html_report.render([r])
+    section = page[page.index('<section class="comparison"'):]
+    evidence = section.index('<div class="evidence">')
+    assert evidence < section.index('<table class="groups"')  # right after the verdict
+    beyond = section[evidence:section.index("</div>", evidence)]
+    assert beyond.count("<tr>") == 1 + 3 and "i3" not in beyond
+    assert r["evidence"]["summary"] in page and r["noise_floor"]["summary"] in page
+    table = terminal.render([r], "beyond-noise")
+    assert "instances beyond noise (3 of 4 changed, strongest evidence first)" in table
+    assert " i3" not in table
+    assert "beyond noise" in markdown.render([r], "beyond-noise")

@@ -182,3 +182,53 @@ def test_an_fdr_outside_0_1_is_a_usage_error(bl, sandbox):
     [element] = json.loads(r.out)
     assert element["evidence"]["fdr"] == 0.3
     assert all(e["beyond_noise"] == (e["q_value"] <= 0.3) for e in element["instances"])
+
+
+def test_aa_splits_of_the_sandbox_runs_stay_within_noise(bl, sandbox):
+    """Each sandbox run's trials dealt at random into two halves, 60 seeds each, the halves
+    compared: no instance is beyond noise in most seeds (at most FDR of them have any), and the
+    printed A/A expectation is within 10% of the share the splits list."""
+    from benchloop.compare.stats import compare_groups
+
+    r = bl("--host", sandbox.url, "--api-key", sandbox.api_key, "jobs", "table", "-g", "BASE,CAND,CAND2,REPO-BASE",
+           "--fields", "group_id,job_id,status,instance,score,pass")
+    assert r.code == 0, r.err
+    rows = json.loads(r.out)
+    rng = np.random.default_rng(46)
+    for group in ("BASE", "CAND", "CAND2", "REPO-BASE"):
+        by: dict[str, list[dict]] = defaultdict(list)
+        for row in rows:
+            if row["group_id"] == group:
+                by[row["instance"]].append(row)
+        flagged, printed, listed = 0, 0.0, 0
+        seeds = 60
+        for _ in range(seeds):
+            first, second = [], []
+            for trials in by.values():
+                order = rng.permutation(len(trials))
+                half = len(trials) // 2
+                first += [trials[i] for i in order[:half]]
+                second += [trials[i] for i in order[half:]]
+            [result] = compare_groups([("A", first), ("B", second)], metric="m", pass_threshold=0.5, unit="u")
+            flagged += result["evidence"]["beyond_noise"] > 0
+            printed += result["evidence"]["aa_expected"]
+            listed += result["evidence"]["changed"]
+        assert flagged / seeds <= 0.1, group
+        assert printed / listed == pytest.approx(1, abs=0.1), group
+
+
+def test_the_python_client_and_the_mcp_tools_have_noise_and_plan(sandbox):
+    from benchloop import Client
+    from benchloop.mcp_server.tools import all_tools, served_resources
+    from benchloop.table.load import load_model
+
+    with Client(host=sandbox.url, api_key=sandbox.api_key) as client:
+        [floor] = client.noise(group="BASE", splits=20)
+        [planned] = client.plan(group="BASE", trials=[4])
+    assert floor["within_variance"] == pytest.approx(0.1375)
+    assert planned["table"][0]["instances"] in (1350, 1351, 1352)
+    model = load_model()
+    tools = {t.name: t for t in all_tools(model)}
+    for resource in ("noise", "plan"):
+        assert tools[resource].read_only and resource in served_resources(model, ("noise",))
+        assert resource not in served_resources(model, model.mcp.default)  # not in the default budget

@@ -130,7 +130,7 @@ def assess(pairs: Sequence[tuple[str, int, int, int, int]], level: float = FDR) 
     needed = None if reachable else trials_to_reach(level / max(m, 1))
     summary = {
         "test": "fisher", "fdr": level, "instances": m, "changed": changed,
-        "aa_expected": expected, "aa_share": expected / m if m else None, "aa_basis": "pooled",
+        "aa_expected": expected, "aa_share": expected / m if m else None,
         "beyond_noise": beyond, "reachable": reachable, "smallest_p": lowest_all if m else None,
         "trials_needed": needed,
     }

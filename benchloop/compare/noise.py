@@ -280,7 +280,7 @@ def annotate(result: dict[str, Any], baseline: Group, candidate: Group, level: f
     ``instances`` get their ``p_value``, ``q_value`` and ``beyond_noise`` and are ordered by
     evidence, strongest first) and ``noise_floor`` (an A/A of the baseline at these trial counts,
     the line beside the verdict)."""
-    from .evidence import assess, sentence
+    from .evidence import assess
 
     b, c = baseline.scored, candidate.scored
     keys = sorted((k for k in b if k in c), key=str)
@@ -294,11 +294,7 @@ def annotate(result: dict[str, Any], baseline: Group, candidate: Group, level: f
     if result.get("instances"):
         result["instances"].sort(key=lambda e: (e.get("p_value", 1.0), -abs(e["difference"]), str(e["instance"])))
     floor = aa_floor(baseline, keys, against=[len(c[k].passes) for k in keys]) if keys else None
-    summary = found["summary"]
-    if floor is not None and floor["changed_expected"] is not None:  # another run of the baseline
-        summary.update(aa_expected=floor["changed_expected"], aa_share=floor["share_changed"], aa_basis="baseline")
-        summary["summary"] = sentence(summary)
-    result["evidence"] = summary
+    result["evidence"] = found["summary"]  # its A/A count is the exact test's null: the pooled trials dealt
     result["noise_floor"] = None if floor is None else dict(floor, summary=floor_sentence(baseline.group_id, floor))
 
 

@@ -65,7 +65,7 @@ InstanceComparisonCandidate = TypedDict('InstanceComparisonCandidate', {'pass_ra
 # One instance whose pass rate changed between the baseline and the candidate.
 InstanceComparison = TypedDict('InstanceComparison', {'instance': str, 'difference': float, 'p_value': float, 'q_value': float, 'beyond_noise': bool, 'baseline': InstanceComparisonBaseline, 'candidate': InstanceComparisonCandidate}, total=False)
 # How many changed instances are beyond noise (docs/compare.md, Changes beyond noise).
-ChangeEvidence = TypedDict('ChangeEvidence', {'test': str, 'fdr': float, 'instances': int, 'changed': int, 'aa_expected': float, 'aa_share': float | None, 'aa_basis': str, 'beyond_noise': int, 'reachable': int, 'smallest_p': float | None, 'trials_needed': int | None, 'summary': str}, total=False)
+ChangeEvidence = TypedDict('ChangeEvidence', {'test': str, 'fdr': float, 'instances': int, 'changed': int, 'aa_expected': float, 'aa_share': float | None, 'beyond_noise': int, 'reachable': int, 'smallest_p': float | None, 'trials_needed': int | None, 'summary': str}, total=False)
 # What an A/A comparison (another run like this one) gives: the noise floor (docs/compare.md, The noise floor).
 AAFloor = TypedDict('AAFloor', {'instances': int, 'trials': float | None, 'within_variance': float | None, 'se': float | None, 'half_width': float | None, 'changed_expected': float | None, 'share_changed': float | None, 'summary': str}, total=False)
 # A candidate group compared with the baseline, instance by instance (`bl compare`; every figure is defined in docs/compare.md).
