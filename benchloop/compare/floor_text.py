@@ -1,4 +1,4 @@
-"""``bl noise`` and ``bl plan`` as text for a terminal (``--output table``) or a pull request
+"""``bl noise``, ``bl plan`` and ``bl trend`` as text for a terminal (``--output table``) or a pull request
 (``--output markdown``): the sentence first, then the figures in rows.  Ids are escaped as in
 every rendering of a comparison (:mod:`.display`)."""
 
@@ -133,3 +133,43 @@ def plan_markdown(element: dict[str, Any]) -> str:
         lines += ["", "Neyman allocation (trials proportional to sqrt(p(1-p))):", "",
                   *_md_table(_allocation(element, esc))]
     return "\n".join(lines) + "\n"
+
+
+def _trend_rows(element: dict[str, Any], esc: Callable[[Any], str]) -> list[list[str]]:
+    rows = [["run", "pass rate", "95% CI", "own", "vs previous", "vs first", "limit", ""]]
+    for r in element["runs"]:
+        prev, ref = r.get("previous") or {}, r.get("reference") or {}
+        rows.append([esc(r["group_id"]), d.rate(r["pass_rate"]), d.rate_ci(r["pass_rate_ci95"]),
+                     d.rate(r["own_pass_rate"]), d.points(prev.get("difference")) if prev else "",
+                     d.points(ref.get("difference")) if ref else "",
+                     f"±{_pp(r['limit'])}" if d.finite(r.get("limit")) else "", "outside noise" if r["flagged"] else ""])
+    return rows
+
+
+def _trend_notes(element: dict[str, Any]) -> list[str]:
+    s, st = element["slope"], element["steps"]
+    lines = []
+    if d.finite(s.get("slope")):
+        lines.append(f"drift {d.points(s['slope'])} per run {d.points_ci(s['ci95'])}, p {d.p_text(s['p_value'])} "
+                     "(per-instance slopes)")
+    if d.finite(st.get("mean")):
+        lines.append(f"mean step {d.points(st['mean'])} {d.points_ci(st['ci95'])}, p {d.p_text(st['p_value'])}, "
+                     f"tau^2 {_var(st['tau2'])} (DerSimonian-Laird)")
+    lines.append(f"limits: z {element['z']:.2f} times the se of an A/A of the first run (family-wise "
+                 f"{100 * element['alpha']:g}% over the runs after it)")
+    return lines
+
+
+def trend_table(element: dict[str, Any]) -> str:
+    from .terminal import table
+
+    esc = d.terminal_text
+    lines = [esc(element["summary"]), "", *table(_trend_rows(element, esc), [False, True, False, True, True, True,
+                                                                              True, False])]
+    return "\n".join([*lines, "", *("  " + x for x in _trend_notes(element))]) + "\n"
+
+
+def trend_markdown(element: dict[str, Any]) -> str:
+    esc = d.markdown_text
+    lines = [f"**{esc(element['summary'])}**", "", *_md_table(_trend_rows(element, esc)), ""]
+    return "\n".join([*lines, *(f"- {x}" for x in _trend_notes(element))]) + "\n"

@@ -69,8 +69,9 @@ def within_variance(groups: Sequence[Group], keys: Sequence[str] | None = None) 
 
 def _variances(group: Group, keys: Sequence[str], fallback: float) -> list[float]:
     out = []
+    scored = group.scored
     for key in keys:
-        v = unbiased_variance(group.scored[key].passes)
+        v = unbiased_variance(scored[key].passes)
         out.append(fallback if v is None else v)
     return out
 
@@ -121,11 +122,12 @@ def changed_chance(prior: tuple[float, float] | None, x: int, k: int, n1: int, n
 
 
 def aa_floor(group: Group, keys: Sequence[str] | None = None, against: Sequence[int] | None = None,
-             between: float = 0.0, cluster: Clusterer | None = None) -> dict[str, Any]:
+             between: float = 0.0, cluster: Clusterer | None = None, share: bool = True) -> dict[str, Any]:
     """What an A/A comparison of ``group`` (another run like it) gives on ``keys`` (default: its
     scored instances): the 95% half-width of the paired difference and the expected share of
     instances listed as changed.  ``against``: the other run's trials per instance (default: the
-    same as this run's); ``between``: the between-run variance of a cluster's shock."""
+    same as this run's); ``between``: the between-run variance of a cluster's shock; ``share``:
+    False leaves the share out (null; the spread alone is cheap)."""
     scored = group.scored
     keys = list(keys if keys is not None else sorted(scored))
     n = len(keys)
@@ -144,7 +146,7 @@ def aa_floor(group: Group, keys: Sequence[str] | None = None, against: Sequence[
         var += 2 * between * math.fsum((c / n) ** 2 for c in sizes.values())
     se = math.sqrt(var) if n else None
     counts = [(sum(scored[k].passes), len(scored[k].passes)) for k in keys]
-    prior = beta_prior(counts)
+    prior = beta_prior(counts) if share else None
     expected = None if prior is None else math.fsum(
         changed_chance(prior, x, k, k1, k2) for (x, k), k1, k2 in zip(counts, trials, other, strict=True))
     if within is None:
@@ -221,16 +223,17 @@ def between_runs(groups: Sequence[Group], keys: Sequence[str], cluster: Clustere
         by.setdefault(cluster(k) if cluster is not None else None, []).append(k)
     within, _ = within_variance(groups, keys)
     fallback = within or 0.0
+    scored = [g.scored for g in groups]
     numerator = weight = 0.0
     for members in by.values():
         size = len(members)
-        means = [math.fsum(g.scored[k].pass_rate for k in members) / size for g in groups]  # type: ignore[misc]
+        means = [math.fsum(s[k].pass_rate for k in members) / size for s in scored]  # type: ignore[misc]
         centre = math.fsum(means) / runs
         spread = math.fsum((m - centre) ** 2 for m in means) / (runs - 1)
         explained = math.fsum(
-            math.fsum(v / len(g.scored[k].passes) for v, k in zip(_variances(g, members, fallback), members,
-                                                                  strict=True)) / size**2
-            for g in groups) / runs
+            math.fsum(v / len(s[k].passes) for v, k in zip(_variances(g, members, fallback), members,
+                                                            strict=True)) / size**2
+            for g, s in zip(groups, scored, strict=True)) / runs
         numerator += size * (spread - explained)
         weight += size
     raw = numerator / weight

@@ -88,6 +88,16 @@ PlanFixed = TypedDict('PlanFixed', {'instances': int, 'trials': int | None, 'pow
 PlanAllocation = TypedDict('PlanAllocation', {'instance': str, 'pass_rate': float | None, 'trials_run': int, 'trials': int, 'run_again': int}, total=False)
 # How many instances and trials a decision needs (`bl plan`; docs/compare.md, Planning a run).
 Plan = TypedDict('Plan', {'groups': list[str], 'effect': float, 'power': float, 'alpha': float, 'within_variance': float, 'effect_variance': float, 'between_variance': float, 'clusters': int | None, 'table': list[PlanRow], 'fixed': PlanFixed | None, 'allocation': list[PlanAllocation], 'summary': str}, total=False)
+# A run's paired difference of pass rate to an earlier run, over the common instances.
+TrendDifference = TypedDict('TrendDifference', {'from': str, 'difference': float | None, 'se': float | None, 'ci95': list[float] | None, 'p_value': float | None}, total=False)
+# One run of a trend.
+TrendRun = TypedDict('TrendRun', {'group_id': str, 'instances': int, 'pass_rate': float | None, 'pass_rate_ci95': list[float] | None, 'own_pass_rate': float | None, 'own_pass_rate_ci95': list[float] | None, 'previous': TrendDifference | None, 'reference': TrendDifference | None, 'limit': float | None, 'flagged': bool}, total=False)
+# The pass rate's change per run: per-instance least-squares slopes, averaged, with a t test.
+TrendSlope = TypedDict('TrendSlope', {'slope': float | None, 'se': float | None, 'ci95': list[float] | None, 'p_value': float | None, 'df': int | None}, total=False)
+# DerSimonian-Laird random-effects mean of the steps between consecutive runs.
+TrendSteps = TypedDict('TrendSteps', {'mean': float | None, 'se': float | None, 'ci95': list[float] | None, 'p_value': float | None, 'tau2': float | None, 'steps': int}, total=False)
+# A benchmark's pass rate over runs (`bl trend`; docs/compare.md, Trend over runs).
+Trend = TypedDict('Trend', {'groups': list[str], 'instances': int, 'alpha': float, 'z': float, 'runs': list[TrendRun], 'slope': TrendSlope, 'steps': TrendSteps, 'flagged': list[str], 'summary': str}, total=False)
 TasksGetGroup = TypedDict('TasksGetGroup', {'group_id': str, 'tasks': list[Task], 'total': int}, total=False)
 # One pre-analysis report (markdown).
 Report = TypedDict('Report', {'content': str | None, 'fail_reason': str | None, 'sub_fail_reason': str | None}, total=False)
@@ -163,6 +173,7 @@ class Client:
     compare: CompareResource
     noise: NoiseResource
     plan: PlanResource
+    trend: TrendResource
     view: ViewResource
     tasks: TasksResource
     report: ReportResource
@@ -257,6 +268,16 @@ class PlanResource(ResourceClient):
         ...
     def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', cluster: str | None = None, effect: float = 0.02, power: float = 0.8, alpha: float = 0.05, trials: int | Sequence[int] | None = None, instances: int | None = None, variance: float | None = None, effect_variance: float = 0.0, between_variance: float | None = None) -> list[Plan]:
         """Plan a comparison from past runs: the instances x trials needed to detect --effect at --power (noncentral t, clusters' design effect), the trials a fixed instance set needs, and their Neyman allocation: which instances to run again and how often (docs/compare.md)."""
+        ...
+
+
+class TrendResource(ResourceClient):
+    """How a benchmark moves over runs, and which run is outside noise."""
+    def trend(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', cluster: str | None = None, alpha: float = 0.05) -> list[Trend]:
+        """The runs in the order given: pass rates with intervals, differences to the previous and the first run, the drift, and control limits from the first run's noise floor (docs/compare.md)."""
+        ...
+    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', cluster: str | None = None, alpha: float = 0.05) -> list[Trend]:
+        """The runs in the order given: pass rates with intervals, differences to the previous and the first run, the drift, and control limits from the first run's noise floor (docs/compare.md)."""
         ...
 
 

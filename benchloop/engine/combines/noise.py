@@ -1,11 +1,12 @@
-"""``noise`` and ``plan``: the runs given are one configuration (``bl noise``, ``bl plan``).
+"""``noise``, ``plan``, ``trend``: what runs of one benchmark say together (``bl noise`` ...).
 
 Each id's value is its flat job rows (step ``job_rows``), gathered by instance as ``bl compare``
 gathers them (``benchloop.compare.groups``); a group that cannot take part (no job, a
 ``--metric`` that scores none) stops the command before anything is printed, as in compare.
 ``noise`` makes one element, the noise floor (``benchloop.compare.noise``); ``plan`` one, the
 plan (``benchloop.compare.plan``) with the runs' within-instance variance (or ``--variance``)
-and, with two or more runs and ``--cluster``, their between-run variance.  Both render
+and, with two or more runs and ``--cluster``, their between-run variance; ``trend`` one, the
+series (``benchloop.compare.trend``).  Each renders
 ``--output table`` and ``markdown`` themselves (``benchloop.compare.floor_text``).
 """
 
@@ -100,3 +101,19 @@ def plan(call: CombineCall) -> Combined:
     call.log.note(element["summary"])
     return Combined([element], {"table": lambda: floor_text.plan_table(element),
                                 "markdown": lambda: floor_text.plan_markdown(element)})
+
+
+@combine("trend")
+def trend(call: CombineCall) -> Combined:
+    from ...compare import floor_text
+    from ...compare import trend as trends
+    from ...compare.estimates import clusterer
+
+    alpha = _share("alpha", call.options["alpha"])
+    groups = _groups(call)
+    if len(groups) < 2:
+        raise CombineError([(call.ids[0], "nothing to trend: fewer than two runs remain (the others failed)")])
+    element = trends.trend(groups, clusterer(call.options.get("cluster")), alpha)
+    call.log.note(element["summary"])
+    return Combined([element], {"table": lambda: floor_text.trend_table(element),
+                                "markdown": lambda: floor_text.trend_markdown(element)})
