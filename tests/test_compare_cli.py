@@ -147,8 +147,12 @@ def check_against_raw(result: dict, base: dict, cand: dict, clustered: bool = Fa
         assert close(c["baseline_mean"], np.mean([np.mean(scored_b[k][cost]) for k in both]))
     changed = {k: float(x) for k, x in zip(paired, d, strict=True) if x != 0}
     assert {e["instance"]: e["difference"] for e in result["instances"]} == pytest.approx(changed)
-    sizes = [abs(e["difference"]) for e in result["instances"]]
-    assert sizes == sorted(sizes, reverse=True)
+    # strongest evidence first: Fisher's exact p on the trial counts, then the largest change
+    for e in result["instances"]:
+        b, c = ([int(x) for x in raw[e["instance"]]["passes"]] for raw in (base, cand))
+        assert close(e["p_value"], sp.fisher_exact([[sum(b), len(b) - sum(b)], [sum(c), len(c) - sum(c)]]).pvalue)
+    ranks = [(e["p_value"], -abs(e["difference"])) for e in result["instances"]]
+    assert ranks == sorted(ranks)
     for entry in result["instances"]:
         assert entry["baseline"]["jobs"] == base[entry["instance"]]["jobs"]
         assert entry["candidate"]["jobs"] == cand[entry["instance"]]["jobs"]
@@ -316,7 +320,8 @@ def test_table_summary_and_markdown_lead_with_the_verdict(api):
     [element] = ok_json(api("compare", "-g", "BASE", "-g", "CAND2"))
     table = api("compare", "-g", "BASE", "-g", "CAND2", "--output", "table")
     assert table.code == 0, table.err
-    assert table.out.startswith(element["summary"] + "\n\ncompare CAND2 with baseline BASE\n")
+    assert table.out.startswith(element["summary"] + "\n" + element["noise_floor"]["summary"]
+                                + "\n\ncompare CAND2 with baseline BASE\n")
     assert element["summary"].startswith("CAND2 is better than BASE: +")
     assert "pass rate   +" in table.out and "pp*" in table.out  # adjusted p < 0.05: marked
     assert table.out.rstrip().endswith("* p < 0.05")
@@ -357,7 +362,8 @@ def test_per_instance_csv_has_a_row_per_paired_instance(api, backend):
     rows = list(csv.DictReader(io.StringIO(result.out)))
     assert list(rows[0]) == ["baseline", "candidate", "instance", "cluster", "baseline_pass_rate",
                              "candidate_pass_rate", "difference", "baseline_mean", "candidate_mean",
-                             "mean_difference", "baseline_jobs", "candidate_jobs"]
+                             "mean_difference", "baseline_jobs", "candidate_jobs", "p_value", "q_value",
+                             "beyond_noise", "aa_changed"]
     elements = ok_json(api("compare", "-g", "BASE,CAND,CAND2"))
     base = raw_group(backend, "BASE")
     for element in elements:

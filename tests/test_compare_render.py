@@ -275,11 +275,11 @@ def test_terminal_escapes_hostile_strings():
     assert "\\x1b[31mred" in out and "abc\\u202edcba" in out
 
 
-def test_terminal_lists_the_largest_changes_first_and_says_how_many():
+def test_terminal_lists_the_strongest_evidence_first_and_says_how_many():
     out = terminal.render(clear_win())
-    assert "changed instances (10 of 20, largest change first; --changes all lists every one)" in out
-    assert "changed instances (20, largest change first)" in terminal.render(clear_win(), "all")
-    assert "improved instances (20, largest change first)" in terminal.render(clear_win(), "improved")
+    assert "changed instances (10 of 20, strongest evidence first; --changes all lists every one)" in out
+    assert "changed instances (20, strongest evidence first)" in terminal.render(clear_win(), "all")
+    assert "improved instances (20, strongest evidence first)" in terminal.render(clear_win(), "improved")
     assert "regressed instances" not in terminal.render(clear_win(), "regressed")  # none: no list
 
 

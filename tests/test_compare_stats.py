@@ -232,7 +232,7 @@ def test_field_names_are_the_interface():
     assert list(r) == ["baseline", "candidate", "metric", "pass_threshold", "unit", "cluster", "by", "margin",
                        "summary",
                        "groups", "paired", "costs", "slices", "cluster_differences", "instances", "only_baseline",
-                       "only_candidate", "warnings"]
+                       "only_candidate", "warnings", "evidence", "noise_floor"]
     assert list(r["groups"][0]) == ["group_id", "jobs", "jobs_scored", "instances", "clusters", "pass_rate",
                                     "pass_rate_ci95", "mean", "mean_ci95", "paired_pass_rate", "paired_mean"]
     assert list(r["paired"]) == [
@@ -244,7 +244,8 @@ def test_field_names_are_the_interface():
                                               "p_value", "p_value_adjusted", "instances"]
     assert list(r["slices"][0]) == ["key", "baseline_jobs", "candidate_jobs", "paired"]
     assert list(r["slices"][0]["paired"]) == list(r["paired"])
-    assert list(r["instances"][0]) == ["instance", "difference", "baseline", "candidate"]
+    assert list(r["instances"][0]) == ["instance", "difference", "baseline", "candidate", "p_value", "q_value",
+                                       "beyond_noise"]
     json.dumps(r, allow_nan=False)  # plain JSON: no NaN, no tuples of odd types
 
 
@@ -853,7 +854,9 @@ def test_per_instance_rows_cover_every_paired_instance():
     assert rows[0] == {"baseline": "G1", "candidate": "G2", "instance": "i1", "cluster": "i",
                        "baseline_pass_rate": 0.5, "candidate_pass_rate": 1.0, "difference": 0.5,
                        "baseline_mean": 0.5, "candidate_mean": 1.0, "mean_difference": 0.5,
-                       "baseline_jobs": 3, "candidate_jobs": 2}
+                       "baseline_jobs": 3, "candidate_jobs": 2,
+                       # 1 of 2 against 2 of 2: Fisher's p is 1; 3 passes of 4 never split evenly
+                       "p_value": 1.0, "q_value": 1.0, "beyond_noise": False, "aa_changed": 1.0}
     assert rows[2]["cluster"] == "i3"  # not matched: the instance is its own cluster
     assert per_instance(groups)[0]["cluster"] is None  # no --cluster
 

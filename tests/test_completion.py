@@ -32,7 +32,7 @@ CASES = [
     (["bl", "--host", "http://h", "metrics", "get", "-g", "G1", "--scope"], "d", ["detail"]),
     (["bl", "overview", "get", "--scope"], "", ["summary", "tasks", "all"]),
     (["bl", "pull"], "--w", ["--with"]),
-    (["bl", "describe"], "tr", ["trajectory"]),
+    (["bl", "describe"], "tr", ["trajectory", "trend"]),
     (["bl", "completion"], "", ["bash", "zsh", "fish"]),
     (["bl", "--error-format"], "", ["text", "json"]),
     (["bl", "config"], "", ["set", "show", "check", "path"]),

@@ -176,7 +176,7 @@ def test_a_tool_that_returns_data_writes_no_local_file():
     compare = next(t for t in all_tools(SPEC) if t.name == "compare")
     assert compare.read_only and "report" not in compare.input_schema["properties"]
     assert {"group", "metric", "pass_threshold", "unit", "status", "template", "cluster", "by", "changes",
-            "sequential", "per_instance", "query"} <= set(compare.input_schema["properties"])
+            "sequential", "fdr", "per_instance", "query"} <= set(compare.input_schema["properties"])
     assert not {"report", "report_dir", "watch"} & set(compare.input_schema["properties"])
     assert compare.input_schema["required"] == ["group"]
 

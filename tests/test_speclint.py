@@ -214,7 +214,9 @@ CASES = {
         [f"{JOBS_TABLE}: default of option 'unit' is not a valid JMESPath expression (Invalid jmespath "
          "expression: Incomplete expression:)",
          f"{COMPARE}: default of option 'unit' is not a valid JMESPath expression (Invalid jmespath "
-         "expression: Incomplete expression:)"]),
+         "expression: Incomplete expression:)",
+         *(f"{where(name, name)}: default of option 'unit' is not a valid JMESPath expression (Invalid jmespath "
+           "expression: Incomplete expression:)" for name in ("noise", "plan", "trend"))]),
     "fewer ids allowed than required": (
         lambda d: action(d, "compare", "compare").update(max_ids=1),
         [f"{COMPARE}: min_ids 2 is above max_ids 1"]),

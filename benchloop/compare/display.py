@@ -140,18 +140,39 @@ def legend(results: Sequence[dict[str, Any]]) -> str:
 
 
 def changed(result: dict[str, Any], changes: str, limit: int | None) -> tuple[list[dict[str, Any]], str]:
-    """The changed instances a rendering lists (``--changes``) and a title for them."""
+    """The changed instances a rendering lists (``--changes``, strongest evidence first) and a
+    title for them."""
     every = result.get("instances") or []
+    order = "strongest evidence first"
     if changes == "improved":
         picked = [e for e in every if e["difference"] > 0]
-        return picked, f"improved instances ({len(picked)}, largest change first)"
+        return picked, f"improved instances ({len(picked)}, {order})"
     if changes == "regressed":
         picked = [e for e in every if e["difference"] < 0]
-        return picked, f"regressed instances ({len(picked)}, largest change first)"
+        return picked, f"regressed instances ({len(picked)}, {order})"
+    if changes == "beyond-noise":
+        picked = [e for e in every if e.get("beyond_noise")]
+        return picked, f"instances beyond noise ({len(picked)} of {len(every)} changed, {order})"
     if changes == "all" or limit is None or len(every) <= limit:
-        return list(every), f"changed instances ({len(every)}, largest change first)"
-    return list(every[:limit]), (f"changed instances ({limit} of {len(every)}, largest change first; "
+        return list(every), f"changed instances ({len(every)}, {order})"
+    return list(every[:limit]), (f"changed instances ({limit} of {len(every)}, {order}; "
                                  "--changes all lists every one)")
+
+
+def evidence_line(result: dict[str, Any]) -> str:
+    """The evidence sentence of a comparison's changed instances (''without one)."""
+    return str((result.get("evidence") or {}).get("summary") or "")
+
+
+def floor_line(result: dict[str, Any]) -> str:
+    """The noise floor beside the verdict (''without one)."""
+    return str((result.get("noise_floor") or {}).get("summary") or "")
+
+
+def evidence_cells(entry: dict[str, Any]) -> tuple[str, str, str]:
+    """An instance's p-value, q-value and its mark (``beyond noise`` or '')."""
+    return (p_text(entry.get("p_value")), p_text(entry.get("q_value")),
+            "beyond noise" if entry.get("beyond_noise") else "")
 
 
 def slice_key(key: Any) -> str:

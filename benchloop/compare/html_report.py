@@ -145,7 +145,8 @@ def _clusters(result: dict[str, Any]) -> dict[str, Any] | None:
                                          ("regressed", True), ("mean change", True)], rows)}
 
 
-def _changed(changed: Sequence[dict[str, Any]], links: Mapping[str, str] | None = None) -> dict[str, Any]:
+def _changed(changed: Sequence[dict[str, Any]], links: Mapping[str, str] | None = None,
+             css: str = "changed") -> dict[str, Any]:
     rows = []
     for e in changed:
         direction = "up" if e["difference"] > 0 else "down"
@@ -154,9 +155,21 @@ def _changed(changed: Sequence[dict[str, Any]], links: Mapping[str, str] | None 
         name = _cell("id", e["instance"]) if href is None else _cell("link", (e["instance"], href))
         rows.append([name, _text(d.points(e["difference"]), True, direction),
                      _text(d.rate(e["baseline"]["pass_rate"]), True), _text(d.rate(e["candidate"]["pass_rate"]), True),
-                     _cell("ids", e["baseline"]["jobs"], css="jobs"), _cell("ids", e["candidate"]["jobs"], css="jobs")])
-    return _table("changed", [("instance", False), ("change", True), ("baseline", True), ("candidate", True),
-                              ("baseline jobs", False), ("candidate jobs", False)], rows)
+                     _cell("ids", e["baseline"]["jobs"], css="jobs"), _cell("ids", e["candidate"]["jobs"], css="jobs"),
+                     *(_text(c, i < 2, "sig" if i == 2 and c else "") for i, c in enumerate(d.evidence_cells(e)))])
+    return _table(css, [("instance", False), ("change", True), ("baseline", True), ("candidate", True),
+                        ("baseline jobs", False), ("candidate jobs", False),
+                        ("p (Fisher)", True), ("q (BH)", True), ("", False)], rows)
+
+
+def _evidence(result: dict[str, Any], links: Mapping[str, str] | None) -> dict[str, Any] | None:
+    """First after the verdict: the noise floor, and the changes ranked by evidence, those beyond
+    noise listed (the data: ``noise_floor``, ``evidence``, ``instances[].beyond_noise``)."""
+    floor, evidence = d.floor_line(result), d.evidence_line(result)
+    if not (floor or evidence):
+        return None
+    beyond = [e for e in result.get("instances") or [] if e.get("beyond_noise")]
+    return {"floor": floor or None, "line": evidence or None, "beyond": _changed(beyond, links, "beyond") if beyond else None}
 
 
 def section(result: dict[str, Any], index: int, changes: str = "largest",
@@ -170,6 +183,7 @@ def section(result: dict[str, Any], index: int, changes: str = "largest",
     return {
         "index": index, "baseline": result["baseline"], "candidate": result["candidate"],
         "verdict": _verdict_of(result), "summary": result.get("summary") or "",
+        "evidence": _evidence(result, links),
         "warnings": result.get("warnings") or [], "metric": result["metric"],
         "pass_threshold": result["pass_threshold"], "unit": result["unit"], "clusters_note": d.clusters_note(result),
         "groups": _groups(result), "paired": p, "paired_table": _paired(p),

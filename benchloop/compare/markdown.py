@@ -60,6 +60,8 @@ def comparison(result: dict[str, Any], changes: str = "largest", names_limit: in
                candidates: int = 1) -> list[str]:
     base, cand = d.markdown_text(result["baseline"]), d.markdown_text(result["candidate"])
     lines = [f"### {cand} vs baseline {base}", "", f"**{_summary(result, candidates)}**", ""]
+    if d.floor_line(result):
+        lines += [f"Noise floor: {d.markdown_text(d.floor_line(result))}.", ""]
     for warning in result.get("warnings") or []:
         lines.append(f"> warning: {d.markdown_text(warning)}")
     if result.get("warnings"):
@@ -105,13 +107,19 @@ def comparison(result: dict[str, Any], changes: str = "largest", names_limit: in
             [False, True, True, True, True])]
     lines += _slices(result)
     shown, title = d.changed(result, changes, d.LIMITS["markdown"])
+    evidence = d.evidence_line(result)
     if shown:
-        lines += ["", f"{title[0].upper()}{title[1:]}:", ""]
+        lines += ["", f"{title[0].upper()}{title[1:]}" + (f"; {d.markdown_text(evidence)}" if evidence else "")
+                  + ":", ""]
+    elif evidence:
+        lines += ["", f"Changed instances: {d.markdown_text(evidence)}."]
+    if shown:
         lines += _table(
-            ["instance", "change", "baseline", "candidate"],
+            ["instance", "change", "baseline", "candidate", "p (Fisher)", "q (BH)", ""],
             [[d.markdown_text(e["instance"]), d.points(e["difference"]),
-              d.rate(e["baseline"]["pass_rate"]), d.rate(e["candidate"]["pass_rate"])] for e in shown],
-            [False, True, True, True])
+              d.rate(e["baseline"]["pass_rate"]), d.rate(e["candidate"]["pass_rate"]), *d.evidence_cells(e)]
+             for e in shown],
+            [False, True, True, True, True, True, False])
     return lines + _only(result, base, cand, names_limit)
 
 

@@ -51,9 +51,10 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from . import caveats, verdicts
+from . import caveats, noise, verdicts
 from .distributions import holm
 from .estimates import Clusterer, Estimate, clean, clusterer, interval, mean
+from .evidence import FDR
 from .groups import Group, Instance, Options, Row, gather
 
 __all__ = ["Group", "Instance", "Options", "compare_groups", "gather", "per_instance", "verdict"]
@@ -312,7 +313,7 @@ def compare_pair_figures(baseline: Group, candidate: Group, options: Options, pa
 def compare_groups(groups: Sequence[tuple[str, Iterable[Row]]], *, metric: str, pass_threshold: float,
                    unit: str, costs: Sequence[str] = (), cluster: str | None = None, by: str | None = None,
                    status: str | None = None, outcome_statuses: Sequence[str] = (),
-                   check: str | None = None, margin: float | None = None) -> list[dict[str, Any]]:
+                   check: str | None = None, margin: float | None = None, fdr: float = FDR) -> list[dict[str, Any]]:
     """``bl compare``: the first group is the baseline, every other one a candidate.
 
     ``groups`` are ``(group_id, rows)`` pairs; the answer has one element per
@@ -339,6 +340,8 @@ def compare_groups(groups: Sequence[tuple[str, Iterable[Row]]], *, metric: str, 
         results.append(compare_pair_figures(gathered[0], cand, options, paired, rows[0][1], cand_rows, cluster_of))
         estimates.append(estimate)
     adjust_comparisons(results, estimates)
+    for result, cand in zip(results, gathered[1:], strict=True):  # what noise alone would give
+        noise.annotate(result, gathered[0], cand, fdr)
     for result in results:
         result["summary"] = verdicts.sentence(result, len(results))
     return results
@@ -347,11 +350,12 @@ def compare_groups(groups: Sequence[tuple[str, Iterable[Row]]], *, metric: str, 
 # -------------------------------------------------------------- per instance
 PER_INSTANCE_COLUMNS = ("baseline", "candidate", "instance", "cluster", "baseline_pass_rate",
                         "candidate_pass_rate", "difference", "baseline_mean", "candidate_mean",
-                        "mean_difference", "baseline_jobs", "candidate_jobs")
+                        "mean_difference", "baseline_jobs", "candidate_jobs", "p_value", "q_value",
+                        "beyond_noise", "aa_changed")
 
 
-def per_instance(groups: Sequence[tuple[str, Iterable[Row]]], *, cluster: str | None = None
-                 ) -> list[dict[str, Any]]:
+def per_instance(groups: Sequence[tuple[str, Iterable[Row]]], *, cluster: str | None = None,
+                 fdr: float = FDR) -> list[dict[str, Any]]:
     """``--per-instance``: one flat row per paired instance of every candidate (every instance
     scored in both, changed or not), in the order of the candidates, then of the instances.
 
@@ -371,5 +375,6 @@ def per_instance(groups: Sequence[tuple[str, Iterable[Row]]], *, cluster: str | 
                 base.group_id, cand.group_id, k, None if cluster_of is None else cluster_of(k)[1],
                 x.pass_rate, y.pass_rate, y.pass_rate - x.pass_rate,  # type: ignore[operator]
                 x.mean, y.mean, clean(y.mean - x.mean),  # type: ignore[operator]
-                len(x.jobs), len(y.jobs)), strict=True)))
+                len(x.jobs), len(y.jobs), None, None, None, None), strict=True)))
+    noise.per_instance_evidence(out, gathered, fdr)  # the exact test of each, BH over the candidate's
     return out

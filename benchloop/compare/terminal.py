@@ -75,7 +75,8 @@ def _slices(result: dict[str, Any]) -> list[str]:
 def comparison(result: dict[str, Any], changes: str = "largest", names_limit: int = 10) -> list[str]:
     """The lines of one element of ``bl compare``'s answer."""
     base, cand = _text(result["baseline"], 40), _text(result["candidate"], 40)
-    lines = [d.terminal_text(result.get("summary") or ""), "",
+    floor = d.floor_line(result)
+    lines = [d.terminal_text(result.get("summary") or ""), *([d.terminal_text(floor)] if floor else []), "",
              f"compare {cand} with baseline {base}",
              f"  metric {_text(result['metric'], 200)} (pass: >= {result['pass_threshold']}; "
              f"unit {_text(result['unit'], 100)}{_text(d.clusters_note(result), 200)})", ""]
@@ -118,13 +119,15 @@ def comparison(result: dict[str, Any], changes: str = "largest", names_limit: in
     lines += _slices(result)
 
     shown, title = d.changed(result, changes, d.LIMITS["table"])
+    evidence = d.evidence_line(result)
+    if shown or evidence:
+        lines += ["", *([f"  {title}"] if shown else []), *([f"  {d.terminal_text(evidence)}"] if evidence else [])]
     if shown:
-        lines += ["", f"  {title}"]
-        rows = [["change", "baseline", "candidate", "instance"]]
+        rows = [["change", "baseline", "candidate", "p (Fisher)", "q (BH)", "", "instance"]]
         for e in shown:
             rows.append([d.points(e["difference"]), d.rate(e["baseline"]["pass_rate"]),
-                         d.rate(e["candidate"]["pass_rate"]), _text(e["instance"])])
-        lines += table(rows, [True, True, True, False])
+                         d.rate(e["candidate"]["pass_rate"]), *d.evidence_cells(e), _text(e["instance"])])
+        lines += table(rows, [True, True, True, True, True, False, False])
     return lines + _only(result, base, cand, names_limit)
 
 

@@ -63,11 +63,43 @@ InstanceComparisonBaseline = TypedDict('InstanceComparisonBaseline', {'pass_rate
 # The instance in the candidate.
 InstanceComparisonCandidate = TypedDict('InstanceComparisonCandidate', {'pass_rate': float, 'mean': float | None, 'jobs': list[str]}, total=False)
 # One instance whose pass rate changed between the baseline and the candidate.
-InstanceComparison = TypedDict('InstanceComparison', {'instance': str, 'difference': float, 'baseline': InstanceComparisonBaseline, 'candidate': InstanceComparisonCandidate}, total=False)
+InstanceComparison = TypedDict('InstanceComparison', {'instance': str, 'difference': float, 'p_value': float, 'q_value': float, 'beyond_noise': bool, 'baseline': InstanceComparisonBaseline, 'candidate': InstanceComparisonCandidate}, total=False)
+# How many changed instances are beyond noise (docs/compare.md, Changes beyond noise).
+ChangeEvidence = TypedDict('ChangeEvidence', {'test': str, 'fdr': float, 'instances': int, 'changed': int, 'aa_expected': float, 'aa_share': float | None, 'beyond_noise': int, 'reachable': int, 'smallest_p': float | None, 'trials_needed': int | None, 'summary': str}, total=False)
+# What an A/A comparison (another run like this one) gives: the noise floor (docs/compare.md, The noise floor).
+AAFloor = TypedDict('AAFloor', {'instances': int, 'trials': float | None, 'within_variance': float | None, 'se': float | None, 'half_width': float | None, 'changed_expected': float | None, 'share_changed': float | None, 'summary': str}, total=False)
 # With --sequential or --watch only: the pass rate's paired difference over the instances finished in both runs, judged by a confidence sequence, valid however often one looks (docs/compare.md, 'Looking while runs progress'); the verdict and the summary then come from it.
 SequentialComparison = TypedDict('SequentialComparison', {'method': str, 'instances': int, 'instances_waiting': int, 'horizon': int, 'level': float, 'pass_rate_difference': float | None, 'interval': list[float] | None, 'p_value': float | None, 'p_value_adjusted': float | None, 'verdict': str, 'running_jobs': int}, total=False)
 # A candidate group compared with the baseline, instance by instance (`bl compare`; every figure is defined in docs/compare.md).
-Comparison = TypedDict('Comparison', {'baseline': str, 'candidate': str, 'metric': str, 'pass_threshold': float, 'unit': str, 'cluster': str | None, 'by': str | None, 'margin': float | None, 'summary': str, 'groups': list[GroupComparison], 'paired': PairedComparison, 'costs': dict[str, Any], 'slices': list[SliceComparison], 'cluster_differences': list[ClusterDifference], 'instances': list[InstanceComparison], 'only_baseline': list[str], 'only_candidate': list[str], 'warnings': list[str], 'sequential': SequentialComparison}, total=False)
+Comparison = TypedDict('Comparison', {'baseline': str, 'candidate': str, 'metric': str, 'pass_threshold': float, 'unit': str, 'cluster': str | None, 'by': str | None, 'margin': float | None, 'summary': str, 'groups': list[GroupComparison], 'paired': PairedComparison, 'costs': dict[str, Any], 'slices': list[SliceComparison], 'cluster_differences': list[ClusterDifference], 'instances': list[InstanceComparison], 'evidence': ChangeEvidence, 'noise_floor': AAFloor | None, 'only_baseline': list[str], 'only_candidate': list[str], 'warnings': list[str], 'sequential': SequentialComparison}, total=False)
+# Seeded random deals of each instance's trials (two or more) into two halves: A/A pseudo-runs of one run.
+NoiseSplits = TypedDict('NoiseSplits', {'count': int, 'seed': int, 'instances': int, 'share_changed': float | None, 'share_changed_expected': float | None, 'difference_sd': float | None, 'difference_sd_expected': float | None, 'difference_interval': list[float] | None}, total=False)
+# One run's own noise.
+NoiseGroup = TypedDict('NoiseGroup', {'group_id': str, 'instances': int, 'trials': float | None, 'pass_rate': float | None, 'within_variance': float | None, 'aa': AAFloor, 'splits': NoiseSplits}, total=False)
+# Two runs of one configuration compared as an A/A.
+NoiseRunPair = TypedDict('NoiseRunPair', {'baseline': str, 'candidate': str, 'difference': float | None, 'share_changed': float}, total=False)
+# Two or more runs of one configuration: their A/A pairs and the between-run variance (method of moments).
+NoiseBetweenRuns = TypedDict('NoiseBetweenRuns', {'runs': int, 'instances': int, 'clusters': int, 'pairs': list[NoiseRunPair], 'difference_sd': float | None, 'between_variance_raw': float, 'between_variance': float, 'share_changed': float | None}, total=False)
+# The noise floor of one configuration from its runs (`bl noise`; docs/compare.md, The noise floor).
+NoiseFloor = TypedDict('NoiseFloor', {'groups': list[str], 'instances': int, 'within_variance': float | None, 'within_instances': int, 'per_group': list[NoiseGroup], 'between_runs': NoiseBetweenRuns | None, 'aa': AAFloor, 'summary': str}, total=False)
+# One row of a plan's instances x trials table.
+PlanRow = TypedDict('PlanRow', {'trials': int, 'instances': int | None, 'total_trials': int | None, 'design_effect': float | None}, total=False)
+# The trials a fixed instance set needs.
+PlanFixed = TypedDict('PlanFixed', {'instances': int, 'trials': int | None, 'power': float | None, 'allocated_trials': int, 'allocated_power': float}, total=False)
+# One instance of a Neyman allocation: trials in proportion to sqrt(p(1-p)).
+PlanAllocation = TypedDict('PlanAllocation', {'instance': str, 'pass_rate': float | None, 'trials_run': int, 'trials': int, 'run_again': int}, total=False)
+# How many instances and trials a decision needs (`bl plan`; docs/compare.md, Planning a run).
+Plan = TypedDict('Plan', {'groups': list[str], 'effect': float, 'power': float, 'alpha': float, 'within_variance': float, 'effect_variance': float, 'between_variance': float, 'clusters': int | None, 'table': list[PlanRow], 'fixed': PlanFixed | None, 'allocation': list[PlanAllocation], 'summary': str}, total=False)
+# A run's paired difference of pass rate to an earlier run, over the common instances.
+TrendDifference = TypedDict('TrendDifference', {'from': str, 'difference': float | None, 'se': float | None, 'ci95': list[float] | None, 'p_value': float | None}, total=False)
+# One run of a trend.
+TrendRun = TypedDict('TrendRun', {'group_id': str, 'instances': int, 'pass_rate': float | None, 'pass_rate_ci95': list[float] | None, 'own_pass_rate': float | None, 'own_pass_rate_ci95': list[float] | None, 'previous': TrendDifference | None, 'reference': TrendDifference | None, 'limit': float | None, 'flagged': bool}, total=False)
+# The pass rate's change per run: per-instance least-squares slopes, averaged, with a t test.
+TrendSlope = TypedDict('TrendSlope', {'slope': float | None, 'se': float | None, 'ci95': list[float] | None, 'p_value': float | None, 'df': int | None}, total=False)
+# DerSimonian-Laird random-effects mean of the steps between consecutive runs.
+TrendSteps = TypedDict('TrendSteps', {'mean': float | None, 'se': float | None, 'ci95': list[float] | None, 'p_value': float | None, 'tau2': float | None, 'steps': int}, total=False)
+# A benchmark's pass rate over runs (`bl trend`; docs/compare.md, Trend over runs).
+Trend = TypedDict('Trend', {'groups': list[str], 'instances': int, 'alpha': float, 'z': float, 'runs': list[TrendRun], 'slope': TrendSlope, 'steps': TrendSteps, 'flagged': list[str], 'summary': str}, total=False)
 TasksGetGroup = TypedDict('TasksGetGroup', {'group_id': str, 'tasks': list[Task], 'total': int}, total=False)
 # One pre-analysis report (markdown).
 Report = TypedDict('Report', {'content': str | None, 'fail_reason': str | None, 'sub_fail_reason': str | None}, total=False)
@@ -141,6 +173,9 @@ class Client:
     overview: OverviewResource
     jobs: JobsResource
     compare: CompareResource
+    noise: NoiseResource
+    plan: PlanResource
+    trend: TrendResource
     view: ViewResource
     tasks: TasksResource
     report: ReportResource
@@ -210,11 +245,41 @@ class JobsResource(ResourceClient):
 
 class CompareResource(ResourceClient):
     """Compare benchmark runs instance by instance, with 95% confidence intervals."""
-    def compare(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, cluster: str | None = None, margin: float | None = None, by: str | None = None, changes: Literal['largest', 'all', 'improved', 'regressed'] = 'largest', sequential: bool = False, per_instance: bool = False, report: str | os.PathLike[str] | None = None, report_dir: str | os.PathLike[str] | None = None) -> list[Comparison]:
+    def compare(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, cluster: str | None = None, margin: float | None = None, by: str | None = None, changes: Literal['largest', 'all', 'improved', 'regressed', 'beyond-noise'] = 'largest', sequential: bool = False, fdr: float = 0.1, per_instance: bool = False, report: str | os.PathLike[str] | None = None, report_dir: str | os.PathLike[str] | None = None) -> list[Comparison]:
         """Compare every group with the first (the baseline): pass rates and mean scores over instances, paired differences with 95% t intervals and p-values (Holm-adjusted over the candidates), a verdict (better, worse or inconclusive), costs, the instances that changed. --output table and markdown lead with the verdict as a sentence. Runs still running: --sequential gives a verdict valid however often you look, --watch waits for the jobs and ends when it is reached."""
         ...
-    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, cluster: str | None = None, margin: float | None = None, by: str | None = None, changes: Literal['largest', 'all', 'improved', 'regressed'] = 'largest', sequential: bool = False, per_instance: bool = False, report: str | os.PathLike[str] | None = None, report_dir: str | os.PathLike[str] | None = None) -> list[Comparison]:
+    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, cluster: str | None = None, margin: float | None = None, by: str | None = None, changes: Literal['largest', 'all', 'improved', 'regressed', 'beyond-noise'] = 'largest', sequential: bool = False, fdr: float = 0.1, per_instance: bool = False, report: str | os.PathLike[str] | None = None, report_dir: str | os.PathLike[str] | None = None) -> list[Comparison]:
         """Compare every group with the first (the baseline): pass rates and mean scores over instances, paired differences with 95% t intervals and p-values (Holm-adjusted over the candidates), a verdict (better, worse or inconclusive), costs, the instances that changed. --output table and markdown lead with the verdict as a sentence. Runs still running: --sequential gives a verdict valid however often you look, --watch waits for the jobs and ends when it is reached."""
+        ...
+
+
+class NoiseResource(ResourceClient):
+    """The noise floor of a benchmark configuration: what two runs of one system differ by."""
+    def noise(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', cluster: str | None = None, splits: int = 200, seed: int = 0) -> list[NoiseFloor]:
+        """The noise floor of one configuration from its runs: within-instance trial variance, seeded splits of each run's trials into two pseudo-runs, what an A/A moves and lists and, with two runs or more, the between-run variance (docs/compare.md)."""
+        ...
+    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', cluster: str | None = None, splits: int = 200, seed: int = 0) -> list[NoiseFloor]:
+        """The noise floor of one configuration from its runs: within-instance trial variance, seeded splits of each run's trials into two pseudo-runs, what an A/A moves and lists and, with two runs or more, the between-run variance (docs/compare.md)."""
+        ...
+
+
+class PlanResource(ResourceClient):
+    """How many instances and trials a decision needs, before the run."""
+    def plan(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', cluster: str | None = None, effect: float = 0.02, power: float = 0.8, alpha: float = 0.05, trials: int | Sequence[int] | None = None, instances: int | None = None, variance: float | None = None, effect_variance: float = 0.0, between_variance: float | None = None) -> list[Plan]:
+        """Plan a comparison from past runs: the instances x trials needed to detect --effect at --power (noncentral t, clusters' design effect), the trials a fixed instance set needs, and their Neyman allocation: which instances to run again and how often (docs/compare.md)."""
+        ...
+    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', cluster: str | None = None, effect: float = 0.02, power: float = 0.8, alpha: float = 0.05, trials: int | Sequence[int] | None = None, instances: int | None = None, variance: float | None = None, effect_variance: float = 0.0, between_variance: float | None = None) -> list[Plan]:
+        """Plan a comparison from past runs: the instances x trials needed to detect --effect at --power (noncentral t, clusters' design effect), the trials a fixed instance set needs, and their Neyman allocation: which instances to run again and how often (docs/compare.md)."""
+        ...
+
+
+class TrendResource(ResourceClient):
+    """How a benchmark moves over runs, and which run is outside noise."""
+    def trend(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', cluster: str | None = None, alpha: float = 0.05) -> list[Trend]:
+        """The runs in the order given: pass rates with intervals, differences to the previous and the first run, the drift, and control limits from the first run's noise floor (docs/compare.md)."""
+        ...
+    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', cluster: str | None = None, alpha: float = 0.05) -> list[Trend]:
+        """The runs in the order given: pass rates with intervals, differences to the previous and the first run, the drift, and control limits from the first run's noise floor (docs/compare.md)."""
         ...
 
 

@@ -65,6 +65,17 @@ def _margin(options: dict[str, Any]) -> float | None:
     return None if value is None else float(value) / 100.0
 
 
+def _level(value: Any) -> float:
+    """``--fdr``: a level strictly between 0 and 1."""
+    from ...base.errors import UsageError
+    from ...compare.evidence import FDR
+
+    level = FDR if value is None else float(value)
+    if not 0 < level < 1:
+        raise UsageError(f"--fdr must be between 0 and 1 (got {value})")
+    return level
+
+
 @combine("compare")
 def compare(call: CombineCall) -> Combined:
     from ...compare import html_report, markdown, sequential, terminal
@@ -72,6 +83,7 @@ def compare(call: CombineCall) -> Combined:
     from ...compare.stats import compare_groups, per_instance
 
     options = call.options
+    fdr = _level(options.get("fdr"))
     why = _nothing(call)
     results: list[dict[str, Any]] = []
     elements: list[dict[str, Any]] = []
@@ -82,7 +94,7 @@ def compare(call: CombineCall) -> Combined:
                                      costs=call.params.texts("costs"), cluster=options.get("cluster"),
                                      by=options.get("by"), status=options.get("status"),
                                      outcome_statuses=call.params.texts("outcome_statuses"),
-                                     check=_filters(options), margin=_margin(options))
+                                     check=_filters(options), margin=_margin(options), fdr=fdr)
         except NothingToCompare as exc:  # a group that cannot take part: said before any figure
             raise CombineError(exc.problems) from None
         final = call.params.optional_texts("final_statuses")
@@ -92,11 +104,13 @@ def compare(call: CombineCall) -> Combined:
             sequential.warn_running(results, call.values, final)
         for line in dict.fromkeys(w for r in results for w in r["warnings"]):
             call.log.warn(line)
-        elements = per_instance(call.values, cluster=options.get("cluster")) if options.get(
+        elements = per_instance(call.values, cluster=options.get("cluster"), fdr=fdr) if options.get(
             "per_instance") else results
     else:
         call.log.warn(why + (" (no --report written)" if options.get("report") else ""))
     shared = scrub_value(results, call.secrets)  # for people: the key never in a page or a paste
+    for r in shared:  # what noise alone would give, whatever the format (csv rows carry no sentence)
+        call.log.note(f"{r['candidate']}: {r['evidence']['summary']}")
     changes = options.get("changes") or "largest"
     renderings = {} if options.get("per_instance") else {
         "table": lambda: terminal.render(shared, changes) if shared else "(no comparison)\n",
