@@ -3,7 +3,7 @@
 The size of a ``tools/list`` result is what an agent reads into its context before it does
 anything.  A real ``bl mcp serve`` subprocess is asked with the official client; the targets
 (issue 35): the default toolsets within the table's ``mcp: budget`` (24 KB), ``all`` at most 48 KB (with writes and downloads
-at most 56 KB), 1 KB = 1,024 bytes.  docs/mcp.md states each toolset's size and the default's tool
+at most 64 KB), 1 KB = 1,024 bytes.  docs/mcp.md states each toolset's size and the default's tool
 count: they must be what a client receives.
 """
 
@@ -81,8 +81,9 @@ def test_all_fits_48_kb_and_the_gated_tools_add_little(sizes):
     assert size <= 48 * KB, size  # the target of issue 35
     # The write and download tools, served only with --allow-writes / --allow-downloads, add
     # their own schemas (compare's answer alone is ~6 KB): a guard against growth, not a target.
+    # 64 KB since the noise toolset (bl noise, bl plan, bl trend, ~11 KB) is served by all.
     everything, _, size = sizes["everything"]
-    assert size <= 56 * KB, size
+    assert size <= 64 * KB, size
     assert set(names) < set(everything) and len(everything) == len(all_tools(SPEC))
 
 
