@@ -33,7 +33,6 @@ never for ``--help`` or ``--version``.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import threading
@@ -41,6 +40,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..base import jsontext
 from ..base.errors import (
     ApiError,
     AuthError,
@@ -387,7 +387,7 @@ class Http:
         if status >= 300 or status < 200 or status in _NO_BODY:
             raise ApiError(status, error_body(content, self.api_key) if content else "no JSON answer")
         try:
-            return json.loads(content), not response.extensions.get(NEW_CONNECTION, False)
+            return jsontext.loads(content), not response.extensions.get(NEW_CONNECTION, False)
         except ValueError:
             raise ApiError(status, error_body(content, self.api_key)) from None
         except RecursionError:
