@@ -2,10 +2,11 @@
 
 Every request - JSON API calls, POST triggers, streamed downloads (artifacts,
 export files, media, the presigned URLs they redirect to), direct or through a
-proxy - is sent by one ``httpx.Client`` through its public API: its pool keeps
-connections alive, its proxies come from ``HTTP_PROXY``/``HTTPS_PROXY``/
-``ALL_PROXY`` with ``NO_PROXY`` honoured, its TLS verifies certificates and
-host names (:func:`tls_context`).  What httpx lacks is added in small modules,
+proxy - is sent through httpx's public API: a pool per thread keeps connections
+alive (:mod:`.lanes`, an httpx transport), proxies come from ``HTTP_PROXY``/
+``HTTPS_PROXY``/``ALL_PROXY`` with ``NO_PROXY`` honoured (``httpx.Client``'s own
+routing, which a request takes whenever a proxy may apply), TLS verifies
+certificates and host names (:func:`tls_context`, built at the first handshake).  What httpx lacks is added in small modules,
 each saying why: a total deadline and a cancel switch (:mod:`.deadline`),
 decoding within limits (:mod:`.decoding`), redirects with the key kept to its
 origin, resume and temp files (:mod:`.download`), one retry policy
@@ -53,6 +54,7 @@ from ..base.errors import (
 from ..version import __version__
 from .deadline import NEW_CONNECTION, Abandoned, Overdue, Switchboard
 from .decoding import Undecodable, error_body, json_body, read_json_body
+from .lanes import LANE, LazyTLS, lanes_transport
 from .retry import AUTH, SENT, UNSENT, Failed, RetryPolicy, classify_status, retry_after
 from .slots import slot
 from .urls import carries_key, import_httpx, is_login_url, origin, shown_url, without_userinfo
@@ -87,6 +89,20 @@ def tls_context(ca_bundle: str | None) -> Any:
     import certifi
 
     return ssl.create_default_context(cafile=certifi.where())
+
+
+_PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+
+
+def proxies_may_apply() -> bool:
+    """Whether httpx's ``trust_env`` may route a request through a proxy: a proxy variable is
+    set (in either case), or the platform has system proxy settings that httpx reads too
+    (Windows' registry, macOS's configuration).  On Linux httpx reads the variables only."""
+    import sys
+
+    if sys.platform in ("win32", "darwin"):
+        return True
+    return any(os.environ.get(name) or os.environ.get(name.lower()) for name in _PROXY_VARIABLES)
 
 
 class _CancelSwitch(threading.Event):
@@ -136,26 +152,45 @@ class Http:
             ("User-Agent", f"benchloop-client/{__version__}"))}
         self._client: Any = None
         self._file_client: Any = None
+        self._lanes: dict[int, Any] = {}  # id(an httpx client) -> its per-thread pools (.lanes)
         self._lock = threading.Lock()
         self.closed = False
+        # Made at the first TLS handshake only: a plain-http host never loads a certificate.
+        self.tls = LazyTLS(lambda: tls_context(self.ca_bundle))
+        # Where no proxy can apply, a request goes straight to its thread's pool (.lanes) rather
+        # than through httpx.Client.send: no proxy routing, cookie jar, auth or redirect steps,
+        # none of which a request of ours uses (a sixth of the CPU per request).
+        self._direct = not proxies_may_apply()
 
     # -- the httpx client --------------------------------------------------------
     def _make_client(self, keepalive: bool = True) -> Any:
         from http.cookiejar import CookieJar, DefaultCookiePolicy
 
         httpx = self.httpx
-        return httpx.Client(
-            verify=tls_context(self.ca_bundle), trust_env=True, follow_redirects=False,
-            timeout=httpx.Timeout(self.timeout),
-            # No limit of httpx's own: the connections in use are bounded where that is decided
-            # anyway, by the request slots (--concurrency per worker pool, or the threads of a
-            # Python client), so a request never queues for one (the stall of
-            # encode/httpcore#1110 needs a full pool), never waits for one an abandoned exchange
-            # still holds, and every connection a burst opened is kept (idle ones close after 5 s).
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=None if keepalive else 0,
-                                keepalive_expiry=KEEPALIVE_EXPIRY),
+        # No limit of httpx's own: the connections in use are bounded where that is decided
+        # anyway, by the request slots (--concurrency per worker pool, or the threads of a
+        # Python client), so a request never queues for one (the stall of
+        # encode/httpcore#1110 needs a full pool), never waits for one an abandoned exchange
+        # still holds, and every connection a burst opened is kept (idle ones close after 5 s).
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=None if keepalive else 0,
+                              keepalive_expiry=KEEPALIVE_EXPIRY)
+        # A pool per thread (.lanes): no request scans or locks another thread's connections.
+        # Mounted as "all://", the pattern httpx tries last: the proxies httpx finds itself
+        # (trust_env: HTTP_PROXY and HTTPS_PROXY, the system's settings) are mounted for their
+        # schemes and win, NO_PROXY hosts go to httpx's default transport.  ALL_PROXY is mounted
+        # as "all://" too: then httpx routes every request as it would alone.
+        all_proxy = os.environ.get("ALL_PROXY") or os.environ.get("all_proxy")
+        lanes = None if all_proxy else lanes_transport(
+            httpx, lambda: httpx.HTTPTransport(verify=self.tls, limits=limits))
+        client = httpx.Client(
+            verify=self.tls, trust_env=True, follow_redirects=False,
+            mounts={"all://": lanes} if lanes is not None else None,
+            timeout=httpx.Timeout(self.timeout), limits=limits,
             # Stateless, as every request was before: no cookie is kept from any answer.
             cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])))
+        if lanes is not None:
+            self._lanes[id(client)] = lanes
+        return client
 
     def _lazy(self, name: str, keepalive: bool) -> Any:
         """The client kept as ``name``, made at its first use."""
@@ -188,7 +223,7 @@ class Http:
             clients, self._client, self._file_client = (self._client, self._file_client), None, None
         for client in clients:
             if client is not None:
-                client.close()
+                client.close()  # its transport too: every thread's pool
 
     # -- one exchange ------------------------------------------------------------
     def parse(self, url: str | Any, params: dict[str, Any] | None = None) -> Any:
@@ -225,13 +260,23 @@ class Http:
         if left <= 0:
             raise self.overdue()
         request.extensions["timeout"] = self.httpx.Timeout(left).as_dict()
+        lanes = self._lanes.get(id(client))
+        lane = lanes.lane() if lanes is not None else None
+        if lane is not None:
+            request.extensions[LANE] = lane
+
+        direct = lanes if self._direct else None
 
         def exchange(ex: Any) -> Any:
             request.extensions["trace"] = ex.trace
-            return client.send(request, stream=True)
+            if direct is None:
+                return client.send(request, stream=True)
+            response = direct.handle_request(request)
+            response.request = request
+            return response
 
         try:
-            response = self.board.send(exchange, deadline)
+            response = self.board.send(exchange, deadline, lane, origin(request.url))
         except Abandoned:
             raise Cancelled("cancelled") from None
         except Overdue:
