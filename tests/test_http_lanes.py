@@ -2,9 +2,9 @@
 
 Against the real sandbox and loopback servers:
 
-- each worker thread keeps its own connection; a thread that ends hands its
-  lane (connections kept alive) to the next one, so sequential pools open no
-  new connection;
+- each request in flight has a pool (a lane) of its own, given back with its
+  connection kept alive when the answer is closed: concurrent requests open a
+  connection each, later ones (other threads too) reuse them;
 - a request of a worker thread on a kept connection runs on that thread (no
   wire thread) and still ends at its deadline when the server drips its head,
   or at once at a cancel from another thread;

@@ -61,6 +61,7 @@ from .urls import carries_key, import_httpx, is_login_url, origin, shown_url, wi
 
 KEEPALIVE_EXPIRY = 5.0  # idle keep-alive connections are closed after this many seconds (httpx's default)
 _NO_BODY = frozenset({204, 304})
+_LANES = "benchloop.lanes"  # in a request's extensions: the Lanes its lane goes back to
 NO_REUSE = "benchloop.no_reuse"  # marks (in a response's extensions) a connection in doubt
 _CONTROL = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")  # in a header value: any control character but tab
 
@@ -261,9 +262,10 @@ class Http:
             raise self.overdue()
         request.extensions["timeout"] = self.httpx.Timeout(left).as_dict()
         lanes = self._lanes.get(id(client))
-        lane = lanes.lane() if lanes is not None else None
-        if lane is not None:
+        lane = lanes.take(origin(request.url)) if lanes is not None else None
+        if lane is not None:  # the request's own pool until its answer is closed (finish)
             request.extensions[LANE] = lane
+            request.extensions[_LANES] = lanes
 
         direct = lanes if self._direct else None
 
@@ -277,14 +279,25 @@ class Http:
 
         try:
             response = self.board.send(exchange, deadline, lane, origin(request.url))
-        except Abandoned:
-            raise Cancelled("cancelled") from None
-        except Overdue:
-            raise self.overdue() from None
-        except self.httpx.HTTPError as exc:
-            raise self.failed(exc, deadline) from None
+        except BaseException as exc:
+            self.give_back(request)
+            if isinstance(exc, Abandoned):
+                raise Cancelled("cancelled") from None
+            if isinstance(exc, Overdue):
+                raise self.overdue() from None
+            if isinstance(exc, self.httpx.HTTPError):
+                raise self.failed(exc, deadline) from None
+            raise
         self.inspect(response)
         return response
+
+    @staticmethod
+    def give_back(request: Any) -> None:
+        """Free the lane of ``request`` (once: its answer is closed, or it failed)."""
+        extensions = request.extensions
+        lane, lanes = extensions.pop(LANE, None), extensions.pop(_LANES, None)
+        if lane is not None and lanes is not None:
+            lanes.give(lane)
 
     def inspect(self, response: Any) -> None:
         """Refuse what httpx let through, and never reuse a connection whose framing is in doubt."""
@@ -298,6 +311,7 @@ class Http:
         if problem is not None:
             self.drop(response)
             response.close()
+            self.give_back(response.request)
             raise Failed(SENT, NetworkError(f"malformed answer from the server: {problem}"))
         names = {name.lower() for name, _ in raw}
         framed = b"content-length" in names or b"transfer-encoding" in names
@@ -320,6 +334,7 @@ class Http:
         if response.extensions.get(NO_REUSE):
             self.drop(response)
         response.close()
+        self.give_back(response.request)
 
     def read(self, response: Any, deadline: float) -> Any:
         """``response.iter_raw()`` under the deadline and the cancel switch: a read blocked past

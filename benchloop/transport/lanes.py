@@ -5,15 +5,14 @@ every worker, and httpcore's pool takes its lock and walks every connection on
 each request and each close (``_assign_requests_to_connections``: a third of
 the client's CPU per request at ``--concurrency 16``).  :class:`Lanes` is an
 ``httpx`` transport (public API: ``httpx.BaseTransport``) that gives each
-thread a pool of its own (a *lane*): a request scans only the one or two
-connections its own thread opened, and never waits for another thread's lock.
-A thread that ends hands its lane, connections kept alive, to the next thread
-that starts (a fan-out per id, a nested pool), so a command opens no more
-connections than it has threads at once.
+request in flight a pool of its own (a *lane*): a request scans only the one or
+two connections of its lane, and never waits for another request's lock.
+A lane is taken per request and given back when its answer is closed, its
+connections kept alive: a command opens no more connections to an origin than
+it has requests on the wire at once.
 
 A lane also remembers the network streams of the connections it opened, per
-origin: while a request of that thread waits for its answer's head on one of
-them, :mod:`.deadline` can shut them down at the deadline or at a cancel, so
+origin: while its request waits for the answer's head on one of them, :mod:`.deadline` can shut them down at the deadline or at a cancel, so
 the request can run on the worker's own thread rather than be handed to a wire
 thread (:meth:`Lane.ready`).
 
@@ -27,12 +26,11 @@ from __future__ import annotations
 
 import ssl
 import threading
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 Origin = tuple[str, str, int]
-LANE = "benchloop.lane"  # in a request's extensions: the lane it goes on (else its thread's)
+LANE = "benchloop.lane"  # in a request's extensions: the lane it goes on
 
 
 class LazyTLS(ssl.SSLContext):
@@ -85,7 +83,7 @@ def _open(stream: Any) -> bool:
 
 
 class Lane:
-    """One thread's pool (at a time), and the streams of the connections it opened."""
+    """One pool, serving one request at a time, and the streams of the connections it opened."""
 
     __slots__ = ("transport", "streams")
 
@@ -107,43 +105,37 @@ class Lane:
         return list(self.streams.get(origin, ()))
 
 
-class _Holder:
-    """Kept in a thread's local storage: when the thread ends it goes, and its lane is freed."""
-
-    __slots__ = ("lane", "__weakref__")
-
-    def __init__(self, lane: Lane):
-        self.lane = lane
-
-
 class Lanes:
-    """An httpx transport (``handle_request``, ``close``) with a pool per thread."""
+    """An httpx transport (``handle_request``, ``close``) whose requests each take a lane.
+
+    A lane is taken for a request (:meth:`take`: a free one that has a connection to the
+    request's origin if any, else any free one, else a new one) and given back once its
+    answer is closed (:meth:`give`): a lane serves one request at a time, so its pool holds
+    one or two connections and is scanned and locked by that request only, and there are no
+    more lanes (nor connections to an origin) than requests on the wire at once."""
 
     def __init__(self, make: Callable[[], Any]):
         self._make = make
-        self._local = threading.local()
         self._free: list[Lane] = []
         self._every: list[Lane] = []
         self._lock = threading.Lock()
         self._closed = False
 
-    def lane(self) -> Lane:
-        """The calling thread's lane (a freed one, or a new one, at its first request)."""
-        holder = getattr(self._local, "holder", None)
-        if holder is None:
-            with self._lock:
-                if self._closed:  # as httpx.Client.send says of a closed client
-                    raise RuntimeError("Cannot send a request, as the client has been closed.")
-                lane = self._free.pop() if self._free else None
-                if lane is None:
-                    lane = Lane(self._make())
-                    self._every.append(lane)
-            holder = _Holder(lane)
-            weakref.finalize(holder, self._release, lane)
-            self._local.holder = holder
-        return holder.lane
+    def take(self, origin: Origin) -> Lane:
+        with self._lock:
+            if self._closed:  # as httpx.Client.send says of a closed client
+                raise RuntimeError("Cannot send a request, as the client has been closed.")
+            free = self._free
+            for index in range(len(free) - 1, -1, -1):  # the most recently given back first
+                if origin in free[index].streams:
+                    return free.pop(index)
+            if free:
+                return free.pop()
+            lane = Lane(self._make())
+            self._every.append(lane)
+            return lane
 
-    def _release(self, lane: Lane) -> None:
+    def give(self, lane: Lane) -> None:
         with self._lock:
             if not self._closed:
                 self._free.append(lane)
@@ -151,9 +143,16 @@ class Lanes:
     def handle_request(self, request: Any) -> Any:
         if self._closed:
             raise RuntimeError("Cannot send a request, as the client has been closed.")
-        # The caller's lane even when a wire thread sends the request for it.
-        lane = request.extensions.get(LANE) or self.lane()
-        return lane.transport.handle_request(request)
+        lane = request.extensions.get(LANE)
+        if lane is not None:
+            return lane.transport.handle_request(request)
+        # A request sent without a lane of its own: one for the exchange of its head.
+        url = request.url
+        lane = self.take((url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80)))
+        try:
+            return lane.transport.handle_request(request)
+        finally:
+            self.give(lane)
 
     def close(self) -> None:
         with self._lock:
