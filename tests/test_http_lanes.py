@@ -1,4 +1,4 @@
-"""A pool per thread (transport/lanes.py), the request on the worker's own thread, a lazy TLS context.
+"""A pool per request in flight (transport/lanes.py), the request on the worker's own thread, a lazy TLS context.
 
 Against the real sandbox and loopback servers:
 

@@ -15,8 +15,8 @@ add that, through httpx's public API only:
   shutting its socket down, when its connection is known (a new connection
   announces itself through ``trace``).
 - **Or on the caller's own thread**, when that is a worker (not the main
-  thread, which must stay free for Ctrl-C) and its lane (:mod:`.lanes`, the
-  thread's own pool) holds an open connection to the origin: the request
+  thread, which must stay free for Ctrl-C) and the request's lane (:mod:`.lanes`,
+  its own pool) holds an open connection to the origin: the request
   likely goes on it, and the lane knows its socket.  The watchdog then shuts
   the lane's sockets to that origin down at the deadline or at a cancel (and a
   new connection made meanwhile is known through ``trace``): the blocked read

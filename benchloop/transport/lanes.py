@@ -1,4 +1,4 @@
-"""A connection pool per thread, and a TLS context made only when an https URL needs it.
+"""A connection pool per request in flight, and a TLS context made only when an https URL needs it.
 
 Why: one ``httpx.HTTPTransport`` shared by every worker is one pool shared by
 every worker, and httpcore's pool takes its lock and walks every connection on
