@@ -1,7 +1,7 @@
 """The scenarios, in the order a full run measures them, and the sections they fill.
 
 Each lives in a module of its own: :mod:`.startup`, :mod:`.fanout`,
-:mod:`.cpu`, :mod:`.sdk`, :mod:`.groups` (big groups, ``bl compare``) and
+:mod:`.cpu`, :mod:`.per_request`, :mod:`.sdk`, :mod:`.groups` (big groups, ``bl compare``) and
 :mod:`.memory` (the big scenarios, skipped by ``--quick``).  A scenario that
 compares with the official client says so (``official``): the run installs
 or finds it only when one of those is chosen.
@@ -17,6 +17,7 @@ from .cpu import cpu
 from .fanout import fanout_trajectory
 from .groups import compare, scale
 from .memory import mem_export, mem_jobs
+from .per_request import per_request
 from .report import Table
 from .sdk import sdk
 from .startup import startup
@@ -36,6 +37,7 @@ SCENARIOS = [
     Scenario("startup", "1. Start-up", startup, official=True),
     Scenario("fanout-trajectory", "2. Fan-out against a remote-like backend", fanout_trajectory, official=True),
     Scenario("cpu", "3. Client CPU per request", cpu),
+    Scenario("per-request", "3. Client CPU per request", per_request),
     Scenario("sdk", "4. Python client", sdk),
     Scenario("scale", "5. Big groups", scale),
     Scenario("compare", "6. bl compare on big groups", compare),

@@ -260,6 +260,15 @@ def test_jobs_get_all(api, rec):
     assert reqs[0].query["skip"] == "0"
 
 
+def test_jobs_get_all_asks_1000_a_request_without_page_size(api, rec):
+    # The unique scan's size unless --page-size is given (docs/contract.md 2.6): 10,000 jobs are
+    # 10 requests, not 200.
+    data = ok_json(api("jobs", "get", "-g", "G1", "--all"))
+    assert [j["job_id"] for j in data[0]["jobs"]] == G1_JOBS_NEWEST_FIRST
+    reqs = rec.all()
+    assert reqs and all(r.query["limit"] == "1000" for r in reqs), [r.query for r in reqs]
+
+
 def test_jobs_get_filters_are_query_parameters(api, backend, rec):
     job = backend("/openapi/jobs/G1-J0001")
     expected = backend("/openapi/jobs", group_id="G1", instance_id=job["instance_id"],

@@ -60,7 +60,7 @@ from ..table.templates import Context, render_file, render_label, render_value
 from . import transforms
 from .items import select
 from .outcomes import Failure, MultiFailure, Outcome, aggregate, failure_of
-from .pagination import ITER_MODES, MODES, PaginationError, Scan
+from .pagination import ITER_MODES, MODES, PAGE_SIZE, WALK_PAGE_SIZE, PaginationError, Scan
 from .placeholders import PLACEHOLDERS
 from .render import identity_check, render_headers, render_request
 from .runtime import Runtime
@@ -195,7 +195,10 @@ class Pipeline:
     def _page_args(self, pagination: Pagination, ctx: Context) -> dict[str, Any]:
         args = pagination.mode_arguments()
         size = pagination.page_size
-        args["page_size"] = int(render_value(size, ctx)) if size is not None else int(self.opts.get("page_size") or 50)
+        value = render_value(size, ctx) if size is not None else self.opts.get("page_size")
+        # An option without a value: a single page asks PAGE_SIZE items, a walk WALK_PAGE_SIZE.
+        args["page_size"] = int(value) if value not in (None, "") else (
+            WALK_PAGE_SIZE if pagination.walks else PAGE_SIZE)
         return args
 
     def paginate(self, endpoint: Endpoint, pagination: Pagination, ctx: Context, ident: str,

@@ -226,7 +226,7 @@ class OverviewResource(ResourceClient):
 
 class JobsResource(ResourceClient):
     """Job lists of groups."""
-    def get(self, *, group: str | Sequence[str] | None = None, page: int = 1, page_size: int = 50, all: bool = False, template: str | None = None, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, instance_id: str | None = None) -> list[JobsGetGroup]:
+    def get(self, *, group: str | Sequence[str] | None = None, page: int = 1, page_size: int | None = None, all: bool = False, template: str | None = None, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, instance_id: str | None = None) -> list[JobsGetGroup]:
         """Print one page (or with --all every page) of each group's jobs."""
         ...
     def download(self, *, group: str | Sequence[str] | None = None, page_size: int = 1000, template: str | None = None, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, skip_existing: bool = False) -> DownloadResult:
@@ -238,7 +238,7 @@ class JobsResource(ResourceClient):
     def table(self, *, group: str | Sequence[str] | None = None, fields: str | Sequence[str] | None = None, template: str | None = None, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, instance_id: str | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id') -> list[JobsTableGroup]:
         """Print one flat row per job of each group (every page): its job-list fields, instance, score, pass, run and token metrics; numbers are numbers."""
         ...
-    def iter(self, *, group: str | Sequence[str] | None = None, page_size: int = 50, template: str | None = None, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, instance_id: str | None = None) -> Iterator[JobSummary]:
+    def iter(self, *, group: str | Sequence[str] | None = None, page_size: int | None = None, template: str | None = None, status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, instance_id: str | None = None) -> Iterator[JobSummary]:
         """Every item (jobs) of every page that `bl jobs get` walks, one page at a time."""
         ...
 

@@ -2,10 +2,11 @@
 
 Every request - JSON API calls, POST triggers, streamed downloads (artifacts,
 export files, media, the presigned URLs they redirect to), direct or through a
-proxy - is sent by one ``httpx.Client`` through its public API: its pool keeps
-connections alive, its proxies come from ``HTTP_PROXY``/``HTTPS_PROXY``/
-``ALL_PROXY`` with ``NO_PROXY`` honoured, its TLS verifies certificates and
-host names (:func:`tls_context`).  What httpx lacks is added in small modules,
+proxy - is sent through httpx's public API: a pool per thread keeps connections
+alive (:mod:`.lanes`, an httpx transport), proxies come from ``HTTP_PROXY``/
+``HTTPS_PROXY``/``ALL_PROXY`` with ``NO_PROXY`` honoured (``httpx.Client``'s own
+routing, which a request takes whenever a proxy may apply), TLS verifies
+certificates and host names (:func:`tls_context`, built at the first handshake).  What httpx lacks is added in small modules,
 each saying why: a total deadline and a cancel switch (:mod:`.deadline`),
 decoding within limits (:mod:`.decoding`), redirects with the key kept to its
 origin, resume and temp files (:mod:`.download`), one retry policy
@@ -33,7 +34,6 @@ never for ``--help`` or ``--version``.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import threading
@@ -41,6 +41,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..base import jsontext
 from ..base.errors import (
     ApiError,
     AuthError,
@@ -53,6 +54,7 @@ from ..base.errors import (
 from ..version import __version__
 from .deadline import NEW_CONNECTION, Abandoned, Overdue, Switchboard
 from .decoding import Undecodable, error_body, json_body, read_json_body
+from .lanes import LANE, LazyTLS, lanes_transport
 from .retry import AUTH, SENT, UNSENT, Failed, RetryPolicy, classify_status, retry_after
 from .slots import slot
 from .urls import (
@@ -67,6 +69,7 @@ from .urls import (
 
 KEEPALIVE_EXPIRY = 5.0  # idle keep-alive connections are closed after this many seconds (httpx's default)
 _NO_BODY = frozenset({204, 304})
+_LANES = "benchloop.lanes"  # in a request's extensions: the Lanes its lane goes back to
 NO_REUSE = "benchloop.no_reuse"  # marks (in a response's extensions) a connection in doubt
 _CONTROL = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")  # in a header value: any control character but tab
 
@@ -95,6 +98,20 @@ def tls_context(ca_bundle: str | None) -> Any:
     import certifi
 
     return ssl.create_default_context(cafile=certifi.where())
+
+
+_PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+
+
+def proxies_may_apply() -> bool:
+    """Whether httpx's ``trust_env`` may route a request through a proxy: a proxy variable is
+    set (in either case), or the platform has system proxy settings that httpx reads too
+    (Windows' registry, macOS's configuration).  On Linux httpx reads the variables only."""
+    import sys
+
+    if sys.platform in ("win32", "darwin"):
+        return True
+    return any(os.environ.get(name) or os.environ.get(name.lower()) for name in _PROXY_VARIABLES)
 
 
 class _CancelSwitch(threading.Event):
@@ -144,26 +161,45 @@ class Http:
             ("User-Agent", f"benchloop-client/{__version__}"))}
         self._client: Any = None
         self._file_client: Any = None
+        self._lanes: dict[int, Any] = {}  # id(an httpx client) -> its per-thread pools (.lanes)
         self._lock = threading.Lock()
         self.closed = False
+        # Made at the first TLS handshake only: a plain-http host never loads a certificate.
+        self.tls = LazyTLS(lambda: tls_context(self.ca_bundle))
+        # Where no proxy can apply, a request goes straight to its thread's pool (.lanes) rather
+        # than through httpx.Client.send: no proxy routing, cookie jar, auth or redirect steps,
+        # none of which a request of ours uses (a sixth of the CPU per request).
+        self._direct = not proxies_may_apply()
 
     # -- the httpx client --------------------------------------------------------
     def _make_client(self, keepalive: bool = True) -> Any:
         from http.cookiejar import CookieJar, DefaultCookiePolicy
 
         httpx = self.httpx
-        return httpx.Client(
-            verify=tls_context(self.ca_bundle), trust_env=True, follow_redirects=False,
-            timeout=httpx.Timeout(self.timeout),
-            # No limit of httpx's own: the connections in use are bounded where that is decided
-            # anyway, by the request slots (--concurrency per worker pool, or the threads of a
-            # Python client), so a request never queues for one (the stall of
-            # encode/httpcore#1110 needs a full pool), never waits for one an abandoned exchange
-            # still holds, and every connection a burst opened is kept (idle ones close after 5 s).
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=None if keepalive else 0,
-                                keepalive_expiry=KEEPALIVE_EXPIRY),
+        # No limit of httpx's own: the connections in use are bounded where that is decided
+        # anyway, by the request slots (--concurrency per worker pool, or the threads of a
+        # Python client), so a request never queues for one (the stall of
+        # encode/httpcore#1110 needs a full pool), never waits for one an abandoned exchange
+        # still holds, and every connection a burst opened is kept (idle ones close after 5 s).
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=None if keepalive else 0,
+                              keepalive_expiry=KEEPALIVE_EXPIRY)
+        # A pool per thread (.lanes): no request scans or locks another thread's connections.
+        # Mounted as "all://", the pattern httpx tries last: the proxies httpx finds itself
+        # (trust_env: HTTP_PROXY and HTTPS_PROXY, the system's settings) are mounted for their
+        # schemes and win, NO_PROXY hosts go to httpx's default transport.  ALL_PROXY is mounted
+        # as "all://" too: then httpx routes every request as it would alone.
+        all_proxy = os.environ.get("ALL_PROXY") or os.environ.get("all_proxy")
+        lanes = None if all_proxy else lanes_transport(
+            httpx, lambda: httpx.HTTPTransport(verify=self.tls, limits=limits))
+        client = httpx.Client(
+            verify=self.tls, trust_env=True, follow_redirects=False,
+            mounts={"all://": lanes} if lanes is not None else None,
+            timeout=httpx.Timeout(self.timeout), limits=limits,
             # Stateless, as every request was before: no cookie is kept from any answer.
             cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])))
+        if lanes is not None:
+            self._lanes[id(client)] = lanes
+        return client
 
     def _lazy(self, name: str, keepalive: bool) -> Any:
         """The client kept as ``name``, made at its first use."""
@@ -196,7 +232,7 @@ class Http:
             clients, self._client, self._file_client = (self._client, self._file_client), None, None
         for client in clients:
             if client is not None:
-                client.close()
+                client.close()  # its transport too: every thread's pool
 
     # -- one exchange ------------------------------------------------------------
     def parse(self, url: str | Any, params: dict[str, Any] | None = None) -> Any:
@@ -233,22 +269,36 @@ class Http:
         if left <= 0:
             raise self.overdue()
         request.extensions["timeout"] = self.httpx.Timeout(left).as_dict()
+        lanes = self._lanes.get(id(client))
+        lane = lanes.take(origin(request.url)) if lanes is not None else None
+        if lane is not None:  # the request's own pool until its answer is closed (finish)
+            request.extensions[LANE] = lane
+            request.extensions[_LANES] = lanes
+
+        direct = lanes if self._direct else None
 
         def exchange(ex: Any) -> Any:
             request.extensions["trace"] = ex.trace
-            return client.send(request, stream=True)
+            if direct is None:
+                return client.send(request, stream=True)
+            response = direct.handle_request(request)
+            response.request = request
+            return response
 
         started = time.monotonic()
         try:
-            response = self.board.send(exchange, deadline)
-        except Abandoned:
-            raise Cancelled("cancelled") from None
-        except Overdue:
-            self.trace(request, "timed out", started)
-            raise self.overdue() from None
-        except self.httpx.HTTPError as exc:
-            self.trace(request, f"failed: {type(exc).__name__}", started)
-            raise self.failed(exc, deadline) from None
+            response = self.board.send(exchange, deadline, lane, origin(request.url))
+        except BaseException as exc:
+            self.give_back(request)
+            if isinstance(exc, Abandoned):
+                raise Cancelled("cancelled") from None
+            if isinstance(exc, Overdue):
+                self.trace(request, "timed out", started)
+                raise self.overdue() from None
+            if isinstance(exc, self.httpx.HTTPError):
+                self.trace(request, f"failed: {type(exc).__name__}", started)
+                raise self.failed(exc, deadline) from None
+            raise
         self.trace(request, str(response.status_code), started)
         self.inspect(response)
         return response
@@ -257,6 +307,14 @@ class Http:
         """``-v``: one ``[debug]`` line per request sent, every redirect hop and retry included."""
         if getattr(self.log, "verbose", False):
             self.log.debug(request_line(request.method, request.url, self.home, outcome, time.monotonic() - started))
+
+    @staticmethod
+    def give_back(request: Any) -> None:
+        """Free the lane of ``request`` (once: its answer is closed, or it failed)."""
+        extensions = request.extensions
+        lane, lanes = extensions.pop(LANE, None), extensions.pop(_LANES, None)
+        if lane is not None and lanes is not None:
+            lanes.give(lane)
 
     def inspect(self, response: Any) -> None:
         """Refuse what httpx let through, and never reuse a connection whose framing is in doubt."""
@@ -270,6 +328,7 @@ class Http:
         if problem is not None:
             self.drop(response)
             response.close()
+            self.give_back(response.request)
             raise Failed(SENT, NetworkError(f"malformed answer from the server: {problem}"))
         names = {name.lower() for name, _ in raw}
         framed = b"content-length" in names or b"transfer-encoding" in names
@@ -292,6 +351,7 @@ class Http:
         if response.extensions.get(NO_REUSE):
             self.drop(response)
         response.close()
+        self.give_back(response.request)
 
     def read(self, response: Any, deadline: float) -> Any:
         """``response.iter_raw()`` under the deadline and the cancel switch: a read blocked past
@@ -404,7 +464,7 @@ class Http:
         if status >= 300 or status < 200 or status in _NO_BODY:
             raise ApiError(status, error_body(content, self.api_key) if content else "no JSON answer")
         try:
-            return json.loads(content), not response.extensions.get(NEW_CONNECTION, False)
+            return jsontext.loads(content), not response.extensions.get(NEW_CONNECTION, False)
         except ValueError:
             raise ApiError(status, error_body(content, self.api_key)) from None
         except RecursionError:
