@@ -67,6 +67,8 @@ def command_lines(tmp: str) -> list[list[str]]:
             ids = BRM_IDS if action.resource == "brm" and dim == "task" else IDS[dim]
             if action.waits and dim == "group":  # a group's wait: one whose jobs all finish
                 ids = WAIT_IDS
+            if action.min_ids and dim == "group" and (action.resource, action.name) not in EXTRA:
+                ids = [*ids, "-g", "G2"]  # an action of two runs or more (trend)
             for extra in EXTRA.get((action.resource, action.name), [[]]):
                 extra = [G1_INSTANCE if word == "{G1 instance}" else word for word in extra]
                 out = ["-o", tmp] if action.option("output_dir") else []
