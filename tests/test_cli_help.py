@@ -224,7 +224,8 @@ SERVE_ARGS = ["--port", "0", "--seed", "3", "--groups", "2", "--jobs-per-group",
               "--api-key", "k9", "--latency-ms", "2.5", "--connect-latency-ms", "4",
               "--fault-rate", "0.25", "--fault-seed", "5",
               "--fault-kinds", "status, 429", "--no-range", "--artifact-bytes", "10", "--trajectory-steps", "2",
-              "--export-waiting", "0", "--export-running", "0", "--hostile", "--live-jobs", "3", "--live-pace", "0.5"]
+              "--export-waiting", "0", "--export-running", "0", "--hostile", "--live-jobs", "3", "--live-pace", "0.5",
+              "--scale-jobs", "9"]
 
 
 @pytest.fixture
@@ -249,7 +250,8 @@ def test_both_sandbox_entry_points_serve_the_same(bl, served):
         "api_key": "k9", "latency_ms": 2.5, "connect_latency_ms": 4.0, "fault_rate": 0.25, "fault_seed": 5,
         "fault_kinds": ("status", "429"),
         "range_support": False, "artifact_bytes": 10, "trajectory_steps": 2, "export_waiting": 0,
-        "export_running": 0, "hostile": True, "compare_jobs": 8, "live_jobs": 3, "live_pace": 0.5}
+        "export_running": 0, "hostile": True, "compare_jobs": 8, "live_jobs": 3, "live_pace": 0.5,
+        "scale_jobs": 9}
 
 
 def test_both_sandbox_entry_points_share_the_defaults(bl, served):

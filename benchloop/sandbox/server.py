@@ -396,6 +396,7 @@ def start_sandbox(
     compare_jobs: int = 0,
     live_jobs: int = 0,
     live_pace: float = 2.0,
+    scale_jobs: int = 0,
     object_store_url: str | None = None,
     redirect_artifacts: bool = False,
     tls: tuple[str, str] | None = None,
@@ -426,10 +427,13 @@ def start_sandbox(
     the default, keeps the dataset's totals as they are).  ``live_jobs=N`` adds the live
     group ``GLIVE``: N running jobs, one more finishing every ``live_pace`` seconds once a
     request names the group (``live.py``; ``Sandbox.live.advance(n)`` finishes n at once).
+    ``scale_jobs=N`` adds the scale groups ``GSCALE`` and ``GSCALE2`` of N jobs each, generated
+    page by page and never stored (``scale.py``: 10^6 jobs cost nothing at start).
     """
     plan = FaultPlan(rate=fault_rate, seed=fault_seed, kinds=tuple(fault_kinds))
     dataset = Dataset(seed, groups, jobs_per_group, tasks_per_group, db_path=db_path,
-                      hostile=hostile, compare_jobs=compare_jobs, live_jobs=live_jobs)
+                      hostile=hostile, compare_jobs=compare_jobs, live_jobs=live_jobs,
+                      scale_jobs=scale_jobs)
     state = State(export_waiting=export_waiting, export_running=export_running,
                   behavior_running_polls=behavior_running_polls)
     app = App(dataset, Config(api_key=api_key, ap_api_key=ap_api_key, trajectory_steps=trajectory_steps,
