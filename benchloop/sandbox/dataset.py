@@ -586,7 +586,7 @@ class Dataset:
         self, group_id: str | None, skip: int, limit: int, **filters: str | None
     ) -> tuple[list[dict[str, Any]], int]:
         """One page of jobs, newest first, and the exact total for the filters."""
-        if group_id in self.scale:
+        if group_id is not None and group_id in self.scale:
             return self.scale.page(group_id, skip, limit, filters), self.scale.count(group_id, filters)
         head: list[dict[str, Any]] = []
         ahead = 0  # the scale groups' jobs come first in the list of every job (they are the newest)
@@ -626,7 +626,7 @@ class Dataset:
         return [r[0] for r in rows]
 
     def status_counts(self, group_id: str | None) -> dict[str, int]:
-        if group_id in self.scale:
+        if group_id is not None and group_id in self.scale:
             return self.scale.status_counts(group_id, JOB_STATUSES)
         where, args = self._job_filter(group_id, {})
         rows = self._all(f"SELECT status, COUNT(*) FROM jobs{where} GROUP BY status", args)
