@@ -407,7 +407,7 @@ def test_one_group_is_a_usage_error(api, sandbox):
     (["--unit", "job.["], "invalid --unit expression"),
     (["--pass-threshold", "nan"], "--pass-threshold must be a finite number, not nan"),
     (["--pass-threshold", "inf"], "--pass-threshold must be a finite number, not inf"),
-    (["--output", "pdf"], "--output must be one of json, jsonl, yaml, table, text, csv, markdown"),
+    (["--output", "pdf"], "--output must be one of json, jsonl, yaml, table, text, csv, markdown, parquet"),
 ])
 def test_bad_options_stop_before_any_request(api, sandbox, args, message):
     sandbox.reset_stats()

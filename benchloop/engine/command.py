@@ -122,6 +122,7 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
         return run_text(rt, action, dim, ids, opts)
     output = opts.get("output") or "json"
     query = None
+    stdout = rt.stdout
     prints = action.prints and not action.writes_files(opts)
     stream = None
     lazy = False
@@ -134,8 +135,13 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
 
         query = formats.compile_query(opts.get("query"))
         shape = action.dimensions[dim].output
+        if prints and output == "parquet":  # a binary file: where it goes is known before any request
+            from .formats import columnar
+
+            columnar.require()
+            stdout = columnar.Target(columnar.destination(rt.output_dir, rt.stdout), rt.stdout)
         if prints and formats.FORMATS[output].streams and query is None and action.combine is None:
-            stream = Stream(rt.stdout, rt.log, action, ids, formats.FORMATS[output](), output, shape)
+            stream = Stream(stdout, rt.log, action, ids, formats.FORMATS[output](), output, shape)
         # Rows written as their pages arrive: no --query (it needs the whole array), a format
         # that writes rows, and no combine but one that only puts the ids' rows together.
         lazy = (prints and query is None and output in STREAMING
@@ -162,7 +168,7 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
         if not result.files and (result.page is not None or result.elements):  # or what it prints instead
             from . import formats
 
-            refused = print_combined(rt.stdout, rt.log, result, opts.get("output") or "json", rt.pretty,
+            refused = print_combined(stdout, rt.log, result, opts.get("output") or "json", rt.pretty,
                                      formats.compile_query(opts.get("query")), action.dimensions[dim].output)
         unwritten = write_files(rt.log, result)
     if prints:
@@ -179,11 +185,11 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
                     error_lines(rt, message)
                 summarize(rt.log, outcomes, noun="id(s)")
                 return EXIT_FAILURE
-            refused = print_combined(rt.stdout, rt.log, result, output, rt.pretty, query,
+            refused = print_combined(stdout, rt.log, result, output, rt.pretty, query,
                                      action.dimensions[dim].output, broken)
             unwritten = write_files(rt.log, result)
         else:
-            refused = print_all(rt.stdout, rt.log, action, outcomes, output, rt.pretty, query,
+            refused = print_all(stdout, rt.log, action, outcomes, output, rt.pretty, query,
                                 action.dimensions[dim].output, broken)
     code = summarize(rt.log, outcomes, noun="pull step(s)" if action.compose is not None else "id(s)")
     cut = broken.code() if broken is not None else 0  # a listing whose page failed after some rows

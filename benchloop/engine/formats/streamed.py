@@ -42,7 +42,7 @@ from .tabular import Tabular, _dig, _path, columns_of, flat
 BUFFER = 1000  # rows the flat formats read before they choose their columns
 _WRITE = 1 << 16  # characters collected before one write
 _ITEMS = 200  # a listing's items encoded together
-STREAMING = ("json", "jsonl", "text", "csv", "markdown", "table")  # the formats written so
+STREAMING = ("json", "jsonl", "text", "csv", "markdown", "table", "parquet")  # the formats written so
 
 OnError = Callable[[str, Exception], None]
 
@@ -285,7 +285,13 @@ def _write_flat(out: _Out, pairs: list[tuple[str, Any]], name: str, output: Outp
 
     header = [*columns, extra]
     later = (cells(r) for r in itertools.chain(head, rows))
-    if name == "csv":
+    if name == "parquet":
+        from .columnar import Target
+        from .parquet import write
+
+        target = out.stream if isinstance(out.stream, Target) else Target(None, out.stream)
+        write(target.path, target.stdout, header, later, head, output)
+    elif name == "csv":
         _csv_rows(out, header, later)
     elif name == "markdown":
         _markdown_rows(out, header, [cells(r) for r in head], later)
