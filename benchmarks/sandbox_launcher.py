@@ -188,6 +188,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--export-waiting", type=int, default=1)
     p.add_argument("--export-running", type=int, default=1)
     p.add_argument("--compare-jobs", type=int, default=0, help="jobs in each of the comparison runs (BASE, CAND, CAND2, REPO-BASE, REPO-CAND)")
+    p.add_argument("--scale-jobs", type=int, default=0, help="jobs in each of the scale groups GSCALE, GSCALE2 (generated per page)")
     p.add_argument("--prebuild-export", action="append", default=[], metavar="GROUP",
                    help="build this group's trace export before serving (repeatable)")
     return p
@@ -201,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         connect_latency_ms=args.connect_latency_ms,
         host=args.host, port=args.port, trajectory_steps=args.trajectory_steps,
         artifact_bytes=args.artifact_bytes, export_waiting=args.export_waiting,
-        export_running=args.export_running, compare_jobs=args.compare_jobs,
+        export_running=args.export_running, compare_jobs=args.compare_jobs, scale_jobs=args.scale_jobs,
     )
     try:
         exports = prebuild_exports(sandbox, args)

@@ -27,7 +27,7 @@ class SandboxProcess:
     def __init__(self, *, groups: int = 1, jobs_per_group: int = 40, tasks_per_group: int = 25,
                  latency_ms: float = 0, connect_latency_ms: float = 0, trajectory_steps: int = 3, export_waiting: int = 0,
                  export_running: int = 0, prebuild_export: tuple[str, ...] = (),
-                 compare_jobs: int = 0, ready_timeout: float = 3600):
+                 compare_jobs: int = 0, scale_jobs: int = 0, ready_timeout: float = 3600):
         self.options: list[str] = [
             "--groups", str(groups), "--jobs-per-group", str(jobs_per_group),
             "--tasks-per-group", str(tasks_per_group), "--api-key", API_KEY,
@@ -43,6 +43,8 @@ class SandboxProcess:
             self.options += ["--prebuild-export", group]
         if compare_jobs:
             self.options += ["--compare-jobs", str(compare_jobs)]
+        if scale_jobs:
+            self.options += ["--scale-jobs", str(scale_jobs)]
         self.ready_timeout = ready_timeout
         self.api_key = API_KEY
         self.url = ""

@@ -21,6 +21,7 @@ from .per_request import per_request
 from .report import Table
 from .sdk import sdk
 from .startup import startup
+from .streaming import streaming
 from .view_page import view_page
 
 
@@ -44,6 +45,7 @@ SCENARIOS = [
     Scenario("view-page", "7. bl view of a big trajectory", view_page),
     Scenario("mem-export", "8. Peak memory (big)", mem_export, big=True),
     Scenario("mem-jobs", "8. Peak memory (big)", mem_jobs, big=True),
+    Scenario("streaming", "9. Rows as their pages arrive (big)", streaming, big=True),
 ]
 
 __all__ = ["SCENARIOS", "Bench", "Client", "Scenario", "Sizes", "default_concurrency"]

@@ -225,7 +225,8 @@ SERVE_ARGS = ["--port", "0", "--seed", "3", "--groups", "2", "--jobs-per-group",
               "--fault-rate", "0.25", "--fault-seed", "5",
               "--fault-kinds", "status, 429", "--no-range", "--artifact-bytes", "10", "--trajectory-steps", "2",
               "--export-waiting", "0", "--export-running", "0", "--hostile", "--live-jobs", "3", "--live-compare", "6",
-              "--live-pace", "0.5"]
+              "--live-pace", "0.5",
+              "--scale-jobs", "9"]
 
 
 @pytest.fixture
@@ -252,7 +253,7 @@ def test_both_sandbox_entry_points_serve_the_same(bl, served):
         "range_support": False, "artifact_bytes": 10, "trajectory_steps": 2, "export_waiting": 0,
         "export_running": 0, "hostile": True, "compare_jobs": 8, "live_jobs": 3, "live_compare": 6,
         "live_pace": 0.5,
-        "live_unsigned": 0}
+        "live_unsigned": 0, "scale_jobs": 9}
 
 
 def test_both_sandbox_entry_points_share_the_defaults(bl, served):

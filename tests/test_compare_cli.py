@@ -417,7 +417,7 @@ def test_one_group_is_a_usage_error(api, sandbox):
     (["--unit", "job.["], "invalid --unit expression"),
     (["--pass-threshold", "nan"], "--pass-threshold must be a finite number, not nan"),
     (["--pass-threshold", "inf"], "--pass-threshold must be a finite number, not inf"),
-    (["--output", "pdf"], "--output must be one of json, jsonl, yaml, table, text, csv, markdown"),
+    (["--output", "pdf"], "--output must be one of json, jsonl, yaml, table, text, csv, markdown, parquet"),
     (["--margin", "0"], "--margin must be at least 0.01"),
     (["--margin", "nan"], "--margin must be a finite number, not nan"),
 ])

@@ -117,7 +117,8 @@ def test_json_on_a_terminal_escapes_what_json_leaves_raw_and_reads_back_the_same
     assert raw_hiding(seen) == []
     assert '"c1\\u009b2Jx"' in seen and '"bidi\\u202eexe.md"' in seen and '"tag\\udb40\\udc41x"' in seen
     value = json.loads(seen) if fmt == "json" else [json.loads(line) for line in seen.splitlines()]
-    assert value == [ELEMENT]
+    # jsonl: one listed job per line, carrying the page's group_id
+    assert value == ([ELEMENT] if fmt == "json" else [{"group_id": "G1", **job} for job in PAGE["jobs"]])
 
 
 def test_json_to_a_pipe_keeps_json_dumps_bytes(hostile):

@@ -92,7 +92,8 @@ def third_party(paths: list[Path]) -> dict[str, set[str]]:
 
 # Packages (or modules) of benchloop/ that run only with an optional extra installed (and are
 # imported lazily: only the command that needs one imports it): package -> extra.
-OPTIONAL = {"benchloop/mcp_server": "mcp", "benchloop/settings/keyring_store.py": "keyring"}
+OPTIONAL = {"benchloop/mcp_server": "mcp", "benchloop/settings/keyring_store.py": "keyring",
+            "benchloop/engine/formats/parquet.py": "data"}
 
 
 def optional_package(path: Path) -> str | None:

@@ -377,29 +377,6 @@ def spied(monkeypatch):
     return made
 
 
-@pytest.mark.parametrize("args", [
-    ("jobs", "get", "-g", "G1,G2", "--all", "--page-size", "7"),
-    ("--no-pretty", "jobs", "get", "-g", "G2", "--all", "--page-size", "9"),
-    ("tasks", "get", "-g", "G1", "--all", "--page-size", "4"),
-    ("metrics", "get", "-g", "G3"),
-])
-def test_a_printed_listing_spills_and_prints_the_bytes_a_kept_one_does(api, spied, args):
-    spilled = api(*args)
-    assert spilled.code == 0, spilled.err
-    assert any(len(s) > 3 for s in spied)  # a listing went to disk
-    spied.clear()
-    kept = api(*args, "--query", "@")  # a --query takes lists: nothing spills
-    assert kept.code == 0 and not spied
-    assert spilled.out == kept.out and json.loads(spilled.out)
-
-
-@pytest.mark.parametrize("output", ["yaml", "jsonl", "csv", "table"])
-def test_other_formats_get_lists(api, spied, output):
-    result = api("jobs", "get", "-g", "G1", "--all", "--page-size", "7", "--output", output)
-    assert result.code == 0, result.err
-    assert not spied and "G1" in result.out
-
-
 def test_a_written_listing_spills_and_is_the_printed_document(api, spied, tmp_path):
     result = api("jobs", "download", "-g", "G1", "--page-size", "6", "-o", str(tmp_path))
     assert result.code == 0, result.err

@@ -20,7 +20,7 @@ from ..table.outputs import Output
 from . import formats
 from .combinecall import Combined, Ran
 from .outcomes import Outcome
-from .printing import Refused, closed_stdout
+from .printing import Broken, Refused, closed_stdout, streams, write_elements
 from .runtime import Runtime
 
 # How a combine runs another command: ``(resource, option values) -> Ran`` (``command.runner``).
@@ -84,7 +84,7 @@ def ran(action: Action, opts: dict[str, Any], outcomes: list[Outcome], log: Log,
 
 
 def print_combined(stdout: Any, log: Log, result: Combined, output: str, pretty: bool, query: Any,
-                   shape: Output | None = None) -> bool:
+                   shape: Output | None = None, broken: Broken | None = None) -> bool:
     """The combine's own rendering of ``output`` when it has one (and no ``--query`` reshapes the
     elements), else the elements in the generic format.  Whether lines were left out."""
     refused = Refused()
@@ -97,6 +97,10 @@ def print_combined(stdout: Any, log: Log, result: Combined, output: str, pretty:
             stdout.write(result.renderings[output]())
             stdout.flush()
             return False
+        if query is None and streams(result.elements):  # rows read page by page: as they arrive
+            write_elements(stdout, [(getattr(e, "ident", ""), e) for e in result.elements], output, pretty,
+                           broken or Broken(log), refused, shape if result.declared else None, log.note)
+            return refused.report(log)
         formats.emit(stdout, result.elements, output, pretty, query, note=log.note,
                      output=shape if result.declared else None, refuse=refused)
     return refused.report(log)

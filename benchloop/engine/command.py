@@ -70,7 +70,8 @@ def runner(rt: Runtime) -> Callable[[str, dict[str, Any]], Any]:
 
 
 def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any],
-            on_done: Callable[[Outcome], None] | None = None, spill: bool = False) -> list[Outcome]:
+            on_done: Callable[[Outcome], None] | None = None, spill: bool = False,
+            lazy: bool = False) -> list[Outcome]:
     """Process every id (or every id x section of a composite); the outcomes in input order.
 
     ``on_done`` sees each id's outcome as soon as it is known (jsonl streams
@@ -89,7 +90,7 @@ def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[st
         from .compose import run_compose  # composite commands only
 
         return run_compose(rt, action, dim, ids, opts, process)
-    pipeline = Pipeline(rt, action, dim, opts, id_count=len(ids), spill=spill)
+    pipeline = Pipeline(rt, action, dim, opts, id_count=len(ids), spill=spill, lazy=lazy)
     progress = pipeline.dim.progress or action.progress
     counter = rt.counter(progress, len(ids)) if progress else None
 
@@ -125,20 +126,33 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
         return run_watch(rt, action, dim, ids, opts, execute=execute, runner=runner, error_lines=error_lines)
     output = opts.get("output") or "json"
     query = None
+    stdout = rt.stdout
     prints = action.prints and not action.writes_files(opts)
     stream = None
+    lazy = False
+    broken = None
     if action.prints:  # the output formats: not loaded for a command that only writes files
         from . import formats
-        from .printing import Stream, print_all
+        from .combines.registry import STREAMING_COMBINES
+        from .formats.streamed import STREAMING
+        from .printing import Broken, Stream, print_all
 
         query = formats.compile_query(opts.get("query"))
+        shape = action.dimensions[dim].output
+        if prints and output == "parquet":  # a binary file: where it goes is known before any request
+            from .formats import columnar
+
+            columnar.require()
+            stdout = columnar.Target(columnar.destination(rt.output_dir, rt.stdout), rt.stdout)
         if prints and formats.FORMATS[output].streams and query is None and action.combine is None:
-            stream = Stream(rt.stdout, rt.log, action, ids, formats.FORMATS[output]())
-    # Outcomes printed only as one JSON document may keep big listings on disk until they are
-    # written; every other consumer (--query, the other formats, combine) gets lists.
-    spill = prints and output == "json" and query is None and stream is None and action.combine is None
+            stream = Stream(stdout, rt.log, action, ids, formats.FORMATS[output](), output, shape)
+        # Rows written as their pages arrive: no --query (it needs the whole array), a format
+        # that writes rows, and no combine but one that only puts the ids' rows together.
+        lazy = (prints and query is None and output in STREAMING
+                and (action.combine is None or action.combine.name in STREAMING_COMBINES))
+        broken = stream.broken if stream is not None else Broken(rt.log)
     try:
-        outcomes = execute(rt, action, dim, ids, opts, stream.done if stream is not None else None, spill)
+        outcomes = execute(rt, action, dim, ids, opts, stream.done if stream is not None else None, lazy=lazy)
     except AuthError as exc:
         rt.log.error(f"authentication error: {exc}")
         return EXIT_AUTH
@@ -158,7 +172,7 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
         if not result.files and (result.page is not None or result.elements):  # or what it prints instead
             from . import formats
 
-            refused = print_combined(rt.stdout, rt.log, result, opts.get("output") or "json", rt.pretty,
+            refused = print_combined(stdout, rt.log, result, opts.get("output") or "json", rt.pretty,
                                      formats.compile_query(opts.get("query")), action.dimensions[dim].output)
         unwritten = write_files(rt.log, result)
     if prints:
@@ -175,14 +189,15 @@ def run(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, A
                     error_lines(rt, message)
                 summarize(rt.log, outcomes, noun="id(s)")
                 return EXIT_FAILURE
-            refused = print_combined(rt.stdout, rt.log, result, output, rt.pretty, query,
-                                     action.dimensions[dim].output)
+            refused = print_combined(stdout, rt.log, result, output, rt.pretty, query,
+                                     action.dimensions[dim].output, broken)
             unwritten = write_files(rt.log, result)
         else:
-            refused = print_all(rt.stdout, rt.log, action, outcomes, output, rt.pretty, query,
-                                action.dimensions[dim].output)
+            refused = print_all(stdout, rt.log, action, outcomes, output, rt.pretty, query,
+                                action.dimensions[dim].output, broken)
     code = summarize(rt.log, outcomes, noun="pull step(s)" if action.compose is not None else "id(s)")
-    return code or (EXIT_FAILURE if unwritten or refused else code)
+    cut = broken.code() if broken is not None else 0  # a listing whose page failed after some rows
+    return code or cut or (EXIT_FAILURE if unwritten or refused else code)
 
 
 def run_text(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any]) -> int:

@@ -21,6 +21,7 @@ id, and never asks for a page past the announced total (``_task_items``).
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable, Generator, Iterator
 from typing import Any
@@ -346,6 +347,178 @@ def _task_items(fetch: Fetch, state: _TaskWalk, page_size: int, collection: str,
             if total is not None and skip >= total:
                 # Every page the backend announced was read; another would start past its end.
                 raise PaginationError(f"{label} pagination ended at {count} of {total} {collection}")
+
+
+class _Stopped(Exception):
+    """The reader of a ``LazyScan`` stopped: its page thread ends."""
+
+
+_END = object()  # the end of a ``LazyScan``'s pages
+
+
+class Streamed:
+    """A listing read as it is iterated, once: rows written as their pages arrive (``formats.streamed``).
+
+    ``before_fetch`` is called before each page after the first is asked for: the printer
+    sets it to flush what it wrote, so rows reach the reader while the next page is on its way.
+    """
+
+    before_fetch: Callable[[], None] = staticmethod(_noop)
+
+    def __iter__(self) -> Iterator[Any]:
+        raise NotImplementedError
+
+
+class LazyScan(Streamed):
+    """A walk read as it is iterated: a walking mode's items, page by page (streamed output).
+
+    Made by :func:`lazy_scan` in place of a :class:`Scan` when the output writes each row as
+    its page arrives (``--output jsonl``, csv, ... of ``jobs get --all``): it has a Scan's
+    ``total`` and ``items`` (itself), read from the first page, which it asks for at once (so
+    a failing first page fails the id as before, and an empty listing is known).  Iterable
+    once; ``before_fetch`` is called before every later page is asked for (the printer flushes
+    what it wrote then, so rows reach the reader while the next page is on its way).  A page
+    failing later raises where the iteration is (``PaginationError`` or the request's error).
+    A backend that sends no ``total`` gets it counted: the rest is read then, in memory.
+    """
+
+    AHEAD = 2  # pages read ahead of the printer
+
+    def __init__(self, walk: Iterator[Any], state: Any):
+        self._walk = walk
+        self._state = state  # has .total, .first (the keep_first keys)
+        self._head: list[Any] = []
+        self._started = False
+        self._boundary: Callable[[], None] = _noop  # the reader's page boundary (``_pumped``)
+
+    def start(self) -> LazyScan:
+        """Ask for the first page (its first item is kept until iterated)."""
+        if not self._started:
+            self._started = True
+            self._head.extend(itertools.islice(self._walk, 1))
+        return self
+
+    def fetched(self) -> None:
+        """The walk is about to ask for its next page (called where the walk runs)."""
+        self._boundary()
+
+    @property
+    def total(self) -> int:
+        self.start()
+        if self._state.total is None:  # no total from the backend: counted, so read whole
+            self._head.extend(self._walk)
+            return len(self._head)
+        return self._state.total
+
+    @property
+    def first(self) -> dict[str, Any]:
+        self.start()
+        return self._state.first
+
+    @property
+    def items(self) -> LazyScan:
+        return self
+
+    def __bool__(self) -> bool:
+        self.start()
+        return bool(self._head)
+
+    def __iter__(self) -> Iterator[Any]:
+        self.start()
+        head, self._head = self._head, []
+        yield from head
+        yield from self._pumped()
+
+    def _pumped(self) -> Iterator[Any]:
+        """The rest of the walk, read ``AHEAD`` pages ahead by a thread of its own, so the next
+        page is on its way while this one is written (the printer's time and the backend's
+        overlap).  The reader flushes (``before_fetch``) before it waits for a page; when it
+        stops early (``| head -1``), the thread stops at its next page."""
+        import queue
+        import threading
+
+        pages: queue.Queue[Any] = queue.Queue(maxsize=self.AHEAD)
+        stop = threading.Event()
+        buf: list[Any] = []
+
+        def put(value: Any) -> None:
+            while not stop.is_set():
+                try:
+                    pages.put(value, timeout=0.1)
+                    return
+                except queue.Full:
+                    continue
+            raise _Stopped()
+
+        def boundary() -> None:
+            if buf:
+                put(list(buf))
+                buf.clear()
+
+        def pump() -> None:
+            try:
+                for item in self._walk:
+                    buf.append(item)
+                boundary()
+                put(_END)
+            except _Stopped:
+                pass
+            except BaseException as exc:  # noqa: BLE001 - handed to the reader, raised there
+                try:
+                    boundary()
+                    put((_END, exc))
+                except _Stopped:
+                    pass
+
+        self._boundary = boundary
+        thread = threading.Thread(target=pump, name="benchloop-pages", daemon=True)
+        thread.start()
+        try:
+            while True:
+                try:
+                    page = pages.get_nowait()
+                except queue.Empty:
+                    self.before_fetch()  # what was written reaches the reader while it waits
+                    page = pages.get()
+                if page is _END:
+                    return
+                if isinstance(page, tuple):
+                    raise page[1]
+                yield from page
+        finally:
+            stop.set()
+
+    def __repr__(self) -> str:
+        return f"LazyScan(total={self._state.total!r})"
+
+
+def lazy_scan(mode: str, fetch: Fetch, **args: Any) -> LazyScan:
+    """The items of walking ``mode`` (``ITER_MODES``) as a :class:`LazyScan`, first page asked."""
+    if args.get("page_size", 1) < 1:
+        raise PaginationError(f"{args.get('label', '')} page size must be at least 1")
+    holder: list[LazyScan] = []
+    calls = [0]
+
+    def asked(skip: int, limit: int) -> Any:
+        if calls[0] and holder:
+            holder[0].fetched()
+        calls[0] += 1
+        return fetch(skip, limit)
+
+    keys = {k: v for k, v in args.items() if k in ("page_size", "collection", "id_keys", "tie_key", "label",
+                                                     "on_page", "debug")}
+    if mode == "unique_scan":
+        walk = _Walk(keys["collection"], keys["id_keys"], keys.get("tie_key"), args.get("keep_first"),
+                     keys.get("label", ""), keys.get("on_page", _noop), keys.get("debug", _noop), keep=False)
+        lazy = LazyScan(_passes(asked, walk, keys["page_size"]), walk)
+    elif mode == "task_scan":
+        state = _TaskWalk(args.get("keep_first"))
+        lazy = LazyScan(_task_items(asked, state, keys["page_size"], keys["collection"], keys["id_keys"],
+                                    keys.get("label", ""), keys.get("on_page", _noop)), state)
+    else:
+        raise ValueError(f"{mode} does not walk pages")
+    holder.append(lazy)
+    return lazy.start()
 
 
 MODES: dict[str, Callable[..., Any]] = {

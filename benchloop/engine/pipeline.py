@@ -60,7 +60,16 @@ from ..table.templates import Context, render_file, render_label, render_value
 from . import transforms
 from .items import select
 from .outcomes import Failure, MultiFailure, Outcome, aggregate, failure_of
-from .pagination import ITER_MODES, MODES, PAGE_SIZE, WALK_PAGE_SIZE, PaginationError, Scan
+from .pagination import (
+    ITER_MODES,
+    MODES,
+    PAGE_SIZE,
+    WALK_PAGE_SIZE,
+    LazyScan,
+    PaginationError,
+    Scan,
+    lazy_scan,
+)
 from .placeholders import PLACEHOLDERS
 from .render import identity_check, render_headers, render_request
 from .runtime import Runtime
@@ -76,8 +85,11 @@ class Pipeline:
     """Runs one action of the table for one dimension."""
 
     def __init__(self, rt: Runtime, action: Action, dim: str, opts: Mapping[str, Any], id_count: int = 1,
-                 spill: bool = False, scope: Scope | None = None):
+                 spill: bool = False, scope: Scope | None = None, lazy: bool = False):
         self.rt = rt
+        # Rows written as their pages arrive (``command.run``): a walked listing whose transform
+        # takes one (``transforms.LAZY``) is a ``LazyScan``, and a step may stream its rows.
+        self.lazy = lazy
         # A sync's restriction to the items that changed (``scope.py``), and what was done with them.
         self.scope = scope
         self.item_failures: list[Failure] = []  # the failures of a fan-out's items, by item
@@ -139,8 +151,9 @@ class Pipeline:
             value = self.wait(part.wait, ctx, ident, before_step=True) if part.wait is not None else None
             return STEPS[part.step.name](PipelineCall(self, part, ctx, ident, dest, value))
         if isinstance(part, PagedPart):
+            lazy = self.lazy and part.shape is not None and part.shape.name in transforms.LAZY
             return self.paginate(part.request, part.pagination, ctx, ident, part.empty_probe,
-                                 part.empty_probe_mode == "warn", spill=self.spill)
+                                 part.empty_probe_mode == "warn", spill=self.spill, lazy=lazy)
         body = self.request(part.request, ctx)
         return select(part.items, body, ctx, self.opts) if part.items else body
 
@@ -203,8 +216,9 @@ class Pipeline:
 
     def paginate(self, endpoint: Endpoint, pagination: Pagination, ctx: Context, ident: str,
                  probe: Endpoint | None, probe_warns: bool = False, spill: bool = False,
-                 before: Callable[[], Any] | None = None) -> Any:
-        """One page or every page of a paged endpoint (``pagination.py``); ``before`` is called
+                 before: Callable[[], Any] | None = None, lazy: bool = False) -> Any:
+        """One page or every page of a paged endpoint (``pagination.py``): the walk (a ``Scan``;
+        a ``LazyScan`` when ``lazy`` and the mode walks) or the page; ``before`` is called
         before each request (a wait's clock: it raises when the wait's time is up)."""
         args = self._page_args(pagination, ctx)
         args["spill"] = spill
@@ -224,11 +238,16 @@ class Pipeline:
             return self.request(endpoint, ctx.child(skip=skip, limit=limit))
 
         try:
-            result = MODES[pagination.mode](fetch, label=f"{self.dim.name} {ident}", debug=log.debug, **args)
+            if lazy and pagination.mode in ITER_MODES:
+                del args["spill"], args["page"]
+                result: Any = lazy_scan(pagination.mode, fetch, label=f"{self.dim.name} {ident}", debug=log.debug,
+                                        **args)
+            else:
+                result = MODES[pagination.mode](fetch, label=f"{self.dim.name} {ident}", debug=log.debug, **args)
         except PaginationError as exc:
             raise StepError(str(exc)) from None
         collection = pagination.collection
-        if isinstance(result, Scan):
+        if isinstance(result, (Scan, LazyScan)):
             empty = not result.items
         else:  # one page: empty only when page 1 is (a later page may be past the end)
             empty = bool(collection) and args["page"] == 1 and isinstance(result, dict) and not result.get(collection)
@@ -460,6 +479,7 @@ class PipelineCall:
         self.files = pipeline.files
         self.pretty = pipeline.rt.pretty
         self.log = pipeline.rt.log
+        self.streams = pipeline.lazy and not pipeline.files
 
     def _context(self, variables: Mapping[str, Any]) -> Context:
         return self._ctx.child(**variables) if variables else self._ctx
@@ -498,6 +518,10 @@ class PipelineCall:
 
     def enumerate(self, key: str) -> list[str]:
         return self._p.enumerate(self.params.enumeration(key), self._ctx, self.ident)
+
+    def iterate(self, key: str) -> LazyScan:
+        enum = self.params.enumeration(key)
+        return self._p.paginate(enum.request, enum.pagination, self._ctx, self.ident, enum.empty_probe, lazy=True)
 
     def scan(self, key: str) -> list[dict[str, Any]]:
         enum = self.params.enumeration(key)

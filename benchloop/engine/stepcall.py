@@ -10,7 +10,7 @@ this protocol and mypy checks that the pipeline provides it (``pipeline.Pipeline
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from ..table.model import StepArgs
@@ -42,6 +42,7 @@ class StepCall(Protocol):
     root: str  # the output root
     files: bool  # the action writes files (False: the value is printed)
     pretty: bool  # JSON files are indented
+    streams: bool  # the value is printed as it is read: a step may give its rows page by page
 
     @property
     def log(self) -> StepLog:
@@ -82,6 +83,11 @@ class StepCall(Protocol):
 
     def enumerate(self, key: str) -> list[str]:
         """Every id the enumeration named by ``with.<key>`` lists for this id."""
+        ...
+
+    def iterate(self, key: str) -> Iterable[dict[str, Any]]:
+        """The items of the enumeration ``with:`` names at ``key``, read as they are iterated
+        (its first page asked now): a ``pagination.Streamed``.  Only when ``streams``."""
         ...
 
     def scan(self, key: str) -> list[dict[str, Any]]:

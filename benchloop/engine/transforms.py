@@ -79,6 +79,11 @@ def with_id(body: Any, ident: str, *, id_key: str) -> dict[str, Any]:
     return out
 
 
+# The transforms that take a ``pagination.LazyScan`` as they take a ``Scan`` (its ``total`` and
+# ``items``): a part shaped by one of them may stream its rows (``Pipeline.lazy``).
+LAZY = frozenset({"collection"})
+
+
 @transform("collection")
 def collection(scan: Any, ident: str, *, id_key: str, collection: str) -> dict[str, Any]:
     return {id_key: ident, "total": scan.total, collection: scan.items}

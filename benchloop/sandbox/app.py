@@ -126,8 +126,13 @@ class App:
         return value
 
     def aggregates(self, group_id: str) -> dict[str, dict[str, Any]]:
-        return self.memoised("agg", group_id, lambda: payloads.group_aggregates(
-            self.dataset.iter_group_jobs(group_id)))
+        def build() -> dict[str, dict[str, Any]]:
+            agg = payloads.group_aggregates(self.dataset.aggregate_jobs(group_id))
+            if self.dataset.is_scale(group_id):  # over a sample (scale.py): the group's own count
+                agg["run_metrics"]["job_count"] = self.dataset.scale.jobs
+            return agg
+
+        return self.memoised("agg", group_id, build)
 
     # ----------------------------------------------------------- pseudo-OSS
     def sign(self, resource: str) -> str:

@@ -52,6 +52,10 @@ Data rules (also what test writers rely on):
   (``GLIVE-BASE``, ``GLIVE-CAND``, ``GLIVE-SAME``), N running jobs each, one per shared
   instance, finishing with GLIVE's clock (job n of each together, for ``bl compare --watch``);
   no tasks; created last, so no other answer changes;
+* only with ``scale_jobs=N`` (N > 0): the scale groups ``GSCALE`` and ``GSCALE2`` of N jobs
+  each, generated page by page from the seed and never stored (``scale.py``: a page is
+  O(page) at any ``skip``, so 10^6 jobs cost nothing at start); created after every other
+  job, so no other answer changes;
 * only with ``hostile=True``: the group ``GHOSTILE`` whose jobs have the ids
   of ``HOSTILE_JOBS`` (``../``, absolute paths, NUL, backslashes, control
   characters, 1,000 characters) and whose artifact listings carry the names of
@@ -71,6 +75,8 @@ import threading
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
+
+from .scale import ScaleGroups
 
 TEMPLATES = ("swe-bench-verified", "terminal-bench", "webarena-lite")
 JOB_STATUSES = ("succeeded", "failed", "running", "cancelled")
@@ -241,6 +247,7 @@ class Dataset:
         compare_jobs: int = 0,
         live_jobs: int = 0,
         live_compare: int = 0,
+        scale_jobs: int = 0,
     ) -> None:
         if groups < 0:
             raise ValueError("groups must be >= 0")
@@ -265,6 +272,7 @@ class Dataset:
         self._db.execute("PRAGMA journal_mode=OFF")
         self._db.execute("PRAGMA synchronous=OFF")
         self._generate()
+        self.scale = ScaleGroups(seed, scale_jobs, self.group_count + 4 + len(COMPARE_GROUPS))
 
     # ------------------------------------------------------------------ build
     def _rng(self, scope: str) -> random.Random:
@@ -588,15 +596,27 @@ class Dataset:
             self._db.close()
 
     def group_ids(self) -> list[str]:
-        return [r[0] for r in self._all("SELECT group_id FROM groups ORDER BY idx")]
+        return [r[0] for r in self._all("SELECT group_id FROM groups ORDER BY idx")] + self.scale.group_ids()
 
     def group(self, group_id: str) -> dict[str, Any] | None:
+        if group_id in self.scale:
+            return self.scale.group(group_id)
         row = self._one("SELECT * FROM groups WHERE group_id = ?", (group_id,))
         return dict(row) if row else None
 
     def job(self, job_id: str) -> dict[str, Any] | None:
+        if self.scale.jobs and (found := self.scale.find(job_id)) is not None:
+            return found
         row = self._one("SELECT * FROM jobs WHERE job_id = ?", (job_id,))
         return dict(row) if row else None
+
+    def is_scale(self, group_id: str) -> bool:
+        """A group generated page by page (``scale.py``)."""
+        return group_id in self.scale
+
+    def aggregate_jobs(self, group_id: str) -> Iterator[dict[str, Any]]:
+        """The jobs a group's aggregates are computed over: all, or a scale group's sample."""
+        return self.scale.sample(group_id) if group_id in self.scale else self.iter_group_jobs(group_id)
 
     @staticmethod
     def _job_filter(group_id: str | None, filters: dict[str, str | None]) -> tuple[str, list]:
@@ -615,23 +635,39 @@ class Dataset:
         self, group_id: str | None, skip: int, limit: int, **filters: str | None
     ) -> tuple[list[dict[str, Any]], int]:
         """One page of jobs, newest first, and the exact total for the filters."""
+        if group_id is not None and group_id in self.scale:
+            return self.scale.page(group_id, skip, limit, filters), self.scale.count(group_id, filters)
+        head: list[dict[str, Any]] = []
+        ahead = 0  # the scale groups' jobs come first in the list of every job (they are the newest)
+        if group_id is None:
+            for gid in reversed(self.scale.group_ids()):
+                count = self.scale.count(gid, filters)
+                if skip < ahead + count and len(head) < limit:
+                    head += self.scale.page(gid, max(0, skip - ahead), limit - len(head), filters)
+                ahead += count
+            skip, limit = max(0, skip - ahead), limit - len(head)
         where, args = self._job_filter(group_id, filters)
         with self._lock:
             total = self._db.execute(f"SELECT COUNT(*) FROM jobs{where}", args).fetchone()[0]
             rows = self._db.execute(
                 f"SELECT * FROM jobs{where} ORDER BY created_at DESC, seq LIMIT ? OFFSET ?",
                 [*args, limit, skip],
-            ).fetchall()
-        return [dict(r) for r in rows], total
+            ).fetchall() if limit > 0 else []
+        return head + [dict(r) for r in rows], total + ahead
 
     def iter_group_jobs(self, group_id: str) -> Iterator[dict[str, Any]]:
-        """Every job of a group in list order (materialised under the lock)."""
+        """Every job of a group in list order (materialised under the lock; a scale group's
+        generated as it is read)."""
+        if group_id in self.scale:
+            return self.scale.listing(group_id)
         rows = self._all(
             "SELECT * FROM jobs WHERE group_id = ? ORDER BY created_at DESC, seq", (group_id,)
         )
         return (dict(r) for r in rows)
 
     def job_ids(self, group_id: str) -> list[str]:
+        if group_id in self.scale:
+            return self.scale.job_ids(group_id)
         rows = self._all(
             "SELECT job_id FROM jobs WHERE group_id = ? ORDER BY created_at DESC, seq",
             (group_id,),
@@ -639,11 +675,17 @@ class Dataset:
         return [r[0] for r in rows]
 
     def status_counts(self, group_id: str | None) -> dict[str, int]:
+        if group_id is not None and group_id in self.scale:
+            return self.scale.status_counts(group_id, JOB_STATUSES)
         where, args = self._job_filter(group_id, {})
         rows = self._all(f"SELECT status, COUNT(*) FROM jobs{where} GROUP BY status", args)
         counts = dict.fromkeys(JOB_STATUSES, 0)
         for status, count in rows:
             counts[status] = count
+        if group_id is None:
+            for gid in self.scale.group_ids():
+                for status, count in self.scale.status_counts(gid, JOB_STATUSES).items():
+                    counts[status] += count
         return counts
 
     def list_tasks(

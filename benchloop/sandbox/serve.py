@@ -95,7 +95,7 @@ def serve_options(values: Mapping[str, Any]) -> int:
         raise ValueError(f"--fault-kinds must name some of: {', '.join(RATE_KINDS)}")
     for name in ("groups", "jobs_per_group", "tasks_per_group", "compare_jobs", "artifact_bytes",
                  "trajectory_steps", "export_waiting", "export_running", "latency_ms",
-                 "connect_latency_ms", "live_jobs", "live_compare", "live_pace", "live_unsigned"):
+                 "connect_latency_ms", "live_jobs", "live_compare", "live_pace", "live_unsigned", "scale_jobs"):
         if values[name] < 0:
             raise ValueError(f"--{name.replace('_', '-')} must not be negative")
     return serve(host=values["listen"], port=values["port"], seed=values["seed"], groups=values["groups"],
@@ -108,4 +108,4 @@ def serve_options(values: Mapping[str, Any]) -> int:
                  export_running=values["export_running"], hostile=values["hostile"],
                  compare_jobs=values["compare_jobs"], live_jobs=values["live_jobs"],
                  live_compare=values["live_compare"], live_pace=values["live_pace"],
-                 live_unsigned=values["live_unsigned"])
+                 live_unsigned=values["live_unsigned"], scale_jobs=values["scale_jobs"])

@@ -398,6 +398,7 @@ def start_sandbox(
     live_compare: int = 0,
     live_pace: float = 2.0,
     live_unsigned: int = 0,
+    scale_jobs: int = 0,
     object_store_url: str | None = None,
     redirect_artifacts: bool = False,
     tls: tuple[str, str] | None = None,
@@ -431,11 +432,13 @@ def start_sandbox(
     ``live_compare=N`` adds the live comparison groups ``GLIVE-BASE``, ``GLIVE-CAND`` and
     ``GLIVE-SAME`` (N running jobs each, finishing with the same clock).
     ``live_unsigned=N`` makes the artifact of its job N unsignable once it finished.
+    ``scale_jobs=N`` adds the scale groups ``GSCALE`` and ``GSCALE2`` of N jobs each, generated
+    page by page and never stored (``scale.py``: 10^6 jobs cost nothing at start).
     """
     plan = FaultPlan(rate=fault_rate, seed=fault_seed, kinds=tuple(fault_kinds))
     dataset = Dataset(seed, groups, jobs_per_group, tasks_per_group, db_path=db_path,
                       hostile=hostile, compare_jobs=compare_jobs, live_jobs=live_jobs,
-                      live_compare=live_compare)
+                      live_compare=live_compare, scale_jobs=scale_jobs)
     state = State(export_waiting=export_waiting, export_running=export_running,
                   behavior_running_polls=behavior_running_polls)
     app = App(dataset, Config(api_key=api_key, ap_api_key=ap_api_key, trajectory_steps=trajectory_steps,

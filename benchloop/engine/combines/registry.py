@@ -15,6 +15,9 @@ from ..combinecall import CombineCall, Combined
 Combiner = Callable[[CombineCall], Combined]
 # Imported when a command first uses a combine (``base.registry.Registry``).
 COMBINES: Registry[Combiner] = Registry(__name__.rsplit(".", 1)[0])
+# The combines that only put the ids' rows together, in order (a listing read page by page stays
+# one: its rows are printed as they arrive, ``formats.streamed``); every other combine gets lists.
+STREAMING_COMBINES = frozenset({"concat"})
 
 
 def combine(name: str) -> Callable[[Combiner], Combiner]:

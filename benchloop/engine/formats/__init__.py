@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from ...table.outputs import Output
-from . import csvdoc, jsondoc, markdowndoc, table, text, yamldoc  # noqa: F401 - each registers its format
+from . import columnar, csvdoc, jsondoc, markdowndoc, table, text, yamldoc  # noqa: F401 - each registers its format
 from .base import FORMATS, Format, Refuse, Unprintable
 from .query import compile_query
 

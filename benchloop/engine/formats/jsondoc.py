@@ -1,8 +1,10 @@
 """``--output json`` (the default) and ``jsonl``.
 
 ``json`` keeps the reference client's bytes exactly (docs/contract.md 3.1): one array,
-indented unless ``--no-pretty``.  ``jsonl`` prints one compact element per line, each as
-soon as it and every id before it have finished.
+indented unless ``--no-pretty``.  ``jsonl`` prints one compact row per line - a listing's
+items (a page of jobs: one job per line, its ``group_id`` in front when it lacks one), else
+the element - each as soon as it and every id before it have finished (a listing read page
+by page: as its pages arrive, ``streamed.py``).
 
 On a terminal, a person reads: the controls JSON leaves raw (DEL, C1 such as the 8-bit CSI
 U+009B), bidi and zero-width characters and U+2028/U+2029 are written as JSON's own
@@ -55,6 +57,15 @@ class JsonArray:
 
 @FORMATS.register("jsonl")
 class JsonLines(LineFormat):
+    """One row per line: a listing's items (the element's ids in front), else the element."""
+
+    def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,
+               output: Output | None = None, refuse: Refuse | None = None) -> None:
+        if output is not None and output.rows is not None and isinstance(result, list):
+            from .streamed import element_rows
+
+            result = [row for element in result for row in element_rows(element, output)]
+        super().render(stream, result, pretty, note, output, refuse)
 
     def line(self, element: Any, terminal: bool, refuse: Refuse | None) -> str:
         text = encode(element, False) + "\n"

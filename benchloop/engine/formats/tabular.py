@@ -148,15 +148,8 @@ def _path(keys: Sequence[str | int]) -> str | None:
     return "".join(f".{k}" for k in keys) + ("[]" if keys else "")
 
 
-def tabulate(result: Any, output: Output | None = None) -> Tabular:
-    """The flat view of a result (see the module docstring)."""
-    elements = result if isinstance(result, list) else [result]
-    if output is not None:
-        rows, where = declared_rows(elements, output), _path(output.rows or ())
-    else:
-        rows, key = found_rows(elements)
-        where = _path([key] if key else [])
-    flat_rows = [flat(r) if isinstance(r, dict) else {"value": r} for r in rows]
+def columns_of(flat_rows: list[dict[str, Any]], output: Output | None) -> list[str]:
+    """The columns of flat rows: the declared ones they have, then any other field."""
     present: dict[str, None] = {}
     for row in flat_rows:
         present.update(dict.fromkeys(row))
@@ -165,7 +158,21 @@ def tabulate(result: Any, output: Output | None = None) -> Tabular:
         declared = list(flat_rows[0])  # a step's rows: its columns in the order asked for
     columns = dict.fromkeys(declared)
     columns.update(present)
-    return Tabular(list(columns), flat_rows, "[]" + where if where is not None else "")
+    return list(columns)
+
+
+def tabulate(result: Any, output: Output | None = None) -> Tabular:
+    """The flat view of a result (see the module docstring)."""
+    if isinstance(result, Tabular):
+        return result
+    elements = result if isinstance(result, list) else [result]
+    if output is not None:
+        rows, where = declared_rows(elements, output), _path(output.rows or ())
+    else:
+        rows, key = found_rows(elements)
+        where = _path([key] if key else [])
+    flat_rows = [flat(r) if isinstance(r, dict) else {"value": r} for r in rows]
+    return Tabular(columns_of(flat_rows, output), flat_rows, "[]" + where if where is not None else "")
 
 
 def table_hint(table: Tabular) -> str | None:

@@ -9,14 +9,20 @@ never one per job).  The columns are the table's (``with.columns``), chosen by
 ``--unit``, ``--metric`` and ``--pass-threshold`` (``benchloop.compare.rows``); with ``--by``
 (``bl compare``) each row also carries the job's ``slice``.  A number too big for a float
 (a 400-digit integer is valid JSON) is no score and no number: left out, with a ``[warn]``.
+
+Printed as it is read (``call.streams``: ``bl jobs table``, no ``--query``), the rows are a
+``RowStream``: both listings walked side by side page by page, each row made when its
+job's metrics have arrived, so a group of 10^6 jobs is printed in about a page of memory.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from ...base.errors import StepError, UsageError
+from ..pagination import Streamed
 from ..stepcall import StepCall
 from .registry import step
 
@@ -39,6 +45,8 @@ def job_rows(call: StepCall) -> list[dict[str, Any]]:
         chosen = rows.select_columns(columns, list(keep) if keep is not None else fields(options.get("fields")))
     except rows.ColumnError as exc:
         raise UsageError(str(exc).replace("unknown field", "--fields: unknown column")) from None
+    if call.streams:  # printed as it is read: the rows page by page
+        return RowStream(call, chosen)  # type: ignore[return-value]
     found: dict[str, list[dict[str, Any]]] = {}
 
     def scan(key: str) -> None:
@@ -48,12 +56,79 @@ def job_rows(call: StepCall) -> list[dict[str, Any]]:
         for failure in outcome.failures:
             raise StepError(failure.message, network=failure.network)
     too_big: Counter[str] = Counter()
-    made = rows.job_rows(call.ident, found["jobs"], found["metrics"], columns=chosen, unit=options["unit"],
+    made = _rows(call, chosen, found["jobs"], found["metrics"], too_big)
+    _warn_too_big(call, too_big)
+    return made
+
+
+def _rows(call: StepCall, chosen: list[dict[str, str]], jobs: Any, metrics: Any,
+          too_big: Counter[str]) -> list[dict[str, Any]]:
+    from ...compare import rows
+
+    options = call.options
+    return rows.job_rows(call.ident, jobs, metrics, columns=chosen, unit=options["unit"],
                          metric=options["metric"], pass_threshold=float(options["pass_threshold"]),
                          object_sections=call.params.texts("sections"), by=options.get("by"),
                          too_big_values=too_big)
+
+
+def _warn_too_big(call: StepCall, too_big: Counter[str]) -> None:
     for column, count in too_big.items():  # counted, not scored: never an OverflowError later
         what = "score" if column == "score" else f"value of {column}"
         call.log.warn(f"{call.ident}: {count} job(s) have a {what} that does not fit a float "
                       f"(beyond ±1.8e308): {'not scored' if column == 'score' else 'left empty'}")
-    return made
+
+
+BATCH = 1000  # jobs made into rows together
+
+
+class RowStream(Streamed):
+    """A group's rows read as they are printed: the job list and the detail metrics walked side
+    by side, page by page (both first pages asked at once, so a group that cannot be read
+    fails before anything is printed).  A job's row is made when its metrics element has
+    arrived, or when the metrics are read to their end (a job without one: unscored), in the
+    job list's order; when both listings come in the same order (they do from the backend)
+    about one page of each is held."""
+
+    def __init__(self, call: StepCall, chosen: list[dict[str, str]]):
+        self.ident = call.ident
+        self._call, self._chosen = call, chosen
+        self._jobs, self._metrics = call.iterate("jobs"), call.iterate("metrics")
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for listing in (self._jobs, self._metrics):
+            listing.before_fetch = self._flush  # type: ignore[attr-defined]
+        too_big: Counter[str] = Counter()
+        batch: list[Any] = []
+        found: dict[str, Any] = {}
+        for job, element in _joined(iter(self._jobs), iter(self._metrics)):
+            batch.append(job)
+            if element is not None:
+                found[job["job_id"]] = element
+            if len(batch) >= BATCH:
+                yield from _rows(self._call, self._chosen, batch, found, too_big)
+                batch, found = [], {}
+        if batch:
+            yield from _rows(self._call, self._chosen, batch, found, too_big)
+        _warn_too_big(self._call, too_big)
+
+    def _flush(self) -> None:
+        self.before_fetch()
+
+
+def _joined(jobs: Iterator[Any], metrics: Iterator[Any]) -> Iterator[tuple[Any, Any]]:
+    """Each job with its detail-metrics element (the first one of its ``job_id``) or None."""
+    ahead: dict[str, Any] = {}  # metrics elements read before their job
+    done = False
+    for job in jobs:
+        ident = job.get("job_id") if isinstance(job, dict) else None
+        if not isinstance(ident, str):
+            yield job, None
+            continue
+        while ident not in ahead and not done:
+            element = next(metrics, None)
+            if element is None:
+                done = True
+            elif isinstance(element, dict) and isinstance(element.get("job_id"), str):
+                ahead.setdefault(element["job_id"], element)
+        yield job, ahead.pop(ident, None)
