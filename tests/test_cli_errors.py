@@ -329,7 +329,9 @@ def test_verbose_adds_debug_lines_for_pagination_overlap(api):
     assert result.code == 0
     data = json.loads(result.out)
     assert data[0]["total"] == 40 and len({j["job_id"] for j in data[0]["jobs"]}) == 40
-    debug = [line for line in result.err.splitlines() if line.startswith("[debug] ")]
+    # -v also shows each request sent ([debug] GET <url> -> 200 (n ms)): the pagination lines here
+    debug = [line for line in result.err.splitlines()
+             if line.startswith("[debug] ") and not line.startswith("[debug] GET ")]
     assert debug
     # jobs 34..36 share one created_at: the first page (40..34) ends on a run of 3
     assert debug[0].startswith("[debug] group G1 pagination boundary overlap: skip=0 page_count=7 "
