@@ -71,11 +71,7 @@ def clustered_se(values: Sequence[float], clusters: Sequence[Hashable]) -> tuple
     ``se = √(G/(G−1) · Σ_c e_c²) / n`` with ``e_c = Σ_{i∈c} (x_i − m)``; None below two
     clusters (or two values); exactly 0.0 when every value is equal.
     """
-    n = len(values)
-    groups: dict[Hashable, list[float]] = {}
-    m = mean(values)
-    for value, cluster in zip(values, clusters, strict=True):
-        groups.setdefault(cluster, []).append(value)
+    n, m, groups = len(values), mean(values), by_cluster(values, clusters)
     count = len(groups)
     if m is None or n < 2:
         return None, count
@@ -104,11 +100,7 @@ def cr2_bm(values: Sequence[float], clusters: Sequence[Hashable]) -> tuple[float
     own cluster, ``se = s / √n`` and ``df = n − 1`` exactly.  None below two clusters (or two
     values); ``se`` exactly 0.0 when every value is equal.
     """
-    n = len(values)
-    groups: dict[Hashable, list[float]] = {}
-    m = mean(values)
-    for value, cluster in zip(values, clusters, strict=True):
-        groups.setdefault(cluster, []).append(value)
+    n, m, groups = len(values), mean(values), by_cluster(values, clusters)
     count = len(groups)
     if m is None or n < 2 or count < 2:
         first_equal = n >= 2 and all(v == values[0] for v in values)
@@ -303,3 +295,11 @@ def clusterer(pattern: str | None) -> Clusterer | None:
         return (False, key) if name is None else (True, name)
 
     return cluster
+
+
+def by_cluster(values: Sequence[float], clusters: Sequence[Hashable]) -> dict[Hashable, list[float]]:
+    """The values of each cluster, in the order the clusters first appear."""
+    groups: dict[Hashable, list[float]] = {}
+    for value, cluster in zip(values, clusters, strict=True):
+        groups.setdefault(cluster, []).append(value)
+    return groups

@@ -27,7 +27,7 @@ needs beyond those already run.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .distributions import t_quantile
@@ -103,13 +103,7 @@ def instances_needed(trials: float, within: float, effect: float = EFFECT, targe
     low, high = 1, 2
     while not reaches(high):
         low, high = high, high * 2
-    while high - low > 1:
-        mid = (low + high) // 2
-        if reaches(mid):
-            high = mid
-        else:
-            low = mid
-    return max(high, 2)
+    return max(_smallest(reaches, low, high), 2)
 
 
 def trials_needed(instances: int, within: float, effect: float = EFFECT, target: float = POWER,
@@ -188,13 +182,7 @@ def neyman_budget(counts: Sequence[tuple[str, int, int]], effect: float, target:
     low, high = n, n * _MAX_TRIALS
     if not reaches(high):
         return None
-    while high - low > 1:
-        mid = (low + high) // 2
-        if reaches(mid):
-            high = mid
-        else:
-            low = mid
-    return high
+    return _smallest(reaches, low, high)
 
 
 def plan(within: float, effect: float = EFFECT, target: float = POWER, alpha: float = ALPHA,
@@ -243,3 +231,15 @@ def summary(effect: float, target: float, table: Sequence[dict[str, Any]], fixed
         text += (f"; on these {fixed['instances']:,} instances, {k} trials per instance in each run" if k
                  else f"; these {fixed['instances']:,} instances cannot reach it")
     return text
+
+
+def _smallest(reaches: Callable[[int], bool], low: int, high: int) -> int:
+    """The smallest n in (low, high] for which ``reaches(n)`` holds (it holds at ``high`` and,
+    being monotone, at every n above the answer)."""
+    while high - low > 1:
+        mid = (low + high) // 2
+        if reaches(mid):
+            high = mid
+        else:
+            low = mid
+    return high
