@@ -87,7 +87,7 @@ def test_the_half_width_is_howards_two_sided_boundary(seed, n, horizon):
 def test_with_clusters_the_variance_is_at_least_the_cluster_robust_one():
     rng = random.Random(8)
     clusters = [f"repo{i % 5}" for i in range(60)]
-    shock = {c: rng.choice([-0.5, 0.5]) for c in set(clusters)}
+    shock = {c: rng.choice([-0.5, 0.5]) for c in sorted(set(clusters))}
     values = [max(-1.0, min(1.0, shock[c] + rng.choice([-0.25, 0, 0.25]))) for c in clusters]
     x = np.array(values)
     sums = np.array([np.sum(x[[c == k for c in clusters]] - x.mean()) for k in sorted(set(clusters))])

@@ -102,6 +102,23 @@ JSON_TEXT = EscapeTable({0x0A: "\n"}, json_escaped)
 BREAKS_LINES = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
+
+def json_for_terminal(text: str) -> str:
+    """JSON text with its hiding characters escaped (ASCII text has none but DEL: no scan)."""
+    if text.isascii() and "\x7f" not in text:
+        return text
+    return text.translate(JSON_TEXT)
+
+
+class JsonTerminal:
+    """A terminal stream that writes each piece of JSON text through ``json_for_terminal``."""
+
+    def __init__(self, stream: Any):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return int(self.stream.write(json_for_terminal(text)))
+
 def hides(text: str) -> bool:
     """Whether ``text`` holds a character outside ASCII that hides or reorders text (the ASCII
     controls are left to the caller: every format escapes or refuses them already)."""

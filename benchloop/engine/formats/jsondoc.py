@@ -18,27 +18,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TextIO, cast
 
-from ...base.hiding import JSON_TEXT, is_terminal
+from ...base.hiding import JsonTerminal, is_terminal
+from ...base.hiding import json_for_terminal as for_terminal
 from ...base.jsontext import dumps, encode, write_json_array
 from ...table.outputs import Output
 from .base import FORMATS, LineFormat, Refuse
-
-
-def for_terminal(text: str) -> str:
-    """JSON text with its hiding characters escaped (ASCII text has none but DEL: no scan)."""
-    if text.isascii() and "\x7f" not in text:
-        return text
-    return text.translate(JSON_TEXT)
-
-
-class _Terminal:
-    """A terminal stream that writes each piece of JSON text through ``for_terminal``."""
-
-    def __init__(self, stream: TextIO):
-        self.stream = stream
-
-    def write(self, text: str) -> int:
-        return self.stream.write(for_terminal(text))
+from .streamed import element_rows
 
 
 @FORMATS.register("json")
@@ -48,7 +33,7 @@ class JsonArray:
     def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,
                output: Output | None = None, refuse: Refuse | None = None) -> None:
         if is_terminal(stream):
-            stream = cast(TextIO, _Terminal(stream))
+            stream = cast(TextIO, JsonTerminal(stream))
         if isinstance(result, list):
             write_json_array(stream, result, pretty)
         else:
@@ -62,8 +47,6 @@ class JsonLines(LineFormat):
     def render(self, stream: TextIO, result: Any, pretty: bool, note: Callable[[str], None] | None = None,
                output: Output | None = None, refuse: Refuse | None = None) -> None:
         if output is not None and output.rows is not None and isinstance(result, list):
-            from .streamed import element_rows
-
             result = [row for element in result for row in element_rows(element, output)]
         super().render(stream, result, pretty, note, output, refuse)
 

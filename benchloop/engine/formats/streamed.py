@@ -233,8 +233,8 @@ def _json_line(terminal: bool) -> Callable[[Any, bool, Refuse | None], str]:
     """``jsonl``'s line of a row (``jsondoc.JsonLines.line``), one encoder for every row."""
     import json
 
+    from ...base.hiding import json_for_terminal as for_terminal
     from ...base.jsontext import _LONE_SURROGATE
-    from .jsondoc import for_terminal
 
     encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
@@ -353,9 +353,9 @@ def write(stream: TextIO, pairs: list[tuple[str, Any]], name: str, pretty: bool,
         on_error(ident, exc)
 
     if name == "json" and is_terminal(stream):
-        from .jsondoc import _Terminal
+        from ...base.hiding import JsonTerminal
 
-        stream = _Terminal(stream)  # type: ignore[assignment]
+        stream = JsonTerminal(stream)  # type: ignore[assignment]
     out = _Out(stream)
     if name == "json":
         _write_json(out, pairs, pretty, report)
