@@ -254,20 +254,20 @@ def mcp_serve(values: dict[str, Any], ctx: Any) -> int:
 # ----------------------------------------------------------------- dataset
 @builtin("dataset sync")
 def dataset_sync(values: dict[str, Any], ctx: Any) -> int:
-    from ..dataset.commands import sync_body
+    from .dataset_commands import sync_body
 
     return sync_body(values, ctx)
 
 
 @builtin("dataset info")
 def dataset_info(values: dict[str, Any], ctx: Any) -> int:
-    from ..dataset.commands import info_body
+    from .dataset_commands import info_body
 
     return info_body(values, ctx)
 
 
 @builtin("dataset sql")
 def dataset_sql(values: dict[str, Any], ctx: Any) -> int:
-    from ..dataset.commands import sql_body
+    from .dataset_commands import sql_body
 
     return sql_body(values, ctx)

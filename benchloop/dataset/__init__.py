@@ -14,7 +14,8 @@ Polars, pandas (pyarrow), Spark and Trino read as it is (docs/dataset.md)::
 Modules: ``store`` (where it lives, the schema version, atomic partitions), ``parquet``
 (writing a partition through DuckDB), ``steps`` (trajectory answers as step rows),
 ``sync`` (the incremental sync, every request through the engine by way of the Python
-client), ``query`` (``bl dataset sql`` and ``info``), ``commands`` (the CLI bodies).
+client), ``query`` (``bl dataset sql`` and ``info``), ``rows`` (``bl compare --dataset``); the CLI bodies are
+``cli.dataset_commands``, the Python client's ``client.dataset`` is ``sdk.dataset``.
 DuckDB is the optional ``data`` extra (``pip install 'benchloop-client[data]'``).
 """
 

@@ -8,10 +8,12 @@ partition as they come (one row in memory at a time), DuckDB reads that file wit
 declared column types (``read_json(columns=...)``: never guessed from the values, so an
 all-empty column is still a DOUBLE) and writes row groups as it goes, in bounded memory.
 
-Atomicity: the Parquet file is written to a hidden temp file in the partition's own
-folder (``base.files.replacing``), then renamed over ``part-0.parquet``; a reader sees
-the old file or the new one, never half of one.  A process killed mid-write leaves only
-temp files, which the next write into that folder removes (their lock is free).
+Atomicity: the Parquet file is written to a temp file in the dataset's own ``.staging``
+folder (``base.files.temp_beside``: same file system), then renamed over the partition's
+``part-0.parquet``; a reader sees the old file or the new one, never half of one.  Never
+in the partition's folder: a process killed mid-write leaves its temp files where no
+reader of ``DIR/jobs`` looks (Polars reads every file of a folder it is given), and the
+next write into ``.staging`` removes them (their lock is free).
 """
 
 from __future__ import annotations
@@ -47,15 +49,30 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def write(path: str, columns: Sequence[tuple[str, str]], rows: Iterable[dict[str, Any]]) -> int:
+def _discard(tmp: str) -> None:
+    from ..base import files
+
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+    with files._live_lock:  # no longer ours to clean up at a forced exit
+        files._live.discard(tmp)
+
+
+def write(path: str, columns: Sequence[tuple[str, str]], rows: Iterable[dict[str, Any]], staging: str) -> int:
     """Write ``rows`` (each a dict; missing keys are NULL, ``json`` columns any JSON value)
     as the Parquet file ``path`` with ``columns`` ((name, declared type) pairs, in order),
-    atomically.  The number of rows written."""
-    from ..base.files import replacing, temp_beside
+    atomically: staged in ``staging`` (a folder of the dataset, on its file system), then
+    renamed to ``path``.  The number of rows written."""
+    from ..base.files import local_error, temp_beside
 
     db = duckdb()
     kinds = {name: kind for name, kind in columns}
-    fd, staged = temp_beside(path, ".jsonl")
+    try:
+        fd, staged = temp_beside(os.path.join(staging, "rows"), ".jsonl")
+    except OSError as exc:
+        raise local_error(exc, staging) from None
     count = 0
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n", closefd=False) as handle:
@@ -68,7 +85,8 @@ def write(path: str, columns: Sequence[tuple[str, str]], rows: Iterable[dict[str
                 count += 1
         types = ", ".join(f"{_literal(name)}: {_literal(TYPES[kind])}" for name, kind in columns)
         select = ", ".join(_quote(name) for name, _ in columns)
-        with replacing(path, suffix=".parquet") as (_out, tmp):
+        out, tmp = temp_beside(os.path.join(staging, "part"), ".parquet")
+        try:
             connection = db.connect()
             try:
                 if count:
@@ -81,14 +99,14 @@ def write(path: str, columns: Sequence[tuple[str, str]], rows: Iterable[dict[str
                                    "(FORMAT parquet, COMPRESSION zstd)")
             finally:
                 connection.close()
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.replace(tmp, path)  # a reader sees the old file or this one
+        except OSError as exc:
+            raise local_error(exc, path) from None
+        finally:
+            os.close(out)
+            _discard(tmp)
     finally:
         os.close(fd)
-        try:
-            os.unlink(staged)
-        except OSError:
-            pass
-        from ..base import files
-
-        with files._live_lock:
-            files._live.discard(staged)
+        _discard(staged)
     return count

@@ -25,6 +25,7 @@ ENV = "BENCHLOOP_DATASET"
 MANIFEST = "dataset.json"
 TABLES = ("jobs", "steps", "runs")
 PART = "part-0.parquet"
+STAGING = ".staging"  # where partitions are written before their rename (parquet.write)
 
 
 def default_dir() -> str:
@@ -79,6 +80,10 @@ def ensure(root: str) -> dict[str, Any]:
 def partition(root: str, table: str, group: str) -> str:
     """The Parquet file of ``group`` in ``table`` (``table/group_id=G/part-0.parquet``)."""
     return os.path.join(root, table, f"group_id={_value(group)}", PART)
+
+
+def staging(root: str) -> str:
+    return os.path.join(root, STAGING)
 
 
 def state_path(root: str, group: str) -> str:

@@ -1,6 +1,7 @@
 """``bl dataset sync``: the groups' jobs (and steps) into the dataset, incrementally and safely.
 
-Every request goes through the engine, by way of the Python client (``benchloop.sdk``):
+Every request goes through the engine, by way of the Python client (``benchloop.sdk.dataset``
+hands this module a :class:`Fetcher` over a ``Client``):
 the jobs are ``bl jobs table``'s rows (action ``jobs table``: its job list and detail
 metrics, paged, 1,000 jobs a request, the groups fanned out within ``--concurrency``), the
 steps ``bl trajectory get``'s answers (``-j`` ids, in batches), read by
@@ -14,7 +15,7 @@ taken from; it is written after the steps partition, so a sync killed between th
 fetches those jobs again next time, never keeps steps it does not have.
 
 Safe: each partition is written whole to a temp file in its own folder and renamed over
-the old one (``dataset.parquet``), in the order jobs, steps, state, runs; a sync killed
+the old one (``dataset.parquet``, staged in ``DIR/.staging``), in the order jobs, steps, state, runs; a sync killed
 at any point leaves every partition either as it was or as it is now, all readable, and
 the next sync completes the rest.  A group that failed keeps its previous partitions
 (exit 1, said on stderr).
@@ -26,7 +27,7 @@ import datetime
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from . import parquet, steps, store
 
@@ -79,15 +80,15 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _partial(call: Callable[[], Any]) -> tuple[Any, list[tuple[str, str]]]:
-    """A client call's result and its failures ((id, message)); a partial failure keeps what
-    succeeded."""
-    from ..sdk.errors import NetworkError, PartialFailure
+class Fetcher(Protocol):
+    """What a sync asks of the backend (``benchloop.sdk.dataset`` answers through the engine):
+    each call gives what succeeded and the ``(id, message)`` of each failure."""
 
-    try:
-        return call(), []
-    except (PartialFailure, NetworkError) as exc:
-        return exc.results, list(exc.failures)
+    def table(self, groups: list[str], **options: Any) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+        """``bl jobs table -g ...`` with these options: its rows."""
+
+    def trajectories(self, job_ids: list[str]) -> tuple[list[Any], list[tuple[str, str]]]:
+        """``bl trajectory get -j ...``: one element per id that answered, in their order."""
 
 
 def stored_steps(root: str, group: str, keep: set[str]) -> list[dict[str, Any]]:
@@ -111,10 +112,10 @@ def stored_steps(root: str, group: str, keep: set[str]) -> list[dict[str, Any]]:
     return kept
 
 
-def sync(client: Any, root: str, groups: list[str], *, with_steps: bool = False,
+def sync(client: Fetcher, root: str, groups: list[str], *, with_steps: bool = False,
          filters: dict[str, Any] | None = None, scoring: dict[str, Any] | None = None,
          note: Callable[[str], None] = lambda _line: None) -> Report:
-    """Sync ``groups`` into the dataset at ``root`` through ``client`` (a ``benchloop.Client``).
+    """Sync ``groups`` into the dataset at ``root`` through ``client``.
 
     ``filters``: ``status``, ``template``, ``instance_id`` (the jobs table's options);
     ``scoring``: ``metric``, ``unit``, ``pass_threshold`` (how a job is scored, kept in
@@ -125,7 +126,7 @@ def sync(client: Any, root: str, groups: list[str], *, with_steps: bool = False,
     scoring["pass_threshold"] = float(scoring["pass_threshold"])
     report = Report()
     groups = list(dict.fromkeys(groups))
-    rows, failures = _partial(lambda: client.jobs.table(group=groups, **filters, **scoring))
+    rows, failures = client.table(groups, **filters, **scoring)
     report.failures += failures
     failed = {ident for ident, _ in failures}
     by_group: dict[str, list[dict[str, Any]]] = {g: [] for g in groups}
@@ -137,7 +138,7 @@ def sync(client: Any, root: str, groups: list[str], *, with_steps: bool = False,
         if group in failed:
             continue
         jobs = by_group.get(group, [])
-        parquet.write(store.partition(root, "jobs", group), columns, jobs)
+        parquet.write(store.partition(root, "jobs", group), columns, jobs, store.staging(root))
         stored = None
         if with_steps:
             stored, problems = _sync_steps(client, root, group, jobs, final, note)
@@ -152,7 +153,7 @@ def sync(client: Any, root: str, groups: list[str], *, with_steps: bool = False,
                "pass_threshold": scoring.get("pass_threshold"), "schema_version": store.SCHEMA_VERSION}
         if not with_steps:  # the steps stored before (if any) stay, and runs says how many
             run["with_steps"], run["steps"] = _previous_steps(root, group)
-        parquet.write(store.partition(root, "runs", group), RUNS_COLUMNS, [run])
+        parquet.write(store.partition(root, "runs", group), RUNS_COLUMNS, [run], store.staging(root))
         report.groups.append({"group_id": group, "jobs": len(jobs), "finished": run["finished"],
                               "steps": run["steps"], "status_counts": counts})
     return report
@@ -165,7 +166,7 @@ def _previous_steps(root: str, group: str) -> tuple[bool, int | None]:
     return True, int(state.get("steps", 0))
 
 
-def _sync_steps(client: Any, root: str, group: str, jobs: list[dict[str, Any]], final: Iterable[str],
+def _sync_steps(client: Fetcher, root: str, group: str, jobs: list[dict[str, Any]], final: Iterable[str],
                 note: Callable[[str], None]) -> tuple[int, list[tuple[str, str]]]:
     final = set(final)
     before = store.read_state(root, group).get("jobs", {})
@@ -179,7 +180,7 @@ def _sync_steps(client: Any, root: str, group: str, jobs: list[dict[str, Any]], 
     problems: list[tuple[str, str]] = []
     for start in range(0, len(wanted), TRAJECTORY_BATCH):
         batch = wanted[start:start + TRAJECTORY_BATCH]
-        answers, failed = _partial(lambda batch=batch: client.trajectory.get(job=batch))
+        answers, failed = client.trajectories(batch)
         problems += failed
         gone = {ident for ident, _ in failed}
         # One element per id that answered ({job_id, trajectory}), in the order of the ids.
@@ -196,7 +197,7 @@ def _sync_steps(client: Any, root: str, group: str, jobs: list[dict[str, Any]], 
         by_job.setdefault(row["job_id"], []).append(row)
     by_job.update(fresh)
     ordered = [row for job_id in now for row in by_job.get(job_id, [])]  # in the job list's order
-    count = parquet.write(store.partition(root, "steps", group), steps.COLUMNS, ordered)
+    count = parquet.write(store.partition(root, "steps", group), steps.COLUMNS, ordered, store.staging(root))
     status = {str(job.get("job_id")): job.get("status") for job in jobs}
     store.write_state(root, group, {"steps": count, "jobs": {
         job_id: {"row": now[job_id], "final": status[job_id] in final}
