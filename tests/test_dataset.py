@@ -33,7 +33,7 @@ GROUPS = ("BASE", "CAND", "CAND2")
 
 @pytest.fixture(scope="module")
 def sandbox(make_sandbox):
-    return make_sandbox(seed=11, groups=1, jobs_per_group=4, tasks_per_group=3, compare_jobs=24)
+    return make_sandbox(seed=11, groups=1, jobs_per_group=4, tasks_per_group=3, compare_jobs=24, live_jobs=6)
 
 
 @pytest.fixture
@@ -215,7 +215,6 @@ def test_a_sync_killed_mid_way_leaves_a_readable_dataset_and_the_next_completes_
 
     process = subprocess.Popen([*command, "--with", "steps"], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, env=env)
-    first_steps = root / "steps" / f"group_id={GROUPS[0]}" / store.PART
     first_done = Path(store.state_path(str(root), GROUPS[0]))  # written after its steps partition
     deadline = time.monotonic() + 60
     while not first_done.exists() and process.poll() is None and time.monotonic() < deadline:
@@ -247,3 +246,43 @@ def test_a_sync_killed_mid_way_leaves_a_readable_dataset_and_the_next_completes_
     for table in store.TABLES:
         assert {p.name for p in (root / table).rglob("*") if p.is_file()} == {store.PART}
     assert [p for p in root.rglob("*") if p.is_file() and "%tmp-" in p.name] == []
+
+
+def test_jobs_that_change_are_fetched_again_until_they_are_finished(api, root, live, sandbox):
+    def sync_live():
+        sandbox.reset_stats()
+        result = api("dataset", "sync", "--dataset", str(root), "-g", "GLIVE", "--with", "steps")
+        assert result.code == 0, result.err
+        return sandbox.stats["job_trajectory"]
+
+    size = live.size
+    assert sync_live() == size  # every job is new
+    assert sync_live() == size  # running: may still change
+    live.advance(2)
+    assert sync_live() == size  # two changed (now finished), the others still running
+    assert sync_live() == size - 2  # the two finished ones are kept from now on
+    live.advance(size)
+    assert sync_live() == size - 2
+    assert sync_live() == 0
+    runs = polars.read_parquet(str(root / "runs"), hive_partitioning=True).to_dicts()
+    assert runs[0]["finished"] is True and runs[0]["final_jobs"] == size
+
+
+def test_the_python_client_syncs_queries_and_names_the_files(sandbox, root):
+    import benchloop
+
+    with benchloop.Client(host=sandbox.url, api_key=API_KEY, retry=0) as client:
+        synced = client.dataset.sync(["BASE", "CAND"], dataset=root)
+        assert [s["group_id"] for s in synced] == ["BASE", "CAND"]
+        rows = client.dataset.sql("SELECT group_id, count(*) AS n FROM jobs GROUP BY ALL ORDER BY 1", dataset=root)
+        expected = [{"group_id": g, "n": len(client.jobs.table(group=[g]))} for g in ("BASE", "CAND")]
+        assert rows == expected
+        assert client.dataset.path("jobs", dataset=root) == str(root / "jobs")
+        frame = polars.read_parquet(client.dataset.path("jobs", dataset=root), hive_partitioning=True)
+        assert frame.height == sum(r["n"] for r in expected)
+        with pytest.raises(benchloop.PartialFailure) as failed:
+            client.dataset.sync(["BASE", "NO-SUCH-GROUP"], dataset=root)
+        assert [s["group_id"] for s in failed.value.results] == ["BASE"]
+        assert [ident for ident, _ in failed.value.failures] == ["NO-SUCH-GROUP"]
+        with pytest.raises(benchloop.UsageError):
+            client.dataset.sql("SELECT nope", dataset=root)
