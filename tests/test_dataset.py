@@ -202,6 +202,7 @@ def test_without_duckdb_the_install_hint_and_exit_2(api, root, monkeypatch, sand
     assert sandbox.stats["requests"] == 0
 
 
+@pytest.mark.serial
 def test_a_sync_killed_mid_way_leaves_a_readable_dataset_and_the_next_completes_it(make_sandbox, tmp_path):
     slow = make_sandbox(seed=11, groups=1, jobs_per_group=4, tasks_per_group=3, compare_jobs=24, latency_ms=25)
     root = tmp_path / "ds"
@@ -286,3 +287,21 @@ def test_the_python_client_syncs_queries_and_names_the_files(sandbox, root):
         assert [ident for ident, _ in failed.value.failures] == ["NO-SUCH-GROUP"]
         with pytest.raises(benchloop.UsageError):
             client.dataset.sql("SELECT nope", dataset=root)
+
+
+def test_group_ids_hive_would_mistype_or_cannot_hold_keep_their_text(tmp_path):
+    """A partition value is text in every reader: "007" stays "007" (the column is stored in the
+    file too), and a "/" or "=" is percent-encoded in the folder name, decoded back."""
+    from benchloop.dataset import parquet, query
+
+    root = str(tmp_path / "ds")
+    store.ensure(root)
+    columns = [("group_id", "string"), ("job_id", "string"), ("score", "number")]
+    for group in ("007", "a/b=c"):
+        parquet.write(store.partition(root, "jobs", group), columns, [{"group_id": group, "job_id": "J1", "score": 1}],
+                      store.staging(root))
+    assert store.groups(root) == ["007", "a/b=c"]
+    assert sorted(r["group_id"] for r in query.sql(root, "SELECT group_id FROM jobs")) == ["007", "a/b=c"]
+    read = polars.read_parquet(os.path.join(root, "jobs"), hive_partitioning=True)
+    assert sorted(read["group_id"].to_list()) == ["007", "a/b=c"]
+    assert all(name.startswith("group_id=") and "/" not in name[9:] for name in os.listdir(os.path.join(root, "jobs")))

@@ -70,7 +70,7 @@ def write(path: str, columns: Sequence[tuple[str, str]], rows: Iterable[dict[str
     db = duckdb()
     kinds = {name: kind for name, kind in columns}
     try:
-        fd, staged = temp_beside(os.path.join(staging, "rows"), ".jsonl")
+        fd, staged = temp_beside(os.path.join(staging, "rows.jsonl"))
     except OSError as exc:
         raise local_error(exc, staging) from None
     count = 0
@@ -85,7 +85,7 @@ def write(path: str, columns: Sequence[tuple[str, str]], rows: Iterable[dict[str
                 count += 1
         types = ", ".join(f"{_literal(name)}: {_literal(TYPES[kind])}" for name, kind in columns)
         select = ", ".join(_quote(name) for name, _ in columns)
-        out, tmp = temp_beside(os.path.join(staging, "part"), ".parquet")
+        out, tmp = temp_beside(os.path.join(staging, "part.parquet"))
         try:
             connection = db.connect()
             try:
