@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -91,25 +91,30 @@ class Fetcher(Protocol):
         """``bl trajectory get -j ...``: one element per id that answered, in their order."""
 
 
-def stored_steps(root: str, group: str, keep: set[str]) -> list[dict[str, Any]]:
-    """The stored step rows of ``group`` whose job is in ``keep``, in their stored order."""
+def stored_steps(root: str, group: str, keep: set[str]) -> Iterator[dict[str, Any]]:
+    """The stored step rows of ``group`` whose job is in ``keep``, in their stored order, read
+    a thousand at a time (the partition is replaced only after the new one is written)."""
     import os
 
     path = store.partition(root, "steps", group)
     if not keep or not os.path.isfile(path):
-        return []
+        return
     db = parquet.duckdb()
     names = [name for name, _ in steps.COLUMNS]
     with db.connect() as connection:
         relation = connection.execute(
             "SELECT " + ", ".join(f'"{n}"' for n in names) + " FROM read_parquet(?, hive_partitioning=false)",
             [path])
-        found = [dict(zip(names, values, strict=True)) for values in relation.fetchall()]
-    kept = [row for row in found if row["job_id"] in keep]
-    for row in kept:
-        if row["arguments"] is not None:
-            row["arguments"] = json.loads(row["arguments"])
-    return kept
+        while True:
+            chunk = relation.fetchmany(1000)
+            if not chunk:
+                return
+            for values in chunk:
+                row = dict(zip(names, values, strict=True))
+                if row["job_id"] in keep:
+                    if row["arguments"] is not None:
+                        row["arguments"] = json.loads(row["arguments"])
+                    yield row
 
 
 def sync(client: Fetcher, root: str, groups: list[str], *, with_steps: bool = False,
@@ -176,28 +181,29 @@ def _sync_steps(client: Fetcher, root: str, group: str, jobs: list[dict[str, Any
             and before[job_id].get("final")}
     wanted = [job_id for job_id in now if job_id not in keep]
     note(f"{group}: {len(jobs)} job(s); steps of {len(keep)} kept, {len(wanted)} to fetch")
-    fresh: dict[str, list[dict[str, Any]]] = {}
+    fresh: set[str] = set()
     problems: list[tuple[str, str]] = []
-    for start in range(0, len(wanted), TRAJECTORY_BATCH):
-        batch = wanted[start:start + TRAJECTORY_BATCH]
-        answers, failed = client.trajectories(batch)
-        problems += failed
-        gone = {ident for ident, _ in failed}
-        # One element per id that answered ({job_id, trajectory}), in the order of the ids.
-        answered = [j for j in batch if j not in gone]
-        for index, answer in enumerate(answers or []):
-            job_id = answer.get("job_id") if isinstance(answer, dict) else None
-            if job_id not in now and index < len(answered):
-                job_id = answered[index]
-            if job_id in now:
-                fresh[str(job_id)] = steps.rows(group, str(job_id), answer)
-    kept_rows = stored_steps(root, group, keep)
-    by_job: dict[str, list[dict[str, Any]]] = {}
-    for row in kept_rows:
-        by_job.setdefault(row["job_id"], []).append(row)
-    by_job.update(fresh)
-    ordered = [row for job_id in now for row in by_job.get(job_id, [])]  # in the job list's order
-    count = parquet.write(store.partition(root, "steps", group), steps.COLUMNS, ordered, store.staging(root))
+
+    def produce() -> Iterator[dict[str, Any]]:
+        """The kept jobs' stored rows, then each fetched job's, as each batch answers: one batch
+        of trajectories in memory at a time, whatever the group's size."""
+        yield from stored_steps(root, group, keep)
+        for start in range(0, len(wanted), TRAJECTORY_BATCH):
+            batch = wanted[start:start + TRAJECTORY_BATCH]
+            answers, failed = client.trajectories(batch)
+            problems.extend(failed)
+            gone = {ident for ident, _ in failed}
+            # One element per id that answered ({job_id, trajectory}), in the order of the ids.
+            answered = [j for j in batch if j not in gone]
+            for index, answer in enumerate(answers or []):
+                job_id = answer.get("job_id") if isinstance(answer, dict) else None
+                if job_id not in now and index < len(answered):
+                    job_id = answered[index]
+                if job_id in now and job_id not in fresh:
+                    fresh.add(str(job_id))
+                    yield from steps.rows(group, str(job_id), answer)
+
+    count = parquet.write(store.partition(root, "steps", group), steps.COLUMNS, produce(), store.staging(root))
     status = {str(job.get("job_id")): job.get("status") for job in jobs}
     store.write_state(root, group, {"steps": count, "jobs": {
         job_id: {"row": now[job_id], "final": status[job_id] in final}
