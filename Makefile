@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-browser lint typecheck demo docs docs-check bench clean
+.PHONY: install test test-browser test-spark lint typecheck demo docs docs-check bench clean
 
 install: $(STAMP)
 
@@ -35,6 +35,14 @@ test: install lint typecheck docs-check
 # Chromium (skipped without one; `apt-get install chromium`, or BENCHLOOP_CHROMIUM=/path/to/chrome).
 test-browser: install
 	BENCHLOOP_TEST_BROWSER=1 $(PY) -m pytest tests/test_compare_browser.py tests/test_view_browser.py -rs
+
+# Opt-in: Spark (local mode) reads the dataset of `bl dataset sync` as it is (docs/dataset.md):
+# pyspark goes into its own venv (about a minute, once); it uses the system's Java 17.
+SPARK_VENV ?= .venv-spark
+test-spark:
+	test -x $(SPARK_VENV)/bin/python || $(PYTHON) -m venv $(SPARK_VENV)
+	$(SPARK_VENV)/bin/python -m pip install -q -e '.[data]' pyspark pytest syrupy
+	$(SPARK_VENV)/bin/python -m pytest tests/test_dataset_spark.py -p no:cacheprovider -rs
 
 demo: install
 	bash scripts/demo.sh

@@ -48,6 +48,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, TypedDict, overload
 
 from ..table.model import Resource
+from .dataset import Dataset
 from .results import DownloadResult
 '''
 
@@ -161,6 +162,7 @@ class Client:
     """A client of the benchmark-analysis backend, generated from the endpoint table."""
 
 {attributes}
+    dataset: Dataset
     host: str
     api_key: str | None
     profile: str | None

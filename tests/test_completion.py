@@ -23,7 +23,7 @@ SHELLS = ("bash", "zsh", "fish")
 
 # (words typed so far, the word being completed) -> the expected candidates
 CASES = [
-    (["bl"], "", [*SPEC["resources"], "config", "sandbox", "describe", "completion", "mcp"]),
+    (["bl"], "", [*SPEC["resources"], *SPEC["commands"]]),  # the table's resources and built-in commands
     (["bl"], "me", ["metrics", "metadata"]),
     (["bl", "metrics"], "", ["get", "download"]),
     (["bl", "metrics", "get"], "--s", ["--scope"]),

@@ -11,6 +11,7 @@ The MCP server is a layer above the Python client: it imports only sdk, table (t
 for tool schemas) and base; its tools call the client, never the engine.
     base  <-  compare (the figures of ``bl compare``: pure, no engine; jmespath its only library)  <-  engine
     base, compare  <-  viewer (the pages and listings of ``bl view``: pure, no engine)  <-  engine
+    base, table, compare, viewer  <-  dataset (the local Parquet dataset; no request of its own)  <-  engine, sdk
 
 A module whose name starts with ``_`` is private to its package.  A ``__main__`` module is
 an entry point and may import anything.  There are no import cycles, not even through the
@@ -35,14 +36,16 @@ ALLOWED = {
     "transport": {"base"},
     "compare": {"base"},
     "viewer": {"base", "compare"},
-    "engine": {"base", "table", "transport", "compare", "viewer"},
+    # dataset: the local Parquet dataset (its requests are the caller's: sdk hands it a client).
+    "dataset": {"base", "table", "compare", "viewer"},
+    "engine": {"base", "table", "transport", "compare", "viewer", "dataset"},
     "settings": {"base", "table", "transport", "engine"},
     "surface": {"base", "table"},
     "sandbox": {"base", "table"},
-    "sdk": {"base", "table", "transport", "engine", "settings", "surface"},
+    "sdk": {"base", "table", "transport", "engine", "settings", "surface", "dataset"},
     # mcp_server imports only sdk, table (the model, for tool schemas) and base.
     "mcp_server": {"base", "table", "sdk"},
-    "cli": {"base", "table", "transport", "engine", "settings", "surface", "sandbox", "mcp_server"},
+    "cli": {"base", "table", "transport", "engine", "settings", "surface", "sandbox", "sdk", "mcp_server", "dataset"},
 }
 TOP_LEVEL = {"__init__", "__main__", "entry", "version"}
 

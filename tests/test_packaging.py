@@ -93,7 +93,8 @@ def third_party(paths: list[Path]) -> dict[str, set[str]]:
 # Packages (or modules) of benchloop/ that run only with an optional extra installed (and are
 # imported lazily: only the command that needs one imports it): package -> extra.
 OPTIONAL = {"benchloop/mcp_server": "mcp", "benchloop/settings/keyring_store.py": "keyring",
-            "benchloop/engine/formats/parquet.py": "data"}
+            "benchloop/engine/formats/parquet.py": "data",
+            "benchloop/dataset": "data"}
 
 
 def optional_package(path: Path) -> str | None:
@@ -119,9 +120,15 @@ def test_an_optional_extra_is_exactly_what_its_package_adds(package):
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         top = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
-        names = {alias.name for node in top for alias in node.names} | {
-            node.module or "" for node in top if isinstance(node, ast.ImportFrom)}
-        assert not any(package.split("/")[-1].removesuffix(".py") in name for name in names), rel(path)
+        here = rel(path)[:-3].split("/")[:-1]  # resolved as imports() does: sandbox/dataset.py is not ours
+        names = {alias.name for node in top if isinstance(node, ast.Import) for alias in node.names}
+        for node in top:
+            if isinstance(node, ast.ImportFrom):
+                stem = ".".join(here[:len(here) - node.level + 1] + ([node.module] if node.module else [])) \
+                    if node.level else node.module or ""
+                names |= {stem} | {f"{stem}.{alias.name}" for alias in node.names}
+        module = package.removesuffix(".py").replace("/", ".")
+        assert not any(name == module or name.startswith(module + ".") for name in names), rel(path)
 
 
 def test_tomli_is_only_for_python_before_3_11():

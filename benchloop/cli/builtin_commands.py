@@ -1,4 +1,4 @@
-"""The built-in commands (config, sandbox, describe, completion, mcp): their handlers.
+"""The built-in commands (config, sandbox, describe, completion, mcp, dataset): their handlers.
 
 Their arguments and options are data in the table (``commands:``; model
 :class:`~benchloop.table.model.Command`), which also gives the help pages and shell
@@ -249,3 +249,25 @@ def mcp_serve(values: dict[str, Any], ctx: Any) -> int:
                              "serve --http PORT, or set the key with BENCHLOOP_API_KEY or a key command")
         ctx.key_given()
     return serve(values, ctx.options if ctx else {})
+
+
+# ----------------------------------------------------------------- dataset
+@builtin("dataset sync")
+def dataset_sync(values: dict[str, Any], ctx: Any) -> int:
+    from .dataset_commands import sync_body
+
+    return sync_body(values, ctx)
+
+
+@builtin("dataset info")
+def dataset_info(values: dict[str, Any], ctx: Any) -> int:
+    from .dataset_commands import info_body
+
+    return info_body(values, ctx)
+
+
+@builtin("dataset sql")
+def dataset_sql(values: dict[str, Any], ctx: Any) -> int:
+    from .dataset_commands import sql_body
+
+    return sql_body(values, ctx)

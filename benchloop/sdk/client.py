@@ -199,6 +199,9 @@ class Client:
         self._closed = False
         for name, cls in resource_classes(self._rt.spec).items():
             setattr(self, attribute(name), cls(self))
+        from .dataset import Dataset
+
+        self.dataset = Dataset(self)  # the local dataset of runs (docs/dataset.md)
 
     # -- lifetime -------------------------------------------------------------
     def close(self) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, TypedDict, overload
 
 from ..table.model import Resource
+from .dataset import Dataset
 from .results import DownloadResult
 
 # What the methods return (the table's output schemas; every key may be missing).
@@ -185,6 +186,7 @@ class Client:
     pull: PullResource
     rsi: RsiResource
     brm: BrmResource
+    dataset: Dataset
     host: str
     api_key: str | None
     profile: str | None
@@ -245,10 +247,10 @@ class JobsResource(ResourceClient):
 
 class CompareResource(ResourceClient):
     """Compare benchmark runs instance by instance, with 95% confidence intervals."""
-    def compare(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, cluster: str | None = None, margin: float | None = None, by: str | None = None, changes: Literal['largest', 'all', 'improved', 'regressed', 'beyond-noise'] = 'largest', sequential: bool = False, fdr: float = 0.1, per_instance: bool = False, report: str | os.PathLike[str] | None = None, report_dir: str | os.PathLike[str] | None = None) -> list[Comparison]:
+    def compare(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, cluster: str | None = None, margin: float | None = None, by: str | None = None, changes: Literal['largest', 'all', 'improved', 'regressed', 'beyond-noise'] = 'largest', sequential: bool = False, fdr: float = 0.1, dataset: str | os.PathLike[str] | None = None, per_instance: bool = False, report: str | os.PathLike[str] | None = None, report_dir: str | os.PathLike[str] | None = None) -> list[Comparison]:
         """Compare every group with the first (the baseline): pass rates and mean scores over instances, paired differences with 95% t intervals and p-values (Holm-adjusted over the candidates), a verdict (better, worse or inconclusive), costs, the instances that changed. --output table and markdown lead with the verdict as a sentence. Runs still running: --sequential gives a verdict valid however often you look, --watch waits for the jobs and ends when it is reached."""
         ...
-    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, cluster: str | None = None, margin: float | None = None, by: str | None = None, changes: Literal['largest', 'all', 'improved', 'regressed', 'beyond-noise'] = 'largest', sequential: bool = False, fdr: float = 0.1, per_instance: bool = False, report: str | os.PathLike[str] | None = None, report_dir: str | os.PathLike[str] | None = None) -> list[Comparison]:
+    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, cluster: str | None = None, margin: float | None = None, by: str | None = None, changes: Literal['largest', 'all', 'improved', 'regressed', 'beyond-noise'] = 'largest', sequential: bool = False, fdr: float = 0.1, dataset: str | os.PathLike[str] | None = None, per_instance: bool = False, report: str | os.PathLike[str] | None = None, report_dir: str | os.PathLike[str] | None = None) -> list[Comparison]:
         """Compare every group with the first (the baseline): pass rates and mean scores over instances, paired differences with 95% t intervals and p-values (Holm-adjusted over the candidates), a verdict (better, worse or inconclusive), costs, the instances that changed. --output table and markdown lead with the verdict as a sentence. Runs still running: --sequential gives a verdict valid however often you look, --watch waits for the jobs and ends when it is reached."""
         ...
 

@@ -45,6 +45,10 @@ def job_rows(call: StepCall) -> list[dict[str, Any]]:
         chosen = rows.select_columns(columns, list(keep) if keep is not None else fields(options.get("fields")))
     except rows.ColumnError as exc:
         raise UsageError(str(exc).replace("unknown field", "--fields: unknown column")) from None
+    if options.get("dataset") is not None:  # bl compare --dataset: the synced rows, no request
+        from ...dataset.rows import job_rows as stored
+
+        return stored(options["dataset"], call.ident, [c["name"] for c in chosen], options, call.log.warn)
     if call.streams:  # printed as it is read: the rows page by page
         return RowStream(call, chosen)  # type: ignore[return-value]
     found: dict[str, list[dict[str, Any]]] = {}
