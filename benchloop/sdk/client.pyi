@@ -75,6 +75,8 @@ Divergence = TypedDict('Divergence', {'instance': str, 'direction': str, 'differ
 Divergences = TypedDict('Divergences', {'baseline': str, 'candidate': str, 'directions': list[DivergencesDirectionsItem], 'divergences': list[Divergence]}, total=False)
 # A candidate group compared with the baseline, instance by instance (`bl compare`; every figure is defined in docs/compare.md).
 Comparison = TypedDict('Comparison', {'baseline': str, 'candidate': str, 'metric': str, 'pass_threshold': float, 'unit': str, 'cluster': str | None, 'by': str | None, 'summary': str, 'groups': list[GroupComparison], 'paired': PairedComparison, 'costs': dict[str, Any], 'slices': list[SliceComparison], 'cluster_differences': list[ClusterDifference], 'instances': list[InstanceComparison], 'only_baseline': list[str], 'only_candidate': list[str], 'warnings': list[str], 'sequential': SequentialComparison, 'divergences': Divergences}, total=False)
+# Where two trials first differ (bl divergence): as bl view marks it.
+TrialDifference = TypedDict('TrialDifference', {'trials': list[dict[str, Any]], 'step': int | None, 'kind': str, 'note': str, 'changes': list[dict[str, Any]]}, total=False)
 TasksGetGroup = TypedDict('TasksGetGroup', {'group_id': str, 'tasks': list[Task], 'total': int}, total=False)
 # One pre-analysis report (markdown).
 Report = TypedDict('Report', {'content': str | None, 'fail_reason': str | None, 'sub_fail_reason': str | None}, total=False)
@@ -102,7 +104,7 @@ GroupTrajectoriesTrajectoriesItem = TypedDict('GroupTrajectoriesTrajectoriesItem
 # A group's trajectories from its trace export, job by job in the group's job order (`bl trajectory get -g`).
 GroupTrajectories = TypedDict('GroupTrajectories', {'group_id': str, 'trajectories': list[GroupTrajectoriesTrajectoriesItem]}, total=False)
 # One step of a trajectory in a line (`bl trajectory steps`, `bl view --output json|table|...`): `bl view` shows it whole.
-StepRow = TypedDict('StepRow', {'step': int, 'role': str | None, 'tool': str | None, 'tokens': float | None, 'text': str, 'chars': int, 'fields': list[str], 'first_difference': bool}, total=False)
+StepRow = TypedDict('StepRow', {'step': int, 'role': str | None, 'tool': str | None, 'tokens': float | None, 'text': str, 'chars': int, 'fields': list[str], 'first_difference': bool, 'args': str | None}, total=False)
 # A job's trajectory as one compact row per step (`bl trajectory steps`; the MCP tool `trajectory_steps`).
 TrajectorySteps = TypedDict('TrajectorySteps', {'job_id': str, 'total': int, 'steps': list[StepRow]}, total=False)
 # One entry of `bl artifacts download --list-only`: a listing entry with the job (and the group, in group mode) it belongs to.
@@ -149,6 +151,7 @@ class Client:
     jobs: JobsResource
     compare: CompareResource
     view: ViewResource
+    divergence: DivergenceResource
     tasks: TasksResource
     report: ReportResource
     trajectory: TrajectoryResource
@@ -232,6 +235,16 @@ class ViewResource(ResourceClient):
         ...
     def __call__(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, open: bool = False, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5) -> str:
         """Write one self-contained HTML page of a job's trajectory (-j JOB), or of two trials side by side, aligned by step number, the first step where they differ marked and linked from the top (-j A -j B; or --instance INSTANCE -g BASE -g CAND: the trial that stands for each group on that instance). --output text prints a readable step listing instead (for a terminal)."""
+        ...
+
+
+class DivergenceResource(ResourceClient):
+    """Where two trials first differ, as data: the step and the differing arguments with both values."""
+    def divergence(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, instance_id: str | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5) -> list[TrialDifference]:
+        """Print where two trials first differ, as bl view marks it, in one compact element: each trial's outcome, the step, and each differing argument with both values (-j A -j B; or --instance INSTANCE -g BASE -g CAND: the trial that stands for each group there). For an agent: one call instead of two trajectories."""
+        ...
+    def __call__(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, instance_id: str | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5) -> list[TrialDifference]:
+        """Print where two trials first differ, as bl view marks it, in one compact element: each trial's outcome, the step, and each differing argument with both values (-j A -j B; or --instance INSTANCE -g BASE -g CAND: the trial that stands for each group there). For an agent: one call instead of two trajectories."""
         ...
 
 

@@ -49,7 +49,8 @@ NOTHING = 0.8  # a kind at least this share as common in passes as in failures e
 PATH_NAMES = ("path", "file", "filename", "file_path", "filepath", "target", "url")
 
 
-def _cut(value: Any) -> Any:
+def cut(value: Any) -> Any:
+    """A value cut to about :data:`VALUE_CHARS` characters (its JSON, when it is no text or number)."""
     if isinstance(value, str):
         return value if len(value) <= VALUE_CHARS else value[:VALUE_CHARS - 3] + "..."
     if value is None or isinstance(value, (bool, int, float)):
@@ -129,11 +130,11 @@ def divergence(entry: dict[str, Any], passing: dict[str, Any], failing: dict[str
     p_step, f_step = _one(left), _one(right)
     shape, argument = _shape(diff, p_step, f_step)
     action = _action_name(f_step)
-    changes = [{"argument": n, "passing": _cut(a), "failing": _cut(b)} for n, a, b in diff.changed]
+    changes = [{"argument": n, "passing": cut(a), "failing": cut(b)} for n, a, b in diff.changed]
     kind = pattern(action, argument, shape, _action_name(p_step))
     return {**out, "step": key, "shape": shape, "kind": kind, "tool": action, "argument": argument,
             "changes": changes[:SHOWN_CHANGES], "more_changes": max(0, len(changes) - SHOWN_CHANGES),
-            "passing_action": _cut(diff.left), "failing_action": _cut(diff.right),
+            "passing_action": cut(diff.left), "failing_action": cut(diff.right),
             "_signature": _signature(f_step, diff, shape, key)}
 
 
