@@ -136,3 +136,24 @@ def test_the_python_client_returns_the_divergences(sandbox, api):
     with Client(host=sandbox.url, api_key=sandbox.api_key) as bl:
         [result] = bl.compare(group=["BASE", "CAND2"], why=True)
     assert result["divergences"] == cli["divergences"]
+
+
+def test_a_hostile_or_huge_trajectory_gives_a_bounded_divergence():
+    from benchloop.sandbox.trajectories import hostile_steps
+    from benchloop.viewer import divergences as dv
+
+    job = {"job_id": "GHOSTILE-J0001", "group_id": "GHOSTILE"}
+    huge = [{"step": 0, "role": "assistant", "tool_calls": [{"name": "editor", "arguments": {
+        "command": "create", "path": "a.py", "file_text": "x" * 100_000}}]}]
+    entry = {"instance": "i", "difference": -1.0}
+    for passing, failing in ((huge, hostile_steps(job)), (hostile_steps(job), huge), (huge, []), ([], huge)):
+        d = dv.divergence(entry, {"job_id": "A", "trajectory": passing, "pass": True},
+                          {"job_id": "B", "trajectory": failing, "pass": False})
+        assert len(json.dumps(d, default=str)) < 4000
+        for change in d["changes"]:
+            for side in ("passing", "failing"):
+                value = change[side]
+                assert not isinstance(value, str) or len(value) <= dv.VALUE_CHARS
+    stopped = dv.divergence(entry, {"job_id": "A", "trajectory": huge * 1 + [{"step": 1, "role": "assistant"}]},
+                            {"job_id": "B", "trajectory": huge})
+    assert stopped["shape"] == "gave up earlier" and stopped["step"] == 1

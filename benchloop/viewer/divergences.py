@@ -163,7 +163,16 @@ def _signature(step: Step | None, diff: Difference, shape: str, key: int) -> tup
     if step is None:
         return ("none",)
     values = {n: b for n, _, b in diff.changed if n not in ("role", "tool") and b is not NONE}
-    return ("act", step.tool, _subcommand(step), tuple(sorted((n, repr(v)) for n, v in values.items())))
+    return ("act", step.tool, _subcommand(step), tuple(sorted((n, _digest(v)) for n, v in values.items())))
+
+
+def _digest(value: Any) -> str:
+    """A value as a short fingerprint (a signature holds no 100 KB argument)."""
+    import hashlib
+
+    from .trajectory import canonical
+
+    return hashlib.sha256(canonical(value).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def takes(trajectory: Trajectory, signature: tuple[Any, ...]) -> bool:
@@ -177,7 +186,7 @@ def takes(trajectory: Trajectory, signature: tuple[Any, ...]) -> bool:
         if not step.is_object or step.tool != tool or _subcommand(step) != sub:
             continue
         args = arguments(step)
-        if all(n in args and repr(args[n]) == v for n, v in values):
+        if all(n in args and _digest(args[n]) == v for n, v in values):
             return True
     return False
 
