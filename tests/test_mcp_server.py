@@ -308,8 +308,12 @@ def test_tools_limits_the_resources(sandbox):
 
 def test_the_default_toolsets_and_all(sandbox):
     tools, (other,) = session(make_runner(sandbox, toolsets=None), ("tasks_get", {"group": ["G1"]}))
-    assert [t.name for t in tools] == ["metrics_get", "overview_get", "jobs_get", "jobs_table", "compare",
-                                       "report_get", "rsi_get", "describe"]
+    from benchloop.mcp_server.tools import all_tools
+
+    default = {r for name in SPEC.mcp.default for r in SPEC.mcp.toolsets[name].resources}
+    assert [t.name for t in tools] == [*(t.name for t in all_tools(SPEC) if t.resource in default and not t.gates),
+                                       "describe"]
+    assert {"metrics_get", "jobs_get", "compare", "report_get", "divergence"} <= {t.name for t in tools}
     assert other.is_error and "not enabled" in other.content[0].text
     tools, (ok,) = session(make_runner(sandbox, toolsets="tasks"), ("tasks_get", {"group": ["G1"]}))
     assert [t.name for t in tools] == ["tasks_get", "describe"] and not ok.is_error

@@ -19,6 +19,7 @@ from itertools import product
 import jsonschema
 import pytest
 
+from benchloop.sandbox.dataset import Dataset
 from benchloop.table.load import load_model
 from benchloop.table.model import Action
 
@@ -28,17 +29,30 @@ TASK_IDS = {"brm": ["uid-G1-1"]}  # a behaviour analysis, not a download task
 COMPARE = ["BASE", "CAND"]
 WAIT = ["GLIVE"]  # the live group, every job finished
 NEEDED = {("brm", "run"): ["--steps", "10"]}  # options an action cannot run without on the sandbox
+SANDBOX = {"seed": 7, "groups": 3, "jobs_per_group": 40, "tasks_per_group": 25, "compare_jobs": 40, "live_jobs": 4}
+_DATA = Dataset(**SANDBOX)
+TRIALS = _DATA.job_ids("G1")[:2]  # two trials of an action of two jobs (bl divergence -j A -j B)
+INSTANCE = next(iter(_DATA.iter_group_jobs(COMPARE[0])))["instance_id"]  # a trial of each of -g BASE -g CAND
+_DATA.close()
+
+
+def trial_options(action: Action, dim: str) -> list[str]:
+    """A group's trial (the ``trial`` step: bl view, bl divergence) stands for the group on one
+    instance, named by the action's ``instance_id`` option; a job is its own trial."""
+    trial = any(getattr(getattr(part, "step", None), "name", None) == "trial" for part in action.dimensions[dim].parts.values())
+    return [action.flag_of("instance_id"), INSTANCE] if trial and dim == "group" else []
 
 
 def invocations(action: Action, dim: str) -> list[list[str]]:
     """Argument lists that run every part of a dimension at least once."""
     ids = TASK_IDS.get(action.resource, IDS[dim]) if dim == "task" else IDS[dim]
     if action.min_ids:
-        ids = COMPARE
+        ids = COMPARE if dim == "group" else TRIALS
     if action.waits and dim == "group":
         ids = WAIT  # a group whose jobs are all done (G1 keeps some running)
     flag = action.dimensions[dim].kind.short
-    head = [*action.words, *(w for ident in ids for w in (flag, ident)), *NEEDED.get((action.resource, action.name), [])]
+    head = [*action.words, *(w for ident in ids for w in (flag, ident)), *NEEDED.get((action.resource, action.name), []),
+            *trial_options(action, dim)]
     if action.stdout_when:
         head.append(action.flag_of(action.stdout_when))
     variants: list[list[list[str]]] = []
@@ -59,7 +73,7 @@ CASES = [(action, dim, args) for action in MODEL.actions if action.prints and ac
 
 @pytest.fixture(scope="module")
 def sandbox(make_sandbox):
-    sandbox = make_sandbox(seed=7, groups=3, jobs_per_group=40, tasks_per_group=25, compare_jobs=40, live_jobs=4)
+    sandbox = make_sandbox(**SANDBOX)
     sandbox.live.advance(4)
     return sandbox
 

@@ -42,12 +42,18 @@ EXTRA = {  # options that select other parts (and so other requests)
     ("brm", "run"): [["--steps", "10,20"]],  # G1 samples by step (the body has sampleSize)
     ("compare", "compare"): [["-g", "G2", "--status", "failed"]],  # a baseline and a candidate
     ("jobs", "table"): [["--template", "t", "--status", "failed", "--instance-id", "i"]],
-    ("view", "view"): [["--instance", "{G1 instance}"]],  # -g needs one; -j ignores it
 }
 ALL_JOBS_RUN = ["brm", "run", "-g", "G2"]  # G2 samples all jobs (no sampleSize in the body)
 EMPTY_GROUP = ["report", "download", "-g", "GEMPTY"]  # no jobs: the group existence probe
 MEDIA_TASK = ["trajectory", "download", "--task-id", "TMEDIA"]  # trajectories that reference media
-G1_INSTANCE = Dataset(groups=3, jobs_per_group=26).job("G1-J0001")["instance_id"]  # for bl view -g G1 --instance
+G1_INSTANCE = Dataset(groups=3, jobs_per_group=26).job("G1-J0001")["instance_id"]  # for a trial of -g G1
+
+
+def trial_options(action, dim: str) -> list[str]:
+    """A group's trial (the ``trial`` step: bl view, bl divergence) stands for the group on one
+    instance, named by the action's ``instance_id`` option; a job is its own trial."""
+    trial = any(getattr(getattr(part, "step", None), "name", None) == "trial" for part in action.dimensions[dim].parts.values())
+    return [action.flag_of("instance_id"), G1_INSTANCE] if trial and dim == "group" else []
 
 
 def ap_lines(url: str) -> list[list[str]]:
@@ -70,7 +76,7 @@ def command_lines(tmp: str) -> list[list[str]]:
             if action.min_ids and dim == "group" and (action.resource, action.name) not in EXTRA:
                 ids = [*ids, "-g", "G2"]  # an action of two runs or more (trend)
             for extra in EXTRA.get((action.resource, action.name), [[]]):
-                extra = [G1_INSTANCE if word == "{G1 instance}" else word for word in extra]
+                extra = [*extra, *trial_options(action, dim)]
                 out = ["-o", tmp] if action.option("output_dir") else []
                 lines.append([*action.words, *ids, *extra, *out])
     return lines

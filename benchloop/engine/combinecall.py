@@ -60,10 +60,13 @@ class CombineCall(Protocol):
 
 
 class Ran(NamedTuple):
-    """What a command run by a combine wrote, and its failures (``(id, message)``)."""
+    """What a command run by a combine wrote, its failures (``(id, message)``), and the values
+    its ids fetched (``(id, value)``, in the order given: ``bl compare --why`` reads the trials
+    ``bl view`` fetched)."""
 
     paths: list[str]
     failures: list[tuple[str, str]]
+    values: tuple[tuple[str, Any], ...] = ()
 
 
 class CombineError(BenchloopError):

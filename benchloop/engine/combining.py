@@ -76,11 +76,12 @@ def ran(action: Action, opts: dict[str, Any], outcomes: list[Outcome], log: Log,
         rt: Runtime, runner: Runner) -> Ran:
     """What another command run by a combine wrote: its combine's files, and its failures."""
     failures = [(f.ident, f.message) for o in outcomes for f in o.failures]
+    values = tuple((o.ident, o.value) for o in outcomes if not o.failures and o.value is not None)
     if action.combine is None:
-        return Ran([], failures)
+        return Ran([], failures, values)
     result = combine_outcomes(action, opts, outcomes, log, secrets, rt, runner)
     unwritten = write_files(log, result)
-    return Ran([p for p in result.files if p not in dict(unwritten)], failures + unwritten)
+    return Ran([p for p in result.files if p not in dict(unwritten)], failures + unwritten, values)
 
 
 def print_combined(stdout: Any, log: Log, result: Combined, output: str, pretty: bool, query: Any,

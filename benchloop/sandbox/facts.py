@@ -7,6 +7,7 @@ a job's metrics, its report and its trajectory always tell the same story.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 FAIL_REASONS = ("model", "environment", "tool", "timeout")
@@ -52,9 +53,35 @@ def run_facts(job: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# The failure kinds planted in a run, by instance: every failed job of the run on an instance
+# fails in the same way, picked by the instance's hash out of ten slots, so that ``bl compare
+# --why`` has a known mix to find (README, "runs to compare").  Other groups: by the job's salt.
+PLANTED: dict[str, tuple[tuple[str, str], ...]] = {
+    "CAND2": ((("model", "wrong_patch"),) * 6 + (("model", "gave_up_early"),) * 2
+              + (("timeout", "step_timeout"),) * 2),
+}
+
+# Chosen so that at 160 jobs (``bl sandbox serve``) CAND2's seven regressions hold every planted
+# kind (4 wrong_patch, 2 gave_up_early, 1 step_timeout) and requests__requests-1518, the
+# README's example, edits another file.
+PLANT_SALT = "planted18"
+
+
+def planted(group: str | None, instance: str | None) -> tuple[str, str] | None:
+    """The failure kind planted for a group's failed jobs on an instance, or None."""
+    plan = PLANTED.get(group or "")
+    if plan is None or not instance:
+        return None
+    slot = int.from_bytes(hashlib.sha256(f"{PLANT_SALT}:{group}:{instance}".encode()).digest()[:4], "big")
+    return plan[slot % len(plan)]
+
+
 def fail_reason(job: dict[str, Any]) -> tuple[str | None, str | None]:
     if job["status"] != "failed":
         return None, None
+    kind = planted(job.get("group_id"), job.get("instance_id"))
+    if kind is not None:
+        return kind
     reason = FAIL_REASONS[job["salt"] % len(FAIL_REASONS)]
     subs = SUB_FAIL_REASONS[reason]
     return reason, subs[(job["salt"] >> 4) % len(subs)]

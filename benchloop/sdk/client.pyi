@@ -71,8 +71,15 @@ ChangeEvidence = TypedDict('ChangeEvidence', {'test': str, 'fdr': float, 'instan
 AAFloor = TypedDict('AAFloor', {'instances': int, 'trials': float | None, 'within_variance': float | None, 'se': float | None, 'half_width': float | None, 'changed_expected': float | None, 'share_changed': float | None, 'summary': str}, total=False)
 # With --sequential or --watch only: the pass rate's paired difference over the instances finished in both runs, judged by a confidence sequence, valid however often one looks (docs/compare.md, 'Looking while runs progress'); the verdict and the summary then come from it.
 SequentialComparison = TypedDict('SequentialComparison', {'method': str, 'instances': int, 'instances_waiting': int, 'horizon': int, 'level': float, 'pass_rate_difference': float | None, 'interval': list[float] | None, 'p_value': float | None, 'p_value_adjusted': float | None, 'verdict': str, 'running_jobs': int}, total=False)
+# Divergences of one kind, with how often its action is taken in passing and failing trials of its instances.
+DivergenceKind = TypedDict('DivergenceKind', {'kind': str, 'shape': str, 'tool': str | None, 'argument': str | None, 'count': int, 'instances': list[str], 'in_passing': dict[str, Any], 'in_failing': dict[str, Any], 'explains_nothing': bool, 'fail_reasons': dict[str, Any]}, total=False)
+DivergencesDirectionsItem = TypedDict('DivergencesDirectionsItem', {'direction': str, 'instances': int, 'kinds': list[DivergenceKind], 'fail_reasons': dict[str, Any], 'lines': list[str]}, total=False)
+# Where a passing and a failing trial of one changed instance first differ (--why).
+Divergence = TypedDict('Divergence', {'instance': str, 'direction': str, 'difference': float, 'passing': dict[str, Any], 'failing': dict[str, Any], 'step': int | None, 'shape': str, 'kind': str, 'tool': str | None, 'argument': str | None, 'changes': list[dict[str, Any]], 'more_changes': int}, total=False)
+# With --why: where the candidate's changed instances part from the baseline, by kind (docs/compare.md).
+Divergences = TypedDict('Divergences', {'baseline': str, 'candidate': str, 'directions': list[DivergencesDirectionsItem], 'divergences': list[Divergence]}, total=False)
 # A candidate group compared with the baseline, instance by instance (`bl compare`; every figure is defined in docs/compare.md).
-Comparison = TypedDict('Comparison', {'baseline': str, 'candidate': str, 'metric': str, 'pass_threshold': float, 'unit': str, 'cluster': str | None, 'by': str | None, 'margin': float | None, 'summary': str, 'groups': list[GroupComparison], 'paired': PairedComparison, 'costs': dict[str, Any], 'slices': list[SliceComparison], 'cluster_differences': list[ClusterDifference], 'instances': list[InstanceComparison], 'evidence': ChangeEvidence, 'noise_floor': AAFloor | None, 'only_baseline': list[str], 'only_candidate': list[str], 'warnings': list[str], 'sequential': SequentialComparison}, total=False)
+Comparison = TypedDict('Comparison', {'baseline': str, 'candidate': str, 'metric': str, 'pass_threshold': float, 'unit': str, 'cluster': str | None, 'by': str | None, 'margin': float | None, 'summary': str, 'groups': list[GroupComparison], 'paired': PairedComparison, 'costs': dict[str, Any], 'slices': list[SliceComparison], 'cluster_differences': list[ClusterDifference], 'instances': list[InstanceComparison], 'evidence': ChangeEvidence, 'noise_floor': AAFloor | None, 'only_baseline': list[str], 'only_candidate': list[str], 'warnings': list[str], 'sequential': SequentialComparison, 'divergences': Divergences}, total=False)
 # Seeded random deals of each instance's trials (two or more) into two halves: A/A pseudo-runs of one run.
 NoiseSplits = TypedDict('NoiseSplits', {'count': int, 'seed': int, 'instances': int, 'share_changed': float | None, 'share_changed_expected': float | None, 'difference_sd': float | None, 'difference_sd_expected': float | None, 'difference_interval': list[float] | None}, total=False)
 # One run's own noise.
@@ -101,6 +108,8 @@ TrendSlope = TypedDict('TrendSlope', {'slope': float | None, 'se': float | None,
 TrendSteps = TypedDict('TrendSteps', {'mean': float | None, 'se': float | None, 'ci95': list[float] | None, 'p_value': float | None, 'tau2': float | None, 'steps': int}, total=False)
 # A benchmark's pass rate over runs (`bl trend`; docs/compare.md, Trend over runs).
 Trend = TypedDict('Trend', {'groups': list[str], 'instances': int, 'alpha': float, 'z': float, 'runs': list[TrendRun], 'slope': TrendSlope, 'steps': TrendSteps, 'flagged': list[str], 'summary': str}, total=False)
+# Where two trials first differ (bl divergence): as bl view marks it.
+TrialDifference = TypedDict('TrialDifference', {'trials': list[dict[str, Any]], 'step': int | None, 'kind': str, 'note': str, 'changes': list[dict[str, Any]]}, total=False)
 TasksGetGroup = TypedDict('TasksGetGroup', {'group_id': str, 'tasks': list[Task], 'total': int}, total=False)
 # One pre-analysis report (markdown).
 Report = TypedDict('Report', {'content': str | None, 'fail_reason': str | None, 'sub_fail_reason': str | None}, total=False)
@@ -128,7 +137,7 @@ GroupTrajectoriesTrajectoriesItem = TypedDict('GroupTrajectoriesTrajectoriesItem
 # A group's trajectories from its trace export, job by job in the group's job order (`bl trajectory get -g`).
 GroupTrajectories = TypedDict('GroupTrajectories', {'group_id': str, 'trajectories': list[GroupTrajectoriesTrajectoriesItem]}, total=False)
 # One step of a trajectory in a line (`bl trajectory steps`, `bl view --output json|table|...`): `bl view` shows it whole.
-StepRow = TypedDict('StepRow', {'step': int, 'role': str | None, 'tool': str | None, 'tokens': float | None, 'text': str, 'chars': int, 'fields': list[str], 'first_difference': bool}, total=False)
+StepRow = TypedDict('StepRow', {'step': int, 'role': str | None, 'tool': str | None, 'tokens': float | None, 'text': str, 'chars': int, 'fields': list[str], 'first_difference': bool, 'args': str | None}, total=False)
 # A job's trajectory as one compact row per step (`bl trajectory steps`; the MCP tool `trajectory_steps`).
 TrajectorySteps = TypedDict('TrajectorySteps', {'job_id': str, 'total': int, 'steps': list[StepRow]}, total=False)
 # One entry of `bl artifacts download --list-only`: a listing entry with the job (and the group, in group mode) it belongs to.
@@ -178,6 +187,7 @@ class Client:
     plan: PlanResource
     trend: TrendResource
     view: ViewResource
+    divergence: DivergenceResource
     tasks: TasksResource
     report: ReportResource
     trajectory: TrajectoryResource
@@ -247,10 +257,10 @@ class JobsResource(ResourceClient):
 
 class CompareResource(ResourceClient):
     """Compare benchmark runs instance by instance, with 95% confidence intervals."""
-    def compare(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, cluster: str | None = None, margin: float | None = None, by: str | None = None, changes: Literal['largest', 'all', 'improved', 'regressed', 'beyond-noise'] = 'largest', sequential: bool = False, fdr: float = 0.1, dataset: str | os.PathLike[str] | None = None, per_instance: bool = False, report: str | os.PathLike[str] | None = None, report_dir: str | os.PathLike[str] | None = None) -> list[Comparison]:
+    def compare(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, cluster: str | None = None, margin: float | None = None, by: str | None = None, changes: Literal['largest', 'all', 'improved', 'regressed', 'beyond-noise'] = 'largest', sequential: bool = False, fdr: float = 0.1, dataset: str | os.PathLike[str] | None = None, why: bool = False, per_instance: bool = False, report: str | os.PathLike[str] | None = None, report_dir: str | os.PathLike[str] | None = None) -> list[Comparison]:
         """Compare every group with the first (the baseline): pass rates and mean scores over instances, paired differences with 95% t intervals and p-values (Holm-adjusted over the candidates), a verdict (better, worse or inconclusive), costs, the instances that changed. --output table and markdown lead with the verdict as a sentence. Runs still running: --sequential gives a verdict valid however often you look, --watch waits for the jobs and ends when it is reached."""
         ...
-    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, cluster: str | None = None, margin: float | None = None, by: str | None = None, changes: Literal['largest', 'all', 'improved', 'regressed', 'beyond-noise'] = 'largest', sequential: bool = False, fdr: float = 0.1, dataset: str | os.PathLike[str] | None = None, per_instance: bool = False, report: str | os.PathLike[str] | None = None, report_dir: str | os.PathLike[str] | None = None) -> list[Comparison]:
+    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', status: Literal['succeeded', 'failed', 'running', 'cancelled'] | None = None, template: str | None = None, cluster: str | None = None, margin: float | None = None, by: str | None = None, changes: Literal['largest', 'all', 'improved', 'regressed', 'beyond-noise'] = 'largest', sequential: bool = False, fdr: float = 0.1, dataset: str | os.PathLike[str] | None = None, why: bool = False, per_instance: bool = False, report: str | os.PathLike[str] | None = None, report_dir: str | os.PathLike[str] | None = None) -> list[Comparison]:
         """Compare every group with the first (the baseline): pass rates and mean scores over instances, paired differences with 95% t intervals and p-values (Holm-adjusted over the candidates), a verdict (better, worse or inconclusive), costs, the instances that changed. --output table and markdown lead with the verdict as a sentence. Runs still running: --sequential gives a verdict valid however often you look, --watch waits for the jobs and ends when it is reached."""
         ...
 
@@ -292,6 +302,16 @@ class ViewResource(ResourceClient):
         ...
     def __call__(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, instance_id: str | None = None, output_dir: str | os.PathLike[str] | None = None, open: bool = False, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5) -> str:
         """Write one self-contained HTML page of a job's trajectory (-j JOB), or of two trials side by side, aligned by step number, the first step where they differ marked and linked from the top (-j A -j B; or --instance INSTANCE -g BASE -g CAND: the trial that stands for each group on that instance). --output text prints a readable step listing instead (for a terminal)."""
+        ...
+
+
+class DivergenceResource(ResourceClient):
+    """Where two trials first differ, as data: the step and the differing arguments with both values."""
+    def divergence(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, instance_id: str | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5) -> list[TrialDifference]:
+        """Print where two trials first differ, as bl view marks it, in one compact element: each trial's outcome, the step, and each differing argument with both values (-j A -j B; or --instance INSTANCE -g BASE -g CAND: the trial that stands for each group there). For an agent: one call instead of two trajectories."""
+        ...
+    def __call__(self, *, group: str | Sequence[str] | None = None, job: str | Sequence[str] | None = None, instance_id: str | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5) -> list[TrialDifference]:
+        """Print where two trials first differ, as bl view marks it, in one compact element: each trial's outcome, the step, and each differing argument with both values (-j A -j B; or --instance INSTANCE -g BASE -g CAND: the trial that stands for each group there). For an agent: one call instead of two trajectories."""
         ...
 
 

@@ -3,8 +3,10 @@
 over SSH).
 
 A row is compact on purpose: the step's number, role, tool and tokens, the first line of
-its content cut to ``width`` characters (with the full length beside it) and the names of
-its other fields, so that an agent reads why a job failed within its output budget and
+its content cut to ``width`` characters (with the full length beside it), the arguments
+of its call as JSON in their own order (cut to ``ARGS_WIDTH`` characters, ending in
+``...`` then: a row diff of two trials finds the step
+where they call a tool on another file) and the names of its other fields, so that an agent reads why a job failed within its output budget and
 asks for a step's whole content with ``trajectory get`` and a query.  The listing says the
 same with the first lines of every step, every character a terminal could run shown as an
 escape (``compare.display.terminal_text``).
@@ -20,9 +22,10 @@ from ..base.masking import scrub
 from ..compare.display import terminal_text
 from . import numeric
 from . import trials as t
-from .trajectory import Step, Trajectory, align, difference, first_difference, note, read
+from .trajectory import Step, Trajectory, align, arguments, difference, first_difference, note, read
 
 WIDTH = 160  # characters of a row's text
+ARGS_WIDTH = 240  # characters of a row's arguments (its call's, as JSON)
 LINES = 3  # lines of content a listing shows per step
 
 
@@ -57,6 +60,9 @@ def rows(trajectory: Trajectory, width: int = WIDTH, marked: int | None = None) 
                                "fields": sorted(k for k in s.fields if k != "content") if s.is_object else []}
         if marked is not None:
             row["first_difference"] = s.key == marked
+        given = arguments(s)
+        args = _json(given) if given else None
+        row["args"] = args if args is None or len(args) <= ARGS_WIDTH else args[:ARGS_WIDTH - 3] + "..."
         out.append(row)
     return out
 

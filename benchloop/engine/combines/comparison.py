@@ -108,13 +108,17 @@ def compare(call: CombineCall) -> Combined:
             "per_instance") else results
     else:
         call.log.warn(why + (" (no --report written)" if options.get("report") else ""))
+    changes = options.get("changes") or "largest"
+    if options.get("why") and results:
+        add_divergences(call, results, changes)
     shared = scrub_value(results, call.secrets)  # for people: the key never in a page or a paste
     for r in shared:  # what noise alone would give, whatever the format (csv rows carry no sentence)
         call.log.note(f"{r['candidate']}: {r['evidence']['summary']}")
-    changes = options.get("changes") or "largest"
+    from ...viewer import divergences as why_text
+
     renderings = {} if options.get("per_instance") else {
-        "table": lambda: terminal.render(shared, changes) if shared else "(no comparison)\n",
-        "markdown": lambda: markdown.render(shared, changes) if shared else "",
+        "table": lambda: (terminal.render(shared, changes) + why_text.text(shared)) if shared else "(no comparison)\n",
+        "markdown": lambda: (markdown.render(shared, changes) + why_text.markdown(shared)) if shared else "",
     }
     watched: dict[str, Any] = {}
     if results and "sequential" in results[0]:  # what --watch reads (engine/watching.py)
@@ -141,6 +145,91 @@ def compare(call: CombineCall) -> Combined:
     return Combined(elements, renderings, files, declared=declared, failures=failures, **watched)
 
 
+WHY_EXTRA = 2  # with --why: besides the pair, up to this many more passing (and failing) trials per instance
+WHY_WORKERS = 4  # with --why: instances whose trials are fetched at once
+
+
+def _passes(call: CombineCall) -> dict[str, dict[str, Any]]:
+    """Per group, each job's pass (None: not scored), as the comparison counted it."""
+    return {ident: {str(r.get("job_id")): r.get("pass") for r in rows if isinstance(r, dict)}
+            for ident, rows in call.values}
+
+
+def add_divergences(call: CombineCall, results: list[dict[str, Any]], changes: str) -> None:
+    """``--why``: each result gets ``divergences``, the divergence summary of its candidate
+    (``viewer.divergences``) over the changed instances ``--changes`` picks (``all`` and
+    ``largest``: every changed instance).  For each one the trial pair (a passing trial of the
+    side that passes more, a failing one of the other) and up to ``WHY_EXTRA`` more passing
+    and failing trials of the instance are fetched through ``bl view`` (``call.run``), the
+    instances ``WHY_WORKERS`` at a time; a pair that cannot be fetched is said and left out."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ...compare.display import changed
+    from ...viewer import divergences as dv
+
+    passes = _passes(call)
+    options = call.options
+    common = {"output": "json", "metric": options.get("metric"), "pass_threshold": options.get("pass_threshold")}
+    cache: dict[str, dict[str, Any]] = {}
+
+    def fetch(jobs: list[str]) -> dict[str, dict[str, Any]]:
+        got: dict[str, dict[str, Any]] = {}
+        wanted = [j for j in dict.fromkeys(jobs) if j not in cache]
+        for i in range(0, len(wanted), 2):  # bl view takes two trials at a time
+            ran = call.run("view", {**common, "job": wanted[i:i + 2]})
+            for _, value in ran.values:
+                if isinstance(value, dict) and value.get("job_id") is not None:
+                    got[str(value["job_id"])] = value
+            for ident, message in ran.failures:
+                call.log.warn(f"--why: trial {ident}: {message}")
+        cache.update(got)
+        return {j: cache[j] for j in jobs if j in cache}
+
+    def one(result: dict[str, Any], entry: dict[str, Any]) -> tuple[dict[str, Any], list[Any], list[Any]] | None:
+        base, cand = result["baseline"], result["candidate"]
+        picked = dv.sides(entry, base, cand, passes)
+        if picked is None:
+            return None
+        (_, good), (_, bad) = picked
+        others_pass: list[str] = []
+        others_fail: list[str] = []
+        for group, side in ((base, "baseline"), (cand, "candidate")):
+            for j in entry[side]["jobs"]:
+                p = passes.get(group, {}).get(str(j))
+                if str(j) in (good, bad) or p is None:
+                    continue
+                (others_pass if p else others_fail).append(str(j))
+        extra = others_pass[:WHY_EXTRA] + others_fail[:WHY_EXTRA]
+        trials = fetch([good, bad, *extra])
+        if good not in trials or bad not in trials:
+            return None
+        instance = str(entry["instance"])
+        found = dv.divergence(entry, trials[good], trials[bad])
+        passing = [(instance, trials[j]) for j in [good, *others_pass[:WHY_EXTRA]] if j in trials]
+        failing = [(instance, trials[j]) for j in [bad, *others_fail[:WHY_EXTRA]] if j in trials]
+        return found, passing, failing
+
+    work = [(r, e) for r in results for e in changed(r, "all" if changes == "largest" else changes, None)[0]]
+    if work:
+        call.log.note(f"--why: the first difference of {len(work)} changed instance(s)")
+    def guarded(result: dict[str, Any], entry: dict[str, Any]) -> Any:
+        try:
+            return one(result, entry)
+        except (AuthError, Cancelled):
+            raise  # a refused key, Ctrl-C, a full disk: the command stops, as anywhere else
+        except BenchloopError as exc:  # one instance never takes the comparison down
+            call.log.warn(f"--why: instance {entry['instance']} of {result['candidate']}: {exc}")
+            return None
+
+    with ThreadPoolExecutor(max_workers=WHY_WORKERS) as pool:
+        done = list(pool.map(lambda rw: guarded(*rw), work))
+    for result in results:
+        mine = [d for (r, _), d in zip(work, done, strict=True) if r is result and d is not None]
+        result["divergences"] = dv.summarise(
+            result["candidate"], result["baseline"], [d[0] for d in mine],
+            [p for d in mine for p in d[1]], [f for d in mine for f in d[2]])
+
+
 def instance_pages(call: CombineCall, results: list[dict[str, Any]], folder: str, changes: str = "largest"
                    ) -> tuple[dict[tuple[str, str], str], list[tuple[str, str]]]:
     """Write the side-by-side page of every changed instance the report lists (``changes``, as
@@ -155,9 +244,7 @@ def instance_pages(call: CombineCall, results: list[dict[str, Any]], folder: str
     from ...compare.display import changed
     from ...viewer.trials import representative
 
-    passes: dict[str, dict[str, Any]] = {}
-    for ident, rows in call.values:
-        passes[ident] = {str(r.get("job_id")): r.get("pass") for r in rows if isinstance(r, dict)}
+    passes = _passes(call)
     options = call.options
     links: dict[tuple[str, str], str] = {}
     failures: list[tuple[str, str]] = []
