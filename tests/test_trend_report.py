@@ -240,3 +240,36 @@ def test_the_python_client_gives_what_the_command_prints(trend_cli, sandbox_tren
         assert client.trend(group=RUNS) == printed
         assert client.trend.trend(group=RUNS, report=str(page)) == printed
     assert page.read_text(encoding="utf-8") == trend_cli("--report", "-").out
+
+
+def test_the_mcp_tool_gives_what_the_command_prints(trend_cli, sandbox_trend):
+    """The ``trend`` tool of its toolset (read from the table's ``mcp:`` section), against the
+    same runs: the same series, and its output schema declares it."""
+    import anyio
+    import jsonschema
+    from mcp import Client
+
+    from benchloop.mcp_server.serve import build_runner
+    from benchloop.mcp_server.server import build_server
+    from benchloop.table.load import load_model
+
+    [toolset] = [name for name, ts in load_model().mcp.toolsets.items() if "trend" in ts.resources]
+    runner = build_runner({"http": None, "tools": None, "toolsets": toolset, "allow_writes": False,
+                           "allow_downloads": None, "max_chars": 60_000},
+                          {"host": sandbox_trend.url, "api_key": sandbox_trend.api_key, "retry": 0})
+
+    async def main():
+        async with Client(build_server(runner)) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            return tools, await client.call_tool("trend", {"group": RUNS})
+
+    try:
+        tools, result = anyio.run(main)
+    finally:
+        runner.close()
+    assert "trend" in tools and "report" not in tools["trend"].input_schema["properties"]  # no local file
+    assert not result.is_error
+    assert result.structured_content["result"] == json.loads(trend_cli("--no-pretty").out)
+    declared = runner.tools["trend"].output_schema
+    strict = {"$defs": declared.get("$defs", {}), **declared["properties"]["result"]["anyOf"][0]}
+    jsonschema.validate(result.structured_content["result"], strict)
