@@ -34,7 +34,7 @@ test: install lint typecheck docs-check
 # Opt-in: the HTML pages of `bl compare --report` and `bl view` laid out by a real headless
 # Chromium (skipped without one; `apt-get install chromium`, or BENCHLOOP_CHROMIUM=/path/to/chrome).
 test-browser: install
-	BENCHLOOP_TEST_BROWSER=1 $(PY) -m pytest tests/test_compare_browser.py tests/test_view_browser.py -rs
+	BENCHLOOP_TEST_BROWSER=1 $(PY) -m pytest tests/test_compare_browser.py tests/test_view_browser.py tests/test_trend_browser.py -rs
 
 # Opt-in: Spark (local mode) reads the dataset of `bl dataset sync` as it is (docs/dataset.md):
 # pyspark goes into its own venv (about a minute, once); it uses the system's Java 17.

@@ -2,7 +2,9 @@
 
 ``chromium()`` finds one (``BENCHLOOP_CHROMIUM`` names it, else the usual names on
 ``PATH``), ``DevTools`` runs it with ``--remote-debugging-pipe`` (JSON messages ending in
-NUL on fds 3 and 4: no port, no extra package), ``png_pixels`` reads a screenshot.
+NUL on fds 3 and 4: no port, no extra package), ``png_pixels`` reads a screenshot;
+``MEASURE`` gives every chart's box and texts, ``overlaps`` and ``outside`` what is wrong
+with them.
 A plain helper module (as ``support.py``): the browser test modules import from here.
 """
 
@@ -168,3 +170,37 @@ def load(tmp_path: Path, document: str) -> tuple[DevTools, str, Path]:
 def evaluate(browser: DevTools, session: str, expression: str):
     return json.loads(browser.send("Runtime.evaluate", {"expression": expression, "returnByValue": True},
                                    session=session)["result"]["value"])
+
+
+# What the layout tests measure of every chart of a page (the report's, the trend's).
+MEASURE = """JSON.stringify([...document.querySelectorAll('svg')].map(s => {
+  const r = s.getBoundingClientRect();
+  const sized = sel => [...s.querySelectorAll(sel)].filter(e => {
+    const q = e.getBoundingClientRect(); return q.width > 0 && q.height > 0; }).length;
+  const boxes = [...s.querySelectorAll('text')].map(t => {
+    const q = t.getBoundingClientRect();
+    return {text: t.textContent, x: q.left - r.left, y: q.top - r.top, w: q.width, h: q.height}; });
+  return {cls: s.getAttribute('class'), x: r.left + scrollX, y: r.top + scrollY, w: r.width, h: r.height,
+          bars: sized('rect.bar'), points: sized('circle.point'), texts: sized('text'),
+          cuts: sized('polygon.cut'), boxes: boxes};
+}))"""
+PAGE_SIZE = "JSON.stringify([document.documentElement.scrollWidth, document.documentElement.scrollHeight])"
+
+
+def overlaps(chart: dict) -> list[tuple[str, str]]:
+    """Pairs of texts of one chart whose boxes overlap (by more than half a pixel each way)."""
+    found = []
+    boxes = [b for b in chart["boxes"] if b["w"] > 0 and b["h"] > 0]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            dx = min(a["x"] + a["w"], b["x"] + b["w"]) - max(a["x"], b["x"])
+            dy = min(a["y"] + a["h"], b["y"] + b["h"]) - max(a["y"], b["y"])
+            if dx > 0.5 and dy > 0.5:
+                found.append((a["text"], b["text"]))
+    return found
+
+
+def outside(chart: dict) -> list[str]:
+    """Texts of a chart that reach beyond its box (cut off by the edge)."""
+    return [b["text"] for b in chart["boxes"] if b["w"] > 0 and (
+        b["x"] < -0.5 or b["y"] < -0.5 or b["x"] + b["w"] > chart["w"] + 0.5 or b["y"] + b["h"] > chart["h"] + 0.5)]

@@ -27,7 +27,17 @@ import json
 import os
 
 import pytest
-from browser_support import DevTools, chromium, evaluate, load, png_pixels
+from browser_support import (
+    MEASURE,
+    PAGE_SIZE,
+    DevTools,
+    chromium,
+    evaluate,
+    load,
+    outside,
+    overlaps,
+    png_pixels,
+)
 from compare_cases import HAND_BASELINE, HAND_CANDIDATE, payloads, table_rows
 
 from benchloop.compare import html_report
@@ -38,39 +48,6 @@ pytestmark = [
                        reason="opt-in: make test-browser (BENCHLOOP_TEST_BROWSER=1)"),
     pytest.mark.skipif(chromium() is None, reason="no Chromium installed"),
 ]
-
-
-MEASURE = """JSON.stringify([...document.querySelectorAll('svg')].map(s => {
-  const r = s.getBoundingClientRect();
-  const sized = sel => [...s.querySelectorAll(sel)].filter(e => {
-    const q = e.getBoundingClientRect(); return q.width > 0 && q.height > 0; }).length;
-  const boxes = [...s.querySelectorAll('text')].map(t => {
-    const q = t.getBoundingClientRect();
-    return {text: t.textContent, x: q.left - r.left, y: q.top - r.top, w: q.width, h: q.height}; });
-  return {cls: s.getAttribute('class'), x: r.left + scrollX, y: r.top + scrollY, w: r.width, h: r.height,
-          bars: sized('rect.bar'), points: sized('circle.point'), texts: sized('text'),
-          cuts: sized('polygon.cut'), boxes: boxes};
-}))"""
-PAGE_SIZE = "JSON.stringify([document.documentElement.scrollWidth, document.documentElement.scrollHeight])"
-
-
-def overlaps(chart: dict) -> list[tuple[str, str]]:
-    """Pairs of texts of one chart whose boxes overlap (by more than half a pixel each way)."""
-    found = []
-    boxes = [b for b in chart["boxes"] if b["w"] > 0 and b["h"] > 0]
-    for i, a in enumerate(boxes):
-        for b in boxes[i + 1:]:
-            dx = min(a["x"] + a["w"], b["x"] + b["w"]) - max(a["x"], b["x"])
-            dy = min(a["y"] + a["h"], b["y"] + b["h"]) - max(a["y"], b["y"])
-            if dx > 0.5 and dy > 0.5:
-                found.append((a["text"], b["text"]))
-    return found
-
-
-def outside(chart: dict) -> list[str]:
-    """Texts of a chart that reach beyond its box (cut off by the edge)."""
-    return [b["text"] for b in chart["boxes"] if b["w"] > 0 and (
-        b["x"] < -0.5 or b["y"] < -0.5 or b["x"] + b["w"] > chart["w"] + 0.5 or b["y"] + b["h"] > chart["h"] + 0.5)]
 
 
 def sandbox_results() -> list[dict]:

@@ -109,6 +109,8 @@ def _cases() -> list[Any]:
         pytest.param("compare", {"group": ["G1", "G2"], "pass_threshold": 0.6}, id="compare-two-groups"),
         pytest.param("compare", {"group": ["G1", "NOPE", "G2"], "query": "[].candidate"}, id="compare-failed-candidate"),
         pytest.param("compare", {"group": ["G1"]}, id="compare-one-group"),
+        pytest.param("trend", {"group": ["G1", "G2", "G3"]}, id="trend-three-runs"),
+        pytest.param("trend", {"group": ["G1", "G2"], "query": "[0].runs[].group_id"}, id="trend-query"),
         pytest.param("jobs_table", {"group": ["G1", "G2"], "fields": ["job_id", "score"]}, id="jobs_table-fields"),
     ]
     return cases

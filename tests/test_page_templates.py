@@ -31,7 +31,7 @@ from benchloop.base import templating
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE_MODULES = [ROOT / "benchloop" / "viewer" / "page.py", ROOT / "benchloop" / "compare" / "html_report.py",
-                ROOT / "benchloop" / "compare" / "charts.py"]
+                ROOT / "benchloop" / "compare" / "charts.py", ROOT / "benchloop" / "compare" / "trend_report.py"]
 TEMPLATES = sorted((ROOT / "benchloop").rglob("templates/*.html"))
 HOSTILE = ["<script>alert(1)</script>", '" onmouseover="alert(2)', "' onfocus='alert(3)", "javascript:alert(4)",
            "../../etc/passwd", "a%2Fb c?x=1#frag", "\x1b[31mred\u202eevil", "&amp; &lt;", "</pre><script>",

@@ -26,7 +26,9 @@ Layout rules every chart keeps (the opt-in browser test measures them):
 * :func:`cost_vs_pass` - per cost column, each group's mean cost against its
   pass rate (with its CI), a line from the baseline to the candidate;
 * :func:`differences` - one row per slice (``--by``) or cluster (``--cluster``):
-  the change of pass rate with its 95% CI where there is one.
+  the change of pass rate with its 95% CI where there is one;
+* :func:`series` - ``bl trend --report``: each run's pass rate with its CI, the noise
+  band of the first run, the runs outside it marked by shape and colour.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from . import display as d
 WIDTH = 640
 MAX_BARS = 400
 COLORS = {"baseline": "#6b7280", "candidate": "#2563eb", "up": "#15803d", "down": "#b91c1c",
-          "grid": "#e5e7eb", "axis": "#9ca3af", "text": "#111827", "cut": "#b45309"}
+          "grid": "#e5e7eb", "axis": "#9ca3af", "text": "#111827", "cut": "#b45309", "band": "#dbeafe"}
 
 
 def _f(value: float) -> str:
@@ -333,3 +335,106 @@ def differences(rows: Sequence[tuple[str, float | None, Any]], what: str) -> Cha
         body.append(circle(x(diff), y, 5, color, f"{label}: {d.points(diff)}"))
         body.append(text(WIDTH - 4, y + 4, d.points(diff), "end", 11))
     return svg(WIDTH, height, f"Change of pass rate per {what}", body, f"chart-{what}s")
+
+
+# ------------------------------------------------------------------ series
+def _diamond(x: float, y: float, r: float, color: str, tip: str) -> Shape:
+    """A flagged run's mark: a diamond, so that it differs from a point by its shape as well as
+    its colour (read in grey, printed, by a colour-blind reader)."""
+    shown = " ".join(f"{_f(px)},{_f(py)}" for px, py in ((x, y - r), (x + r, y), (x, y + r), (x - r, y)))
+    return Shape("polygon", (("class", "point flagged"), ("points", shown), ("fill", color)), "", tip)
+
+
+def _ticks(low: float, high: float) -> list[float]:
+    """Round pass rates between ``low`` and ``high`` (a step of 1, 2, 5, 10, 20 or 25 pp: 3 to 7 ticks)."""
+    for step in (0.01, 0.02, 0.05, 0.1, 0.2, 0.25):
+        first = math.ceil(low / step - 1e-9) * step
+        ticks = [first + i * step for i in range(int((high - first) / step + 1e-9) + 1)]
+        if len(ticks) <= 7:
+            return ticks
+    return [low, high]
+
+
+def series(runs: Sequence[dict[str, Any]]) -> Chart:
+    """A run chart of ``bl trend``: per run (x: its place in the series) its pass rate over the
+    common instances with its 95% CI (a whisker, clipped to the plot with a cut mark), the noise
+    band around the first run's pass rate (its control limits, one shaded slot per later run) and
+    a dashed line at the first run's rate; a run outside its band is a red diamond, the others
+    blue points (the first, the reference, grey).  The runs are named under the axis (squeezed to
+    their slot), numbered when there are too many for names; every mark's tooltip names its run."""
+    left, right, top, bottom = 56, 16, 34, 58
+    count = max(len(runs), 1)
+    slot = (WIDTH - left - right) / count
+    height = 280
+    plot_h = height - top - bottom
+    base_y = top + plot_h
+    reference = runs[0] if runs else {}
+    ref_rate = reference.get("pass_rate")
+    values: list[float] = []
+    for r in runs:
+        values += [v for v in (r.get("pass_rate"), *(r.get("pass_rate_ci95") or ())) if d.finite(v)]
+        if d.finite(ref_rate) and d.finite(r.get("limit")):
+            values += [ref_rate - r["limit"], ref_rate + r["limit"]]
+    low, high = (min(values), max(values)) if values else (0.0, 1.0)
+    low, high = _clamp(low - 0.03), _clamp(high + 0.03)
+    if high - low < 0.1:
+        low, high = _clamp(low - 0.05), _clamp(high + 0.05)
+
+    def y(v: float) -> float:
+        return base_y - plot_h * (_clamp(v, low, high) - low) / (high - low)
+
+    def x(i: int) -> float:
+        return left + slot * (i + 0.5)
+
+    body: list[Shape] = []
+    for tick in _ticks(low, high):
+        body.append(line(left, y(tick), WIDTH - right, y(tick), COLORS["grid"]))
+        body.append(text(left - 6, y(tick) + 4, d.rate(tick).replace(".0%", "%"), "end", 11))
+    body.append(text(4, 12, "pass rate (common instances; whiskers: 95% CI)", size=11, css="axis-title"))
+    # The legend, top right: what the shapes and the band are.
+    lx = WIDTH - right - 262
+    body += [Shape("rect", (("class", "swatch"), ("x", _f(lx)), ("y", "4"), ("width", "14"), ("height", "10"),
+                            ("fill", COLORS["band"]))),
+             text(lx + 18, 13, "noise band", size=10, css="legend"),
+             circle(lx + 98, 9, 4, COLORS["candidate"], css=""),
+             text(lx + 106, 13, "inside", size=10, css="legend"),
+             Shape("polygon", (("points", f"{_f(lx + 160)},3 {_f(lx + 166)},9 {_f(lx + 160)},15 {_f(lx + 154)},9"),
+                               ("fill", COLORS["down"]))),
+             text(lx + 170, 13, "outside the band", size=10, css="legend")]
+    if d.finite(ref_rate):
+        for i, r in enumerate(runs):
+            limit = r.get("limit")
+            if i and d.finite(limit):
+                top_y, bottom_y = y(ref_rate + limit), y(ref_rate - limit)
+                body.append(rect(x(i) - slot / 2 + 1, top_y, slot - 2, bottom_y - top_y, COLORS["band"],
+                                 f"{r['group_id']}: noise band {d.rate(ref_rate - limit)} to "
+                                 f"{d.rate(ref_rate + limit)} (first run ±{d.points(limit, False)})", "band"))
+        dash = line(left, y(ref_rate), WIDTH - right, y(ref_rate), COLORS["axis"])
+        body.append(Shape(dash.tag, (*dash.attrs, ("stroke-dasharray", "4 3"))))
+    body.append(line(left, base_y, WIDTH - right, base_y, COLORS["axis"]))
+    numbered = slot < 44
+    for i, r in enumerate(runs):
+        name = str(r["group_id"])
+        label = str(i + 1) if numbered else _short(name, 16)
+        body.append(text(x(i), base_y + 16, label, "middle", 11, fit=None if numbered else slot - 6))
+        value = r.get("pass_rate")
+        if not d.finite(value):
+            body.append(text(x(i), top + plot_h / 2, "n/a", "middle", 11))
+            continue
+        ci = r.get("pass_rate_ci95") or [None, None]
+        tip = f"{name}: {d.rate(value)} {d.rate_ci(ci)}"
+        if d.finite(ci[0]) and d.finite(ci[1]):
+            body += whisker(ci[0], ci[1], x(i), low, high, y, False, COLORS["text"], f"{name} 95% CI")
+        ref = r.get("reference") or {}
+        if r.get("flagged"):
+            body.append(_diamond(x(i), y(value), 7, COLORS["down"],
+                                 f"{tip}: outside the noise band ({d.points(ref.get('difference'))} vs the first run)"))
+        else:
+            role = "baseline" if i == 0 else "candidate"
+            body.append(circle(x(i), y(value), 5, COLORS[role], tip + (" (the first run: the reference)" if i == 0
+                                                                       else "")))
+    axis = ("runs, numbered in the order given (the table names them)" if numbered
+            else "runs in the order given (the first is the reference)")
+    body.append(text(left + (WIDTH - left - right) / 2, height - 8, axis, "middle", 11, "axis-title"))
+    return svg(WIDTH, height, "Pass rate of each run with its 95% CI and the noise band of the first run", body,
+               "chart-trend")

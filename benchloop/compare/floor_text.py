@@ -135,7 +135,7 @@ def plan_markdown(element: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _trend_rows(element: dict[str, Any], esc: Callable[[Any], str]) -> list[list[str]]:
+def trend_rows(element: dict[str, Any], esc: Callable[[Any], str]) -> list[list[str]]:
     rows = [["run", "pass rate", "95% CI", "own", "vs previous", "vs first", "limit", ""]]
     for r in element["runs"]:
         prev, ref = r.get("previous") or {}, r.get("reference") or {}
@@ -146,7 +146,7 @@ def _trend_rows(element: dict[str, Any], esc: Callable[[Any], str]) -> list[list
     return rows
 
 
-def _trend_notes(element: dict[str, Any]) -> list[str]:
+def trend_notes(element: dict[str, Any]) -> list[str]:
     s, st = element["slope"], element["steps"]
     lines = []
     if d.finite(s.get("slope")):
@@ -164,12 +164,12 @@ def trend_table(element: dict[str, Any]) -> str:
     from .terminal import table
 
     esc = d.terminal_text
-    lines = [esc(element["summary"]), "", *table(_trend_rows(element, esc), [False, True, False, True, True, True,
+    lines = [esc(element["summary"]), "", *table(trend_rows(element, esc), [False, True, False, True, True, True,
                                                                               True, False])]
-    return "\n".join([*lines, "", *("  " + x for x in _trend_notes(element))]) + "\n"
+    return "\n".join([*lines, "", *("  " + x for x in trend_notes(element))]) + "\n"
 
 
 def trend_markdown(element: dict[str, Any]) -> str:
     esc = d.markdown_text
-    lines = [f"**{esc(element['summary'])}**", "", *_md_table(_trend_rows(element, esc)), ""]
-    return "\n".join([*lines, *(f"- {x}" for x in _trend_notes(element))]) + "\n"
+    lines = [f"**{esc(element['summary'])}**", "", *_md_table(trend_rows(element, esc)), ""]
+    return "\n".join([*lines, *(f"- {x}" for x in trend_notes(element))]) + "\n"

@@ -287,10 +287,10 @@ class PlanResource(ResourceClient):
 
 class TrendResource(ResourceClient):
     """How a benchmark moves over runs, and which run is outside noise."""
-    def trend(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', cluster: str | None = None, alpha: float = 0.05) -> list[Trend]:
+    def trend(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', cluster: str | None = None, alpha: float = 0.05, report: str | os.PathLike[str] | None = None) -> list[Trend]:
         """The runs in the order given: pass rates with intervals, differences to the previous and the first run, the drift, and control limits from the first run's noise floor (docs/compare.md)."""
         ...
-    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', cluster: str | None = None, alpha: float = 0.05) -> list[Trend]:
+    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', cluster: str | None = None, alpha: float = 0.05, report: str | os.PathLike[str] | None = None) -> list[Trend]:
         """The runs in the order given: pass rates with intervals, differences to the previous and the first run, the drift, and control limits from the first run's noise floor (docs/compare.md)."""
         ...
 

@@ -6,8 +6,11 @@ gathers them (``benchloop.compare.groups``); a group that cannot take part (no j
 ``noise`` makes one element, the noise floor (``benchloop.compare.noise``); ``plan`` one, the
 plan (``benchloop.compare.plan``) with the runs' within-instance variance (or ``--variance``)
 and, with two or more runs and ``--cluster``, their between-run variance; ``trend`` one, the
-series (``benchloop.compare.trend``).  Each renders
-``--output table`` and ``markdown`` themselves (``benchloop.compare.floor_text``).
+series (``benchloop.compare.trend``; its rows, one per run, are what csv, jsonl and parquet
+print), and with ``--report FILE.html`` its page (``benchloop.compare.trend_report``: a chart
+of the runs in their noise band; ``-`` prints it instead).  Each renders ``--output table``
+and ``markdown`` themselves (``benchloop.compare.floor_text``), the API key masked in what is
+made for people (as ``bl compare`` does).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...base.errors import UsageError
+from ...base.masking import scrub_value
 from ..combinecall import CombineCall, Combined, CombineError
 from .comparison import _filters
 from .registry import combine
@@ -105,7 +109,7 @@ def plan(call: CombineCall) -> Combined:
 
 @combine("trend")
 def trend(call: CombineCall) -> Combined:
-    from ...compare import floor_text
+    from ...compare import floor_text, trend_report
     from ...compare import trend as trends
     from ...compare.estimates import clusterer
 
@@ -115,5 +119,11 @@ def trend(call: CombineCall) -> Combined:
         raise CombineError([(call.ids[0], "nothing to trend: fewer than two runs remain (the others failed)")])
     element = trends.trend(groups, clusterer(call.options.get("cluster")), alpha)
     call.log.note(element["summary"])
-    return Combined([element], {"table": lambda: floor_text.trend_table(element),
-                                "markdown": lambda: floor_text.trend_markdown(element)})
+    shared = scrub_value(element, call.secrets)  # for people: the key never in a page or a paste
+    renderings = {"table": lambda: floor_text.trend_table(shared),
+                  "markdown": lambda: floor_text.trend_markdown(shared)}
+    report = call.options.get("report")
+    if report == "-":  # the page instead of the series
+        return Combined([element], renderings, page=lambda: trend_report.render(shared))
+    files = {str(report): lambda: trend_report.generate(shared)} if report else {}
+    return Combined([element], renderings, files)

@@ -9,7 +9,9 @@ declaration of what one element is, and no ``--query`` reshaping the elements):
 * the columns are the output's columns in declared order - scalar fields, nested objects
   flattened with dotted names (``run_metrics.duration_s``) - then any field the data has
   beyond them, in the order it first appears (the backend may add fields).  A declared
-  field that no row has (an alias the backend does not send) is left out.  The rows
+  field that no row has (an alias the backend does not send) is left out, and so is a
+  declared object that is null in every row (the first run's ``previous``): its fields'
+  columns are there, empty.  The rows
   of a step that builds them (``output: {columns: ...}``) keep the order of the
   columns it was asked for (``--fields``).
 
@@ -158,6 +160,11 @@ def columns_of(flat_rows: list[dict[str, Any]], output: Output | None) -> list[s
         declared = list(flat_rows[0])  # a step's rows: its columns in the order asked for
     columns = dict.fromkeys(declared)
     columns.update(present)
+    if output is not None:  # a declared object that is null in every row: its fields' columns, empty
+        names = output.column_names
+        for name in [c for c in present if c not in declared]:
+            if any(n.startswith(name + ".") for n in names) and all(r.get(name) is None for r in flat_rows):
+                del columns[name]
     return list(columns)
 
 
