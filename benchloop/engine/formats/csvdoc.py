@@ -58,6 +58,25 @@ def cell(value: Any, hiding: EscapeTable = _HIDING) -> str:
     return cell(json.dumps(value, ensure_ascii=False, separators=(",", ":")), hiding)
 
 
+def row_cells(values: list[Any], hiding: EscapeTable = _HIDING) -> list[Any]:
+    """:func:`cell` of each value, leaving as they are the values the ``csv`` module writes
+    the same way itself (the common case, and the cost of a big table): ``None`` (empty),
+    an ``int`` or a finite ``float`` (``str`` of them is their JSON text), and text that is
+    printable (``str.isprintable``: no hiding character, no line break or tab, so
+    ``hiding`` leaves it as it is) and starts no formula."""
+    out: list[Any] = []
+    add = out.append
+    for value in values:
+        kind = type(value)
+        if kind is str:
+            add(value if value.isprintable() and not value.startswith(FORMULA_STARTS) else cell(value, hiding))
+        elif value is None or kind is int or (kind is float and value - value == 0):
+            add(value)
+        else:
+            add(cell(value, hiding))
+    return out
+
+
 @FORMATS.register("csv")
 class Csv:
     """``--output csv``: one header row, then one line per row of the table format."""
@@ -71,8 +90,8 @@ class Csv:
         hiding = LINE if is_terminal(stream) else _HIDING
         if table.columns:
             writer.writerow([cell(c, hiding) for c in table.columns])
-        for row in table.rows:
-            writer.writerow([cell(row.get(c), hiding) for c in table.columns])
+        columns = table.columns
+        writer.writerows(row_cells(list(map(row.get, columns)), hiding) for row in table.rows)
         hint = table_hint(table)
         if hint and note is not None:
             note(hint)

@@ -37,7 +37,7 @@ from ...base.jsontext import encode
 from ...table.outputs import Output
 from ..pagination import PaginationError, Streamed
 from .base import FORMATS, Refuse
-from .tabular import Tabular, _dig, _path, columns_of, flat
+from .tabular import Tabular, _dig, _path, columns_of, flat_row
 
 BUFFER = 1000  # rows the flat formats read before they choose their columns
 _WRITE = 1 << 16  # characters collected before one write
@@ -264,7 +264,7 @@ def _extra_name(columns: list[str]) -> str:
 
 def _write_flat(out: _Out, pairs: list[tuple[str, Any]], name: str, output: Output | None, on_error: OnError,
                 note: Callable[[str], None] | None) -> None:
-    rows = (flat(r) if isinstance(r, dict) else {"value": r} for r in _all_rows(pairs, output, on_error, out))
+    rows = (flat_row(r) if isinstance(r, dict) else {"value": r} for r in _all_rows(pairs, output, on_error, out))
     head = list(itertools.islice(rows, BUFFER + 1))
     where = _path(output.rows or ()) if output is not None else None
     fmt = FORMATS[name]()
@@ -280,8 +280,13 @@ def _write_flat(out: _Out, pairs: list[tuple[str, Any]], name: str, output: Outp
     known = set(columns)
 
     def cells(row: dict[str, Any]) -> list[Any]:
+        values = list(map(row.get, columns))
+        if known.issuperset(row):  # the common case: no field outside the columns
+            values.append(None)
+            return values
         rest = {k: v for k, v in row.items() if k not in known}
-        return [row.get(c) for c in columns] + [encode(rest, False) if rest else None]
+        values.append(encode(rest, False) if rest else None)
+        return values
 
     header = [*columns, extra]
     later = (cells(r) for r in itertools.chain(head, rows))
@@ -302,13 +307,12 @@ def _write_flat(out: _Out, pairs: list[tuple[str, Any]], name: str, output: Outp
 def _csv_rows(out: _Out, header: list[str], rows: Iterator[list[Any]]) -> None:
     import csv
 
-    from .csvdoc import _HIDING, cell
+    from .csvdoc import _HIDING, cell, row_cells
 
     hiding = LINE if is_terminal(out.stream) else _HIDING
     writer = csv.writer(out)
     writer.writerow([cell(c, hiding) for c in header])
-    for values in rows:
-        writer.writerow([cell(v, hiding) for v in values])
+    writer.writerows(row_cells(values, hiding) for values in rows)
 
 
 def _markdown_rows(out: _Out, header: list[str], first: list[list[Any]], rows: Iterator[list[Any]]) -> None:
