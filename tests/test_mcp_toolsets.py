@@ -2,7 +2,7 @@
 
 The size of a ``tools/list`` result is what an agent reads into its context before it does
 anything.  A real ``bl mcp serve`` subprocess is asked with the official client; the targets
-(issue 35): the default toolsets within the table's ``mcp: budget`` (24 KB), ``all`` at most 48 KB (with writes and downloads
+(issue 35): the default toolsets within the table's ``mcp: budget`` (28 KB; the default set itself weighs under 24 KB), ``all`` at most 48 KB (with writes and downloads
 at most 64 KB), 1 KB = 1,024 bytes.  docs/mcp.md states each toolset's size and the default's tool
 count: they must be what a client receives.
 """
