@@ -27,6 +27,7 @@ polars = pytest.importorskip("polars")
 from benchloop.dataset import steps as step_rows  # noqa: E402
 from benchloop.dataset import store  # noqa: E402
 from benchloop.table.load import load_model  # noqa: E402
+from benchloop.table.model import StepPart  # noqa: E402
 
 GROUPS = ("BASE", "CAND", "CAND2")
 
@@ -116,6 +117,36 @@ def test_sql_pass_rates_equal_compare_and_compare_dataset_makes_no_request(api, 
     for comparison in json.loads(backend.out):
         for group in comparison["groups"]:
             assert math.isclose(rates[group["group_id"]], group["pass_rate"], rel_tol=1e-12)
+
+
+def analyses_reading_the_dataset() -> list:
+    """Every action of the table that takes --dataset and reads its groups' job rows."""
+    found = []
+    for resource in load_model().resources.values():
+        for action in resource.actions.values():
+            parts = [part for dim in action.dimensions.values() for part in dim.parts.values()]
+            if any(o.name == "dataset" for o in action.options) and any(
+                    isinstance(part, StepPart) and part.step.name == "job_rows" for part in parts):
+                found.append(action)
+    return found
+
+
+def test_every_analysis_of_runs_reads_the_dataset(api, root, sandbox):
+    """compare, noise, plan and trend (whatever the table gives --dataset): the figures of the
+    backend to the last byte, and not one request."""
+    actions = analyses_reading_the_dataset()
+    assert {"compare", "trend"} <= {a.resource for a in actions}
+    assert sync(api, root).code == 0
+    groups = [w for g in GROUPS for w in ("-g", g)]
+    for action in actions:
+        backend = api(*action.words, *groups)
+        assert backend.code == 0, (action.words, backend.err)
+        sandbox.reset_stats()
+        local = api(*action.words, *groups, "--dataset", str(root))
+        assert local.code == 0, (action.words, local.err)
+        assert sandbox.stats["requests"] == 0, action.words
+        assert local.out == backend.out, action.words
+        assert json.loads(local.out), action.words
 
 
 def test_compare_dataset_refuses_rows_scored_otherwise_and_groups_not_synced(api, root, sandbox):

@@ -267,30 +267,30 @@ class CompareResource(ResourceClient):
 
 class NoiseResource(ResourceClient):
     """The noise floor of a benchmark configuration: what two runs of one system differ by."""
-    def noise(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', cluster: str | None = None, splits: int = 200, seed: int = 0) -> list[NoiseFloor]:
+    def noise(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', dataset: str | os.PathLike[str] | None = None, cluster: str | None = None, splits: int = 200, seed: int = 0) -> list[NoiseFloor]:
         """The noise floor of one configuration from its runs: within-instance trial variance, seeded splits of each run's trials into two pseudo-runs, what an A/A moves and lists and, with two runs or more, the between-run variance (docs/compare.md)."""
         ...
-    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', cluster: str | None = None, splits: int = 200, seed: int = 0) -> list[NoiseFloor]:
+    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', dataset: str | os.PathLike[str] | None = None, cluster: str | None = None, splits: int = 200, seed: int = 0) -> list[NoiseFloor]:
         """The noise floor of one configuration from its runs: within-instance trial variance, seeded splits of each run's trials into two pseudo-runs, what an A/A moves and lists and, with two runs or more, the between-run variance (docs/compare.md)."""
         ...
 
 
 class PlanResource(ResourceClient):
     """How many instances and trials a decision needs, before the run."""
-    def plan(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', cluster: str | None = None, effect: float = 0.02, power: float = 0.8, alpha: float = 0.05, trials: int | Sequence[int] | None = None, instances: int | None = None, variance: float | None = None, effect_variance: float = 0.0, between_variance: float | None = None) -> list[Plan]:
+    def plan(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', dataset: str | os.PathLike[str] | None = None, cluster: str | None = None, effect: float = 0.02, power: float = 0.8, alpha: float = 0.05, trials: int | Sequence[int] | None = None, instances: int | None = None, variance: float | None = None, effect_variance: float = 0.0, between_variance: float | None = None) -> list[Plan]:
         """Plan a comparison from past runs: the instances x trials needed to detect --effect at --power (noncentral t, clusters' design effect), the trials a fixed instance set needs, and their Neyman allocation: which instances to run again and how often (docs/compare.md)."""
         ...
-    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', cluster: str | None = None, effect: float = 0.02, power: float = 0.8, alpha: float = 0.05, trials: int | Sequence[int] | None = None, instances: int | None = None, variance: float | None = None, effect_variance: float = 0.0, between_variance: float | None = None) -> list[Plan]:
+    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', dataset: str | os.PathLike[str] | None = None, cluster: str | None = None, effect: float = 0.02, power: float = 0.8, alpha: float = 0.05, trials: int | Sequence[int] | None = None, instances: int | None = None, variance: float | None = None, effect_variance: float = 0.0, between_variance: float | None = None) -> list[Plan]:
         """Plan a comparison from past runs: the instances x trials needed to detect --effect at --power (noncentral t, clusters' design effect), the trials a fixed instance set needs, and their Neyman allocation: which instances to run again and how often (docs/compare.md)."""
         ...
 
 
 class TrendResource(ResourceClient):
     """How a benchmark moves over runs, and which run is outside noise."""
-    def trend(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', cluster: str | None = None, alpha: float = 0.05, report: str | os.PathLike[str] | None = None) -> list[Trend]:
+    def trend(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', dataset: str | os.PathLike[str] | None = None, cluster: str | None = None, alpha: float = 0.05, report: str | os.PathLike[str] | None = None) -> list[Trend]:
         """The runs in the order given: pass rates with intervals, differences to the previous and the first run, the drift, and control limits from the first run's noise floor (docs/compare.md)."""
         ...
-    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', cluster: str | None = None, alpha: float = 0.05, report: str | os.PathLike[str] | None = None) -> list[Trend]:
+    def __call__(self, *, group: str | Sequence[str] | None = None, metric: str = "metrics[?type=='eval'].data.task_score | [0]", pass_threshold: float = 0.5, unit: str = 'instance_id', dataset: str | os.PathLike[str] | None = None, cluster: str | None = None, alpha: float = 0.05, report: str | os.PathLike[str] | None = None) -> list[Trend]:
         """The runs in the order given: pass rates with intervals, differences to the previous and the first run, the drift, and control limits from the first run's noise floor (docs/compare.md)."""
         ...
 
