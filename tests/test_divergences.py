@@ -36,8 +36,8 @@ def reported(job: dict) -> str | None:
     return fail_reason(job)[1] if job["n"] % 7 else None
 
 
-def why(api, *groups: str, extra: tuple[str, ...] = ()) -> list[dict]:
-    result = api("compare", *(a for g in groups for a in ("-g", g)), "--why", "--output", "json", *extra)
+def why(api, *groups: str, extra: tuple[str, ...] = (), flag: str = "--why-all") -> list[dict]:
+    result = api("compare", *(a for g in groups for a in ("-g", g)), flag, "--output", "json", *extra)
     assert result.code == 0, result.err
     return json.loads(result.out)
 
@@ -112,8 +112,8 @@ def test_a_kind_as_common_in_passing_trials_is_marked_as_explaining_nothing(api)
 
 def test_the_terminal_and_markdown_summaries_say_the_same_lines(api):
     [result] = why(api, "BASE", "CAND2")
-    table = api("compare", "-g", "BASE", "-g", "CAND2", "--why", "--output", "table")
-    markdown = api("compare", "-g", "BASE", "-g", "CAND2", "--why", "--output", "markdown")
+    table = api("compare", "-g", "BASE", "-g", "CAND2", "--why-all", "--output", "table")
+    markdown = api("compare", "-g", "BASE", "-g", "CAND2", "--why-all", "--output", "markdown")
     assert table.code == 0 and markdown.code == 0
     assert "Where CAND2 parts from BASE" in table.out and "Where CAND2 parts from BASE" in markdown.out
     for direction in result["divergences"]["directions"]:
@@ -122,6 +122,41 @@ def test_the_terminal_and_markdown_summaries_say_the_same_lines(api):
     plain = api("compare", "-g", "BASE", "-g", "CAND2", "--output", "table")
     assert "parts from" not in plain.out
     assert "divergences" not in json.loads(api("compare", "-g", "BASE", "-g", "CAND2", "--output", "json").out)[0]
+
+
+def test_why_looks_at_the_changes_beyond_noise_only(api):
+    """--why alone: the changed instances the evidence marks beyond noise at --fdr, every one of
+    them that has a passing and a failing trial; --why-all: every changed instance."""
+    for level in ("0.1", "0.7"):
+        [result] = why(api, "BASE", "CAND2", extra=("--fdr", level), flag="--why")
+        summary = result["divergences"]
+        beyond = [e["instance"] for e in result["instances"] if e["beyond_noise"]]
+        assert result["evidence"]["beyond_noise"] == len(beyond)
+        assert summary["picked"] == "beyond-noise" and summary["fdr"] == float(level)
+        assert (summary["changed"], summary["looked_at"]) == (len(result["instances"]), len(beyond))
+        assert {d["instance"] for d in summary["divergences"]} == set(beyond)
+    assert beyond, "at FDR 70% some changes of CAND2 are beyond noise"
+    [every] = why(api, "BASE", "CAND2")
+    assert every["divergences"]["picked"] == "all" and every["divergences"]["note"] is None
+    assert every["divergences"]["looked_at"] == len(every["instances"]) > len(beyond)
+
+
+def test_when_nothing_is_beyond_noise_the_summary_says_so_and_how_to_see_all(api):
+    [result] = why(api, "BASE", "CAND2", flag="--why")
+    assert result["evidence"]["beyond_noise"] == 0, "the sandbox's CAND2 has no change beyond noise at 10%"
+    summary = result["divergences"]
+    changed = len(result["instances"])
+    note = f"no changed instance is beyond noise at FDR 10%; --why-all looks at all {changed} changed"
+    assert summary["note"] == note and summary["divergences"] == [] and summary["directions"] == []
+    for output in ("table", "markdown"):
+        shown = api("compare", "-g", "BASE", "-g", "CAND2", "--why", "--output", output)
+        assert shown.code == 0, shown.err
+        text = shown.out.replace("\\", "") if output == "markdown" else shown.out  # markdown escapes - and _
+        assert note in text and f"0 of {changed}; --why-all looks at all" in text
+    regressed = api("compare", "-g", "BASE", "-g", "CAND2", "--why", "--changes", "regressed", "--output", "table")
+    count = sum(1 for e in result["instances"] if e["difference"] < 0)
+    assert f"no regressed instance is beyond noise at FDR 10%; --why-all looks at all {count} regressed" in regressed.out
+    assert "trial(s)" not in regressed.err and "--why: the first difference" not in regressed.err  # nothing fetched
 
 
 def test_changes_regressed_fetches_the_regressions_only(api):
@@ -134,7 +169,7 @@ def test_changes_regressed_fetches_the_regressions_only(api):
 def test_the_python_client_returns_the_divergences(sandbox, api):
     [cli] = why(api, "BASE", "CAND2")
     with Client(host=sandbox.url, api_key=sandbox.api_key) as bl:
-        [result] = bl.compare(group=["BASE", "CAND2"], why=True)
+        [result] = bl.compare(group=["BASE", "CAND2"], why_all=True)
     assert result["divergences"] == cli["divergences"]
 
 

@@ -109,8 +109,8 @@ def compare(call: CombineCall) -> Combined:
     else:
         call.log.warn(why + (" (no --report written)" if options.get("report") else ""))
     changes = options.get("changes") or "largest"
-    if options.get("why") and results:
-        add_divergences(call, results, changes)
+    if (options.get("why") or options.get("why_all")) and results:
+        add_divergences(call, results, changes, every=bool(options.get("why_all")), fdr=fdr)
     shared = scrub_value(results, call.secrets)  # for people: the key never in a page or a paste
     for r in shared:  # what noise alone would give, whatever the format (csv rows carry no sentence)
         call.log.note(f"{r['candidate']}: {r['evidence']['summary']}")
@@ -155,16 +155,26 @@ def _passes(call: CombineCall) -> dict[str, dict[str, Any]]:
             for ident, rows in call.values}
 
 
-def add_divergences(call: CombineCall, results: list[dict[str, Any]], changes: str) -> None:
+def why_picks(result: dict[str, Any], changes: str, every: bool) -> tuple[list[dict[str, Any]], int]:
+    """The changed instances ``--why`` looks at, and how many ``--changes`` picks in all: of those
+    ``--changes`` picks (``all`` and ``largest``: every changed instance), the ones beyond noise
+    (``evidence``: BH q-value at most ``--fdr``), or every one with ``--why-all``."""
+    from ...compare.display import changed
+
+    picked = changed(result, "all" if changes == "largest" else changes, None)[0]
+    return (picked if every else [e for e in picked if e.get("beyond_noise")]), len(picked)
+
+
+def add_divergences(call: CombineCall, results: list[dict[str, Any]], changes: str, *,
+                    every: bool = False, fdr: float = 0.1) -> None:
     """``--why``: each result gets ``divergences``, the divergence summary of its candidate
-    (``viewer.divergences``) over the changed instances ``--changes`` picks (``all`` and
-    ``largest``: every changed instance).  For each one the trial pair (a passing trial of the
+    (``viewer.divergences``) over the changed instances :func:`why_picks` gives (beyond noise,
+    or all with ``--why-all``).  For each one the trial pair (a passing trial of the
     side that passes more, a failing one of the other) and up to ``WHY_EXTRA`` more passing
     and failing trials of the instance are fetched through ``bl view`` (``call.run``), the
     instances ``WHY_WORKERS`` at a time; a pair that cannot be fetched is said and left out."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from ...compare.display import changed
     from ...viewer import divergences as dv
 
     passes = _passes(call)
@@ -209,7 +219,8 @@ def add_divergences(call: CombineCall, results: list[dict[str, Any]], changes: s
         failing = [(instance, trials[j]) for j in [bad, *others_fail[:WHY_EXTRA]] if j in trials]
         return found, passing, failing
 
-    work = [(r, e) for r in results for e in changed(r, "all" if changes == "largest" else changes, None)[0]]
+    chosen = {id(r): why_picks(r, changes, every) for r in results}
+    work = [(r, e) for r in results for e in chosen[id(r)][0]]
     if work:
         call.log.note(f"--why: the first difference of {len(work)} changed instance(s)")
     def guarded(result: dict[str, Any], entry: dict[str, Any]) -> Any:
@@ -225,9 +236,11 @@ def add_divergences(call: CombineCall, results: list[dict[str, Any]], changes: s
         done = list(pool.map(lambda rw: guarded(*rw), work))
     for result in results:
         mine = [d for (r, _), d in zip(work, done, strict=True) if r is result and d is not None]
+        looked, picked = chosen[id(result)]
         result["divergences"] = dv.summarise(
             result["candidate"], result["baseline"], [d[0] for d in mine],
-            [p for d in mine for p in d[1]], [f for d in mine for f in d[2]])
+            [p for d in mine for p in d[1]], [f for d in mine for f in d[2]],
+            scope=dv.Scope(every=every, fdr=fdr, changes=changes, picked=picked, looked_at=len(looked)))
 
 
 def instance_pages(call: CombineCall, results: list[dict[str, Any]], folder: str, changes: str = "largest"
