@@ -192,3 +192,36 @@ def test_a_hostile_or_huge_trajectory_gives_a_bounded_divergence():
     stopped = dv.divergence(entry, {"job_id": "A", "trajectory": huge * 1 + [{"step": 1, "role": "assistant"}]},
                             {"job_id": "B", "trajectory": huge})
     assert stopped["shape"] == "gave up earlier" and stopped["step"] == 1
+
+
+def test_the_report_dir_has_a_why_section_linking_each_instance_to_its_page(api, tmp_path):
+    from html_tree import parse
+
+    [result] = why(api, "BASE", "CAND2", extra=("--changes", "regressed"))
+    folder = tmp_path / "report"
+    ran = api("compare", "-g", "BASE", "-g", "CAND2", "--why-all", "--changes", "regressed",
+              "--report-dir", str(folder))
+    assert ran.code == 0, ran.err
+    _, root = parse((folder / "index.html").read_text(encoding="utf-8"))
+    [section] = root.find_all("div", "why")
+    regressed = result["divergences"]["directions"][0]
+    kinds = section.find_all("table", "why-kinds")[0].find_all("tbody")[0].find_all("tr")
+    for tr, kind in zip(kinds, regressed["kinds"], strict=True):
+        cells = tr.find_all("td")
+        assert (cells[0].all_text(), int(cells[1].all_text())) == (kind["kind"], kind["count"])
+        assert (cells[2].all_text() == "explains nothing") == kind["explains_nothing"]
+        assert [a.all_text() for a in cells[6].find_all("a")] == kind["instances"]
+        for a in cells[6].find_all("a"):
+            assert (folder / a.attrs["href"]).is_file()
+    assert "explains nothing" in section.all_text()  # the planted timeout's kind (README)
+    rows = section.find_all("table", "why")[0].find_all("tbody")[0].find_all("tr")
+    assert [tr.find_all("td")[0].all_text() for tr in rows] == [d["instance"] for d in result["divergences"]["divergences"]]
+    report = tmp_path / "one.html"
+    ran = api("compare", "-g", "BASE", "-g", "CAND2", "--why-all", "--changes", "regressed", "--report", str(report))
+    assert ran.code == 0, ran.err
+    _, root = parse(report.read_text(encoding="utf-8"))
+    [section] = root.find_all("div", "why")
+    assert not section.find_all("a")
+    commands = [tr.find_all("td")[-1].all_text() for tr in section.find_all("table", "why")[0].find_all("tbody")[0].find_all("tr")]
+    assert commands == [f"bl view -j {d['passing']['job_id']} -j {d['failing']['job_id']}"
+                        for d in result["divergences"]["divergences"]]
