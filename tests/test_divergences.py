@@ -225,3 +225,36 @@ def test_the_report_dir_has_a_why_section_linking_each_instance_to_its_page(api,
     commands = [tr.find_all("td")[-1].all_text() for tr in section.find_all("table", "why")[0].find_all("tbody")[0].find_all("tr")]
     assert commands == [f"bl view -j {d['passing']['job_id']} -j {d['failing']['job_id']}"
                         for d in result["divergences"]["divergences"]]
+
+
+def test_why_in_csv_and_jsonl_is_one_declared_row_per_divergence(api):
+    import csv
+    import io
+
+    from benchloop.table.load import load_model
+
+    params = load_model().action("compare", "compare").combine.params
+    columns = [c.name for c in params.columns("why_columns")]
+    [result] = why(api, "BASE", "CAND2", extra=("--changes", "regressed"))
+    found = result["divergences"]["divergences"]
+    kinds = {k["kind"]: k for k in result["divergences"]["directions"][0]["kinds"]}
+    shown = api("compare", "-g", "BASE", "-g", "CAND2", "--why-all", "--changes", "regressed", "--output", "csv")
+    assert shown.code == 0, shown.err
+    rows = list(csv.DictReader(io.StringIO(shown.out)))
+    assert list(rows[0]) == columns and len(rows) == len(found)
+    for row, d in zip(rows, found, strict=True):
+        change = next(c for c in d["changes"] if c["argument"] == d["argument"]) if d["argument"] else d["changes"][0]
+        assert (row["candidate"], row["instance"], row["step"], row["tool"], row["kind"], row["shape"]) == (
+            "CAND2", d["instance"], str(d["step"]), d["tool"], d["kind"], d["shape"])
+        assert (row["argument"], row["passing_value"], row["failing_value"]) == (
+            change["argument"], str(change["passing"]), str(change["failing"]))
+        assert row["explains_nothing"] == str(kinds[d["kind"]]["explains_nothing"]).lower()
+        assert (row["passing_job"], row["failing_job"]) == (d["passing"]["job_id"], d["failing"]["job_id"])
+        assert row["fail_reason"] == (d["failing"]["sub_fail_reason"] or d["failing"]["fail_reason"] or "")
+    lines = api("compare", "-g", "BASE", "-g", "CAND2", "--why-all", "--changes", "regressed", "--output", "jsonl")
+    assert [json.loads(line)["instance"] for line in lines.out.splitlines()] == [d["instance"] for d in found]
+    plain = api("compare", "-g", "BASE", "-g", "CAND2", "--output", "csv")
+    assert plain.out.startswith("baseline,candidate,metric,")  # without --why: the comparisons
+    none = api("compare", "-g", "BASE", "-g", "CAND2", "--why", "--output", "csv")
+    assert none.code == 0 and none.out == ""
+    assert "--why: no changed instance is beyond noise at FDR 10%; --why-all looks at all" in none.err

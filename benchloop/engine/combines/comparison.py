@@ -39,7 +39,7 @@ from typing import Any
 
 from ...base.errors import AuthError, BenchloopError, Cancelled
 from ...base.masking import scrub_value
-from ..combinecall import CombineCall, Combined, CombineError
+from ..combinecall import CombineCall, Combined, CombineError, declared_rows, rows_shape
 from .registry import combine
 
 PAGES = "instances"  # the folder of the side-by-side pages under --report-dir
@@ -114,6 +114,14 @@ def compare(call: CombineCall) -> Combined:
     shared = scrub_value(results, call.secrets)  # for people: the key never in a page or a paste
     for r in shared:  # what noise alone would give, whatever the format (csv rows carry no sentence)
         call.log.note(f"{r['candidate']}: {r['evidence']['summary']}")
+        if (r.get("divergences") or {}).get("note"):
+            call.log.note(f"{r['candidate']}: --why: {r['divergences']['note']}")
+    shape = None
+    if "divergences" in (results[0] if results else {}) and not options.get("per_instance") and (
+            options.get("output") in call.params.texts("why_formats")):  # --why --output csv: its rows
+        columns = call.params.columns("why_columns")
+        elements = declared_rows(columns, why_documents(results))
+        shape = rows_shape(columns)
     from ...viewer import divergences as why_text
 
     renderings = {} if options.get("per_instance") else {
@@ -125,10 +133,10 @@ def compare(call: CombineCall) -> Combined:
         state, line, settled = sequential.state(results)
         watched = {"state": state, "state_line": line, "settled": settled}
     report = options.get("report")
-    declared = not options.get("per_instance")
+    declared = not options.get("per_instance") and shape is None
     if report == "-":  # the page instead of the elements (none when nothing was compared)
         page = (lambda: html_report.render(shared, changes)) if results else None
-        return Combined(elements, renderings, page=page, declared=declared, **watched)
+        return Combined(elements, renderings, page=page, declared=declared, shape=shape, **watched)
     files: dict[str, Any] = {str(report): lambda: html_report.generate(shared, changes)} if report and results else {}
     folder = options.get("report_dir")
     failures: tuple[tuple[str, str], ...] = ()
@@ -142,11 +150,27 @@ def compare(call: CombineCall) -> Combined:
         links, found = instance_pages(call, results, str(folder), changes)
         failures = tuple(found)
         files[os.path.join(str(folder), "index.html")] = lambda: html_report.generate(shared, changes, links)
-    return Combined(elements, renderings, files, declared=declared, failures=failures, **watched)
+    return Combined(elements, renderings, files, declared=declared, shape=shape, failures=failures, **watched)
 
 
 WHY_EXTRA = 2  # with --why: besides the pair, up to this many more passing (and failing) trials per instance
 WHY_WORKERS = 4  # with --why: instances whose trials are fetched at once
+
+
+def why_documents(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What each ``--why`` row reads its columns from (the combine's ``with.why_columns``): per
+    divergence of each candidate, ``{baseline, candidate, divergence, change, kind}`` (change:
+    the one of the argument its shape is about, else its first; kind: its DivergenceKind)."""
+    out = []
+    for r in results:
+        summary = r.get("divergences") or {}
+        kinds = {(d["direction"], k["kind"]): k for d in summary.get("directions") or [] for k in d["kinds"]}
+        for d in summary.get("divergences") or []:
+            changes = d.get("changes") or []
+            change = next((c for c in changes if c["argument"] == d.get("argument")), changes[0] if changes else None)
+            out.append({"baseline": r["baseline"], "candidate": r["candidate"], "divergence": d, "change": change,
+                        "kind": kinds.get((d["direction"], d["kind"]))})
+    return out
 
 
 def _passes(call: CombineCall) -> dict[str, dict[str, Any]]:
