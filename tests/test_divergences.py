@@ -258,3 +258,20 @@ def test_why_in_csv_and_jsonl_is_one_declared_row_per_divergence(api):
     none = api("compare", "-g", "BASE", "-g", "CAND2", "--why", "--output", "csv")
     assert none.code == 0 and none.out == ""
     assert "--why: no changed instance is beyond noise at FDR 10%; --why-all looks at all" in none.err
+
+
+def test_why_in_parquet_types_the_declared_columns(api, tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    from benchloop.table.load import load_model
+
+    [result] = why(api, "BASE", "CAND2", extra=("--changes", "regressed"))
+    path = tmp_path / "why.parquet"
+    shown = api("compare", "-g", "BASE", "-g", "CAND2", "--why-all", "--changes", "regressed", "--output", "parquet",
+                "-o", str(path))
+    assert shown.code == 0, shown.err
+    columns = load_model().action("compare", "compare").combine.params.columns("why_columns")
+    described = duckdb.sql(f"describe select * from '{path}'").fetchall()
+    kinds = {"string": "VARCHAR", "number": "DOUBLE", "boolean": "BOOLEAN"}
+    assert [(name, kind) for name, kind, *_ in described] == [(c.name, kinds[c.type]) for c in columns]
+    got = duckdb.sql(f"select instance, step, failing_job from '{path}'").fetchall()
+    assert got == [(d["instance"], d["step"], d["failing"]["job_id"]) for d in result["divergences"]["divergences"]]
