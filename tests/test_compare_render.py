@@ -10,6 +10,7 @@ figure whose Holm-adjusted p-value is below 0.05; the worked example is kept as 
 from __future__ import annotations
 
 import re
+import shlex
 
 import pytest
 from compare_cases import HAND_BASELINE, HAND_CANDIDATE, payloads, table_rows
@@ -324,3 +325,87 @@ def test_nothing_paired_says_so():
     assert "pass rate   n/a" not in out
     md = markdown.render([r])
     assert "No instance is scored in both groups" in md and "Only in B (1): j1." in md
+
+
+# ------------------------------------------------------------------ --why
+EVIL = ["<script>alert(9)</script>", '" onclick="alert(10)', "</style><style>body{display:none}</style>",
+        "x" * 5000 + "</code></td></tr></table><script>alert(11)</script>", "'; rm -rf / #"]
+
+
+def _why(result: dict) -> dict:
+    """A divergence summary over the result's changed instances whose argument values, tools
+    and job ids are hostile (each pair differs at step 1 in the editor's path)."""
+    from benchloop.viewer import divergences as dv
+
+    def step(tool: str, path: str) -> list[dict]:
+        return [{"step": 0, "role": "assistant", "tool_calls": [{"name": "editor", "arguments": {"command": "view", "path": "a"}}]},
+                {"step": 1, "role": "assistant", "tool_calls": [{"name": tool, "arguments": {"command": "str_replace", "path": path}}]}]
+
+    found, passing, failing = [], [], []
+    for k, entry in enumerate(result["instances"]):
+        evil = EVIL[k % len(EVIL)]
+        good = {"job_id": f"P{k}{evil}", "group_id": result["baseline"], "trajectory": step("editor", "ok.py"), "pass": True}
+        bad = {"job_id": f"F{k}{evil}", "group_id": result["candidate"], "trajectory": step("editor", evil), "pass": False,
+               "report": {"fail_reason": evil}}
+        found.append(dv.divergence(entry, good, bad))
+        passing.append((entry["instance"], good))
+        failing.append((entry["instance"], bad))
+    scope = dv.Scope(every=True, picked=len(found), looked_at=len(found))
+    return dv.summarise(result["candidate"], result["baseline"], found, passing, failing, scope)
+
+
+def test_the_why_section_shows_each_kind_and_divergence_as_text_whatever_the_values():
+    results = hostile()
+    for r in results:
+        r["divergences"] = _why(r)
+    document = html_report.render(results)
+    builder, root = parse(document)
+    assert not root.find_all("script") and not root.find_all("img") and not root.find_all("a")
+    assert len(root.find_all("style")) == 1  # no value closed the one style sheet
+    for node in root.iter():
+        assert not any(name.startswith("on") for name in node.attrs), node.tag
+    [section] = root.find_all("div", "why")
+    summary = results[0]["divergences"]
+    [kinds] = section.find_all("table", "why-kinds")
+    rows = kinds.find_all("tbody")[0].find_all("tr")
+    assert [tr.find_all("td")[0].all_text() for tr in rows] == [k["kind"] for k in summary["directions"][0]["kinds"]]
+    [table] = section.find_all("table", "why")
+    rows = table.find_all("tbody")[0].find_all("tr")
+    assert len(rows) == len(summary["divergences"]) == len(results[0]["instances"])
+    for tr, d in zip(rows, summary["divergences"], strict=True):
+        cells = [td.all_text() for td in tr.find_all("td")]
+        path = next(c for c in d["changes"] if c["argument"] == "path")
+        assert cells[4:7] == ["path", "ok.py", path["failing"]]
+        assert len(cells[6]) <= 120 and cells[6] == path["failing"]  # a long value is cut
+        assert cells[9] == html_report.view_command(d)
+        assert shlex.split(cells[9]) == ["bl", "view", "-j", d["passing"]["job_id"], "-j", d["failing"]["job_id"]]
+    for evil in EVIL[:3]:
+        assert evil in section.all_text()
+
+
+def test_the_why_section_marks_a_kind_that_explains_nothing_in_words_and_links_under_report_dir():
+    [result] = clear_win()
+    result["divergences"] = _why(result)
+    kinds = result["divergences"]["directions"][0]["kinds"]
+    kinds[0]["explains_nothing"] = True  # as the summary marks one (test_divergences checks when)
+    links = {("CAND", e["instance"]): f"instances/CAND/{e['instance']}.html" for e in result["instances"]}
+    _, root = parse(html_report.render([result], links=links))
+    [section] = root.find_all("div", "why")
+    [row] = section.find_all("table", "why-kinds")[0].find_all("tbody")[0].find_all("tr")
+    assert row.find_all("td", "nothing")[0].all_text() == "explains nothing"
+    linked = [a.attrs["href"] for a in section.find_all("a")]
+    assert sorted(set(linked)) == sorted(links.values())
+    _, plain = parse(html_report.render([{k: v for k, v in result.items() if k != "divergences"}]))
+    assert not plain.find_all("div", "why")
+
+
+def test_the_why_section_says_when_nothing_was_looked_at():
+    from benchloop.viewer import divergences as dv
+
+    [result] = clear_win()
+    scope = dv.Scope(every=False, picked=len(result["instances"]), looked_at=0)
+    result["divergences"] = dv.summarise("CAND", "BASE", [], scope=scope)
+    _, root = parse(html_report.render([result]))
+    [note] = root.find_all("p", "why-note")
+    assert note.all_text() == f"{scope.note()}." and "--why-all looks at all" in note.all_text()
+    assert not root.find_all("table", "why")

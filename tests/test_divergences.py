@@ -36,8 +36,8 @@ def reported(job: dict) -> str | None:
     return fail_reason(job)[1] if job["n"] % 7 else None
 
 
-def why(api, *groups: str, extra: tuple[str, ...] = ()) -> list[dict]:
-    result = api("compare", *(a for g in groups for a in ("-g", g)), "--why", "--output", "json", *extra)
+def why(api, *groups: str, extra: tuple[str, ...] = (), flag: str = "--why-all") -> list[dict]:
+    result = api("compare", *(a for g in groups for a in ("-g", g)), flag, "--output", "json", *extra)
     assert result.code == 0, result.err
     return json.loads(result.out)
 
@@ -112,8 +112,8 @@ def test_a_kind_as_common_in_passing_trials_is_marked_as_explaining_nothing(api)
 
 def test_the_terminal_and_markdown_summaries_say_the_same_lines(api):
     [result] = why(api, "BASE", "CAND2")
-    table = api("compare", "-g", "BASE", "-g", "CAND2", "--why", "--output", "table")
-    markdown = api("compare", "-g", "BASE", "-g", "CAND2", "--why", "--output", "markdown")
+    table = api("compare", "-g", "BASE", "-g", "CAND2", "--why-all", "--output", "table")
+    markdown = api("compare", "-g", "BASE", "-g", "CAND2", "--why-all", "--output", "markdown")
     assert table.code == 0 and markdown.code == 0
     assert "Where CAND2 parts from BASE" in table.out and "Where CAND2 parts from BASE" in markdown.out
     for direction in result["divergences"]["directions"]:
@@ -122,6 +122,41 @@ def test_the_terminal_and_markdown_summaries_say_the_same_lines(api):
     plain = api("compare", "-g", "BASE", "-g", "CAND2", "--output", "table")
     assert "parts from" not in plain.out
     assert "divergences" not in json.loads(api("compare", "-g", "BASE", "-g", "CAND2", "--output", "json").out)[0]
+
+
+def test_why_looks_at_the_changes_beyond_noise_only(api):
+    """--why alone: the changed instances the evidence marks beyond noise at --fdr, every one of
+    them that has a passing and a failing trial; --why-all: every changed instance."""
+    for level in ("0.1", "0.7"):
+        [result] = why(api, "BASE", "CAND2", extra=("--fdr", level), flag="--why")
+        summary = result["divergences"]
+        beyond = [e["instance"] for e in result["instances"] if e["beyond_noise"]]
+        assert result["evidence"]["beyond_noise"] == len(beyond)
+        assert summary["picked"] == "beyond-noise" and summary["fdr"] == float(level)
+        assert (summary["changed"], summary["looked_at"]) == (len(result["instances"]), len(beyond))
+        assert {d["instance"] for d in summary["divergences"]} == set(beyond)
+    assert beyond, "at FDR 70% some changes of CAND2 are beyond noise"
+    [every] = why(api, "BASE", "CAND2")
+    assert every["divergences"]["picked"] == "all" and every["divergences"]["note"] is None
+    assert every["divergences"]["looked_at"] == len(every["instances"]) > len(beyond)
+
+
+def test_when_nothing_is_beyond_noise_the_summary_says_so_and_how_to_see_all(api):
+    [result] = why(api, "BASE", "CAND2", flag="--why")
+    assert result["evidence"]["beyond_noise"] == 0, "the sandbox's CAND2 has no change beyond noise at 10%"
+    summary = result["divergences"]
+    changed = len(result["instances"])
+    note = f"no changed instance is beyond noise at FDR 10%; --why-all looks at all {changed} changed"
+    assert summary["note"] == note and summary["divergences"] == [] and summary["directions"] == []
+    for output in ("table", "markdown"):
+        shown = api("compare", "-g", "BASE", "-g", "CAND2", "--why", "--output", output)
+        assert shown.code == 0, shown.err
+        text = shown.out.replace("\\", "") if output == "markdown" else shown.out  # markdown escapes - and _
+        assert note in text and f"0 of {changed}; --why-all looks at all" in text
+    regressed = api("compare", "-g", "BASE", "-g", "CAND2", "--why", "--changes", "regressed", "--output", "table")
+    count = sum(1 for e in result["instances"] if e["difference"] < 0)
+    assert f"no regressed instance is beyond noise at FDR 10%; --why-all looks at all {count} regressed" in regressed.out
+    assert "trial(s)" not in regressed.err and "--why: the first difference" not in regressed.err  # nothing fetched
 
 
 def test_changes_regressed_fetches_the_regressions_only(api):
@@ -134,7 +169,7 @@ def test_changes_regressed_fetches_the_regressions_only(api):
 def test_the_python_client_returns_the_divergences(sandbox, api):
     [cli] = why(api, "BASE", "CAND2")
     with Client(host=sandbox.url, api_key=sandbox.api_key) as bl:
-        [result] = bl.compare(group=["BASE", "CAND2"], why=True)
+        [result] = bl.compare(group=["BASE", "CAND2"], why_all=True)
     assert result["divergences"] == cli["divergences"]
 
 
@@ -157,3 +192,86 @@ def test_a_hostile_or_huge_trajectory_gives_a_bounded_divergence():
     stopped = dv.divergence(entry, {"job_id": "A", "trajectory": huge * 1 + [{"step": 1, "role": "assistant"}]},
                             {"job_id": "B", "trajectory": huge})
     assert stopped["shape"] == "gave up earlier" and stopped["step"] == 1
+
+
+def test_the_report_dir_has_a_why_section_linking_each_instance_to_its_page(api, tmp_path):
+    from html_tree import parse
+
+    [result] = why(api, "BASE", "CAND2", extra=("--changes", "regressed"))
+    folder = tmp_path / "report"
+    ran = api("compare", "-g", "BASE", "-g", "CAND2", "--why-all", "--changes", "regressed",
+              "--report-dir", str(folder))
+    assert ran.code == 0, ran.err
+    _, root = parse((folder / "index.html").read_text(encoding="utf-8"))
+    [section] = root.find_all("div", "why")
+    regressed = result["divergences"]["directions"][0]
+    kinds = section.find_all("table", "why-kinds")[0].find_all("tbody")[0].find_all("tr")
+    for tr, kind in zip(kinds, regressed["kinds"], strict=True):
+        cells = tr.find_all("td")
+        assert (cells[0].all_text(), int(cells[1].all_text())) == (kind["kind"], kind["count"])
+        assert (cells[2].all_text() == "explains nothing") == kind["explains_nothing"]
+        assert [a.all_text() for a in cells[6].find_all("a")] == kind["instances"]
+        for a in cells[6].find_all("a"):
+            assert (folder / a.attrs["href"]).is_file()
+    assert "explains nothing" in section.all_text()  # the planted timeout's kind (README)
+    rows = section.find_all("table", "why")[0].find_all("tbody")[0].find_all("tr")
+    assert [tr.find_all("td")[0].all_text() for tr in rows] == [d["instance"] for d in result["divergences"]["divergences"]]
+    report = tmp_path / "one.html"
+    ran = api("compare", "-g", "BASE", "-g", "CAND2", "--why-all", "--changes", "regressed", "--report", str(report))
+    assert ran.code == 0, ran.err
+    _, root = parse(report.read_text(encoding="utf-8"))
+    [section] = root.find_all("div", "why")
+    assert not section.find_all("a")
+    commands = [tr.find_all("td")[-1].all_text() for tr in section.find_all("table", "why")[0].find_all("tbody")[0].find_all("tr")]
+    assert commands == [f"bl view -j {d['passing']['job_id']} -j {d['failing']['job_id']}"
+                        for d in result["divergences"]["divergences"]]
+
+
+def test_why_in_csv_and_jsonl_is_one_declared_row_per_divergence(api):
+    import csv
+    import io
+
+    from benchloop.table.load import load_model
+
+    params = load_model().action("compare", "compare").combine.params
+    columns = [c.name for c in params.columns("why_columns")]
+    [result] = why(api, "BASE", "CAND2", extra=("--changes", "regressed"))
+    found = result["divergences"]["divergences"]
+    kinds = {k["kind"]: k for k in result["divergences"]["directions"][0]["kinds"]}
+    shown = api("compare", "-g", "BASE", "-g", "CAND2", "--why-all", "--changes", "regressed", "--output", "csv")
+    assert shown.code == 0, shown.err
+    rows = list(csv.DictReader(io.StringIO(shown.out)))
+    assert list(rows[0]) == columns and len(rows) == len(found)
+    for row, d in zip(rows, found, strict=True):
+        change = next(c for c in d["changes"] if c["argument"] == d["argument"]) if d["argument"] else d["changes"][0]
+        assert (row["candidate"], row["instance"], row["step"], row["tool"], row["kind"], row["shape"]) == (
+            "CAND2", d["instance"], str(d["step"]), d["tool"], d["kind"], d["shape"])
+        assert (row["argument"], row["passing_value"], row["failing_value"]) == (
+            change["argument"], str(change["passing"]), str(change["failing"]))
+        assert row["explains_nothing"] == str(kinds[d["kind"]]["explains_nothing"]).lower()
+        assert (row["passing_job"], row["failing_job"]) == (d["passing"]["job_id"], d["failing"]["job_id"])
+        assert row["fail_reason"] == (d["failing"]["sub_fail_reason"] or d["failing"]["fail_reason"] or "")
+    lines = api("compare", "-g", "BASE", "-g", "CAND2", "--why-all", "--changes", "regressed", "--output", "jsonl")
+    assert [json.loads(line)["instance"] for line in lines.out.splitlines()] == [d["instance"] for d in found]
+    plain = api("compare", "-g", "BASE", "-g", "CAND2", "--output", "csv")
+    assert plain.out.startswith("baseline,candidate,metric,")  # without --why: the comparisons
+    none = api("compare", "-g", "BASE", "-g", "CAND2", "--why", "--output", "csv")
+    assert none.code == 0 and none.out == ""
+    assert "--why: no changed instance is beyond noise at FDR 10%; --why-all looks at all" in none.err
+
+
+def test_why_in_parquet_types_the_declared_columns(api, tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    from benchloop.table.load import load_model
+
+    [result] = why(api, "BASE", "CAND2", extra=("--changes", "regressed"))
+    path = tmp_path / "why.parquet"
+    shown = api("compare", "-g", "BASE", "-g", "CAND2", "--why-all", "--changes", "regressed", "--output", "parquet",
+                "-o", str(path))
+    assert shown.code == 0, shown.err
+    columns = load_model().action("compare", "compare").combine.params.columns("why_columns")
+    described = duckdb.sql(f"describe select * from '{path}'").fetchall()
+    kinds = {"string": "VARCHAR", "number": "DOUBLE", "boolean": "BOOLEAN"}
+    assert [(name, kind) for name, kind, *_ in described] == [(c.name, kinds[c.type]) for c in columns]
+    got = duckdb.sql(f"select instance, step, failing_job from '{path}'").fetchall()
+    assert got == [(d["instance"], d["step"], d["failing"]["job_id"]) for d in result["divergences"]["divergences"]]

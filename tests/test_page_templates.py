@@ -164,3 +164,31 @@ def test_an_image_source_is_a_checked_data_uri_or_nothing(kind, data):
 
     assert media.data_uri({"type": kind, "data": data}) is None
     assert media.data_uri({"type": "image/png", "data": "iVBORw0KGgo="}) == "data:image/png;base64,iVBORw0KGgo="
+
+
+def test_the_head_and_its_csp_are_declared_once_for_every_page():
+    """One shared head (base/templates/page.html) holds the doctype, the CSP and the viewport;
+    every page template calls it, none declares a policy of its own."""
+    from benchloop.compare import html_report
+    from benchloop.viewer import page
+
+    shared = ROOT / "benchloop" / "base" / "templates" / "page.html"
+    assert shared in TEMPLATES
+    pages = [p for p in TEMPLATES if p != shared]
+    assert pages
+    for path in TEMPLATES:
+        source = path.read_text(encoding="utf-8")
+        assert (source.count("http-equiv=\"Content-Security-Policy\"") == 1) == (path == shared), path.name
+        assert ("<!DOCTYPE" in source) == (path == shared), path.name
+    for path in pages:
+        source = path.read_text(encoding="utf-8")
+        assert '{%- from "page.html" import head -%}' in source and "{% call head(title" in source, path.name
+    env = templating.environment("compare")
+    for images, csp in ((False, html_report.CSP), (True, page.CSP)):
+        out = "".join(env.from_string('{% from "page.html" import head %}{% call head(title, images=i) %}'
+                                      "b{}{% endcall %}").generate(secrets=(), title="<t>", i=images))
+        builder, root = parse(out + "<body></body></html>")
+        assert builder.doctype == "DOCTYPE html"
+        [meta] = [m for m in root.find_all("meta") if m.attrs.get("http-equiv") == "Content-Security-Policy"]
+        assert meta.attrs["content"] == csp
+        assert root.find_all("title")[0].all_text() == "<t>" and root.find_all("style")[0].all_text() == "b{}"

@@ -2,7 +2,7 @@
 
 The "runs to compare" row names, for each candidate run, every repository whose pass rate
 moves by 10 pp or more (``--cluster '^(.+?)__'``, ``cluster_differences``), in its direction,
-and no other; and the failure mix planted in CAND2 is the one ``bl compare --why`` finds.
+and no other; and the failure mix planted in CAND2 is the one ``bl compare --why-all`` finds.
 The README's words are parsed, the figures come from the command against ``bl sandbox
 serve``'s data (seed 7, 160 comparison jobs per run).
 """
@@ -66,7 +66,8 @@ def test_the_planted_mix_of_cand2_is_what_why_finds(api):
     plan = re.search(r"of its (\d+) regressions (\d+) edit another file, (\d+) give up and (\d+) times? out", text)
     assert plan, "the README states CAND2's planted mix"
     total, edits, gave_up, timeouts = map(int, plan.groups())
-    result = api("compare", "-g", "BASE", "-g", "CAND2", "--why", "--changes", "regressed", "--output", "json")
+    result = api("compare", "-g", "BASE", "-g", "CAND2", "--why-all", "--changes", "regressed",
+                 "--output", "json")
     assert result.code == 0, result.err
     [element] = json.loads(result.out)
     [regressed] = element["divergences"]["directions"]

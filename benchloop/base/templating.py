@@ -3,7 +3,7 @@
 Why templates: a page built of f-strings is safe only while every interpolation remembers
 its escaper, and one forgotten call is script injection from a hostile trajectory.  Here
 markup lives in templates (``benchloop/viewer/templates/``, ``benchloop/compare/templates/``,
-shipped in the wheel) and every value a template outputs goes through one path, whatever
+and the shared ``benchloop/base/templates/``, shipped in the wheel) and every value a template outputs goes through one path, whatever
 the template's author remembers:
 
 1. ``finalize`` (every ``{{ value }}``): the call's API keys masked (``secrets`` in the
@@ -84,9 +84,12 @@ def css(value: Any) -> str:
 
 @cache
 def environment(package: str) -> jinja2.Environment:
-    """The environment of the templates of ``benchloop.<package>`` (its ``templates/``)."""
+    """The environment of the templates of ``benchloop.<package>`` (its ``templates/``), which
+    also finds the shared ones of ``benchloop/base/templates/`` (``page.html``: the head every
+    page has, its Content-Security-Policy declared there once)."""
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader(f"benchloop.{package}", "templates"),
+        loader=jinja2.ChoiceLoader([jinja2.PackageLoader(f"benchloop.{package}", "templates"),
+                                    jinja2.PackageLoader("benchloop.base", "templates")]),
         autoescape=True,
         finalize=_finalize,
         undefined=jinja2.StrictUndefined,

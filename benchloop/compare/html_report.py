@@ -17,7 +17,8 @@ figures (a figure whose Holm-adjusted p-value is below 0.05 is marked), the
 charts (pass rates with CIs, the per-instance paired changes, cost against pass
 rate), the costs, the slices of ``--by`` and the clusters of ``--cluster`` (a
 table and a chart each), the changed instances with their job ids (``--changes``;
-all by default), and the instances of one group only.  Lists of ids are
+all by default), with ``--why`` where they part (:func:`_why`), and the instances of one
+group only.  Lists of ids are
 separated (", "), so that they read, copy and search as separate ids.
 
 ``--report-dir`` makes the same page its folder's ``index.html``: each changed instance
@@ -37,7 +38,7 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'"  # (the template's, for te
 
 # A cell of a table: (kind, value, numeric, css class).  Kinds: "text"; "id" (an id, in a
 # span); "code"; "diff" (value: (text, significant)); "ids" (a list of ids); "link" (value:
-# (id, relative link)).
+# (id, relative link)); "cells" (a list of cells, separated by ", ").
 Cell = tuple[str, Any, bool, str]
 
 
@@ -172,6 +173,76 @@ def _evidence(result: dict[str, Any], links: Mapping[str, str] | None) -> dict[s
     return {"floor": floor or None, "line": evidence or None, "beyond": _changed(beyond, links, "beyond") if beyond else None}
 
 
+def view_command(d_: Mapping[str, Any]) -> str:
+    """The command that opens a divergence's own pair of trials side by side (shell-quoted)."""
+    import shlex
+
+    return " ".join(["bl view", *(f"-j {shlex.quote(str(d_[side]['job_id']))}" for side in ("passing", "failing"))])
+
+
+def _share(counts: Mapping[str, Any]) -> str:
+    return f"{counts.get('taking_it', 0)} of {counts.get('trials', 0)}" if counts.get("trials") else "-"
+
+
+def _reasons(reasons: Mapping[str, Any]) -> str:
+    return ", ".join(f"{r} {n}" for r, n in reasons.items())
+
+
+def _instance(name: Any, links: Mapping[str, str] | None) -> Cell:
+    href = (links or {}).get(str(name))
+    return _cell("id", name) if href is None else _cell("link", (name, href))
+
+
+def _why(result: dict[str, Any], links: Mapping[str, str] | None) -> dict[str, Any] | None:
+    """``--why``: the divergence summary of the candidate (``result["divergences"]``, made by
+    ``viewer.divergences``): per direction its kinds with counts, the explains-nothing mark and
+    the fail reasons, then every divergence with its step, argument, both values and the pair's
+    ``bl view`` command; an instance links to its side-by-side page under ``--report-dir``."""
+    from ..viewer.divergences import scope_of
+
+    summary = result.get("divergences")
+    if not isinstance(summary, dict):
+        return None
+    directions = []
+    for direction in summary.get("directions") or []:
+        word = "Regressions" if direction["direction"] == "regressed" else "Improvements"
+        rows = [[_text(k["kind"]), _text(k["count"], True),
+                 _text("explains nothing" if k["explains_nothing"] else "", False, "nothing" if k["explains_nothing"] else ""),
+                 _text(_share(k["in_failing"]), True), _text(_share(k["in_passing"]), True),
+                 _text(_reasons(k["fail_reasons"])),
+                 ("cells", [_instance(i, links) for i in k["instances"]], False, "")]
+                for k in direction["kinds"]]
+        directions.append({
+            "title": f"{word} ({direction['instances']})", "reasons": _reasons(direction["fail_reasons"]),
+            "kinds": _table("why-kinds", [("kind (the first differing action)", False), ("instances", True),
+                                          ("", False), ("in failing trials", True), ("in passing trials", True),
+                                          ("fail reasons", False), ("which", False)], rows)})
+    rows = []
+    for dv_ in summary.get("divergences") or []:
+        changes = dv_.get("changes") or []
+        first = next((c for c in changes if c["argument"] == dv_.get("argument")), changes[0] if changes else None)
+        side = dv_["failing"]
+        rows.append([_instance(dv_["instance"], links), _text(dv_["direction"]),
+                     _text("" if dv_["step"] is None else dv_["step"], True), _cell("code", dv_.get("tool") or ""),
+                     _cell("code", first["argument"] if first else ""),
+                     _cell("code", "" if first is None else _value(first["passing"])),
+                     _cell("code", "" if first is None else _value(first["failing"])),
+                     _text(dv_["shape"]), _text(side.get("sub_fail_reason") or side.get("fail_reason") or ""),
+                     _cell("code", view_command(dv_))])
+    table = _table("why", [("instance", False), ("direction", False), ("step", True), ("failing tool", False),
+                           ("argument", False), ("passing value", False), ("failing value", False),
+                           ("shape", False), ("fail reason", False), ("the pair side by side", False)], rows)
+    return {"scope": scope_of(summary).title(), "note": summary.get("note"), "directions": directions,
+            "divergences": table if rows else None}
+
+
+def _value(value: Any) -> str:
+    """A differing argument's value as the page shows it (already cut to 120 characters)."""
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
 def section(result: dict[str, Any], index: int, changes: str = "largest",
             links: Mapping[str, str] | None = None) -> dict[str, Any]:
     """What the section of one comparison shows."""
@@ -183,7 +254,7 @@ def section(result: dict[str, Any], index: int, changes: str = "largest",
     return {
         "index": index, "baseline": result["baseline"], "candidate": result["candidate"],
         "verdict": _verdict_of(result), "summary": result.get("summary") or "",
-        "evidence": _evidence(result, links),
+        "evidence": _evidence(result, links), "why": _why(result, links),
         "warnings": result.get("warnings") or [], "metric": result["metric"],
         "pass_threshold": result["pass_threshold"], "unit": result["unit"], "clusters_note": d.clusters_note(result),
         "groups": _groups(result), "paired": p, "paired_table": _paired(p),

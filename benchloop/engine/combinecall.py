@@ -24,7 +24,8 @@ from typing import Any, NamedTuple, Protocol
 
 from ..base.errors import BenchloopError
 from ..base.frozen import dataclass, field
-from ..table.model import StepArgs
+from ..table.model import Column, StepArgs
+from ..table.outputs import Output
 from .stepcall import StepLog
 
 
@@ -89,6 +90,23 @@ def _empty() -> Mapping[str, Callable[[], Any]]:
 Content = str | Iterable[str]
 
 
+def rows_shape(columns: Iterable[Column]) -> Output:
+    """What one row is when a combine prints rows of columns its ``with:`` declares (``{name,
+    from, type}``): one field per column, typed, in the table's order."""
+    from ..table import outputs
+
+    return outputs.each_row(outputs.of_columns(tuple(columns), outputs.Schemas()))
+
+
+def declared_rows(columns: Iterable[Column], documents: Iterable[Any]) -> list[dict[str, Any]]:
+    """One row per document: each column's ``from`` (JMESPath) read from it, typed as the
+    column says (null when it cannot be)."""
+    from ..compare.rows import compile_expression, converter
+
+    readers = [(c.name, compile_expression(c.source, f"column {c.name!r}"), converter(c.type)) for c in columns]
+    return [{name: convert(read(doc)) for name, read, convert in readers} for doc in documents]
+
+
 @dataclass(frozen=True)
 class Combined:
     """What a combine made of the ids' values.
@@ -101,7 +119,9 @@ class Combined:
     the user named: never a symlink or special file replaced, no directory made).  ``page``
     is text printed instead of the elements (``--report -``).  ``declared``: the elements
     are the combine's declared output (false: another shape, ``--per-instance``'s rows, whose
-    columns the flat formats find by looking).  ``opens``: the files, once written, are opened
+    columns the flat formats find by looking); ``shape``: what the elements are when they are
+    rows of columns the table declares in the combine's ``with:`` (``bl compare --why --output
+    csv``: :func:`rows_shape`).  ``opens``: the files, once written, are opened
     in the user's browser (``bl view --open``).  ``state``, ``state_line`` and ``settled`` are
     what a watch reads (an action's ``watch:``, ``engine/watching.py``): a change of ``state``
     is reported with ``state_line`` on stderr, and ``settled`` ends the watch (``bl compare
@@ -121,6 +141,7 @@ class Combined:
     files: Mapping[str, Callable[[], Content]] = field(default_factory=_empty)
     page: Callable[[], str] | None = None
     declared: bool = True
+    shape: Output | None = None
     opens: bool = False
     state: str | None = None
     state_line: str | None = None

@@ -89,6 +89,10 @@ def print_combined(stdout: Any, log: Log, result: Combined, output: str, pretty:
     """The combine's own rendering of ``output`` when it has one (and no ``--query`` reshapes the
     elements), else the elements in the generic format.  Whether lines were left out."""
     refused = Refused()
+    if result.shape is not None:  # rows of columns the combine's with: declares
+        shape = result.shape
+    elif not result.declared:
+        shape = None
     with closed_stdout():
         if result.page is not None:  # --report -: the page is the output
             stdout.write(result.page())
@@ -100,10 +104,10 @@ def print_combined(stdout: Any, log: Log, result: Combined, output: str, pretty:
             return False
         if query is None and streams(result.elements):  # rows read page by page: as they arrive
             write_elements(stdout, [(getattr(e, "ident", ""), e) for e in result.elements], output, pretty,
-                           broken or Broken(log), refused, shape if result.declared else None, log.note)
+                           broken or Broken(log), refused, shape, log.note)
             return refused.report(log)
         formats.emit(stdout, result.elements, output, pretty, query, note=log.note,
-                     output=shape if result.declared else None, refuse=refused)
+                     output=shape, refuse=refused)
     return refused.report(log)
 
 

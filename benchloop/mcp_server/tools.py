@@ -64,7 +64,7 @@ SAFE_METHODS = ("GET", "HEAD")
 # file of another size than announced is. A listing writes nothing, so its tool has none; a
 # download tool's output_dir is relative to its DIR.
 FILE_OPTIONS = ("output_dir", "skip_existing", "allow_size_mismatch")
-QUERY_HELP = "JMESPath on the whole result, as --query (e.g. '[].job_id'); also asks for a cut result's rest."
+QUERY_HELP = "JMESPath on the result, as --query ('[].job_id'); also gets a cut result's rest."
 
 
 def attribute(name: str) -> str:
@@ -347,7 +347,7 @@ def describe_tool(spec: Spec) -> Tool:
         "resource": {"type": "string", "enum": list(spec.resources),
                      "description": "Only this resource (the document of `bl describe RESOURCE`)."},
         "action": {"type": "string", "description": "Only this action of the resource."},
-        "query": {"type": "string", "description": QUERY_HELP.replace("the whole result", "the document")},
+        "query": {"type": "string", "description": QUERY_HELP.replace("the result", "the document")},
     }
     return Tool(name="describe", kind=DESCRIBE,
                 description="The machine-readable schema of the command line (`bl describe`): every command, its "

@@ -209,7 +209,8 @@ def _check_values(spec: dict[str, Any], where: str, what: str, name: str, declar
     """The ``with:`` of a step part or a combine against its declaration: no key it does not
     declare, every value it needs, each of its type; ``(key, declaration, value)`` of each
     value that is fine.  ``column_names`` name columns of the part's own ``columns`` value,
-    or (a combine) of ``columns``: the columns the action's rows have."""
+    or (a combine) of ``columns``: the columns the action's rows have (a combine's own
+    ``columns`` value declares rows it makes itself)."""
     for key in params:
         if key not in (declared.get("with") or {}):
             takes = ", ".join(declared.get("with") or {}) or "nothing"
@@ -225,7 +226,8 @@ def _check_values(spec: dict[str, Any], where: str, what: str, name: str, declar
             continue
         problem = _step_value(spec, param["type"], value, bound)
         if problem is None and param["type"] == "column_names":
-            problem = _unknown_columns(value, own if own is not None else columns or [])
+            # a combine's names are of the action's rows (its own columns are rows it makes)
+            problem = _unknown_columns(value, columns if columns is not None else own or [])
         if problem:
             problems.append(f"{where}: with.{key} of {what} {name!r} {problem}")
             continue

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from . import trials as t
@@ -191,13 +192,58 @@ def takes(trajectory: Trajectory, signature: tuple[Any, ...]) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class Scope:
+    """Which changed instances ``--why`` looked at: those beyond noise at ``fdr`` among the
+    ``picked`` that ``--changes`` picks, or (``every``: ``--why-all``) all of them."""
+
+    every: bool = True
+    fdr: float = 0.1
+    changes: str = "all"  # --changes: improved and regressed pick a direction
+    picked: int = 0  # changed instances --changes picks
+    looked_at: int = 0  # those looked at
+
+    @property
+    def word(self) -> str:
+        return self.changes if self.changes in ("improved", "regressed") else "changed"
+
+    def note(self) -> str | None:
+        """What was not looked at and how to, when nothing was (None otherwise)."""
+        if self.looked_at:
+            return None
+        if not self.picked:
+            return f"no {self.word} instance: nothing to look at"
+        if self.every:
+            return None
+        from ..compare.evidence import percent
+
+        return (f"no {self.word} instance is beyond noise at FDR {percent(self.fdr)}; "
+                f"--why-all looks at all {self.picked} {self.word}")
+
+    def title(self) -> str:
+        """How the instances looked at were chosen, for a summary's title."""
+        from ..compare.evidence import percent
+
+        if self.every:
+            return f"of each {self.word} instance (--why-all): {self.picked}"
+        return (f"of each {self.word} instance beyond noise at FDR {percent(self.fdr)}: {self.looked_at} of "
+                f"{self.picked}; --why-all looks at all")
+
+    def fields(self) -> dict[str, Any]:
+        return {"picked": "all" if self.every else "beyond-noise", "fdr": self.fdr, "changes": self.changes,
+                "changed": self.picked,
+                "looked_at": self.looked_at, "note": self.note()}
+
+
 def summarise(candidate: str, baseline: str, found: Sequence[dict[str, Any]],
               passing: Iterable[tuple[str, dict[str, Any]]] = (),
-              failing: Iterable[tuple[str, dict[str, Any]]] = ()) -> dict[str, Any]:
+              failing: Iterable[tuple[str, dict[str, Any]]] = (), scope: Scope | None = None) -> dict[str, Any]:
     """The divergence summary of one candidate: per direction, its kinds (largest first) with
     their instances, the fail reasons of the failing trials, and for each kind how often the
     passing (and failing) trials of its instances take the same action.  ``passing`` and
-    ``failing``: ``(instance, trial)`` of every trial fetched, to count in."""
+    ``failing``: ``(instance, trial)`` of every trial fetched, to count in; ``scope``: which
+    changed instances were looked at (default: all of those ``found`` is of)."""
+    scope = scope or Scope(picked=len(found), looked_at=len(found))
     by_instance_pass: dict[str, list[Trajectory]] = {}
     by_instance_fail: dict[str, list[Trajectory]] = {}
     for inst, trial in passing:
@@ -241,7 +287,7 @@ def summarise(candidate: str, baseline: str, found: Sequence[dict[str, Any]],
         directions.append({"direction": direction, "instances": len(mine), "kinds": groups,
                            "fail_reasons": dict(reasons.most_common()),
                            "lines": _lines(direction, len(mine), groups, reasons)})
-    return {"baseline": baseline, "candidate": candidate, "directions": directions,
+    return {"baseline": baseline, "candidate": candidate, **scope.fields(), "directions": directions,
             "divergences": [{k: v for k, v in d.items() if not k.startswith("_")} for d in found]}
 
 
@@ -286,6 +332,13 @@ def sides(entry: dict[str, Any], baseline: str, candidate: str,
     return picked[0], picked[1]
 
 
+def scope_of(summary: dict[str, Any]) -> Scope:
+    """The :class:`Scope` a divergence summary says it was made over."""
+    return Scope(every=summary.get("picked") != "beyond-noise", fdr=float(summary.get("fdr") or 0.1),
+                 changes=str(summary.get("changes") or "all"), picked=int(summary.get("changed") or 0),
+                 looked_at=int(summary.get("looked_at") or 0))
+
+
 def _blocks(results: Sequence[dict[str, Any]]) -> list[tuple[str, list[str]]]:
     out = []
     for r in results:
@@ -293,9 +346,10 @@ def _blocks(results: Sequence[dict[str, Any]]) -> list[tuple[str, list[str]]]:
         if not isinstance(summary, dict):
             continue
         lines = [line for d in summary["directions"] for line in d["lines"]]
+        scope = scope_of(summary)
         out.append((f"Where {summary['candidate']} parts from {summary['baseline']} (--why: the first "
-                    "difference of a passing and a failing trial per changed instance)",
-                    lines or ["no changed instance had a passing and a failing trial to compare"]))
+                    f"difference of a passing and a failing trial {scope.title()})",
+                    lines or [summary.get("note") or "no changed instance had a passing and a failing trial to compare"]))
     return out
 
 

@@ -39,7 +39,7 @@ from typing import Any
 
 from ...base.errors import AuthError, BenchloopError, Cancelled
 from ...base.masking import scrub_value
-from ..combinecall import CombineCall, Combined, CombineError
+from ..combinecall import CombineCall, Combined, CombineError, declared_rows, rows_shape
 from .registry import combine
 
 PAGES = "instances"  # the folder of the side-by-side pages under --report-dir
@@ -109,11 +109,19 @@ def compare(call: CombineCall) -> Combined:
     else:
         call.log.warn(why + (" (no --report written)" if options.get("report") else ""))
     changes = options.get("changes") or "largest"
-    if options.get("why") and results:
-        add_divergences(call, results, changes)
+    if (options.get("why") or options.get("why_all")) and results:
+        add_divergences(call, results, changes, every=bool(options.get("why_all")), fdr=fdr)
     shared = scrub_value(results, call.secrets)  # for people: the key never in a page or a paste
     for r in shared:  # what noise alone would give, whatever the format (csv rows carry no sentence)
         call.log.note(f"{r['candidate']}: {r['evidence']['summary']}")
+        if (r.get("divergences") or {}).get("note"):
+            call.log.note(f"{r['candidate']}: --why: {r['divergences']['note']}")
+    shape = None
+    if "divergences" in (results[0] if results else {}) and not options.get("per_instance") and (
+            options.get("output") in call.params.texts("why_formats")):  # --why --output csv: its rows
+        columns = call.params.columns("why_columns")
+        elements = declared_rows(columns, why_documents(results))
+        shape = rows_shape(columns)
     from ...viewer import divergences as why_text
 
     renderings = {} if options.get("per_instance") else {
@@ -125,10 +133,10 @@ def compare(call: CombineCall) -> Combined:
         state, line, settled = sequential.state(results)
         watched = {"state": state, "state_line": line, "settled": settled}
     report = options.get("report")
-    declared = not options.get("per_instance")
+    declared = not options.get("per_instance") and shape is None
     if report == "-":  # the page instead of the elements (none when nothing was compared)
         page = (lambda: html_report.render(shared, changes)) if results else None
-        return Combined(elements, renderings, page=page, declared=declared, **watched)
+        return Combined(elements, renderings, page=page, declared=declared, shape=shape, **watched)
     files: dict[str, Any] = {str(report): lambda: html_report.generate(shared, changes)} if report and results else {}
     folder = options.get("report_dir")
     failures: tuple[tuple[str, str], ...] = ()
@@ -142,11 +150,27 @@ def compare(call: CombineCall) -> Combined:
         links, found = instance_pages(call, results, str(folder), changes)
         failures = tuple(found)
         files[os.path.join(str(folder), "index.html")] = lambda: html_report.generate(shared, changes, links)
-    return Combined(elements, renderings, files, declared=declared, failures=failures, **watched)
+    return Combined(elements, renderings, files, declared=declared, shape=shape, failures=failures, **watched)
 
 
 WHY_EXTRA = 2  # with --why: besides the pair, up to this many more passing (and failing) trials per instance
 WHY_WORKERS = 4  # with --why: instances whose trials are fetched at once
+
+
+def why_documents(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What each ``--why`` row reads its columns from (the combine's ``with.why_columns``): per
+    divergence of each candidate, ``{baseline, candidate, divergence, change, kind}`` (change:
+    the one of the argument its shape is about, else its first; kind: its DivergenceKind)."""
+    out = []
+    for r in results:
+        summary = r.get("divergences") or {}
+        kinds = {(d["direction"], k["kind"]): k for d in summary.get("directions") or [] for k in d["kinds"]}
+        for d in summary.get("divergences") or []:
+            changes = d.get("changes") or []
+            change = next((c for c in changes if c["argument"] == d.get("argument")), changes[0] if changes else None)
+            out.append({"baseline": r["baseline"], "candidate": r["candidate"], "divergence": d, "change": change,
+                        "kind": kinds.get((d["direction"], d["kind"]))})
+    return out
 
 
 def _passes(call: CombineCall) -> dict[str, dict[str, Any]]:
@@ -155,16 +179,26 @@ def _passes(call: CombineCall) -> dict[str, dict[str, Any]]:
             for ident, rows in call.values}
 
 
-def add_divergences(call: CombineCall, results: list[dict[str, Any]], changes: str) -> None:
+def why_picks(result: dict[str, Any], changes: str, every: bool) -> tuple[list[dict[str, Any]], int]:
+    """The changed instances ``--why`` looks at, and how many ``--changes`` picks in all: of those
+    ``--changes`` picks (``all`` and ``largest``: every changed instance), the ones beyond noise
+    (``evidence``: BH q-value at most ``--fdr``), or every one with ``--why-all``."""
+    from ...compare.display import changed
+
+    picked = changed(result, "all" if changes == "largest" else changes, None)[0]
+    return (picked if every else [e for e in picked if e.get("beyond_noise")]), len(picked)
+
+
+def add_divergences(call: CombineCall, results: list[dict[str, Any]], changes: str, *,
+                    every: bool = False, fdr: float = 0.1) -> None:
     """``--why``: each result gets ``divergences``, the divergence summary of its candidate
-    (``viewer.divergences``) over the changed instances ``--changes`` picks (``all`` and
-    ``largest``: every changed instance).  For each one the trial pair (a passing trial of the
+    (``viewer.divergences``) over the changed instances :func:`why_picks` gives (beyond noise,
+    or all with ``--why-all``).  For each one the trial pair (a passing trial of the
     side that passes more, a failing one of the other) and up to ``WHY_EXTRA`` more passing
     and failing trials of the instance are fetched through ``bl view`` (``call.run``), the
     instances ``WHY_WORKERS`` at a time; a pair that cannot be fetched is said and left out."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from ...compare.display import changed
     from ...viewer import divergences as dv
 
     passes = _passes(call)
@@ -209,7 +243,8 @@ def add_divergences(call: CombineCall, results: list[dict[str, Any]], changes: s
         failing = [(instance, trials[j]) for j in [bad, *others_fail[:WHY_EXTRA]] if j in trials]
         return found, passing, failing
 
-    work = [(r, e) for r in results for e in changed(r, "all" if changes == "largest" else changes, None)[0]]
+    chosen = {id(r): why_picks(r, changes, every) for r in results}
+    work = [(r, e) for r in results for e in chosen[id(r)][0]]
     if work:
         call.log.note(f"--why: the first difference of {len(work)} changed instance(s)")
     def guarded(result: dict[str, Any], entry: dict[str, Any]) -> Any:
@@ -225,9 +260,11 @@ def add_divergences(call: CombineCall, results: list[dict[str, Any]], changes: s
         done = list(pool.map(lambda rw: guarded(*rw), work))
     for result in results:
         mine = [d for (r, _), d in zip(work, done, strict=True) if r is result and d is not None]
+        looked, picked = chosen[id(result)]
         result["divergences"] = dv.summarise(
             result["candidate"], result["baseline"], [d[0] for d in mine],
-            [p for d in mine for p in d[1]], [f for d in mine for f in d[2]])
+            [p for d in mine for p in d[1]], [f for d in mine for f in d[2]],
+            scope=dv.Scope(every=every, fdr=fdr, changes=changes, picked=picked, looked_at=len(looked)))
 
 
 def instance_pages(call: CombineCall, results: list[dict[str, Any]], folder: str, changes: str = "largest"
