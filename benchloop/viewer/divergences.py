@@ -195,9 +195,12 @@ def takes(trajectory: Trajectory, signature: tuple[Any, ...]) -> bool:
 @dataclass(frozen=True)
 class Scope:
     """Which changed instances ``--why`` looked at: those beyond noise at ``fdr`` among the
-    ``picked`` that ``--changes`` picks, or (``every``: ``--why-all``) all of them."""
+    ``picked`` that ``--changes`` picks, or (``every``: ``--why-all``) all of them.  When none
+    of the picked is beyond noise (with a few trials per instance none can be), ``--why``
+    looks at all of them too rather than at nothing (``fallback``), and says so."""
 
     every: bool = True
+    fallback: bool = False  # --why: none was beyond noise, so every picked instance was looked at
     fdr: float = 0.1
     changes: str = "all"  # --changes: improved and regressed pick a direction
     picked: int = 0  # changed instances --changes picks
@@ -209,14 +212,18 @@ class Scope:
 
     def note(self) -> str | None:
         """What was not looked at and how to, when nothing was (None otherwise)."""
+        from ..compare.evidence import percent
+
+        if self.fallback:
+            return (f"no {self.word} instance is beyond noise at FDR {percent(self.fdr)}, so all "
+                    f"{self.picked} {self.word} are looked at (as --why-all): with so few trials most "
+                    f"of them are noise, and a kind shared by many of them says more than any one")
         if self.looked_at:
             return None
         if not self.picked:
             return f"no {self.word} instance: nothing to look at"
         if self.every:
             return None
-        from ..compare.evidence import percent
-
         return (f"no {self.word} instance is beyond noise at FDR {percent(self.fdr)}; "
                 f"--why-all looks at all {self.picked} {self.word}")
 
@@ -226,12 +233,15 @@ class Scope:
 
         if self.every:
             return f"of each {self.word} instance (--why-all): {self.picked}"
+        if self.fallback:
+            return (f"of each {self.word} instance: none is beyond noise at FDR {percent(self.fdr)}, "
+                    f"so all {self.picked}")
         return (f"of each {self.word} instance beyond noise at FDR {percent(self.fdr)}: {self.looked_at} of "
                 f"{self.picked}; --why-all looks at all")
 
     def fields(self) -> dict[str, Any]:
-        return {"picked": "all" if self.every else "beyond-noise", "fdr": self.fdr, "changes": self.changes,
-                "changed": self.picked,
+        return {"picked": "all" if self.every or self.fallback else "beyond-noise", "fallback": self.fallback,
+                "fdr": self.fdr, "changes": self.changes, "changed": self.picked,
                 "looked_at": self.looked_at, "note": self.note()}
 
 
@@ -334,7 +344,9 @@ def sides(entry: dict[str, Any], baseline: str, candidate: str,
 
 def scope_of(summary: dict[str, Any]) -> Scope:
     """The :class:`Scope` a divergence summary says it was made over."""
-    return Scope(every=summary.get("picked") != "beyond-noise", fdr=float(summary.get("fdr") or 0.1),
+    fallback = bool(summary.get("fallback"))
+    return Scope(every=summary.get("picked") != "beyond-noise" and not fallback, fallback=fallback,
+                 fdr=float(summary.get("fdr") or 0.1),
                  changes=str(summary.get("changes") or "all"), picked=int(summary.get("changed") or 0),
                  looked_at=int(summary.get("looked_at") or 0))
 
@@ -346,6 +358,8 @@ def _blocks(results: Sequence[dict[str, Any]]) -> list[tuple[str, list[str]]]:
         if not isinstance(summary, dict):
             continue
         lines = [line for d in summary["directions"] for line in d["lines"]]
+        if summary.get("fallback") and summary.get("note") and lines:  # said first: these are mostly noise
+            lines.insert(0, summary["note"])
         scope = scope_of(summary)
         out.append((f"Where {summary['candidate']} parts from {summary['baseline']} (--why: the first "
                     f"difference of a passing and a failing trial {scope.title()})",

@@ -179,14 +179,19 @@ def _passes(call: CombineCall) -> dict[str, dict[str, Any]]:
             for ident, rows in call.values}
 
 
-def why_picks(result: dict[str, Any], changes: str, every: bool) -> tuple[list[dict[str, Any]], int]:
-    """The changed instances ``--why`` looks at, and how many ``--changes`` picks in all: of those
-    ``--changes`` picks (``all`` and ``largest``: every changed instance), the ones beyond noise
-    (``evidence``: BH q-value at most ``--fdr``), or every one with ``--why-all``."""
+def why_picks(result: dict[str, Any], changes: str, every: bool) -> tuple[list[dict[str, Any]], int, bool]:
+    """The changed instances ``--why`` looks at, how many ``--changes`` picks in all, and whether
+    ``--why`` fell back to all of them: of those ``--changes`` picks (``all`` and ``largest``:
+    every changed instance), the ones beyond noise (``evidence``: BH q-value at most ``--fdr``),
+    or every one with ``--why-all`` - and every one too when none is beyond noise (a user who
+    asks where the changes part gets an answer, said to be over changes that are mostly noise)."""
     from ...compare.display import changed
 
     picked = changed(result, "all" if changes == "largest" else changes, None)[0]
-    return (picked if every else [e for e in picked if e.get("beyond_noise")]), len(picked)
+    if every:
+        return picked, len(picked), False
+    beyond = [e for e in picked if e.get("beyond_noise")]
+    return (beyond, len(picked), False) if beyond else (picked, len(picked), bool(picked))
 
 
 def add_divergences(call: CombineCall, results: list[dict[str, Any]], changes: str, *,
@@ -260,11 +265,12 @@ def add_divergences(call: CombineCall, results: list[dict[str, Any]], changes: s
         done = list(pool.map(lambda rw: guarded(*rw), work))
     for result in results:
         mine = [d for (r, _), d in zip(work, done, strict=True) if r is result and d is not None]
-        looked, picked = chosen[id(result)]
+        looked, picked, fallback = chosen[id(result)]
         result["divergences"] = dv.summarise(
             result["candidate"], result["baseline"], [d[0] for d in mine],
             [p for d in mine for p in d[1]], [f for d in mine for f in d[2]],
-            scope=dv.Scope(every=every, fdr=fdr, changes=changes, picked=picked, looked_at=len(looked)))
+            scope=dv.Scope(every=every, fallback=fallback, fdr=fdr, changes=changes, picked=picked,
+                           looked_at=len(looked)))
 
 
 def instance_pages(call: CombineCall, results: list[dict[str, Any]], folder: str, changes: str = "largest"
