@@ -85,7 +85,7 @@ class Pipeline:
     """Runs one action of the table for one dimension."""
 
     def __init__(self, rt: Runtime, action: Action, dim: str, opts: Mapping[str, Any], id_count: int = 1,
-                 spill: bool = False, scope: Scope | None = None, lazy: bool = False):
+                 scope: Scope | None = None, lazy: bool = False):
         self.rt = rt
         # Rows written as their pages arrive (``command.run``): a walked listing whose transform
         # takes one (``transforms.LAZY``) is a ``LazyScan``, and a step may stream its rows.
@@ -98,9 +98,6 @@ class Pipeline:
         self.dim: Dimension = action.dimensions[dim]
         self.opts = dict(opts)
         self.files = action.writes_files(opts)
-        # A part's walked listing may be a Spool when the values only become JSON text: files
-        # (written by ``write``), or one printed JSON document (``spill``, see command.run).
-        self.spill = spill or self.files
         self.root = opts.get("output_dir") or rt.output_dir
         self.skip_existing = bool(opts.get("skip_existing"))
         self.id_count = id_count
@@ -153,7 +150,7 @@ class Pipeline:
         if isinstance(part, PagedPart):
             lazy = self.lazy and part.shape is not None and part.shape.name in transforms.LAZY
             return self.paginate(part.request, part.pagination, ctx, ident, part.empty_probe,
-                                 part.empty_probe_mode == "warn", spill=self.spill, lazy=lazy)
+                                 part.empty_probe_mode == "warn", lazy=lazy)
         body = self.request(part.request, ctx)
         return select(part.items, body, ctx, self.opts) if part.items else body
 
@@ -215,13 +212,12 @@ class Pipeline:
         return args
 
     def paginate(self, endpoint: Endpoint, pagination: Pagination, ctx: Context, ident: str,
-                 probe: Endpoint | None, probe_warns: bool = False, spill: bool = False,
+                 probe: Endpoint | None, probe_warns: bool = False,
                  before: Callable[[], Any] | None = None, lazy: bool = False) -> Any:
         """One page or every page of a paged endpoint (``pagination.py``): the walk (a ``Scan``;
         a ``LazyScan`` when ``lazy`` and the mode walks) or the page; ``before`` is called
         before each request (a wait's clock: it raises when the wait's time is up)."""
         args = self._page_args(pagination, ctx)
-        args["spill"] = spill
         args["page"] = int(self.opts.get("page") or 1)
         log = self.rt.log
         if pagination.progress:
@@ -239,7 +235,7 @@ class Pipeline:
 
         try:
             if lazy and pagination.mode in ITER_MODES:
-                del args["spill"], args["page"]
+                del args["page"]
                 result: Any = lazy_scan(pagination.mode, fetch, label=f"{self.dim.name} {ident}", debug=log.debug,
                                         **args)
             else:
