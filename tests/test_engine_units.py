@@ -23,7 +23,7 @@ from benchloop.engine.outcomes import Failure, MultiFailure, Outcome, as_error, 
 from benchloop.engine.pipeline import Pipeline
 from benchloop.engine.runtime import Runtime
 from benchloop.engine.workers import run_pool
-from benchloop.table.load import load_model
+from benchloop.table.load import load_model, load_spec
 
 
 class Backend:
@@ -312,8 +312,10 @@ def test_a_combine_gets_every_value_and_its_renderings_and_files_are_used(tmp_pa
     outcomes = [Outcome("A", value=[1]), Outcome("B", failures=[Failure("B", "gone", False)]), Outcome("C", value=[2])]
     log = Log(quiet=True, stream=io.StringIO())
     result = combining.combine_outcomes(action, action.defaults, outcomes, log)
-    assert seen == {"ids": ["A", "B", "C"], "values": [("A", [1]), ("C", [2])], "failed": ["B"],
-                    "costs": ("duration_s", "tokens_sent", "api_call_count", "tool_error_count")}
+    # The costs the table's YAML gives the combine (read from the compiled table, not the model).
+    costs = tuple(load_spec()["resources"]["compare"]["actions"]["compare"]["combine"]["with"]["costs"])
+    assert costs and seen == {"ids": ["A", "B", "C"], "values": [("A", [1]), ("C", [2])], "failed": ["B"],
+                              "costs": costs}
     out = io.StringIO()
     combining.print_combined(out, log, result, "table", False, None)
     assert out.getvalue() == "summary\n"  # its own rendering

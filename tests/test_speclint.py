@@ -77,6 +77,16 @@ BRM_RUN = where("brm", "run", "group", "task")
 AP = ("ap-cmd", "ap-cmd")
 AP_CMD = where(*AP)
 
+
+def _names(column_list) -> str:
+    return ", ".join(c["name"] if isinstance(c, dict) else c for c in column_list)
+
+
+# The lists a message quotes, read from the table the cases start from (never copied here): the
+# columns compare's rows keep, and every column they declare.
+COMPARE_KEPT = _names(part(TABLE, "compare", "compare", "group", "rows")["with"]["keep"])
+COMPARE_DECLARED = _names(part(TABLE, "compare", "compare", "group", "rows")["with"]["columns"])
+
 CASES = {
     # -- services (ap-cmd) ------------------------------------------------------------------
     "endpoint of an unknown service": (
@@ -164,12 +174,10 @@ CASES = {
          f"{COMPARE}: combine 'compare' needs 'with.outcome_statuses' (texts)"]),
     "combine cost that is no column of the rows": (
         lambda d: action(d, "compare", "compare")["combine"]["with"].update(costs=["duration_s", "walltime"]),
-        [f"{COMPARE}: with.costs of combine 'compare' names no column 'walltime' (the columns: job_id, status, instance, "
-         "score, pass, duration_s, tokens_sent, api_call_count, tool_error_count)"]),
+        [f"{COMPARE}: with.costs of combine 'compare' names no column 'walltime' (the columns: {COMPARE_KEPT})"]),
     "combine cost the rows do not keep": (
         lambda d: action(d, "compare", "compare")["combine"]["with"].update(costs=["num_turns"]),
-        [f"{COMPARE}: with.costs of combine 'compare' names no column 'num_turns' (the columns: job_id, status, instance, "
-         "score, pass, duration_s, tokens_sent, api_call_count, tool_error_count)"]),
+        [f"{COMPARE}: with.costs of combine 'compare' names no column 'num_turns' (the columns: {COMPARE_KEPT})"]),
     "combine declaring a request": (
         lambda d: d["combines"]["compare"]["with"].update(baseline={"type": "endpoint", "help": "x"}),
         ["combines.compare: with.baseline of type endpoint is for steps (a combine makes no request)",
@@ -201,14 +209,9 @@ CASES = {
         lambda d: part(d, "jobs", "table", "group", "rows")["with"].update(columns="score"),
         [f"{JOBS_ROWS}: with.columns of step 'job_rows' must be a list of columns {{name, from, type}}"]),
     "kept column that is not declared": (
-        lambda d: part(d, "compare", "compare", "group", "rows")["with"].update(
-            keep=["job_id", "instance", "score", "pass", "duration_s", "tokens_sent", "api_call_count",
-                  "tool_error_count", "walltime"]),
-        [f"{COMPARE_ROWS}: with.keep of step 'job_rows' names no column 'walltime' (the columns: group_id, job_id, "
-         "created_at, template, status, instance_id, instance, score, pass, duration_s, duration_api_s, "
-         "num_turns, api_call_count, api_error_count, tool_call_count, tool_error_count, rate_limit_count, "
-         "tokens_sent, thinking_total_length, context_peak, tokenizer_dedup_input, tokenizer_user_input, "
-         "tokenizer_output_total, tokenizer_context_peak, llm_calls)"]),
+        lambda d: part(d, "compare", "compare", "group", "rows")["with"]["keep"].append("walltime"),
+        [f"{COMPARE_ROWS}: with.keep of step 'job_rows' names no column 'walltime' (the columns: "
+         f"{COMPARE_DECLARED})"]),
     "JMESPath option whose default is not JMESPath": (
         lambda d: d["options"]["unit"].update(default="job.["),
         [f"{JOBS_TABLE}: default of option 'unit' is not a valid JMESPath expression (Invalid jmespath "
@@ -268,8 +271,8 @@ CASES = {
         [f"{ART}.task.parts.artifacts: with.task of step 'artifacts' must name an endpoint"]),
     "step value not declared": (
         lambda d: part(d, "brm", "run", "group", "task")["with"].update(stepz="behavior_steps"),
-        [f"{BRM_RUN}: step 'behavior_run' takes no 'with.stepz' (it takes: steps, create, mode, has_step, available, max_steps, steps_required, "
-         "too_many_steps, unknown_step, no_steps_mode)"]),
+        [f"{BRM_RUN}: step 'behavior_run' takes no 'with.stepz' (it takes: "
+         f"{', '.join(TABLE['steps']['behavior_run']['with'])})"]),
     "step enumeration by coincidence of names": (
         lambda d: part(d, "artifacts", "download", "group", "artifacts")["with"].update(enumerate="job_list"),
         [f"{ART}.group.parts.artifacts: with.enumerate of step 'artifacts' must name an enumeration"]),
