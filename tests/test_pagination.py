@@ -296,3 +296,40 @@ def test_a_failed_page_after_the_ids_went_to_disk_raises_and_closes_their_databa
     with pytest.raises(ConnectionResetError):
         unique_scan(failing, page_size=10, collection="jobs", id_keys=["job_id"])
     assert closed == [True]  # the walk closed its database on the way out
+
+
+@pytest.mark.parametrize("scan", [unique_scan, task_scan])
+def test_a_walk_without_a_usable_temporary_directory_keeps_every_item_once(scan, monkeypatch):
+    """Hostile: no temporary directory for the ids seen (SQLite cannot open its file) costs
+    memory, never an item, and no item comes twice."""
+    data = jobs(57)
+    served = data[:20] + data[15:25] + data[20:]
+    total = 57 if scan is unique_scan else "missing"
+    monkeypatch.setattr(seen_ids, "KEEP_IDS", 4)
+
+    def refuse(*_a, **_k):
+        raise sqlite3.OperationalError("unable to open database file")
+
+    monkeypatch.setattr(sqlite3, "connect", refuse)
+    walked = scan(backend(served, total=total)[0], page_size=7, collection="jobs", id_keys=["job_id"])
+    assert [i["job_id"] for i in walked.items] == [f"J{i}" for i in range(57)]
+
+
+def test_a_walk_whose_disk_fills_up_midway_keeps_every_item_once(monkeypatch):
+    """Hostile: the ids went to disk, then the disk filled up (a page's inserts refused): the ids
+    come back into memory and the walk goes on, every item once."""
+    data = jobs(57)
+    served = data[:20] + data[15:25] + data[20:]
+    monkeypatch.setattr(seen_ids, "KEEP_IDS", 4)
+    calls, real_insert = [], seen_ids._insert
+
+    def insert(db, rows):
+        calls.append(len(rows))
+        if len(calls) == 3:  # the move to disk and one page went in; the next page does not
+            raise sqlite3.OperationalError("database or disk is full")
+        real_insert(db, rows)
+
+    monkeypatch.setattr(seen_ids, "_insert", insert)
+    walked = unique_scan(backend(served, total=57)[0], page_size=7, collection="jobs", id_keys=["job_id"])
+    assert len(calls) == 3  # after the refusal the ids stayed in memory
+    assert [i["job_id"] for i in walked.items] == [f"J{i}" for i in range(57)]
