@@ -3,8 +3,10 @@
 A case starts from the shipped table (parsed, anchors resolved, as the compiler
 sees it), breaks one thing and asserts the complete list of messages that
 ``lint`` prints, so a lint that stops firing, fires twice or changes its
-wording fails here.  The compiler's own errors (invalid YAML, duplicate keys,
-schema errors) are at the end.
+wording fails here; a list a message quotes is read from that table, never
+copied.  The compiler's own errors (invalid YAML, duplicate keys, schema errors,
+lint problems as one error) are at the end, each on one broken line of a small
+table of their own (tests/fixtures/small_table.yaml).
 """
 
 from __future__ import annotations
@@ -743,6 +745,11 @@ def test_the_engine_implements_exactly_the_declared_steps_transforms_and_modes()
 
 
 # -- the compiler's errors -------------------------------------------------------------------
+# Each breaks one line of a small table of its own (tests/fixtures/small_table.yaml, which the
+# engine's unit tests run over too), so the shipped table's wording can change freely.
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "small_table.yaml"
+SMALL_TEXT = FIXTURE.read_text(encoding="utf-8")
+
 
 def compile_text(tmp_path: Path, text: str) -> dict:
     path = tmp_path / "benchloop.yaml"
@@ -750,17 +757,30 @@ def compile_text(tmp_path: Path, text: str) -> dict:
     return compile_spec(path.read_bytes(), path)
 
 
+def broken(old: str, new: str, count: int = 1) -> str:
+    """The fixture table with ``old`` (which must be there) replaced by ``new``."""
+    assert old in SMALL_TEXT, old
+    return SMALL_TEXT.replace(old, new, count)
+
+
+def test_the_fixture_table_compiles_and_passes_the_lints(tmp_path):
+    assert compile_text(tmp_path, SMALL_TEXT)["resources"]
+    assert lint(expand(_plain(parse(FIXTURE.read_bytes(), FIXTURE)))) == []
+
+
 def test_lint_problems_are_one_spec_error(tmp_path):
-    text = SPEC.read_text(encoding="utf-8").replace("request: job_report\n", "request: nope\n")
+    text = re.sub(r"request: note\b", "request: nope", SMALL_TEXT)  # the note endpoint, in three parts
     with pytest.raises(SpecError) as err:
         compile_text(tmp_path, text)
+    notes = "resources.notes.actions"
     assert str(err.value) == (
-        f"{tmp_path / 'benchloop.yaml'}: {REPORT_JOB}: unknown endpoint 'nope'; "
-        f"{REPORT_GROUP}.parts.jobs: unknown endpoint 'nope'")
+        f"{tmp_path / 'benchloop.yaml'}: {notes}.get.dimensions.job.parts.note: unknown endpoint 'nope'; "
+        f"{notes}.download.dimensions.job.parts.note: unknown endpoint 'nope'; "
+        f"{notes}.download.dimensions.group.parts.items: unknown endpoint 'nope'")
 
 
 def test_duplicate_key(tmp_path):
-    text = SPEC.read_text(encoding="utf-8").replace("version: 1\n", "version: 1\nversion: 1\n", 1)
+    text = broken("version: 1\n", "version: 1\nversion: 1\n")
     line = text.splitlines().index("version: 1") + 2
     with pytest.raises(SpecError) as err:
         compile_text(tmp_path, text)
@@ -768,8 +788,7 @@ def test_duplicate_key(tmp_path):
 
 
 def test_duplicate_key_in_a_nested_mapping(tmp_path):
-    text = SPEC.read_text(encoding="utf-8").replace(
-        "    path: /openapi/jobs/{job}/report\n", "    path: /openapi/jobs/{job}/report\n    path: /x\n", 1)
+    text = broken("    path: /notes/{job}\n", "    path: /notes/{job}\n    path: /x\n")
     line = text.splitlines().index("    path: /x") + 1
     with pytest.raises(SpecError) as err:
         compile_text(tmp_path, text)
@@ -783,35 +802,32 @@ def test_invalid_yaml(tmp_path):
 
 
 def test_schema_unknown_key(tmp_path):
-    text = SPEC.read_text(encoding="utf-8").replace(
-        "    path: /openapi/jobs/{job}/report\n", "    path: /openapi/jobs/{job}/report\n    colour: red\n", 1)
+    text = broken("    path: /notes/{job}\n", "    path: /notes/{job}\n    colour: red\n")
     line = text.splitlines().index("    colour: red") + 1
     schema = json.loads((spec_dir() / "benchloop.schema.json").read_text(encoding="utf-8"))
     allowed = ", ".join(sorted(schema["$defs"]["endpoint"]["properties"]))
     with pytest.raises(SpecError) as err:
         compile_text(tmp_path, text)
-    assert str(err.value) == (f"{tmp_path / 'benchloop.yaml'}:{line}: endpoints.job_report.colour: "
+    assert str(err.value) == (f"{tmp_path / 'benchloop.yaml'}:{line}: endpoints.note.colour: "
                               f"unknown key 'colour' (allowed: {allowed})")
 
 
 def test_schema_wrong_value(tmp_path):
-    text = SPEC.read_text(encoding="utf-8").replace(
-        "  job:\n    method: GET\n", "  job:\n    method: FETCH\n", 1)
+    text = broken("  note:\n    method: GET\n", "  note:\n    method: FETCH\n")
     line = text.splitlines().index("    method: FETCH") + 1
     with pytest.raises(SpecError) as err:
         compile_text(tmp_path, text)
-    assert str(err.value) == (f"{tmp_path / 'benchloop.yaml'}:{line}: endpoints.job.method: "
+    assert str(err.value) == (f"{tmp_path / 'benchloop.yaml'}:{line}: endpoints.note.method: "
                               "'FETCH' is not one of ['GET', 'POST']")
 
 
 def test_schema_response_names_its_form(tmp_path):
     """A response is {json: SCHEMA}, {binary: [TYPES]} or {text: [TYPES]}: the bare word of old tables
     (which said nothing of the content types) is refused where it is written."""
-    text = SPEC.read_text(encoding="utf-8").replace(
-        '    response: {json: {$ref: "#/schemas/JobMeta"}, identity: {job_id: "{job}"}}\n',
-        "    response: binary\n", 1)
+    text = broken("    path: /groups/{group}/note\n    response: {json: {type: object}}\n",
+                  "    path: /groups/{group}/note\n    response: binary\n")
     line = text.splitlines().index("    response: binary") + 1
     with pytest.raises(SpecError) as err:
         compile_text(tmp_path, text)
-    assert str(err.value) == (f"{tmp_path / 'benchloop.yaml'}:{line}: endpoints.job_meta.response: "
+    assert str(err.value) == (f"{tmp_path / 'benchloop.yaml'}:{line}: endpoints.group_note.response: "
                               "'binary' is not valid under any of the given schemas")
