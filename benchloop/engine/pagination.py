@@ -363,7 +363,8 @@ class LazyScan(Streamed):
     """A walk read as it is iterated: a walking mode's items, page by page (streamed output).
 
     Made by :func:`lazy_scan` in place of a :class:`Scan` when the output writes each row as
-    its page arrives (``--output jsonl``, csv, ... of ``jobs get --all``): it has a Scan's
+    its page arrives (``--output jsonl``, csv, ... of ``jobs get --all``, and a listing's file:
+    ``jobs download``'s job_list.json, ``Pipeline.write``): it has a Scan's
     ``total`` and ``items`` (itself), read from the first page, which it asks for at once (so
     a failing first page fails the id as before, and an empty listing is known).  Iterable
     once; ``before_fetch`` is called before every later page is asked for (the printer flushes
@@ -380,6 +381,7 @@ class LazyScan(Streamed):
         self._head: list[Any] = []
         self._started = False
         self._boundary: Callable[[], None] = _noop  # the reader's page boundary (``_pumped``)
+        self.handed = 0  # the items handed to the reader so far (all of them once it is read)
 
     def start(self) -> LazyScan:
         """Ask for the first page (its first item is kept until iterated)."""
@@ -416,6 +418,7 @@ class LazyScan(Streamed):
     def __iter__(self) -> Iterator[Any]:
         self.start()
         head, self._head = self._head, []
+        self.handed += len(head)
         yield from head
         yield from self._pumped()
 
@@ -474,6 +477,7 @@ class LazyScan(Streamed):
                     return
                 if isinstance(page, tuple):
                     raise page[1]
+                self.handed += len(page)
                 yield from page
         finally:
             stop.set()
