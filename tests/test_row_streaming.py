@@ -427,3 +427,24 @@ def test_a_listing_file_is_written_in_about_a_page_of_memory(tmp_path):
         tracemalloc.stop()
     assert len(loaded["jobs"]) == 20_000
     assert peak * 3 < held, f"peak {peak / 1e6:.1f} MB, the listing in memory {held / 1e6:.1f} MB"
+
+
+@pytest.mark.parametrize(("resource", "route", "message"), [
+    # 30 jobs where 35 are announced: every pass of the scan is written, then it fails
+    ("jobs", lambda q: {"jobs": make_jobs(30)[int(q["skip"][0]):int(q["skip"][0]) + int(q["limit"][0])],
+                        "total": 35}, "pagination collected 30 of 35 unique jobs"),
+    # the same full page of tasks without ids and no total: the second page is no progress
+    ("tasks", lambda q: {"tasks": [{"name": f"task {i}"} for i in range(int(q["limit"][0]))]},
+     "tasks pagination made no progress"),
+], ids=["jobs-short-total", "tasks-no-progress"])
+def test_a_walk_that_cannot_finish_writes_no_listing_file(tmp_path, resource, route, message):
+    """The walk's own failure (not a request's) after rows went into the staged file: exit 1
+    with its message, no listing file and no temporary file."""
+    part = load_model().resources[resource].actions["download"].dimensions["group"].parts["all"]
+    path = part.request.path.replace("{group}", "G")
+    with start_scripted({path: lambda seen: json_reply(route(parse_qs(urlsplit(seen.target).query)))}) as srv:
+        result = run_inprocess("--host", srv.url, "--api-key", "k", "--retry", "0", "-o", str(tmp_path),
+                               resource, "download", "-g", "G", "--page-size", "10")
+    assert result.code == 1 and message in result.err, result.err
+    assert "Traceback" not in result.err
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
