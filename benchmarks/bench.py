@@ -47,7 +47,7 @@ class Sizes:
     export_jobs: int = 16_000
     export_steps: int = 500  # 16,000 x 500 steps: ~7.4 M rows, ~1.07 GB uncompressed
     jobs_group: int = 100_000
-    scale_jobs: tuple[int, int] = (2_000, 20_000)
+    scale_jobs: int = 20_000
     scale_runs: int = 3
     export_rounds: int = 2  # each client's export run, in turns (the first round fills the page cache)
     stream_jobs: int = 1_000_000  # rows as they arrive: jobs of the scale group GSCALE
@@ -59,7 +59,7 @@ class Sizes:
     @classmethod
     def quick(cls) -> Sizes:
         return cls(startup_runs=5, startup_warmups=1, fanout_ids=200, fanout_runs=1, cpu_ids=200, cpu_runs=2,
-                   sdk_calls=200, sdk_cli_samples=20, scale_jobs=(200, 2_000), scale_runs=1, compare_jobs=2000,
+                   sdk_calls=200, sdk_cli_samples=20, scale_jobs=2_000, scale_runs=1, compare_jobs=2000,
                    export_rounds=1, stream_jobs=20_000)
 
 

@@ -34,12 +34,11 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from benchloop.sandbox.server import QuietHTTPServer
+from benchloop.sandbox.scripted import RawServer, Reply, start_scripted
 
 API_KEY = "test-key"
 
@@ -225,59 +224,35 @@ def cli_words(action, kwargs: dict) -> list[str]:
 Answer = tuple[int, dict[str, str], bytes]
 
 
-class Seen(NamedTuple):
-    method: str
-    target: str  # raw request target, path and query as received
-    headers: dict[str, str]  # lower-cased names
-
-    @property
-    def path(self) -> str:
-        return urlsplit(self.target).path
-
-
 class Origin:
-    """A threaded HTTP/1.1 server on 127.0.0.1 answering ``answer(path, query)``.
+    """A stand-in origin on 127.0.0.1 (the scripted server) answering ``answer(path, query)``
+    with ``(status, headers, body)``; ``seen`` lists the requests (``.path``, ``.target``,
+    ``.headers`` with case-insensitive names).
 
     With ``require_key`` every ``/openapi/`` request without the right
     X-API-Key gets 401, like the real backend.
     """
 
     def __init__(self, answer: Callable[[str, dict[str, str]], Answer], require_key: bool = False):
-        self.seen: list[Seen] = []
-        self._answer = answer
-        owner = self
+        def route(seen) -> Reply:
+            parts = urlsplit(seen.target)
+            query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+            if require_key and parts.path.startswith("/openapi/") and seen.headers.get("x-api-key") != API_KEY:
+                return Reply(401, b'{"error": "bad key"}', "application/json")
+            status, extra, body = answer(parts.path, query)
+            headers = dict(extra)
+            kind = next((headers.pop(k) for k in list(headers) if k.lower() == "content-type"), None)
+            return Reply(status, body, kind, headers)
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+        self._server = start_scripted({"*": route})
+        self.url = self._server.url
 
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):  # noqa: N802 - stdlib name
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                owner.seen.append(Seen(self.command, self.path, headers))
-                parts = urlsplit(self.path)
-                query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-                if require_key and parts.path.startswith("/openapi/") and headers.get("x-api-key") != API_KEY:
-                    status, extra, body = 401, {"Content-Type": "application/json"}, b'{"error": "bad key"}'
-                else:
-                    status, extra, body = owner._answer(parts.path, query)
-                self.send_response(status)
-                for key, value in extra.items():
-                    self.send_header(key, value)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.server = QuietHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
-                                       daemon=True)
-        self.thread.start()
+    @property
+    def seen(self) -> list[Any]:
+        return self._server.seen
 
     def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._server.stop()
 
 
 def js(value) -> Answer:
@@ -421,51 +396,14 @@ class RecordingLog:
     info = warn = progress = debug
 
 
-class KeptAlive:
+class KeptAlive(RawServer):
     """A loopback server that reads the requests of each kept-alive connection in turn (their
     heads; no request here has a body) and hands each to ``answer(conn, head, n)``, with ``n``
     the request's number on its connection, which writes any bytes it likes.  Returning True,
     or raising ``ConnectionAbortedError``, closes the connection.  ``heads`` and
-    ``connections`` say what came and on how many connections."""
+    ``connections`` say what came and on how many connections.  The scripted server's
+    raw-bytes mode, kept alive."""
 
     def __init__(self, answer: Callable[[socket.socket, bytes, int], bool | None]):
         self.answer = answer
-        self.heads: list[bytes] = []
-        self.connections = 0
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with self.lock:
-                self.connections += 1
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
-        buffered, n = b"", 0
-        try:
-            while True:
-                while b"\r\n\r\n" not in buffered:
-                    data = conn.recv(65536)
-                    if not data:
-                        return
-                    buffered += data
-                head, _, buffered = buffered.partition(b"\r\n\r\n")
-                with self.lock:
-                    self.heads.append(head)
-                if self.answer(conn, head, n):
-                    return
-                n += 1
-        except OSError:
-            pass
-        finally:
-            conn.close()
-
-    def stop(self) -> None:
-        self.sock.close()
+        super().__init__(answer, keep_alive=True)

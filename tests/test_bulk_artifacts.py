@@ -503,3 +503,30 @@ def test_progress_counters(api, tmp_path, args, first, step):
     lines = [line for line in result.err.splitlines() if line.startswith("[progress]")]
     assert first in lines, result.err
     assert any(line.startswith(step) for line in lines), result.err
+
+
+def test_a_groups_file_failures_are_summarized_in_job_order_whoever_finishes_first(tmp_path):
+    """The jobs of a group run concurrently; the failure summary follows the group's job order,
+    not the order the failures happened in (the first job's listing comes last here)."""
+    from support import run_inprocess
+
+    from benchloop.sandbox.scripted import json_reply, start_scripted
+
+    jobs = [{"job_id": f"J{n}", "group_id": "G", "created_at": f"2026-01-0{9 - n}"} for n in range(1, 4)]
+
+    def listing(job: str, delay: float):
+        reply = json_reply({"job_id": job, "artifacts": [{"name": "a.tgz", "error_code": "artifact_sign_failed"},
+                                                          {"name": "b.tgz", "error_code": "artifact_sign_failed"}]})
+        reply.delay = delay
+        return reply
+
+    routes = {"/openapi/jobs": json_reply({"jobs": jobs, "total": 3}),
+              "/openapi/jobs/J1/artifacts": listing("J1", 0.6), "/openapi/jobs/J2/artifacts": listing("J2", 0.3),
+              "/openapi/jobs/J3/artifacts": listing("J3", 0.0)}
+    with start_scripted(routes) as srv:
+        result = run_inprocess("--host", srv.url, "--api-key", API_KEY, "--retry", "0", "--concurrency", "3",
+                               "artifacts", "download", "-g", "G", "-o", str(tmp_path))
+        finished = [s.path for s in srv.seen]
+    assert result.code == 1, result.err
+    assert finished[0] == "/openapi/jobs" and len(finished) == 4
+    assert result.failed == ["J1:a.tgz", "J1:b.tgz", "J2:a.tgz", "J2:b.tgz", "J3:a.tgz", "J3:b.tgz"], result.err

@@ -1,9 +1,11 @@
 """Unit tests of the engine, beside the end-to-end ones: the pipeline by part kind, the outcomes
 and exit codes, the worker pool, the output formats.
 
-The pipeline runs over the real model with an in-memory backend in place of the HTTP client
-(the engine's own seam, ``Runtime.http_factory``; nothing of httpx is replaced), so a failure
-here points at the engine, not at the transport.
+The pipeline runs with an in-memory backend in place of the HTTP client (the engine's own
+seam, ``Runtime.http_factory``; nothing of httpx is replaced), so a failure here points at the
+engine, not at the transport.  The part kinds run over a small table of their own
+(``tests/fixtures/small_table.yaml``); the step, combine and format tests use the shipped
+table's own steps and combines.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import io
 import json
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,7 +26,9 @@ from benchloop.engine.outcomes import Failure, MultiFailure, Outcome, as_error, 
 from benchloop.engine.pipeline import Pipeline
 from benchloop.engine.runtime import Runtime
 from benchloop.engine.workers import run_pool
-from benchloop.table.load import load_model
+from benchloop.table.build import build_model
+from benchloop.table.compiler import compile_spec
+from benchloop.table.load import load_model, load_spec
 
 
 class Backend:
@@ -54,63 +59,76 @@ class Backend:
         pass
 
 
-def runtime(backend: Backend, tmp_path, pretty: bool = False) -> Runtime:
-    return Runtime(load_model(), Log(quiet=True, stream=io.StringIO()), pretty, 4, str(tmp_path),
-                   lambda _pool: backend, io.StringIO())
+# The parts of the engine run over a small table of their own (tests/fixtures/small_table.yaml),
+# not today's resources: a change to spec/benchloop.yaml changes nothing here.
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "small_table.yaml"
+SMALL = build_model(compile_spec(FIXTURE.read_bytes(), FIXTURE))
 
 
-def pipeline(backend: Backend, tmp_path, resource: str, action: str, dim: str, **opts: Any) -> Pipeline:
-    spec_action = load_model().action(resource, action)
-    return Pipeline(runtime(backend, tmp_path), spec_action, dim, {**spec_action.defaults, **opts})
+def runtime(backend: Backend, tmp_path, pretty: bool = False, spec=None) -> Runtime:
+    return Runtime(spec if spec is not None else load_model(), Log(quiet=True, stream=io.StringIO()), pretty, 4,
+                   str(tmp_path), lambda _pool: backend, io.StringIO())
+
+
+def pipeline(backend: Backend, tmp_path, resource: str, action: str, dim: str, spec=None, **opts: Any) -> Pipeline:
+    spec = spec if spec is not None else load_model()
+    spec_action = spec.action(resource, action)
+    return Pipeline(runtime(backend, tmp_path, spec=spec), spec_action, dim, {**spec_action.defaults, **opts})
+
+
+def small(backend: Backend, tmp_path, resource: str, action: str, dim: str, **opts: Any) -> Pipeline:
+    """A pipeline of an action of the fixture table."""
+    return pipeline(backend, tmp_path, resource, action, dim, spec=SMALL, **opts)
 
 
 # ------------------------------------------------------------------- parts
 def test_a_request_part_renders_its_endpoint_and_becomes_the_element(tmp_path):
-    backend = Backend({"/openapi/jobs/J1/report": {"reports": [{"content": "# hi"}]}})
-    assert pipeline(backend, tmp_path, "report", "get", "job").process("J1") == {"reports": [{"content": "# hi"}]}
-    assert backend.requests == [("GET", "/openapi/jobs/J1/report", None, None)]
+    backend = Backend({"/notes/J1": {"note": "# hi"}})
+    assert small(backend, tmp_path, "notes", "get", "job").process("J1") == {"note": "# hi"}
+    assert backend.requests == [("GET", "/notes/J1", None, None)]
 
 
 def test_a_paged_part_walks_every_page_and_applies_its_transform(tmp_path):
-    jobs = [{"job_id": f"J{n}", "created_at": n} for n in range(5)]
+    items = [{"job_id": f"J{n}", "created_at": n} for n in range(5)]
 
     def page(query: dict) -> dict:
         skip, limit = int(query["skip"]), int(query["limit"])
-        return {"total": len(jobs), "jobs": jobs[skip:skip + limit]}
+        return {"total": len(items), "items": items[skip:skip + limit]}
 
-    backend = Backend({"/openapi/jobs": page})
-    element = pipeline(backend, tmp_path, "jobs", "get", "group", all=True, page_size=2).process("G1")
-    assert element == {"group_id": "G1", "total": 5, "jobs": jobs}
+    backend = Backend({"/items": page})
+    element = small(backend, tmp_path, "items", "get", "group", all=True, page_size=2).process("G1")
+    assert element == {"group_id": "G1", "total": 5, "items": items}
     assert {r[2]["limit"] for r in backend.requests} == {2}
+    assert {r[2]["group_id"] for r in backend.requests} == {"G1"}
 
 
 def test_a_single_page_is_one_request_at_the_page_offset(tmp_path):
-    backend = Backend({"/openapi/jobs": lambda q: {"total": 9, "jobs": [{"job_id": "J", "skip": q["skip"]}]}})
-    element = pipeline(backend, tmp_path, "jobs", "get", "group", page=3, page_size=4).process("G1")
-    assert element["jobs"] == [{"job_id": "J", "skip": 8}] and len(backend.requests) == 1
+    backend = Backend({"/items": lambda q: {"total": 9, "items": [{"job_id": "J", "skip": q["skip"]}]}})
+    element = small(backend, tmp_path, "items", "get", "group", page=3, page_size=4).process("G1")
+    assert element["items"] == [{"job_id": "J", "skip": 8}] and len(backend.requests) == 1
 
 
 def test_a_fan_out_writes_one_file_per_enumerated_item_and_labels_failures(tmp_path):
     backend = Backend({
-        "/openapi/groups/G1/report": {"reports": [{"content": "summary"}]},
-        "/openapi/jobs": {"total": 2, "jobs": [{"job_id": "J1", "created_at": 1}, {"job_id": "J2", "created_at": 2}]},
-        "/openapi/jobs/J1/report": {"reports": [{"content": "one"}]},
-        "/openapi/jobs/J2/report": NetworkError("connection reset"),
+        "/groups/G1/note": {"note": "summary"},
+        "/items": {"total": 2, "items": [{"job_id": "J1", "created_at": 1}, {"job_id": "J2", "created_at": 2}]},
+        "/notes/J1": {"note": "one"},
+        "/notes/J2": NetworkError("connection reset"),
     })
     with pytest.raises(Exception) as caught:
-        pipeline(backend, tmp_path, "report", "download", "group").process("G1")
+        small(backend, tmp_path, "notes", "download", "group").process("G1")
     assert "J2: network: connection reset" in str(caught.value)
-    assert (tmp_path / "G1_report.md").read_text() == "summary"
-    assert (tmp_path / "G1" / "J1_report.md").read_text() == "one"
-    assert not (tmp_path / "G1" / "J2_report.md").exists()
+    assert json.loads((tmp_path / "G1_note.json").read_text()) == {"note": "summary"}
+    assert json.loads((tmp_path / "G1" / "J1_note.json").read_text()) == {"note": "one"}
+    assert not (tmp_path / "G1" / "J2_note.json").exists()
 
 
 def test_skip_existing_is_decided_in_one_place(tmp_path):
-    (tmp_path / "J1_report.md").write_text("kept")
+    (tmp_path / "J1_note.json").write_text("kept")
     backend = Backend({})
-    pipe = pipeline(backend, tmp_path, "report", "download", "job", skip_existing=True)
-    assert pipe.process("J1").endswith("J1_report.md")
-    assert backend.requests == [] and (tmp_path / "J1_report.md").read_text() == "kept"
+    pipe = small(backend, tmp_path, "notes", "download", "job", skip_existing=True)
+    assert pipe.process("J1").endswith("J1_note.json")
+    assert backend.requests == [] and (tmp_path / "J1_note.json").read_text() == "kept"
 
 
 def test_a_step_part_gets_a_narrow_call_with_its_typed_values(tmp_path, monkeypatch):
@@ -131,11 +149,12 @@ def test_a_step_part_gets_a_narrow_call_with_its_typed_values(tmp_path, monkeypa
 
 
 def test_an_element_composed_of_selected_parts(tmp_path):
-    backend = Backend({"/openapi/groups/G1/eval_summary": {"pass_rate": 0.5},
-                       "/openapi/groups/G1/eval_tasks": {"total": 0, "tasks": []}})
-    element = pipeline(backend, tmp_path, "overview", "get", "group", scope="summary").process("G1")
+    backend = Backend({"/groups/G1/summary": {"pass_rate": 0.5}, "/groups/G1/note": {"note": "n"}})
+    element = small(backend, tmp_path, "notes", "get", "group", scope="summary").process("G1")
     assert element == {"group_id": "G1", "summary": {"pass_rate": 0.5}}
-    assert [r[1] for r in backend.requests] == ["/openapi/groups/G1/eval_summary"]
+    assert [r[1] for r in backend.requests] == ["/groups/G1/summary"]
+    both = small(backend, tmp_path, "notes", "get", "group").process("G1")  # scope all: both, in order
+    assert both == {"group_id": "G1", "note": {"note": "n"}, "summary": {"pass_rate": 0.5}}
 
 
 # ---------------------------------------------------------------- outcomes
@@ -312,8 +331,10 @@ def test_a_combine_gets_every_value_and_its_renderings_and_files_are_used(tmp_pa
     outcomes = [Outcome("A", value=[1]), Outcome("B", failures=[Failure("B", "gone", False)]), Outcome("C", value=[2])]
     log = Log(quiet=True, stream=io.StringIO())
     result = combining.combine_outcomes(action, action.defaults, outcomes, log)
-    assert seen == {"ids": ["A", "B", "C"], "values": [("A", [1]), ("C", [2])], "failed": ["B"],
-                    "costs": ("duration_s", "tokens_sent", "api_call_count", "tool_error_count")}
+    # The costs the table's YAML gives the combine (read from the compiled table, not the model).
+    costs = tuple(load_spec()["resources"]["compare"]["actions"]["compare"]["combine"]["with"]["costs"])
+    assert costs and seen == {"ids": ["A", "B", "C"], "values": [("A", [1]), ("C", [2])], "failed": ["B"],
+                              "costs": costs}
     out = io.StringIO()
     combining.print_combined(out, log, result, "table", False, None)
     assert out.getvalue() == "summary\n"  # its own rendering

@@ -17,7 +17,6 @@ import socket
 import stat
 import subprocess
 import sys
-import threading
 import time
 import zipfile
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 import pytest
 from support import API_KEY, final_files, leftovers, run_inprocess
 
-from benchloop.sandbox.scripted import Reply, json_reply, start_scripted
+from benchloop.sandbox.scripted import RawServer, Reply, json_reply, start_raw, start_scripted
 
 ROOT = Path(__file__).resolve().parent.parent
 OBJECT = bytes(range(256)) * 800  # 200 kB
@@ -41,48 +40,6 @@ def bl(url: str, *args: str, stdin: str = "", retry: str = "0"):
 
 
 # ------------------------------------------------------------ raw socket servers
-class RawServer:
-    """A loopback TCP server whose ``handle(conn)`` does anything a real server would not."""
-
-    def __init__(self, handle):
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.handle = handle
-        self.stopped = threading.Event()
-        self.requests = 0
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while not self.stopped.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
-        try:
-            data = b""
-            while b"\r\n\r\n" not in data:
-                chunk = conn.recv(65536)
-                if not chunk:
-                    return
-                data += chunk
-            self.requests += 1
-            self.handle(conn, self)
-        except OSError:
-            pass
-        finally:
-            conn.close()
-
-    def stop(self) -> None:
-        self.stopped.set()
-        self.sock.close()
-
-
 def drip(conn: socket.socket, server: RawServer) -> None:
     """Headers at once, then the body one byte every 0.2 s (1,000 bytes: 200 s)."""
     conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
@@ -100,10 +57,11 @@ def stall(conn: socket.socket, server: RawServer) -> None:
 
 @pytest.fixture
 def raw():
+    """``raw(handle)``: the scripted server's raw-bytes mode (``handle(conn, server)`` writes what it likes)."""
     started: list[RawServer] = []
 
     def start(handle) -> RawServer:
-        server = RawServer(handle)
+        server = start_raw(handle)
         started.append(server)
         return server
 

@@ -23,6 +23,7 @@ import pytest
 from support import KeptAlive, RecordingLog
 
 from benchloop.base.errors import ApiError, IdentityMismatch, NetworkError
+from benchloop.sandbox.scripted import RawServer, start_raw
 from benchloop.transport.client import Http
 
 REPORT = {"job_id": "J1", "summary": "ok", "words": ["ünïcode", "b"]}
@@ -421,21 +422,13 @@ def test_an_answer_dripped_in_small_pieces_arrives_whole():
 
 def test_a_body_sent_without_end_faster_than_it_is_consumed_ends_at_the_deadline(tmp_path):
     # The socket always has data: a read never waits, yet --timeout still ends the attempt.
-    sock = socket.create_server(("127.0.0.1", 0))
-
-    def endless() -> None:
-        conn, _ = sock.accept()
-        conn.recv(65536)
+    def endless(conn: socket.socket, server: RawServer) -> None:
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % (1 << 40))
-        try:
-            while True:
-                conn.sendall(b"x" * 65536)
-        except OSError:
-            pass
-        finally:
-            conn.close()
-    threading.Thread(target=endless, daemon=True).start()
-    http = Http(f"http://127.0.0.1:{sock.getsockname()[1]}", KEY, 1.0, 0, 1, RecordingLog())
+        while not server.stopped.is_set():
+            conn.sendall(b"x" * 65536)  # until the client hangs up (OSError ends the handler)
+
+    server = start_raw(endless)
+    http = Http(server.url, KEY, 1.0, 0, 1, RecordingLog())
     started = time.monotonic()
 
     def slow_consumer(_n: int) -> None:
@@ -446,7 +439,7 @@ def test_a_body_sent_without_end_faster_than_it_is_consumed_ends_at_the_deadline
             http.download("/x", str(tmp_path / "x.bin"), on_bytes=slow_consumer)
     finally:
         http.close()
-        sock.close()
+        server.stop()
     assert "took longer than --timeout 1s" in str(caught.value)
     assert time.monotonic() - started < 4
 

@@ -15,7 +15,6 @@ import json
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -28,7 +27,7 @@ from mcp_support import BL, HttpServer, StdioServer, env
 
 from benchloop.mcp_server.guards import TOKEN_ENV
 from benchloop.mcp_server.runner import MAX_ARGUMENT_DEPTH
-from benchloop.sandbox.scripted import Reply, json_reply, start_scripted
+from benchloop.sandbox.scripted import RawServer, Reply, json_reply, start_raw, start_scripted
 
 KEY = "hostile-key-4f2a9c"
 PROTOCOL = "2025-11-25"
@@ -53,61 +52,35 @@ def compact(value: Any) -> str:
 
 # ------------------------------------------------------------- hung backend
 class Hung:
-    """A loopback backend that reads each request and never answers; it counts the requests
-    and the connections the client closed (aborted) while waiting."""
+    """A loopback backend that reads each request and never answers (the scripted server's raw
+    mode); it counts the requests and the connections the client closed (aborted) while waiting."""
 
     def __init__(self):
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(128)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.stopped = threading.Event()
-        self.lock = threading.Lock()
-        self.requests = 0
         self.closed = 0
-        threading.Thread(target=self._accept, daemon=True).start()
+        self._server = start_raw(self._hold)
+        self.url = self._server.url
 
-    def _accept(self) -> None:
-        while not self.stopped.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._hold, args=(conn,), daemon=True).start()
+    @property
+    def requests(self) -> int:
+        return self._server.requests
 
-    def _hold(self, conn: socket.socket) -> None:
+    def _hold(self, conn: socket.socket, server: RawServer) -> None:
         conn.settimeout(0.1)
-        data = b""
-        try:
-            while b"\r\n\r\n" not in data and not self.stopped.is_set():
-                try:
-                    chunk = conn.recv(65536)
-                except TimeoutError:
-                    continue
-                if not chunk:
-                    return
-                data += chunk
-            with self.lock:
-                self.requests += 1
-            while not self.stopped.is_set():  # hold the request: read until the client gives up
-                try:
-                    if not conn.recv(1):
-                        break
-                except TimeoutError:
-                    continue
-                except OSError:
+        while not server.stopped.is_set():  # hold the request: read until the client gives up
+            try:
+                if not conn.recv(1):
                     break
-            else:
-                return
-            with self.lock:
-                self.closed += 1
-        finally:
-            conn.close()
+            except TimeoutError:
+                continue
+            except OSError:
+                break
+        else:
+            return
+        with server.lock:
+            self.closed += 1
 
     def stop(self) -> None:
-        self.stopped.set()
-        self.sock.close()
+        self._server.stop()
 
 
 @pytest.fixture

@@ -30,8 +30,9 @@ from support import cli_words, comparable_files, final_files
 
 from benchloop.mcp_server.serve import build_runner
 from benchloop.mcp_server.server import build_server
-from benchloop.mcp_server.tools import DESCRIBE, DOWNLOAD, LISTING, Tool
+from benchloop.mcp_server.tools import DESCRIBE, DOWNLOAD, LISTING, READ, Tool, all_tools, select
 from benchloop.table.load import load_model
+from benchloop.table.model import DIMENSION_KINDS
 
 SPEC = load_model()
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,19 +84,20 @@ def test_lists_the_read_only_tools_with_their_schemas(sandbox):
         assert tool.input_schema == mine.input_schema
         assert tool.annotations.read_only_hint is True
         assert tool.description == mine.description
-    assert {"metrics_get", "jobs_get", "artifacts_list", "brm_list", "describe"} <= {t.name for t in tools}
+    # What the SDK's client lists is the model's read-only selection (every toolset, no gate).
+    expected = select(all_tools(SPEC), allow_writes=False, allow_downloads=False, toolsets=None)
+    assert [t.name for t in tools] == [t.name for t in expected] and len(tools) > 1
+    assert {t.kind for t in expected} == {READ, LISTING, DESCRIBE}
 
 
 # ------------------------------------------------------------------- parity
 def _cases() -> list[Any]:
-    from benchloop.mcp_server.tools import all_tools
-
     cases = []
     for tool in all_tools(SPEC):
         if tool.action is None or not on_the_sandbox(tool):
             continue
         for dim in tool.action.dimensions:
-            option = {"group": "group", "job": "job", "task": "task_id"}[dim]
+            option = DIMENSION_KINDS[dim].option
             ids = TASK_LISTS.get(tool.resource, IDS[option]) if dim == "task" else IDS[option]
             cases.append(pytest.param(tool.name, {option: ids}, id=f"{tool.name}-{dim}"))
     cases += [

@@ -23,6 +23,7 @@ from benchloop.mcp_server.tools import (
     DESCRIBE,
     DOWNLOAD,
     DOWNLOADS,
+    FILE_OPTIONS,
     LISTING,
     READ,
     WRITE,
@@ -32,13 +33,42 @@ from benchloop.mcp_server.tools import (
     parse_toolsets,
     select,
     served_resources,
+    setting_options,
 )
 from benchloop.table.build import build_model
 from benchloop.table.load import load_model, load_spec
+from benchloop.table.model import OPTION_DIMENSIONS, STDOUT_OPTIONS
 
 SPEC = load_model()
-READ_TOOLS = ["metrics_get", "overview_get", "jobs_get", "tasks_get", "report_get", "trajectory_get",
-              "artifacts_list", "rsi_get", "brm_get", "brm_status", "brm_list", "describe"]
+
+
+def by_rule(spec) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """``{tool name: (kind, gates)}`` as the module docstring of ``mcp_server/tools.py`` promises
+    it, read off the table's actions here (apart from the code that builds the tools): a printing
+    action of GETs is a read tool, one that sends anything else a write; a download action is a
+    download tool, and also a listing tool when it has a listing flag; other writers, waits and
+    pages for people are no tools."""
+    out: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for resource in spec.resources.values():
+        for action in resource.actions.values():
+            if action.writer not in ("stdout", "files") or action.waits:
+                continue
+            if action.writer == "files" and action.combine is not None:
+                continue
+            posts = any(e.method not in ("GET", "HEAD") for e in spec.action_endpoints(action))
+            base = resource.name.replace("-", "_")
+            name = base if action.command else f"{base}_{action.name.replace('-', '_')}"
+            if action.writer == "stdout":
+                out[name] = (WRITE, (WRITES,)) if posts else (READ, ())
+                continue
+            if action.stdout_when:
+                listing = f"{name}_list" if "list" in resource.actions else f"{base}_list"
+                out[listing] = (LISTING, (WRITES,) if posts else ())
+            out[name] = (DOWNLOAD, (WRITES, DOWNLOADS) if posts else (DOWNLOADS,))
+    return out
+
+
+RULE = by_rule(SPEC)
 
 
 def names(tools) -> list[str]:
@@ -50,19 +80,26 @@ def served(**kwargs):
     return select(all_tools(SPEC), **kwargs)
 
 
+def test_the_tools_are_the_tables_actions_by_the_documented_rule():
+    assert {t.name: (t.kind, t.gates) for t in all_tools(SPEC) if t.action is not None} == RULE
+    assert {kind for kind, _ in RULE.values()} == {READ, LISTING, WRITE, DOWNLOAD}  # every kind is there
+
+
 def test_default_tools_are_the_read_only_ones():
     tools = served()
-    assert set(READ_TOOLS) <= set(names(tools))
+    ungated = [name for name, (_, gates) in RULE.items() if not gates]
+    assert ungated and sorted(names(tools)) == sorted([*ungated, "describe"])
     assert all(t.read_only for t in tools)
     assert {t.kind for t in tools} <= {READ, LISTING, DESCRIBE}
 
 
 def test_writes_and_downloads_are_opt_in():
-    writes = [t for t in served(allow_writes=True) if t.kind == WRITE]
-    assert {"report_trigger", "rsi_trigger", "brm_run"} <= set(names(writes))
-    downloads = [t for t in served(allow_downloads=True) if t.kind == DOWNLOAD]
-    assert {"metrics_download", "trajectory_download", "artifacts_download", "pull"} <= set(names(downloads))
+    writes = {name for name, (kind, _) in RULE.items() if kind == WRITE}
+    assert writes and {t.name for t in served(allow_writes=True) if t.kind == WRITE} == writes
+    downloads = {name for name, (kind, gates) in RULE.items() if kind == DOWNLOAD and gates == (DOWNLOADS,)}
+    assert downloads and {t.name for t in served(allow_downloads=True) if t.kind == DOWNLOAD} == downloads
     assert not any(t.kind == WRITE for t in served(allow_downloads=True))
+    assert not ({t.name for t in served()} & (writes | downloads))
 
 
 def test_kinds_come_from_the_table():
@@ -171,14 +208,24 @@ def test_toolsets_come_from_the_table():
 
 
 def test_a_tool_that_returns_data_writes_no_local_file():
-    """``bl compare --report FILE`` writes a file where the command runs: the read-only tool has no
-    such argument (only download tools write, under their directory)."""
-    compare = next(t for t in all_tools(SPEC) if t.name == "compare")
-    assert compare.read_only and "report" not in compare.input_schema["properties"]
-    assert {"group", "metric", "pass_threshold", "unit", "status", "template", "cluster", "by", "changes",
-            "sequential", "fdr", "per_instance", "query"} <= set(compare.input_schema["properties"])
-    assert not {"report", "report_dir", "watch"} & set(compare.input_schema["properties"])
-    assert compare.input_schema["required"] == ["group"]
+    """``bl compare --report FILE`` writes a file where the command runs: a tool that returns data
+    has no such argument (only download tools write, under their directory), and keeps the others."""
+    with_files = 0
+    for tool in all_tools(SPEC):
+        if tool.action is None or tool.kind == DOWNLOAD:
+            continue
+        arguments = set(tool.input_schema["properties"])
+        paths = {o.name for o in tool.action.options if o.path is not None}
+        with_files += bool(paths)
+        assert not paths & arguments, tool.name
+        watch = set(tool.action.watch_options)
+        assert not watch & arguments, tool.name  # a watch waits: a command-line mode only
+        kept = {o.name for o in tool.action.options if o.path is None and o.name not in watch
+                and o.name not in STDOUT_OPTIONS and o.name != tool.action.stdout_when
+                and (tool.kind != LISTING or o.name not in FILE_OPTIONS)
+                and (o.name not in OPTION_DIMENSIONS or tool.action.dimension_of(o.name))}
+        assert kept - setting_options(SPEC) <= arguments, (tool.name, kept - arguments)
+    assert with_files  # some tool that returns data has an option naming a local file (compare's --report)
 
 
 def test_a_yaml_added_action_is_a_tool_with_no_python():

@@ -128,7 +128,8 @@ def test_shared_shapes_are_under_defs_once():
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--toolsets", "jobs,nope"], "--toolsets: unknown toolset(s) nope; choose from jobs, metrics"),
+    (["--toolsets", f"{next(iter(SPEC.mcp.toolsets))},nope"],
+     f"--toolsets: unknown toolset(s) nope; choose from {', '.join(SPEC.mcp.toolsets)} or all"),
     (["--toolsets", "jobs", "--tools", "jobs"], "--tools picks resources instead of --toolsets: give one of them"),
 ])
 def test_bad_toolsets_are_usage_errors(args, message):

@@ -138,17 +138,23 @@ def test_security_and_error_schema():
 
 def test_required_parameters_and_bodies():
     """What the backend refuses to do without is marked required, and nothing else."""
+    # What the table's YAML lists under ``required`` (read from the compiled table, not the model).
+    endpoints = SPEC["endpoints"].values()
     required = {(path, method, p["name"]) for path, method, op in operations(DOC)
                 for p in op["parameters"] if p["in"] == "query" and p["required"]}
-    assert required == {("/openapi/metrics", "get", "group_id"), ("/openapi/behavior/steps", "get", "group_id"),
-                        ("/openapi/behavior/tasks", "get", "group_id"),
-                        ("/openapi/getTrajV2/mediaFile", "get", "ossUri")}
-    bodies = {path: op["requestBody"]["required"] for path, method, op in operations(DOC) if "requestBody" in op}
-    assert bodies == {"/openapi/jobs/{job}/report/trigger": False, "/openapi/groups/{group}/report/trigger": False,
-                      "/openapi/jobs/{job}/rsi/trigger": False, "/openapi/groups/{group}/rsi/trigger": False,
-                      "/openapi/behavior/tasks": True}
+    assert required and required == {(e["path"], e["method"].lower(), name) for e in endpoints
+                                     for name in e.get("required") or () if name in (e.get("query") or {})}
+    bodies = {(path, method): op["requestBody"] for path, method, op in operations(DOC) if "requestBody" in op}
+    declared = {(e["path"], e["method"].lower()): e for e in endpoints if e.get("body") is not None}
+    assert bodies and set(bodies) == set(declared)
+    for key, body in bodies.items():
+        fields = [name for name in declared[key]["body"] if name in (declared[key].get("required") or ())]
+        assert body["required"] == bool(fields), key
+        schema = body["content"]["application/json"]["schema"]
+        assert schema.get("required", []) == fields, key
+        assert list(schema["properties"]) == list(declared[key]["body"]), key
+    assert {b["required"] for b in bodies.values()} == {True, False}  # both kinds are there
     create = DOC["paths"]["/openapi/behavior/tasks"]["post"]["requestBody"]["content"]["application/json"]
-    assert create["schema"]["required"] == ["groupId", "scoringLimit"]
     assert create["schema"]["properties"]["scoringLimit"]["minimum"] == 1
     detail = {p["name"]: p for p in DOC["paths"]["/openapi/metrics"]["get"]["parameters"]}
     assert detail["group_id"]["schema"] == {"type": "string", "minLength": 1}
@@ -167,6 +173,16 @@ def test_typed_parameters_and_bodies():
     page = detail["responses"]["200"]["content"]["application/json"]["schema"]
     assert page == {"$ref": "#/components/schemas/MetricsPage"}
     assert "bl metrics get" in detail["x-benchloop-commands"]
+
+
+def test_the_commands_named_by_the_operations_are_the_commands_that_request():
+    """``x-benchloop-commands``: together, every command of the CLI that makes a request, each as
+    ``bl --help`` spells it (the model's command lines of the actions that name an endpoint)."""
+    model = build_model(SPEC)
+    named = {c for _, _, op in operations(DOC) for c in op["x-benchloop-commands"]}
+    requesting = {a.command_line() for a in model.actions if model.action_endpoints(a)}
+    assert named and named == requesting
+    assert all(c.startswith("bl ") for c in named)
 
 
 def test_endpoints_sharing_a_path_and_method_become_one_operation():

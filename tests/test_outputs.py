@@ -24,15 +24,18 @@ from benchloop.table.load import load_model
 from benchloop.table.model import Action
 
 MODEL = load_model()
+# Ids of the sandbox for each kind of id of the table (their flags are the model's); a kind
+# the table gains needs ids here (test_every_kind_of_id_has_sandbox_ids says so).
 IDS = {"group": ["G1"], "job": ["G1-J0001"], "task": ["T1"]}
 TASK_IDS = {"brm": ["uid-G1-1"]}  # a behaviour analysis, not a download task
 COMPARE = ["BASE", "CAND"]
-WAIT = ["GLIVE"]  # the live group, every job finished
 NEEDED = {("brm", "run"): ["--steps", "10"]}  # options an action cannot run without on the sandbox
 SANDBOX = {"seed": 7, "groups": 3, "jobs_per_group": 40, "tasks_per_group": 25, "compare_jobs": 40, "live_jobs": 4}
 _DATA = Dataset(**SANDBOX)
 TRIALS = _DATA.job_ids("G1")[:2]  # two trials of an action of two jobs (bl divergence -j A -j B)
 INSTANCE = next(iter(_DATA.iter_group_jobs(COMPARE[0])))["instance_id"]  # a trial of each of -g BASE -g CAND
+# A wait: work that is done (G1 keeps some jobs running): the live group, every job finished, or its jobs.
+WAIT = {"group": ["GLIVE"], "job": _DATA.job_ids("GLIVE")[:1]}
 _DATA.close()
 
 
@@ -48,8 +51,8 @@ def invocations(action: Action, dim: str) -> list[list[str]]:
     ids = TASK_IDS.get(action.resource, IDS[dim]) if dim == "task" else IDS[dim]
     if action.min_ids:
         ids = COMPARE if dim == "group" else TRIALS
-    if action.waits and dim == "group":
-        ids = WAIT  # a group whose jobs are all done (G1 keeps some running)
+    if action.waits and dim in WAIT:
+        ids = WAIT[dim]
     flag = action.dimensions[dim].kind.short
     head = [*action.words, *(w for ident in ids for w in (flag, ident)), *NEEDED.get((action.resource, action.name), []),
             *trial_options(action, dim)]
@@ -65,6 +68,12 @@ def invocations(action: Action, dim: str) -> list[list[str]]:
     for name in flags:
         variants.append([[], [action.flag_of(name)]])
     return [head + [w for chosen in combo for w in chosen] for combo in product(*variants)] or [head]
+
+
+def test_every_kind_of_id_has_sandbox_ids():
+    kinds = {dim for action in MODEL.actions for dim in action.dimensions}
+    assert kinds and kinds <= set(IDS), f"no sandbox ids for {sorted(kinds - set(IDS))}"
+    assert WAIT["job"] and WAIT["job"][0].startswith(WAIT["group"][0])
 
 
 CASES = [(action, dim, args) for action in MODEL.actions if action.prints and action.writer != "text"

@@ -1,11 +1,16 @@
-"""Pagination modes against adversarial page sequences (no server needed)."""
+"""Pagination modes against adversarial page sequences, and the ids a walk has seen (no server needed)."""
 
 from __future__ import annotations
+
+import math
+import sqlite3
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchloop.base import seen_ids
+from benchloop.base.seen_ids import SeenIds
 from benchloop.engine.pagination import PaginationError, single_page, task_scan, unique_scan
 
 
@@ -166,3 +171,165 @@ def test_unique_scan_property_collects_each_item_once(n, tie, page):
     scan = unique_scan(fetch, page_size=page, collection="jobs", id_keys=["job_id"], tie_key="created_at")
     assert [j["job_id"] for j in scan.items] == [j["job_id"] for j in data]
     assert scan.total == n
+
+
+# ------------------------------------------------- the ids seen (base/seen_ids.py)
+# A walk remembers every id it has seen, in bounded memory: past KEEP_IDS the string ids move
+# to a temporary SQLite table.  On disk as in memory they follow Python's set equality, and a
+# disk that fails (no temporary directory, full, unreadable) costs memory, never an id.
+POOL = ["a", "b", "1", "\ud800", "é", "\x00x", "", 1, 1.0, True, 0, False, 2.5, 2**70, b"x", b"a", math.inf]
+
+
+def _reference(pages):
+    seen, out = set(), []
+    for page in pages:
+        flags = []
+        for iid in page:
+            flags.append(iid not in seen)
+            seen.add(iid)
+        out.append(flags)
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(POOL) | st.text(max_size=3), max_size=8), max_size=8),
+       st.integers(0, 6))
+def test_seen_ids_follow_python_set_equality_in_memory_and_on_disk(pages, keep):
+    ids = SeenIds(keep=keep)
+    try:
+        assert [ids.fresh(page) for page in pages] == _reference(pages)
+        assert len(ids) == len({iid for page in pages for iid in page})
+    finally:
+        ids.close()
+
+
+def test_seen_ids_move_to_disk_past_keep():
+    ids = SeenIds(keep=3)
+    assert ids.fresh(["a", "b", 1]) == [True, True, True]
+    assert ids._db is None
+    assert ids.fresh(["c", "a", 1.0]) == [True, False, False]
+    assert ids._db is not None  # past keep: the strings went to disk, the number stayed
+    assert ids.fresh(["c", "d", "d", True]) == [False, True, False, False]
+    ids.close()
+
+
+def test_a_really_full_disk_keeps_the_ids_stored_before_it():
+    # SQLite's own "database or disk is full" (a page limit), not a stand-in: only the
+    # failing page's inserts are taken back, every id stored before stays known.
+    pages = [[f"id-{n:05d}-" + "x" * 40 for n in range(start, start + 60)] for start in range(0, 3000, 50)]
+    pages += pages[:3]  # the first pages again, after the disk filled up: nothing new
+    ids = SeenIds(keep=100)
+    try:
+        flags = [ids.fresh(pages[0]), ids.fresh(pages[1]), ids.fresh(pages[2])]
+        assert ids._db is not None
+        (used,) = ids._db.execute("PRAGMA page_count").fetchone()
+        ids._db.execute(f"PRAGMA max_page_count = {used + 2}")
+        flags += [ids.fresh(page) for page in pages[3:]]
+        assert ids._db is None  # the disk filled up: the ids went back into memory
+        assert flags == _reference(pages)
+    finally:
+        ids.close()
+
+
+def test_no_temporary_directory_keeps_the_ids_in_memory(monkeypatch):
+    def refuse(*_a, **_k):
+        raise sqlite3.OperationalError("unable to open database file")
+
+    monkeypatch.setattr(sqlite3, "connect", refuse)
+    ids = SeenIds(keep=1)
+    assert ids.fresh(["a", "b", "a"]) == [True, True, False]
+    assert ids.fresh(["b", "c"]) == [False, True] and ids._db is None
+
+
+class _UnreadablePages:
+    """A connection whose per-page lookups fail (an I/O error); the whole table still reads."""
+
+    def __init__(self, db):
+        self.db = db
+
+    def execute(self, sql, *args):
+        if " IN (" in sql:
+            raise sqlite3.OperationalError("disk I/O error")
+        return self.db.execute(sql, *args)
+
+    def close(self):
+        self.db.close()
+
+
+def test_a_lookup_the_disk_cannot_answer_takes_the_ids_back_into_memory():
+    ids = SeenIds(keep=2)
+    assert ids.fresh(["a", "b", "c"]) == [True, True, True] and ids._db is not None
+    ids._db = _UnreadablePages(ids._db)
+    assert ids.fresh(["a", "d", "d"]) == [False, True, False]
+    assert ids._db is None and ids.fresh(["b", "c", "d", "e"]) == [False, False, False, True]
+
+
+@pytest.mark.parametrize("scan", [unique_scan, task_scan])
+def test_a_walk_past_the_ids_kept_in_memory_collects_what_a_small_one_does(scan, monkeypatch):
+    data = jobs(57)
+    served = data[:20] + data[15:25] + data[20:]  # repeats across pages
+    total = 57 if scan is unique_scan else "missing"  # a task scan stops at skip >= total
+    small = scan(backend(served, total=total)[0], page_size=7, collection="jobs", id_keys=["job_id"])
+    monkeypatch.setattr(seen_ids, "KEEP_IDS", 4)  # the ids go to disk after the first page
+    on_disk = scan(backend(served, total=total)[0], page_size=7, collection="jobs", id_keys=["job_id"])
+    assert on_disk.total == small.total and on_disk.items == small.items
+    assert [i["job_id"] for i in small.items] == [f"J{i}" for i in range(57)]
+
+
+def test_a_failed_page_after_the_ids_went_to_disk_raises_and_closes_their_database(monkeypatch):
+    fetch, _ = backend(jobs(40))
+
+    def failing(skip, limit):
+        if skip >= 30:
+            raise ConnectionResetError("page 4 failed")
+        return fetch(skip, limit)
+
+    monkeypatch.setattr(seen_ids, "KEEP_IDS", 5)
+    closed = []
+    real_close = SeenIds.close
+
+    def close(self):
+        closed.append(self._db is not None)  # the ids had gone to disk
+        real_close(self)
+
+    monkeypatch.setattr(SeenIds, "close", close)
+    with pytest.raises(ConnectionResetError):
+        unique_scan(failing, page_size=10, collection="jobs", id_keys=["job_id"])
+    assert closed == [True]  # the walk closed its database on the way out
+
+
+@pytest.mark.parametrize("scan", [unique_scan, task_scan])
+def test_a_walk_without_a_usable_temporary_directory_keeps_every_item_once(scan, monkeypatch):
+    """Hostile: no temporary directory for the ids seen (SQLite cannot open its file) costs
+    memory, never an item, and no item comes twice."""
+    data = jobs(57)
+    served = data[:20] + data[15:25] + data[20:]
+    total = 57 if scan is unique_scan else "missing"
+    monkeypatch.setattr(seen_ids, "KEEP_IDS", 4)
+
+    def refuse(*_a, **_k):
+        raise sqlite3.OperationalError("unable to open database file")
+
+    monkeypatch.setattr(sqlite3, "connect", refuse)
+    walked = scan(backend(served, total=total)[0], page_size=7, collection="jobs", id_keys=["job_id"])
+    assert [i["job_id"] for i in walked.items] == [f"J{i}" for i in range(57)]
+
+
+def test_a_walk_whose_disk_fills_up_midway_keeps_every_item_once(monkeypatch):
+    """Hostile: the ids went to disk, then the disk filled up (a page's inserts refused): the ids
+    come back into memory and the walk goes on, every item once."""
+    data = jobs(57)
+    served = data[:20] + data[15:25] + data[20:]
+    monkeypatch.setattr(seen_ids, "KEEP_IDS", 4)
+    calls, real_insert = [], seen_ids._insert
+
+    def insert(db, rows):
+        calls.append(len(rows))
+        if len(calls) == 3:  # the move to disk and one page went in; the next page does not
+            raise sqlite3.OperationalError("database or disk is full")
+        real_insert(db, rows)
+
+    monkeypatch.setattr(seen_ids, "_insert", insert)
+    walked = unique_scan(backend(served, total=57)[0], page_size=7, collection="jobs", id_keys=["job_id"])
+    assert len(calls) == 3  # after the refusal the ids stayed in memory
+    assert [i["job_id"] for i in walked.items] == [f"J{i}" for i in range(57)]

@@ -10,6 +10,7 @@ printed ends with an ``[error]`` line and exit 1.  Memory holds about a page.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import time
@@ -21,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import run_inprocess
 
+from benchloop.base import jsontext
 from benchloop.base.errors import ApiError
 from benchloop.engine import formats
 from benchloop.engine.formats import streamed
@@ -129,6 +131,62 @@ class _Sink:
 
     def flush(self):
         pass
+
+
+class _Digest:
+    """A text sink that keeps only a digest and the size of what was written."""
+
+    def __init__(self):
+        self.sha, self.size = hashlib.sha256(), 0
+
+    def write(self, text):
+        self.sha.update(text.encode("utf-8", "surrogatepass"))
+        self.size += len(text)
+
+    def flush(self):
+        pass
+
+
+def _peak_of_printing(jobs, pretty, lazy):
+    """(traced peak in bytes above the page source, digest sink) of ``jobs`` walked 50 a page
+    and printed as one JSON document, as ``jobs get --all`` prints it: read as its rows are
+    written (``lazy``), or collected into a list first (what ``--query`` does)."""
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+
+        def fetch(skip, limit):  # fresh objects per page, as a decoded response is
+            return {"jobs": json.loads(json.dumps(jobs[skip:skip + limit])), "total": len(jobs)}
+
+        sink = _Digest()
+        if lazy:
+            walk = lazy_scan("unique_scan", fetch, page_size=50, collection="jobs", id_keys=["job_id"])
+            streamed.write(sink, [("G", {"group_id": "G", "total": walk.total, "jobs": walk})], "json", pretty)
+        else:
+            scan = unique_scan(fetch, page_size=50, collection="jobs", id_keys=["job_id"])
+            jsontext.write(sink, [{"group_id": "G", "total": scan.total, "jobs": scan.items}], pretty, whole=True)
+        return tracemalloc.get_traced_memory()[1] - base, sink
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("pretty", [True, False])
+def test_a_20000_job_listing_is_printed_as_one_json_document_in_little_memory(pretty):
+    """The whole document's bytes (json.dumps's), in a bounded peak: the rows are written as
+    their pages arrive and the ids seen past 2,000 wait on disk."""
+    jobs = [{"job_id": f"job-{i:08d}-5f0c2a9e-41d3-4b6e-9a55", "status": "succeeded", "score": i / 7,
+             "created_at": f"2026-11-30T12:{i % 60:02d}:00Z", "tags": ["benchmark", f"t{i % 13}"]}
+            for i in range(20_000)]
+    expected = _Digest()
+    expected.write(json.dumps([{"group_id": "G", "total": 20_000, "jobs": jobs}], indent=2 if pretty else None,
+                              ensure_ascii=False, separators=None if pretty else (",", ":")) + "\n")
+    peak, sink = _peak_of_printing(jobs, pretty, lazy=True)
+    assert sink.size == expected.size and sink.sha.hexdigest() == expected.sha.hexdigest()
+    assert peak < 3_000_000, f"peak {peak / 1e6:.1f} MB above the page source"
+    kept, collected = _peak_of_printing(jobs, pretty, lazy=False)
+    assert collected.sha.hexdigest() == expected.sha.hexdigest()
+    assert kept > 4 * peak, f"kept in a list: {kept / 1e6:.1f} MB"  # the measure tells the two apart
 
 
 # ------------------------------------------------------------------- rows
@@ -265,3 +323,128 @@ def test_a_printed_listing_streams_the_bytes_a_collected_one_has(api, args):
     streamed_run, kept = api(*args), api(*args, "--query", "@")
     assert streamed_run.code == 0 and kept.code == 0, streamed_run.err
     assert streamed_run.out == kept.out and json.loads(streamed_run.out)
+
+
+# ------------------------------------------------------- a listing written to a file
+def test_a_written_listing_is_the_printed_document(api, tmp_path):
+    """``jobs download`` writes job_list.json as its pages arrive: the bytes of the document
+    ``jobs get --all`` prints for that group when it collects it (``--query``)."""
+    result = api("jobs", "download", "-g", "G1", "--page-size", "6", "-o", str(tmp_path))
+    assert result.code == 0, result.err
+    written = (tmp_path / "G1" / "job_list.json").read_text()
+    printed = api("jobs", "get", "-g", "G1", "--all", "--page-size", "6", "--query", "[0]")
+    assert written == printed.out
+    assert len(json.loads(written)["jobs"]) == 40 and "(40 jobs)" in result.err
+
+
+def test_a_pull_section_that_writes_a_listing_writes_all_of_it(api, tmp_path):
+    result = api("pull", "-g", "G2", "--with", "jobs,tasks", "-o", str(tmp_path))
+    assert result.code == 0, result.err
+    written = json.loads((tmp_path / "G2" / "job_list.json").read_text())
+    assert [j["job_id"] for j in written["jobs"]][:3] and len(written["jobs"]) == written["total"] == 40
+
+
+def test_a_page_failing_mid_walk_writes_no_listing_file(tmp_path):
+    """Nothing half-written: a listing whose later page fails leaves no job_list.json (and no
+    temporary file) behind, and the command exits 1 naming the group."""
+    jobs = make_jobs(25)
+
+    def page(seen):
+        skip = int(parse_qs(urlsplit(seen.target).query).get("skip", ["0"])[0])
+        if skip >= 15:
+            return json_reply({"error": "boom"}, status=500)
+        return json_reply({"jobs": jobs[skip:skip + 10], "total": 25})
+
+    with start_scripted({"/openapi/jobs": page}) as srv:
+        result = run_inprocess("--host", srv.url, "--api-key", "k", "--retry", "0", "-o", str(tmp_path),
+                               "jobs", "download", "-g", "G", "--page-size", "10")
+        asked = [parse_qs(urlsplit(s.target).query).get("skip", ["0"])[0] for s in srv.seen]
+    assert result.code == 1 and "- G: API error 500" in result.err, result.err
+    assert asked == ["0", "9", "18"]  # two pages kept (19 jobs), the third failed
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+def _paged_jobs(jobs, fail_from=None):
+    """A scripted /openapi/jobs answering ``jobs`` by skip/limit; a 500 from skip ``fail_from``."""
+    def page(seen):
+        query = parse_qs(urlsplit(seen.target).query)
+        skip, limit = int(query.get("skip", ["0"])[0]), int(query.get("limit", ["50"])[0])
+        if fail_from is not None and skip >= fail_from:
+            return json_reply({"error": "boom"}, status=500)
+        return json_reply({"jobs": jobs[skip:skip + limit], "total": len(jobs)})
+
+    return {"/openapi/jobs": page}
+
+
+def test_a_page_failing_mid_walk_leaves_the_earlier_listing_file_as_it_was(tmp_path):
+    """The staged file is renamed into place only when the walk ended: a walk whose third page
+    fails leaves the job_list.json of the run before byte for byte, and no temporary file."""
+    jobs = make_jobs(25)
+    with start_scripted(_paged_jobs(jobs)) as srv:
+        first = run_inprocess("--host", srv.url, "--api-key", "k", "--retry", "0", "-o", str(tmp_path),
+                              "jobs", "download", "-g", "G", "--page-size", "10")
+    assert first.code == 0, first.err
+    listing = tmp_path / "G" / "job_list.json"
+    before = listing.read_bytes()
+    assert len(json.loads(before)["jobs"]) == 25 and "(25 jobs)" in first.err
+    with start_scripted(_paged_jobs(make_jobs(25, prefix="K"), fail_from=15)) as srv:
+        failed = run_inprocess("--host", srv.url, "--api-key", "k", "--retry", "0", "-o", str(tmp_path),
+                               "jobs", "download", "-g", "G", "--page-size", "10")
+    assert failed.code == 1 and "- G: API error 500" in failed.err, failed.err
+    assert listing.read_bytes() == before
+    assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == ["job_list.json"]
+
+
+def test_a_listing_file_is_written_in_about_a_page_of_memory(tmp_path):
+    """``jobs download`` of 20,000 jobs, 200 a page: the file holds json.dumps's bytes of the
+    whole listing, and the command's traced peak stays far below what the listing takes
+    in memory (what reading the file back costs: 12 MB, collected 14 MB; streamed ~2 MB, a MB of it
+    the file's write buffer), since it is written as its pages arrive."""
+    jobs = [{"job_id": f"job-{i:08d}-5f0c2a9e", "status": "succeeded", "score": i / 7,
+             "created_at": f"2026-11-30T12:{i % 60:02d}:{i % 59:02d}Z", "tags": ["benchmark", f"t{i % 13}"]}
+            for i in range(20_000)]
+    args = ("--api-key", "k", "--retry", "0", "-q", "jobs", "download", "-g", "G", "--page-size", "200")
+    with start_scripted(_paged_jobs(jobs)) as srv:
+        warm = run_inprocess("--host", srv.url, *args, "-o", str(tmp_path / "warm"))  # imports done
+        assert warm.code == 0, warm.err
+        tracemalloc.start()
+        try:
+            base = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            result = run_inprocess("--host", srv.url, *args, "-o", str(tmp_path / "out"))
+            peak = tracemalloc.get_traced_memory()[1] - base
+        finally:
+            tracemalloc.stop()
+    assert result.code == 0, result.err
+    text = (tmp_path / "out" / "G" / "job_list.json").read_text(encoding="utf-8")
+    assert text == json.dumps({"group_id": "G", "total": 20_000, "jobs": jobs}, indent=2, ensure_ascii=False) + "\n"
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        loaded = json.loads(text)
+        held = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(loaded["jobs"]) == 20_000
+    assert peak * 3 < held, f"peak {peak / 1e6:.1f} MB, the listing in memory {held / 1e6:.1f} MB"
+
+
+@pytest.mark.parametrize(("resource", "route", "message"), [
+    # 30 jobs where 35 are announced: every pass of the scan is written, then it fails
+    ("jobs", lambda q: {"jobs": make_jobs(30)[int(q["skip"][0]):int(q["skip"][0]) + int(q["limit"][0])],
+                        "total": 35}, "pagination collected 30 of 35 unique jobs"),
+    # the same full page of tasks without ids and no total: the second page is no progress
+    ("tasks", lambda q: {"tasks": [{"name": f"task {i}"} for i in range(int(q["limit"][0]))]},
+     "tasks pagination made no progress"),
+], ids=["jobs-short-total", "tasks-no-progress"])
+def test_a_walk_that_cannot_finish_writes_no_listing_file(tmp_path, resource, route, message):
+    """The walk's own failure (not a request's) after rows went into the staged file: exit 1
+    with its message, no listing file and no temporary file."""
+    part = load_model().resources[resource].actions["download"].dimensions["group"].parts["all"]
+    path = part.request.path.replace("{group}", "G")
+    with start_scripted({path: lambda seen: json_reply(route(parse_qs(urlsplit(seen.target).query)))}) as srv:
+        result = run_inprocess("--host", srv.url, "--api-key", "k", "--retry", "0", "-o", str(tmp_path),
+                               resource, "download", "-g", "G", "--page-size", "10")
+    assert result.code == 1 and message in result.err, result.err
+    assert "Traceback" not in result.err
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []

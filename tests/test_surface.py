@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler
 
 import pytest
 import yaml
 
 from benchloop.cli import update_check
-from benchloop.sandbox.server import QuietHTTPServer
+from benchloop.sandbox.scripted import Reply, start_scripted
 
 
 def test_jsonl_prints_one_compact_element_per_line_in_input_order(api):
@@ -80,32 +78,19 @@ def test_profiles_select_host_and_key(sandbox, bl, tmp_path, monkeypatch):
 
 
 class _Index:
-    """A tiny package index (PEP 691 JSON) on loopback that can be slow."""
+    """A tiny package index (PEP 691 JSON) on loopback that can be slow (the scripted server)."""
 
     def __init__(self, versions, delay=0.0):
-        self.hits = 0
-        outer = self
+        body = json.dumps({"name": "benchloop-client", "versions": versions, "files": []}).encode()
+        self._server = start_scripted({"*": Reply(200, body, "application/vnd.pypi.simple.v1+json", delay=delay)})
+        self.url = f"{self._server.url}/simple"
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802
-                outer.hits += 1
-                time.sleep(delay)
-                body = json.dumps({"name": "benchloop-client", "versions": versions, "files": []}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = QuietHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/simple"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+    @property
+    def hits(self) -> int:
+        return len(self._server.seen)
 
     def close(self):
-        self.server.shutdown()
+        self._server.stop()
 
 
 @pytest.fixture

@@ -5,11 +5,14 @@ from __future__ import annotations
 import io
 import json
 import os
+from contextlib import contextmanager
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchloop.base import jsontext
 from benchloop.base.files import atomic_write, join_under, safe_component
 from benchloop.base.ids import expand_ids
 from benchloop.base.jsontext import dumps, write_json_array
@@ -84,6 +87,52 @@ def test_streamed_array_equals_one_shot_dump(elements, pretty):
     write_json_array(out, elements, pretty)
     assert out.getvalue() == dumps(elements, pretty)
     assert json.loads(out.getvalue()) == elements
+
+
+@contextmanager
+def _small_limits():
+    """Write piecewise at a few items, so small examples take every path."""
+    with mock.patch.object(jsontext, "LONG", 2), mock.patch.object(jsontext, "_ITEMS", 2), \
+            mock.patch.object(jsontext, "_BATCH", 8):
+        yield
+
+
+any_text = st.text(st.characters(exclude_categories=()), max_size=4)  # lone surrogates included
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | any_text,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(
+        any_text | st.integers() | st.booleans() | st.none() | st.floats(allow_nan=False), inner, max_size=4),
+    max_leaves=25)
+
+
+def _escaped(text):
+    """json.dumps's text with each lone surrogate written as its escape (what bl writes)."""
+    return "".join(f"\\u{ord(c):04x}" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values, st.booleans(), st.booleans())
+def test_the_text_of_long_listings_written_piecewise_is_json_dumps_text(value, pretty, whole):
+    """A long listing (or a document holding one two levels down) is written batch by batch,
+    never as one string: the bytes are json.dumps's (contract 3.1), whatever the value."""
+    doc = [value] if whole and not isinstance(value, list) else value
+    with _small_limits():
+        out = io.StringIO()
+        jsontext.write(out, doc, pretty, whole=whole)
+        one_shot = jsontext.dumps(doc, pretty)
+    expected = _escaped(json.dumps(doc, indent=2 if pretty else None, ensure_ascii=False,
+                                   separators=None if pretty else (",", ":"))) + "\n"
+    assert out.getvalue() == expected
+    assert one_shot == expected
+
+
+def test_an_element_holding_a_long_listing_two_levels_down_is_written_piecewise():
+    jobs = [{"job_id": f"J{i}", "n": i} for i in range(jsontext.LONG + 5)]
+    element = {"group_id": "G", "detail": {"total": len(jobs), "metrics": jobs}}
+    assert jsontext.is_big(element) and not jsontext.is_big({"a": {"b": {"c": jobs}}})
+    pieces = list(jsontext.chunks([element], True, whole=True))
+    assert len(pieces) > 5  # piece by piece, not one string
+    assert "".join(pieces) == json.dumps([element], indent=2, ensure_ascii=False)
 
 
 def test_atomic_write_leaves_no_temp_and_replaces(tmp_path):

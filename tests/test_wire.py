@@ -29,9 +29,13 @@ from benchloop.surface.openapi import openapi_document
 from benchloop.table.load import load_model
 
 PSEUDO = ("/_export/", "/_oss/", "/_sso/")
-IDS = {"group": ["-g", "G1"], "job": ["-j", "G1-J0001,G2-J0002"], "task": ["--task-id", "T1"]}
-BRM_IDS = ["--task-id", "uid-G1-1"]  # a preset behaviour analysis of the sandbox
-WAIT_IDS = ["-g", "GLIVE"]  # a wait: the live group, finished (G1's running jobs never finish)
+# Ids of the sandbox for each kind of id of the table (their flags are the model's); a kind
+# the table gains needs ids here (test_every_kind_of_id_has_sandbox_ids says so).
+IDS = {"group": ["G1"], "job": ["G1-J0001,G2-J0002"], "task": ["T1"]}
+BRM_IDS = ["uid-G1-1"]  # a preset behaviour analysis of the sandbox
+# A wait: work that is done (G1's running jobs never finish): the live group, finished, or its jobs.
+_DATA = Dataset(groups=3, jobs_per_group=26, live_jobs=3)  # the wire fixture's sandbox
+WAIT_IDS = {"group": ["GLIVE"], "job": _DATA.job_ids("GLIVE")[:2]}
 EXTRA = {  # options that select other parts (and so other requests)
     ("jobs", "get"): [[], ["--all", "--status", "failed"]],
     ("tasks", "get"): [[], ["--all", "--search", "t", "--status", "done"]],
@@ -46,7 +50,7 @@ EXTRA = {  # options that select other parts (and so other requests)
 ALL_JOBS_RUN = ["brm", "run", "-g", "G2"]  # G2 samples all jobs (no sampleSize in the body)
 EMPTY_GROUP = ["report", "download", "-g", "GEMPTY"]  # no jobs: the group existence probe
 MEDIA_TASK = ["trajectory", "download", "--task-id", "TMEDIA"]  # trajectories that reference media
-G1_INSTANCE = Dataset(groups=3, jobs_per_group=26).job("G1-J0001")["instance_id"]  # for a trial of -g G1
+G1_INSTANCE = _DATA.job("G1-J0001")["instance_id"]  # for a trial of -g G1
 
 
 def trial_options(action, dim: str) -> list[str]:
@@ -70,16 +74,24 @@ def command_lines(tmp: str) -> list[list[str]]:
         if action.positional is not None:  # ap-cmd: see ap_lines
             continue
         for dim in action.dimensions:
-            ids = BRM_IDS if action.resource == "brm" and dim == "task" else IDS[dim]
-            if action.waits and dim == "group":  # a group's wait: one whose jobs all finish
-                ids = WAIT_IDS
+            flag = action.dimensions[dim].kind.short
+            values = BRM_IDS if action.resource == "brm" and dim == "task" else IDS[dim]
+            if action.waits and dim in WAIT_IDS:  # a wait: ids whose work finishes
+                values = WAIT_IDS[dim]
             if action.min_ids and dim == "group" and (action.resource, action.name) not in EXTRA:
-                ids = [*ids, "-g", "G2"]  # an action of two runs or more (trend)
+                values = [*values, "G2"]  # an action of two runs or more (trend)
+            ids = [w for value in values for w in (flag, value)]
             for extra in EXTRA.get((action.resource, action.name), [[]]):
                 extra = [*extra, *trial_options(action, dim)]
                 out = ["-o", tmp] if action.option("output_dir") else []
                 lines.append([*action.words, *ids, *extra, *out])
     return lines
+
+
+def test_every_kind_of_id_has_sandbox_ids():
+    kinds = {dim for action in load_model().actions for dim in action.dimensions}
+    assert kinds and kinds <= set(IDS), f"no sandbox ids for {sorted(kinds - set(IDS))}"
+    assert WAIT_IDS["job"] and all(_DATA.job(j) for j in WAIT_IDS["job"])
 
 
 def _operations(doc: dict) -> list[tuple[re.Pattern, str, dict]]:

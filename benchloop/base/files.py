@@ -637,7 +637,7 @@ def atomic_write_stream(path: str, produce, user_file: bool = False) -> None:
 
 
 def write_json_file(path: str, value: Any, pretty: bool = True) -> None:
-    """A JSON file; a big document (a long or spooled listing) is encoded piecewise, so a
+    """A JSON file; a big document (a long listing) is encoded piecewise, so a
     100,000-job list never exists as one string; a small one in one go (faster)."""
     if not jsontext.is_big(value):
         atomic_write(path, jsontext.dumps(value, pretty))

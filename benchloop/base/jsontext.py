@@ -2,8 +2,8 @@
 
 The format: 2-space indent (or compact ``,``/``:`` separators with --no-pretty),
 non-ASCII literal, insertion key order, one trailing newline: ``json.dumps``'s
-bytes.  A big value (a listing of more than ``LONG`` items, a ``Spool``, or a
-document holding one a level or two down) is never built as one string: its
+bytes.  A big value (a listing of more than ``LONG`` items, or a document
+holding one a level or two down) is never built as one string: its
 outer levels are written structure by structure and each item is encoded on
 its own, then indented for its depth.  json.dumps indents a nested value the
 same way (a JSON string never holds a raw newline), so the bytes are the same;
@@ -32,8 +32,6 @@ import re
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from .spool import Spool
-
 LONG = 2000  # a list longer than this is written item by item
 _DEPTH = 2  # how far down a document is searched for a big value
 _BATCH = 1 << 16  # characters collected before one write
@@ -43,12 +41,6 @@ _ITEMS = 200  # a listing's items encoded together
 # A lone surrogate (a backend may send "\\ud800") has no UTF-8 form: it is written as the
 # escape it came as, so the text can be printed and saved and reads back the same.
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _materialize(value: Any) -> Any:
-    if isinstance(value, Spool):
-        return list(value)
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 _orjson: Any = None  # the module once imported (False: not installed)
@@ -100,7 +92,7 @@ def _odd_floats(value: Any) -> bool:
             if not math.isfinite(item) or (item and -1e-4 < item < 1e-4):
                 return True
         elif kind not in (str, int, bool) and item is not None:
-            return True  # a subclass, a Spool: json.dumps decides
+            return True  # a subclass: json.dumps decides
     return False
 
 
@@ -111,7 +103,7 @@ def _fast_text(value: Any, pretty: bool) -> str | None:
         return None
     option = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
     try:
-        out = orjson.dumps(value, default=_materialize, option=option | orjson.OPT_INDENT_2 if pretty else option)
+        out = orjson.dumps(value, option=option | orjson.OPT_INDENT_2 if pretty else option)
     except TypeError:  # orjson.JSONEncodeError: a big integer, a lone surrogate, a key not a string...
         return None
     # NaN/infinity come out as null, small floats in another notation: look closer only then.
@@ -123,9 +115,9 @@ def _fast_text(value: Any, pretty: bool) -> str | None:
 def stdlib_text(value: Any, pretty: bool) -> str:
     """``value``'s text through the standard library's encoder (:func:`encode` without orjson)."""
     if pretty:
-        out = json.dumps(value, indent=2, ensure_ascii=False, default=_materialize)
+        out = json.dumps(value, indent=2, ensure_ascii=False)
     else:
-        out = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_materialize)
+        out = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return _escape_surrogates(out)
 
 
@@ -147,20 +139,18 @@ def dumps(value: Any, pretty: bool = True) -> str:
 
 
 def is_big(value: Any, depth: int = _DEPTH) -> bool:
-    """A spooled or long listing, or an object holding one within ``depth`` levels."""
-    if isinstance(value, Spool):
-        return True
+    """A long listing, or an object holding one within ``depth`` levels."""
     if isinstance(value, list):
         return len(value) > LONG
     if isinstance(value, dict) and depth > 0:
-        return any(is_big(v, depth - 1) for v in value.values() if isinstance(v, (dict, list, Spool)))
+        return any(is_big(v, depth - 1) for v in value.values() if isinstance(v, (dict, list)))
     return False
 
 
 def chunks(value: Any, pretty: bool, level: int = 0, whole: bool = False) -> Iterator[str]:
     """Pieces of ``value``'s text at nesting ``level``; joined, they are json.dumps's text with
     every line after the first indented by ``level`` steps.  ``whole``: write the outer list piece
-    by piece even when it is short (its elements may hold a spooled listing)."""
+    by piece even when it is short (its elements may hold a long listing)."""
     pad = "\n" + "  " * level if pretty else ""
     if isinstance(value, dict) and is_big(value) and all(isinstance(k, str) for k in value):
         yield "{"
@@ -169,7 +159,7 @@ def chunks(value: Any, pretty: bool, level: int = 0, whole: bool = False) -> Ite
             yield ": " if pretty else ":"
             yield from chunks(item, pretty, level + 1)
         yield pad + "}"
-    elif isinstance(value, Spool) or (isinstance(value, list) and (whole or is_big(value))):
+    elif isinstance(value, list) and (whole or is_big(value)):
         yield from _items(value, pretty, pad, level, whole)
     else:
         text = encode(value, pretty)

@@ -70,15 +70,12 @@ def runner(rt: Runtime) -> Callable[[str, dict[str, Any]], Any]:
 
 
 def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[str, Any],
-            on_done: Callable[[Outcome], None] | None = None, spill: bool = False,
-            lazy: bool = False) -> list[Outcome]:
+            on_done: Callable[[Outcome], None] | None = None, lazy: bool = False) -> list[Outcome]:
     """Process every id (or every id x section of a composite); the outcomes in input order.
 
     ``on_done`` sees each id's outcome as soon as it is known (jsonl streams
     it).  A 401 raises ``AuthError`` after cancelling the remaining work.
-    ``spill``: the outcomes are printed only as one JSON document (``base.jsontext``), so a
-    walked listing may be a ``Spool`` (on disk past its first items); a command that writes
-    files spills anyway (``Pipeline.spill``)."""
+    ``lazy``: a walked listing is read as its rows are printed (``pagination.LazyScan``)."""
     for message in unknown_values(action, opts):
         rt.log.warn(message)
     if action.compose is not None:
@@ -90,7 +87,7 @@ def execute(rt: Runtime, action: Action, dim: str, ids: list[str], opts: dict[st
         from .compose import run_compose  # composite commands only
 
         return run_compose(rt, action, dim, ids, opts, process)
-    pipeline = Pipeline(rt, action, dim, opts, id_count=len(ids), spill=spill, lazy=lazy)
+    pipeline = Pipeline(rt, action, dim, opts, id_count=len(ids), lazy=lazy)
     progress = pipeline.dim.progress or action.progress
     counter = rt.counter(progress, len(ids)) if progress else None
 

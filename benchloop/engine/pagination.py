@@ -27,7 +27,7 @@ from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 from ..base.frozen import dataclass, field
-from ..base.spool import SeenIds, Spool
+from ..base.seen_ids import SeenIds
 
 # A page size option given no value: one page asks PAGE_SIZE items, a walk over every page
 # WALK_PAGE_SIZE a request (docs/contract.md 2.6: the unique scan's 1000 unless --page-size;
@@ -45,11 +45,10 @@ class PaginationError(Exception):
 
 @dataclass
 class Scan:
-    """Result of a multi-page walk (``items``: a list, or a ``Spool`` when the walk was asked to
-    spill: a consumer that asks for one encodes it with ``base.jsontext``)."""
+    """Result of a multi-page walk: every item, in a list."""
 
     total: int
-    items: list[Any] | Spool
+    items: list[Any]
     first: dict[str, Any] = field(default_factory=dict)
 
 
@@ -68,11 +67,6 @@ def _item_id(item: Any, id_keys: list[str]) -> Any:
             # Ids are scalars; a list or object id is malformed (and unhashable).
             return value if isinstance(value, (str, int, float, bool)) else None
     return None
-
-
-def _collector(spill: bool) -> list[Any] | Spool:
-    """Where a walk keeps its items: a list, or a ``Spool`` when asked to spill."""
-    return Spool() if spill else []
 
 
 def _noop(*_args: Any) -> None:
@@ -106,13 +100,13 @@ class _Walk:
 
     def __init__(self, collection: str, id_keys: list[str], tie_key: str | None,
                  keep_first: list[str] | None, label: str, on_page: OnPage, debug: Callable[[str], None],
-                 keep: bool = True, spill: bool = False):
+                 keep: bool = True):
         self.collection, self.id_keys, self.tie_key = collection, id_keys, tie_key
         self.keep_first, self.label, self.on_page, self.debug = keep_first or [], label, on_page, debug
         self.total: int | None = None
         self.seen = SeenIds()
         self.keep = keep  # False: only the ids seen are kept (the items are handed out page by page)
-        self.items = _collector(spill)
+        self.items: list[Any] = []
         self.count = 0
         self.fresh: list[Any] = []  # the new items of the last page
         self.first: dict[str, Any] = {}
@@ -197,14 +191,12 @@ def unique_scan(
     label: str = "",
     on_page: OnPage = _noop,
     debug: Callable[[str], None] = _noop,
-    spill: bool = False,
     **_: Any,
 ) -> Scan:
-    """Every unique item; when the backend's total is not reached, scan again with other page sizes.
-    ``spill``: collect the items in a ``Spool`` (on disk past its first items)."""
+    """Every unique item; when the backend's total is not reached, scan again with other page sizes."""
     if page_size < 1:
         raise PaginationError(f"{label} page size must be at least 1")
-    walk = _Walk(collection, id_keys, tie_key, keep_first, label, on_page, debug, spill=spill)
+    walk = _Walk(collection, id_keys, tie_key, keep_first, label, on_page, debug)
     for _item in _passes(fetch, walk, page_size):
         pass  # kept in walk.items
     return walk.scan()
@@ -256,15 +248,13 @@ def task_scan(
     label: str = "",
     on_page: OnPage = _noop,
     keep_first: list[str] | None = None,
-    spill: bool = False,
     **_: Any,
 ) -> Scan:
     if page_size < 1:
         raise PaginationError(f"{label} page size must be at least 1")
     state = _TaskWalk(keep_first)
     walked = _task_items(fetch, state, page_size, collection, id_keys, label, on_page)
-    items = _collector(spill)
-    items.extend(walked)
+    items = list(walked)
     return Scan(state.total if state.total is not None else len(items), items, state.first)
 
 
@@ -373,7 +363,8 @@ class LazyScan(Streamed):
     """A walk read as it is iterated: a walking mode's items, page by page (streamed output).
 
     Made by :func:`lazy_scan` in place of a :class:`Scan` when the output writes each row as
-    its page arrives (``--output jsonl``, csv, ... of ``jobs get --all``): it has a Scan's
+    its page arrives (``--output jsonl``, csv, ... of ``jobs get --all``, and a listing's file:
+    ``jobs download``'s job_list.json, ``Pipeline.write``): it has a Scan's
     ``total`` and ``items`` (itself), read from the first page, which it asks for at once (so
     a failing first page fails the id as before, and an empty listing is known).  Iterable
     once; ``before_fetch`` is called before every later page is asked for (the printer flushes
@@ -390,6 +381,7 @@ class LazyScan(Streamed):
         self._head: list[Any] = []
         self._started = False
         self._boundary: Callable[[], None] = _noop  # the reader's page boundary (``_pumped``)
+        self.handed = 0  # the items handed to the reader so far (all of them once it is read)
 
     def start(self) -> LazyScan:
         """Ask for the first page (its first item is kept until iterated)."""
@@ -426,6 +418,7 @@ class LazyScan(Streamed):
     def __iter__(self) -> Iterator[Any]:
         self.start()
         head, self._head = self._head, []
+        self.handed += len(head)
         yield from head
         yield from self._pumped()
 
@@ -484,6 +477,7 @@ class LazyScan(Streamed):
                     return
                 if isinstance(page, tuple):
                     raise page[1]
+                self.handed += len(page)
                 yield from page
         finally:
             stop.set()

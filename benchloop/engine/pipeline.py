@@ -81,11 +81,22 @@ class NothingThere(Exception):
     """A download's answer matched its part's ``missing`` rule."""
 
 
+def streamable(part: Any) -> bool:
+    """Whether a part walks pages into a shape that takes a listing read as it is used
+    (``transforms.LAZY``): its value may hold a ``LazyScan``."""
+    return isinstance(part, PagedPart) and part.shape is not None and part.shape.name in transforms.LAZY
+
+
+def _holds_walk(value: Any) -> bool:
+    """A document holding a ``LazyScan`` among its values (what a ``LAZY`` shape makes of one)."""
+    return isinstance(value, dict) and any(isinstance(v, LazyScan) for v in value.values())
+
+
 class Pipeline:
     """Runs one action of the table for one dimension."""
 
     def __init__(self, rt: Runtime, action: Action, dim: str, opts: Mapping[str, Any], id_count: int = 1,
-                 spill: bool = False, scope: Scope | None = None, lazy: bool = False):
+                 scope: Scope | None = None, lazy: bool = False):
         self.rt = rt
         # Rows written as their pages arrive (``command.run``): a walked listing whose transform
         # takes one (``transforms.LAZY``) is a ``LazyScan``, and a step may stream its rows.
@@ -98,9 +109,6 @@ class Pipeline:
         self.dim: Dimension = action.dimensions[dim]
         self.opts = dict(opts)
         self.files = action.writes_files(opts)
-        # A part's walked listing may be a Spool when the values only become JSON text: files
-        # (written by ``write``), or one printed JSON document (``spill``, see command.run).
-        self.spill = spill or self.files
         self.root = opts.get("output_dir") or rt.output_dir
         self.skip_existing = bool(opts.get("skip_existing"))
         self.id_count = id_count
@@ -143,17 +151,18 @@ class Pipeline:
         return self.rt.http.download(path, dest, params=params, **kwargs)
 
     def fetch(self, part: RequestPart | PagedPart | StepPart | WaitPart, ctx: Context, ident: str,
-              dest: str | None = None) -> Any:
-        """What one part of one id answers (a fan-out runs in ``fan_out`` instead)."""
+              dest: str | None = None, lazy: bool | None = None) -> Any:
+        """What one part of one id answers (a fan-out runs in ``fan_out`` instead); ``lazy``: a
+        walked listing is read as it is used (default: as the command's rows are printed)."""
         if isinstance(part, WaitPart):
             return self.wait(part.wait, ctx, ident)
         if isinstance(part, StepPart):
             value = self.wait(part.wait, ctx, ident, before_step=True) if part.wait is not None else None
             return STEPS[part.step.name](PipelineCall(self, part, ctx, ident, dest, value))
         if isinstance(part, PagedPart):
-            lazy = self.lazy and part.shape is not None and part.shape.name in transforms.LAZY
+            lazy = self.lazy if lazy is None else lazy
             return self.paginate(part.request, part.pagination, ctx, ident, part.empty_probe,
-                                 part.empty_probe_mode == "warn", spill=self.spill, lazy=lazy)
+                                 part.empty_probe_mode == "warn", lazy=lazy and streamable(part))
         body = self.request(part.request, ctx)
         return select(part.items, body, ctx, self.opts) if part.items else body
 
@@ -215,13 +224,12 @@ class Pipeline:
         return args
 
     def paginate(self, endpoint: Endpoint, pagination: Pagination, ctx: Context, ident: str,
-                 probe: Endpoint | None, probe_warns: bool = False, spill: bool = False,
+                 probe: Endpoint | None, probe_warns: bool = False,
                  before: Callable[[], Any] | None = None, lazy: bool = False) -> Any:
         """One page or every page of a paged endpoint (``pagination.py``): the walk (a ``Scan``;
         a ``LazyScan`` when ``lazy`` and the mode walks) or the page; ``before`` is called
         before each request (a wait's clock: it raises when the wait's time is up)."""
         args = self._page_args(pagination, ctx)
-        args["spill"] = spill
         args["page"] = int(self.opts.get("page") or 1)
         log = self.rt.log
         if pagination.progress:
@@ -239,7 +247,7 @@ class Pipeline:
 
         try:
             if lazy and pagination.mode in ITER_MODES:
-                del args["spill"], args["page"]
+                del args["page"]
                 result: Any = lazy_scan(pagination.mode, fetch, label=f"{self.dim.name} {ident}", debug=log.debug,
                                         **args)
             else:
@@ -340,13 +348,29 @@ class Pipeline:
             return False
         if part.format == "markdown":
             files.atomic_write(path, value)
+        elif _holds_walk(value):
+            self.write_streamed(path, value)
         else:
             files.write_json_file(path, value, self.rt.pretty)
         note = ""
         if isinstance(part, PagedPart) and part.count and isinstance(value, dict):
-            note = f" ({len(value.get(part.count) or [])} {part.count})"
+            listed = value.get(part.count)
+            note = f" ({listed.handed if isinstance(listed, LazyScan) else len(listed or [])} {part.count})"
         self.rt.log.file("wrote", path, note)
         return True
+
+    def write_streamed(self, path: str, value: Any) -> None:
+        """A document holding a listing read as it is written (``LazyScan``): its text goes into
+        the staged file as the pages arrive (``formats.streamed.write_document``: the bytes
+        ``files.write_json_file`` writes of the whole listing), and the file is put in place
+        only when the walk ended; a page that fails removes the staged file and fails the id,
+        leaving the file of an earlier run as it was."""
+        from .formats.streamed import write_document
+
+        try:
+            files.atomic_write_stream(path, lambda out: write_document(out, value, self.rt.pretty))
+        except PaginationError as exc:
+            raise StepError(str(exc)) from None
 
     # -- one id -------------------------------------------------------------
     def process(self, ident: str) -> Any:
@@ -356,6 +380,9 @@ class Pipeline:
         failures: list[Failure] = []
         aggregate_noun = self.dim.aggregate_failures
         selected = self.dim.selected(self.opts)
+        # The id's one part (before its fan-outs), a listing written to its file: nothing else
+        # of the id reads it, so it is read as it is written, in about a page of memory.
+        alone = sum(isinstance(p, (RequestPart, PagedPart, StepPart, WaitPart)) for p in selected) == 1
         for part in selected:
             if not isinstance(part, (RequestPart, PagedPart, StepPart, WaitPart)):
                 continue  # fan-outs run after the other parts
@@ -363,8 +390,11 @@ class Pipeline:
                 paths[part.name] = self.path_for(part.file, ctx)
                 if self.skip(paths[part.name]) or self.kept(paths[part.name]):
                     continue
+            into_file = alone and part.name in paths and streamable(part)
             try:
-                raw = self.fetch(part, ctx, ident, paths.get(part.name))
+                raw = self.fetch(part, ctx, ident, paths.get(part.name), lazy=into_file or None)
+                if into_file:  # its later pages arrive (and may fail) as it is written
+                    self.write(part, paths[part.name], transforms.apply(part.shape, raw, ident))
             except (AuthError, Cancelled, MultiFailure):
                 raise
             except BenchloopError as exc:
@@ -374,6 +404,8 @@ class Pipeline:
                 failures.append(failure_of(failure_id, exc))
                 continue
             ctx.parts[part.name] = raw
+            if into_file:
+                continue  # written
             values[part.name] = transforms.apply(part.shape, raw, ident)
             if part.name in paths and aggregate_noun:
                 self.write(part, paths[part.name], values[part.name])

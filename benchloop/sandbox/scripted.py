@@ -12,10 +12,22 @@ client got and what it sent.
         ... srv.url ... srv.seen ...
 
 A route is a :class:`Reply`, a list of replies (used in turn, the last one
-repeats) or a callable ``(request) -> Reply``.  Unknown paths answer 404 JSON.
-``tls=(certfile, keyfile)`` serves HTTPS instead of HTTP.  ``connections``
-counts the TCP connections accepted and ``Seen.peer`` names the one that
-carried a request, so a test can tell reuse from reconnection.
+repeats) or a callable ``(request) -> Reply``; the route ``"*"`` answers every
+path no other route names.  Unknown paths answer 404 JSON.  A reply whose
+``content_type`` is None sends no ``Content-Type``.  ``tls=(certfile, keyfile)``
+serves HTTPS instead of HTTP.  ``connections`` counts the TCP connections
+accepted and ``Seen.peer`` names the one that carried a request, so a test can
+tell reuse from reconnection.
+
+Raw bytes, for what no HTTP server would send (a body dripped a byte at a time,
+an answer that never comes, framing no library writes): :func:`start_raw` reads
+each request's head and hands the connection to ``handle(conn, server)``, which
+writes whatever it likes (``keep_alive=True``: ``handle(conn, head, n)`` for each
+request of a kept-alive connection); ``server.stopped`` is set when the server
+stops, so a handler that waits ends with it.
+
+    with start_raw(lambda conn, server: server.stopped.wait(60)) as srv:  # never answers
+        ... srv.url ... srv.requests ...
 """
 
 from __future__ import annotations
@@ -40,7 +52,7 @@ from .state import Headers
 class Reply:
     status: int = 200
     body: bytes | str | Any = b""
-    content_type: str = "application/json"
+    content_type: str | None = "application/json"  # None: no Content-Type header
     headers: dict[str, str] = field(default_factory=dict)
     # "reset": abort the connection; "truncate": announce the full length, send ``send`` bytes;
     # "close_after": answer as if keeping the connection alive, then close it (an idle timeout);
@@ -105,7 +117,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         body = reply.payload()
         self.send_response(reply.status)
-        self.send_header("Content-Type", reply.content_type)
+        if reply.content_type is not None:
+            self.send_header("Content-Type", reply.content_type)
         if reply.cut == "unframed":
             self.send_header("Connection", "close")
             self.close_connection = True
@@ -205,3 +218,104 @@ def start_scripted(routes: dict[str, Route] | None = None, host: str = "127.0.0.
     server = _Server((host, port), routes or {})
     thread, scheme = serve_in_thread(server, tls, "scripted")
     return Scripted(server, thread, scheme)
+
+
+# ------------------------------------------------------------------ raw bytes
+RawHandle = Callable[..., Any]
+
+
+class RawServer:
+    """A loopback TCP server that reads request heads (up to the blank line; no body is read) and
+    hands the connection to a handler that writes any bytes it likes.
+
+    By default ``handle(conn, server)`` runs once, after the first head, and the connection is
+    closed when it returns.  With ``keep_alive=True`` the connection's requests are read in turn
+    and ``handle(conn, head, n)`` answers each (``head`` without its blank line, ``n`` its number
+    on the connection); returning True, or raising ``ConnectionAbortedError``, closes it.
+    ``heads`` lists the heads read (``requests`` counts them, the current one included while its
+    handler runs), ``connections`` the connections accepted; ``stopped`` is set by :meth:`stop`,
+    which also ends the connections waiting for a request."""
+
+    def __init__(self, handle: RawHandle, host: str = "127.0.0.1", port: int = 0, keep_alive: bool = False):
+        self.handle = handle
+        self.keep_alive = keep_alive
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind((host, port))
+        self.sock.listen(128)
+        self.host, self.port = host, int(self.sock.getsockname()[1])
+        self.url = f"http://{host}:{self.port}"
+        self.stopped = threading.Event()
+        self.lock = threading.Lock()
+        self.heads: list[bytes] = []
+        self.connections = 0
+        threading.Thread(target=self._accept, name="scripted-raw", daemon=True).start()
+
+    @property
+    def requests(self) -> int:
+        with self.lock:
+            return len(self.heads)
+
+    def _accept(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with self.lock:
+                self.connections += 1
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _head(self, conn: socket.socket, buffered: bytes) -> tuple[bytes, bytes] | None:
+        """The next request head and what was read after it; None when the client closed or the
+        server stopped.  Read in steps of 0.1 s, so that stop() ends a waiting connection."""
+        conn.settimeout(0.1)
+        while b"\r\n\r\n" not in buffered:
+            if self.stopped.is_set():
+                return None
+            try:
+                chunk = conn.recv(65536)
+            except TimeoutError:
+                continue
+            if not chunk:
+                return None
+            buffered += chunk
+        conn.settimeout(None)
+        head, _, rest = buffered.partition(b"\r\n\r\n")
+        with self.lock:
+            self.heads.append(head)
+        return head, rest
+
+    def _serve(self, conn: socket.socket) -> None:
+        buffered, n = b"", 0
+        try:
+            while True:
+                got = self._head(conn, buffered)
+                if got is None:
+                    return
+                head, buffered = got
+                if not self.keep_alive:
+                    self.handle(conn, self)
+                    return
+                if self.handle(conn, head, n):
+                    return
+                n += 1
+        except OSError:  # ConnectionAbortedError included: the handler closes the connection
+            pass
+        finally:
+            conn.close()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.sock.close()
+
+    def __enter__(self) -> RawServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_raw(handle: RawHandle, host: str = "127.0.0.1", port: int = 0, keep_alive: bool = False) -> RawServer:
+    """A :class:`RawServer` on loopback, serving from daemon threads until stopped."""
+    return RawServer(handle, host, port, keep_alive)

@@ -23,6 +23,9 @@ before the next page is asked for, so memory holds about one page whatever the s
 A page that fails after rows were written ends that element's rows: the error is reported
 (``[error]`` line, exit 1, by the caller) and the other elements still print; in ``json``
 the document is left unterminated, so no reader mistakes a cut listing for a whole one.
+
+A listing written to a file (``write_document``) is ``json``'s text of the one document,
+written the same way into the staged file; a page that fails raises, and the file is not made.
 """
 
 from __future__ import annotations
@@ -190,6 +193,21 @@ def _write_json(out: _Out, pairs: list[tuple[str, Any]], pretty: bool, on_error:
         out.flush()
         return
     out.write("\n")
+
+
+def write_document(stream: TextIO, value: Any, pretty: bool) -> None:
+    """One JSON document and its newline (a listing's file: ``jobs download``'s job_list.json),
+    each listing it holds written as its pages arrive: the bytes ``base.jsontext.write`` gives
+    of the whole value, in about a page of memory.  A page that fails raises where it fails
+    (``PaginationError`` or the request's error), after what came before it was written: the
+    caller's staged file is removed then, so a cut document is never a file."""
+    def fail(_ident: str, exc: Exception) -> None:
+        raise exc
+
+    out = _Out(stream)
+    _Json(out, pretty, fail).value(value, 0)
+    out.write("\n")
+    out.flush()
 
 
 def _stop(on_error: OnError) -> OnError:

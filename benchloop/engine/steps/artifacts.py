@@ -54,12 +54,12 @@ class Artifacts:
         self.include = call.options.get("include")
         self.exclude = call.options.get("exclude")
         self.any_size = bool(call.options.get("allow_size_mismatch"))
-        self.failures: list[Failure] = []
+        self.failures: list[tuple[str, Failure]] = []  # (job, its file's failure), as they happen
         self.bar: Any = None
 
     # -- helpers -------------------------------------------------------------
-    def fail(self, ident: str, message: str, network: bool = False, permanent: bool = False) -> None:
-        self.failures.append(Failure(ident, message, network, permanent=permanent))
+    def fail(self, job: str, ident: str, message: str, network: bool = False, permanent: bool = False) -> None:
+        self.failures.append((job, Failure(ident, message, network, permanent=permanent)))
 
     def listing(self, job: str) -> list[dict[str, Any]]:
         return self.call.items(self.call.request("listing", job=job), job=job)
@@ -125,11 +125,11 @@ class Artifacts:
                 except (AuthError, Cancelled):
                     raise
                 except BenchloopError as exc:
-                    self.fail(f"{job}:{name}", str(exc), exc.network, is_permanent(exc))
+                    self.fail(job, f"{job}:{name}", str(exc), exc.network, is_permanent(exc))
             elif self.call.params.expression("absent")(entry):
                 self.call.log.per_file(f"no artifact for job={job} ({entry.get('error_code')})")
             else:  # the backend's own reason why there is no URL (artifact_sign_failed): it says so again
-                self.fail(f"{job}:{name}", str(self.call.params.expression("reason")(entry)), permanent=True)
+                self.fail(job, f"{job}:{name}", str(self.call.params.expression("reason")(entry)), permanent=True)
         return entries
 
     def counter(self, jobs: list[str]) -> tuple[Counter, bool]:
@@ -177,7 +177,11 @@ class Artifacts:
             raise aggregate(listing_failures, "artifact listings")
         if one_job and listing_failures:
             raise StepError(listing_failures[0].message, network=listing_failures[0].network)
-        failures = (listing_failures if not one_job else []) + self.failures
+        # The files' failures in the order of the jobs (the jobs run concurrently: the summary
+        # must not depend on which finished first), each job's in the order of its listing.
+        position = {job: n for n, job in enumerate(jobs)}
+        files = [f for _, f in sorted(self.failures, key=lambda jf: position.get(jf[0], len(jobs)))]
+        failures = (listing_failures if not one_job else []) + files
         value: Any = [e for o in outcomes for e in (o.value or [])] if self.list_only else WRITTEN
         if failures:
             raise MultiFailure(failures, value)
