@@ -22,8 +22,9 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple, Protocol
 
+from msgspec import Struct, field
+
 from ..base.errors import BenchloopError
-from ..base.frozen import dataclass, field
 from ..table.model import StepArgs
 from .stepcall import StepLog
 
@@ -89,8 +90,7 @@ def _empty() -> Mapping[str, Callable[[], Any]]:
 Content = str | Iterable[str]
 
 
-@dataclass(frozen=True)
-class Combined:
+class Combined(Struct, frozen=True):
     """What a combine made of the ids' values.
 
     ``elements`` are what every front end gets (printed in the ``--output`` format, after

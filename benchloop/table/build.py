@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..base.frozen import LazyMap, model_lock
 from . import outputs
+from .lazy import LazyMap, model_lock
 from .model import (
     DEFAULT_SERVICE,
     DIMENSION_KINDS,
@@ -214,7 +214,7 @@ class Builder:
 
     Every named entry (resources and their actions, endpoints, enumerations, options,
     services, built-in commands, steps, combines, shared response schemas) is built on
-    first use (:class:`~benchloop.base.frozen.LazyMap`): a command builds its own action
+    first use (:class:`~.lazy.LazyMap`): a command builds its own action
     and what it names, a help page only what it shows.
     """
 

@@ -53,7 +53,7 @@ _TABLE_DIR = _PKG_DIR / "table"
 
 def _compiler_stamp() -> list[str]:
     stamp = [__version__]
-    for path in [*sorted(_TABLE_DIR.glob("*.py")), _PKG_DIR / "base" / "frozen.py"]:
+    for path in sorted(_TABLE_DIR.glob("*.py")):
         try:
             st = path.stat()
             stamp.append(f"{path.name}:{st.st_size}:{st.st_mtime_ns}")
@@ -65,9 +65,9 @@ def _compiler_stamp() -> list[str]:
 def cache_key(raw: bytes) -> str:
     """Content hash of the table and its schema, plus the package version and the compiler's files.
 
-    The files of ``table/`` (and ``base/frozen.py``, the one module outside it that
-    compiling runs) are identified by size and mtime (a stat, not a read), so a
-    development checkout never runs a compile made by older compiler code.
+    The files of ``table/`` (all the code that compiling runs) are identified by size and
+    mtime (a stat, not a read), so a development checkout never runs a compile made by
+    older compiler code.
     """
     import hashlib
 
