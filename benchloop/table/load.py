@@ -1,9 +1,9 @@
 """Find, validate, compile and cache the endpoint table.
 
-The YAML table is the source of truth, but parsing it (and importing jsonschema
-to validate it) costs far more than a CLI start can afford.  So the table is
-compiled once into plain JSON, keyed by the SHA-256 of the YAML bytes, of its schema
-and of the package version and the compiler's files, and stored in the user cache
+The YAML table is the source of truth, but parsing it (and decoding it with its
+declaration, ``schema.py``, and linting it) costs far more than a CLI start can afford.
+So the table is compiled once into plain JSON, keyed by the SHA-256 of the YAML bytes,
+of the package version and of the compiler's files, and stored in the user cache
 directory (platformdirs' ``user_cache_dir("benchloop")``, or ``BENCHLOOP_CACHE_DIR``).
 Every later start reads the table, hashes it (~a few ms) and reads the compile under
 that key instead of compiling.  A changed table or a new package version changes the
@@ -63,7 +63,7 @@ def _compiler_stamp() -> list[str]:
 
 
 def cache_key(raw: bytes) -> str:
-    """Content hash of the table and its schema, plus the package version and the compiler's files.
+    """Content hash of the table, plus the package version and the compiler's files.
 
     The files of ``table/`` (all the code that compiling runs) are identified by size and
     mtime (a stat, not a read), so a development checkout never runs a compile made by
@@ -72,11 +72,6 @@ def cache_key(raw: bytes) -> str:
     import hashlib
 
     stamp = _compiler_stamp()
-    schema = spec_dir() / SCHEMA_NAME
-    try:
-        stamp.append(hashlib.sha256(schema.read_bytes()).hexdigest())
-    except OSError:
-        pass
     digest = hashlib.sha256(raw + b"\0" + "|".join(stamp).encode()).hexdigest()
     return digest[:24]
 
@@ -103,7 +98,7 @@ def load_spec(path: Path | None = None, *, use_cache: bool = True) -> dict[str, 
     if key not in _MEMO:
         cached = _cached(key) if use_cache else None
         if cached is None:
-            from .compiler import compile_spec  # heavy: yaml + jsonschema
+            from .compiler import compile_spec  # heavy: yaml, msgspec's decoding, the lints
 
             cached = compile_spec(raw, path)
             if use_cache:
