@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from . import outputs
 from .lazy import LazyMap, model_lock
 from .model import (
@@ -155,10 +157,7 @@ def transform(data: Any) -> Transform | None:
 
 
 def progress(data: Mapping[str, Any] | None) -> Progress | None:
-    if not data:
-        return None
-    return Progress(data["label"], data["unit"], data["action"], bool(data.get("eta")), data.get("detail"),
-                    data.get("counts", "ids"))
+    return msgspec.convert(data, Progress) if data else None
 
 
 def condition(text: str | None) -> Condition | None:
@@ -177,10 +176,7 @@ def items(data: Mapping[str, Any] | None) -> Items | None:
 
 
 def missing(data: Mapping[str, Any] | None) -> Missing | None:
-    if not data:
-        return None
-    return Missing(tuple(data.get("status") or ()), tuple(t.lower() for t in data.get("content_types") or ()),
-                   data.get("placeholder"))
+    return msgspec.convert(data, Missing) if data else None
 
 
 def element(data: Any) -> Element:
@@ -259,7 +255,6 @@ class Builder:
     def waiter(self, name: str) -> Waiter:
         data = (self.data.get("waiters") or {})[name]
         acceptors = tuple(self.acceptor(a) for a in data["acceptors"])
-        delay = data.get("delay") or {}
         counts = data.get("counts")
         enumeration = self.enumerations[data["enumeration"]] if data.get("enumeration") else None
         noun = ((counts or {}).get("noun") or (enumeration.pagination.collection if enumeration else None)
@@ -270,12 +265,7 @@ class Builder:
             request=self.endpoints[data["request"]] if data.get("request") else None, enumeration=enumeration,
             otherwise=data.get("otherwise", "retry"),
             result=tuple(result) if isinstance(result, list) else result,
-            delay=Delay(hint=tuple(delay.get("hint") or ()), low=float(delay.get("min", 0)),
-                        high=float(delay["max"]) if delay.get("max") is not None else None,
-                        default=float(delay["default"]) if delay.get("default") is not None else None,
-                        option=delay.get("option"),
-                        seconds=float(delay["seconds"]) if delay.get("seconds") is not None else None,
-                        backoff=float(delay.get("backoff", 1.0)), jitter=float(delay.get("jitter", 0.0))),
+            delay=msgspec.convert(data.get("delay") or {}, Delay),
             timeout=data.get("timeout"), message=data.get("message"), progress=data.get("progress"),
             counts=Counts(counts["argument"], self.statuses[counts["statuses"]] if counts.get("statuses") else None,
                           noun, counts.get("each")) if counts else None,

@@ -35,6 +35,7 @@ from msgspec import Struct, field
 from .optiontypes import OptionType, option_type
 from .outputs import Output
 from .responses import Response, Schemas, plain_json
+from .schema import Delay, Missing, Progress
 from .templates import PAGE_VARS, lone_var, template_vars
 
 if TYPE_CHECKING:
@@ -372,15 +373,6 @@ class Transform(Struct, frozen=True):
     params: Mapping[str, Any] = field(default_factory=frozen_map)
 
 
-class Progress(Struct, frozen=True):
-    label: str
-    unit: str
-    action: str
-    eta: bool = False
-    detail: str | None = None
-    counts: str = "ids"  # a step's counter: each id of the command, or each job of one id
-
-
 class Condition(Struct, frozen=True):
     """``when: OPTION`` / ``when: not OPTION``: a part runs only when the option is (not) given
     (a flag set, a value not empty); ``when: a|b|c``: when any of them is (``not a|b|c``: none)."""
@@ -410,13 +402,6 @@ class Items(Struct, frozen=True):
     exclude: str | None = None  # the option holding the exclude glob
     label: str = "listing"
 
-
-class Missing(Struct, frozen=True):
-    """When a download means "nothing there" (``missing:``), and what to save instead."""
-
-    status: tuple[int, ...] = ()
-    content_types: tuple[str, ...] = ()
-    placeholder: str | None = None  # a name of ``engine.placeholders.PLACEHOLDERS``; None: fail
 
 
 # ------------------------------------------------------------------ waiters
@@ -510,24 +495,6 @@ class Acceptor(Struct, frozen=True):
         """The argument's value in an answer (folded), as an "unknown status" message shows it."""
         value = each_value(self.each, self.argument, answer)
         return value.strip().lower() if self.fold and isinstance(value, str) else value
-
-
-class Delay(Struct, frozen=True):
-    """How long a waiter waits between two requests.
-
-    From the answer: the first number of the ``hint`` fields, clamped to ``low``..``high``
-    (``default`` without one).  Otherwise ``seconds``, or the value of the option ``option``
-    (``--interval``), multiplied by ``backoff`` after each answer that changed nothing, up to
-    ``high`` (never below the first wait), and spread by ``jitter`` (a fraction either way)."""
-
-    hint: tuple[str, ...] = ()
-    low: float = 0.0
-    high: float | None = None
-    default: float | None = None
-    option: str | None = None
-    seconds: float | None = None
-    backoff: float = 1.0
-    jitter: float = 0.0
 
 
 class Counts(Struct, frozen=True):

@@ -182,19 +182,19 @@ class NamedShape(Record, frozen=True):
 
 
 class Progress(Record, frozen=True):
-    """The progress line of a long part or action."""
+    """The progress line of a long part or action (also the model's: ``table/model.py``)."""
 
     label: str
     unit: str
     action: str
+    eta: bool = False
     detail: Literal["id", "path"] | None = None
-    eta: bool | None = None
     counts: Annotated[
-        Literal["ids", "jobs"] | None,
+        Literal["ids", "jobs"],
         Meta(
             description="A step's counter: each id of the command (one counter shared by the ids), or each job of one id."
         ),
-    ] = None
+    ] = "ids"
 
 
 class Part(Record, frozen=True):
@@ -441,27 +441,32 @@ class Resource(Record, frozen=True):
     command: bool | None = None
 
 
-class WaiterDelay(Record, frozen=True):
-    """How long the waiter waits between two requests."""
+class Delay(Record, frozen=True):
+    """How long a waiter waits between two requests (also the model's: ``table/model.py``).
+
+    From the answer: the first number of the ``hint`` fields, clamped to ``min``..``max``
+    (``default`` without one).  Otherwise ``seconds``, or the value of the option ``option``
+    (``--interval``), multiplied by ``backoff`` after each answer that changed nothing, up to
+    ``max`` (never below the first wait), and spread by ``jitter`` (a fraction either way)."""
 
     hint: Annotated[
-        Annotated[list[str], Meta(min_length=1)] | None,
+        Annotated[tuple[str, ...], Meta(min_length=1)],
         Meta(description="Fields of the answer giving the seconds to wait."),
-    ] = None
-    min: Annotated[float, Meta(ge=0)] | None = None
-    max: Annotated[float, Meta(ge=0)] | None = None
+    ] = ()
+    low: Annotated[float, Meta(ge=0)] = field(default=0.0, name="min")
+    high: Annotated[float, Meta(ge=0)] | None = field(default=None, name="max")
     default: Annotated[
         Annotated[float, Meta(ge=0)] | None, Meta(description="Seconds without a hint (default max).")
     ] = None
     option: Annotated[str | None, Meta(description="The option giving the seconds between two requests.")] = None
     seconds: float | None = None
     backoff: Annotated[
-        Annotated[float, Meta(ge=1)] | None,
+        Annotated[float, Meta(ge=1)],
         Meta(description="Factor on the wait after an answer that changed nothing."),
-    ] = None
+    ] = 1.0
     jitter: Annotated[
-        Annotated[float, Meta(ge=0)] | None, Meta(description="The wait varies by up to this fraction either way.")
-    ] = None
+        Annotated[float, Meta(ge=0)], Meta(description="The wait varies by up to this fraction either way.")
+    ] = 0.0
 
 
 class WaiterCounts(Record, frozen=True):
@@ -504,7 +509,7 @@ class Waiter(Record, frozen=True):
             description="What the waiter produces: the first non-empty string of these fields, or counts; default the last answer."
         ),
     ] = None
-    delay: WaiterDelay | None = None
+    delay: Delay | None = None
     timeout: Annotated[str | None, Meta(description="The option bounding the whole wait (seconds).")] = None
     message: Annotated[
         str | None, Meta(description="The log line of a retry (template: the dimension id and {wait}).")
@@ -556,11 +561,18 @@ class Items(Record, frozen=True):
 
 
 class Missing(Record, frozen=True):
-    """When a download means 'nothing there', and the placeholder saved instead."""
+    """When a download means 'nothing there', and the placeholder saved instead (also the
+    model's: ``table/model.py``)."""
 
-    status: list[int] | None = None
-    content_types: list[str] | None = None
-    placeholder: Literal["empty_tgz"] | None = None
+    status: tuple[int, ...] = ()
+    content_types: Annotated[
+        tuple[Annotated[str, Meta(pattern="^[a-z0-9*./+-]+$")], ...],
+        Meta(description="Media types (lower case) whose answer means nothing there."),
+    ] = ()
+    placeholder: Annotated[
+        Literal["empty_tgz"] | None,
+        Meta(description="A name of engine/placeholders.py saved instead; absent: the download fails."),
+    ] = None
 
 
 class ServiceBaseUrl(Record, frozen=True):
