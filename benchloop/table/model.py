@@ -28,14 +28,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from msgspec import Struct, field
+from msgspec import Meta, Struct, field
 
 from .optiontypes import OptionType, option_type
 from .outputs import Output
 from .responses import Response, Schemas, plain_json
-from .schema import Delay, Missing, Progress
 from .templates import PAGE_VARS, lone_var, template_vars
 
 if TYPE_CHECKING:
@@ -366,6 +365,65 @@ class Enumeration(Struct, frozen=True):
 
 
 # ------------------------------------------------------------- small pieces
+class Progress(Struct, frozen=True, forbid_unknown_fields=True):
+    """The progress line of a long part or action (also the table's declaration: ``schema.py``)."""
+
+    label: str
+    unit: str
+    action: str
+    eta: bool = False
+    detail: Literal["id", "path"] | None = None
+    counts: Annotated[
+        Literal["ids", "jobs"],
+        Meta(
+            description="A step's counter: each id of the command (one counter shared by the ids), or each job of one id."
+        ),
+    ] = "ids"
+
+
+class Missing(Struct, frozen=True, forbid_unknown_fields=True):
+    """When a download means 'nothing there', and the placeholder saved instead (also the
+    table's declaration: ``schema.py``)."""
+
+    status: tuple[int, ...] = ()
+    content_types: Annotated[
+        tuple[Annotated[str, Meta(pattern="^[a-z0-9*./+-]+$")], ...],
+        Meta(description="Media types (lower case) whose answer means nothing there."),
+    ] = ()
+    placeholder: Annotated[
+        Literal["empty_tgz"] | None,
+        Meta(description="A name of engine/placeholders.py saved instead; absent: the download fails."),
+    ] = None
+
+
+class Delay(Struct, frozen=True, forbid_unknown_fields=True):
+    """How long a waiter waits between two requests (also the table's declaration: ``schema.py``).
+
+    From the answer: the first number of the ``hint`` fields, clamped to ``min``..``max``
+    (``default`` without one).  Otherwise ``seconds``, or the value of the option ``option``
+    (``--interval``), multiplied by ``backoff`` after each answer that changed nothing, up to
+    ``max`` (never below the first wait), and spread by ``jitter`` (a fraction either way)."""
+
+    hint: Annotated[
+        Annotated[tuple[str, ...], Meta(min_length=1)],
+        Meta(description="Fields of the answer giving the seconds to wait."),
+    ] = ()
+    low: Annotated[float, Meta(ge=0)] = field(default=0.0, name="min")
+    high: Annotated[float, Meta(ge=0)] | None = field(default=None, name="max")
+    default: Annotated[
+        Annotated[float, Meta(ge=0)] | None, Meta(description="Seconds without a hint (default max).")
+    ] = None
+    option: Annotated[str | None, Meta(description="The option giving the seconds between two requests.")] = None
+    seconds: float | None = None
+    backoff: Annotated[
+        Annotated[float, Meta(ge=1)],
+        Meta(description="Factor on the wait after an answer that changed nothing."),
+    ] = 1.0
+    jitter: Annotated[
+        Annotated[float, Meta(ge=0)], Meta(description="The wait varies by up to this fraction either way.")
+    ] = 0.0
+
+
 class Transform(Struct, frozen=True):
     """A named response transform (``shape:`` in the table; ``engine.transforms``) and its ``with:``."""
 

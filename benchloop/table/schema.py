@@ -20,6 +20,10 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from msgspec import Meta, Struct, field
 
+# Records that are the model's too (table/model.py declares them: every command imports the model,
+# while this module is read only when a table is compiled).
+from .model import Delay, Missing, Progress  # noqa: F401 - records of the table
+
 
 def _given(record: Struct, key: str) -> bool:
     return getattr(record, key) is not None
@@ -181,20 +185,6 @@ class NamedShape(Record, frozen=True):
     with_: dict[str, Any] | None = field(default=None, name="with")
 
 
-class Progress(Record, frozen=True):
-    """The progress line of a long part or action (also the model's: ``table/model.py``)."""
-
-    label: str
-    unit: str
-    action: str
-    eta: bool = False
-    detail: Literal["id", "path"] | None = None
-    counts: Annotated[
-        Literal["ids", "jobs"],
-        Meta(
-            description="A step's counter: each id of the command (one counter shared by the ids), or each job of one id."
-        ),
-    ] = "ids"
 
 
 class Part(Record, frozen=True):
@@ -441,32 +431,6 @@ class Resource(Record, frozen=True):
     command: bool | None = None
 
 
-class Delay(Record, frozen=True):
-    """How long a waiter waits between two requests (also the model's: ``table/model.py``).
-
-    From the answer: the first number of the ``hint`` fields, clamped to ``min``..``max``
-    (``default`` without one).  Otherwise ``seconds``, or the value of the option ``option``
-    (``--interval``), multiplied by ``backoff`` after each answer that changed nothing, up to
-    ``max`` (never below the first wait), and spread by ``jitter`` (a fraction either way)."""
-
-    hint: Annotated[
-        Annotated[tuple[str, ...], Meta(min_length=1)],
-        Meta(description="Fields of the answer giving the seconds to wait."),
-    ] = ()
-    low: Annotated[float, Meta(ge=0)] = field(default=0.0, name="min")
-    high: Annotated[float, Meta(ge=0)] | None = field(default=None, name="max")
-    default: Annotated[
-        Annotated[float, Meta(ge=0)] | None, Meta(description="Seconds without a hint (default max).")
-    ] = None
-    option: Annotated[str | None, Meta(description="The option giving the seconds between two requests.")] = None
-    seconds: float | None = None
-    backoff: Annotated[
-        Annotated[float, Meta(ge=1)],
-        Meta(description="Factor on the wait after an answer that changed nothing."),
-    ] = 1.0
-    jitter: Annotated[
-        Annotated[float, Meta(ge=0)], Meta(description="The wait varies by up to this fraction either way.")
-    ] = 0.0
 
 
 class WaiterCounts(Record, frozen=True):
@@ -560,19 +524,6 @@ class Items(Record, frozen=True):
         one_of(self, ("collection", "find"))
 
 
-class Missing(Record, frozen=True):
-    """When a download means 'nothing there', and the placeholder saved instead (also the
-    model's: ``table/model.py``)."""
-
-    status: tuple[int, ...] = ()
-    content_types: Annotated[
-        tuple[Annotated[str, Meta(pattern="^[a-z0-9*./+-]+$")], ...],
-        Meta(description="Media types (lower case) whose answer means nothing there."),
-    ] = ()
-    placeholder: Annotated[
-        Literal["empty_tgz"] | None,
-        Meta(description="A name of engine/placeholders.py saved instead; absent: the download fails."),
-    ] = None
 
 
 class ServiceBaseUrl(Record, frozen=True):
