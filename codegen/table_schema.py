@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from benchloop.table import schema as declaration
+from benchloop.table.model import KEY
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "spec" / "benchloop.schema.json"
@@ -37,6 +38,8 @@ def table_schema() -> dict[str, Any]:
             else:
                 definition[key] = value
         definition.pop("title", None)
+        if KEY in definition.get("properties", {}):  # an entry's name is its key, never written
+            del definition["properties"][KEY]
     top = defs.pop("Table")
     return {**HEADER, **top, "$defs": dict(sorted(defs.items()))}
 

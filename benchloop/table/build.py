@@ -21,6 +21,7 @@ from .lazy import LazyMap, model_lock
 from .model import (
     DEFAULT_SERVICE,
     DIMENSION_KINDS,
+    KEY,
     Acceptor,
     Action,
     Archive,
@@ -60,7 +61,6 @@ from .model import (
     StepParam,
     StepPart,
     Sync,
-    Toolset,
     Toolsets,
     Transform,
     Until,
@@ -73,7 +73,9 @@ from .outputs import Output
 from .responses import Response, Schemas, frozen_json
 
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypeVar
+
+    R = TypeVar("R")
 
 
 def sources(data: Mapping[str, Any] | None) -> Sources:
@@ -130,11 +132,9 @@ def pagination(data: Mapping[str, Any]) -> Pagination:
                       declared=tuple(k for k in data if k not in ("mode", "progress")))
 
 
-def toolsets(data: Mapping[str, Any] | None) -> Toolsets:
-    data = data or {}
-    return Toolsets(frozen_map({n: Toolset(n, t["help"], tuple(t["resources"]))
-                                for n, t in (data.get("toolsets") or {}).items()}),
-                    tuple(data.get("default") or ()), int(data.get("budget", 24 * 1024)))
+def keyed(kind: type[R], name: str, data: Mapping[str, Any]) -> R:
+    """A record of the table whose name is its key (``model.KEY``)."""
+    return msgspec.convert({**data, KEY: name}, kind)
 
 
 def sync(data: Mapping[str, Any] | None, waiters: Mapping[str, Waiter], statuses: Mapping[str, StatusEnum]
@@ -235,8 +235,7 @@ class Builder:
                            self.endpoints[probe] if probe else None)
 
     def status_enum(self, name: str) -> StatusEnum:
-        data = (self.data.get("statuses") or {})[name]
-        return StatusEnum(name, data.get("help", ""), tuple(data["values"]), tuple(data["final"]))
+        return keyed(StatusEnum, name, (self.data.get("statuses") or {})[name])
 
     def acceptor(self, data: Mapping[str, Any]) -> Acceptor:
         expected = data.get("expected")
@@ -453,7 +452,8 @@ class Builder:
             global_options=tuple(option({"name": n, **o}) for n, o in (data.get("global_options") or {}).items()),
             commands=LazyMap(commands, lambda n: command(n, commands[n]), lazy),
             steps=self.steps, schemas=self.schemas, combines=self.combines, waiters=self.waiters,
-            statuses=self.statuses, mcp=toolsets(data.get("mcp")))
+            statuses=self.statuses,
+            mcp=msgspec.convert(data["mcp"], Toolsets) if data.get("mcp") else Toolsets(frozen_map(), ()))
 
 
 def build_model(data: Mapping[str, Any]) -> Spec:

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
 from msgspec import Meta, Struct, field
+from msgspec.structs import force_setattr, replace
 
 from .optiontypes import OptionType, option_type
 from .outputs import Output
@@ -52,6 +53,19 @@ if TYPE_CHECKING:
 def frozen_map(mapping: Mapping[str, T] | None = None) -> Mapping[str, T]:
     """A read-only view of a copy of ``mapping``."""
     return MappingProxyType(dict(mapping or {}))
+
+
+# The encode name of a record's ``name``: an entry's name is its key in the table, which the
+# builder gives (``keyed``); no key of the YAML can be written so, so ``name:`` there is refused.
+KEY = "__key__"
+
+
+def unique(record: Struct, key: str) -> None:
+    """No value of the list ``key`` is given twice (a check of the table's declaration)."""
+    values = getattr(record, key) or ()
+    twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
+    if twice is not None:
+        raise ValueError(f"`{key}` gives {twice!r} twice")
 
 
 # --------------------------------------------------------------- dimensions
@@ -463,15 +477,28 @@ class Items(Struct, frozen=True):
 
 
 # ------------------------------------------------------------------ waiters
-class StatusEnum(Struct, frozen=True):
+class StatusEnum(Struct, frozen=True, forbid_unknown_fields=True):
     """A named status enumeration (``statuses:``): the values a status field takes, and which of
     them are final (the work is over).  ``in_progress`` is every other listed value; a status
     the table does not list is in neither, and a waiter says how it counts (``not_final``)."""
 
-    name: str
-    help: str
-    values: tuple[str, ...]
-    final: tuple[str, ...]
+    values: Annotated[
+        tuple[Annotated[str, Meta(min_length=1)], ...],
+        Meta(min_length=1, description="Every value the backend is known to send, in the order counts list them."),
+    ]
+    final: Annotated[
+        tuple[Annotated[str, Meta(min_length=1)], ...],
+        Meta(description="The values after which nothing changes any more (a subset of values)."),
+    ]
+    help: str = ""
+    name: str = field(default="", name=KEY)
+
+    schema_extra: ClassVar[dict[str, Any]] = {"properties": {"values": {"uniqueItems": True},
+                                                             "final": {"uniqueItems": True}}}
+
+    def __post_init__(self) -> None:
+        unique(self, "values")
+        unique(self, "final")
 
     @property
     def in_progress(self) -> tuple[str, ...]:
@@ -1192,22 +1219,31 @@ class Command(Struct, frozen=True):
 
 
 # ------------------------------------------------------------------- mcp
-class Toolset(Struct, frozen=True):
+class Toolset(Struct, frozen=True, forbid_unknown_fields=True):
     """A toolset of the MCP server (``mcp.toolsets``): the resources whose tools it serves."""
 
-    name: str
-    help: str
-    resources: tuple[str, ...]
+    help: Annotated[str, Meta(min_length=1)]
+    resources: Annotated[tuple[str, ...], Meta(min_length=1)]
+    name: str = field(default="", name=KEY)
 
 
-class Toolsets(Struct, frozen=True):
-    """The MCP server's toolsets and those served by default (``mcp:`` in the table)."""
+class Toolsets(Struct, frozen=True, forbid_unknown_fields=True):
+    """The MCP server's toolsets and those served by default (``mcp:`` in the table; bl mcp serve
+    --toolsets)."""
 
-    toolsets: Mapping[str, Toolset] = field(default_factory=frozen_map)
-    default: tuple[str, ...] = ()
-    # Bytes of the ``tools`` array of ``tools/list`` that the default toolsets may take (compact
-    # JSON, UTF-8): what an agent reads before its first call.  ``make docs`` reports the use.
-    budget: int = 24 * 1024
+    toolsets: Mapping[Annotated[str, Meta(pattern="^[a-z][a-z0-9_]*$")], Toolset]
+    default: Annotated[tuple[str, ...], Meta(min_length=1)]
+    budget: Annotated[int, Meta(ge=1024, description=(
+        "Bytes of the tools array of tools/list that the default toolsets may take (compact JSON, UTF-8): "
+        "what an agent reads before its first call; make docs reports the use."))] = 24 * 1024
+
+    schema_extra: ClassVar[dict[str, Any]] = {"properties": {"toolsets": {"propertyNames": {"not": {"const": "all"}}}}}
+
+    def __post_init__(self) -> None:
+        if "all" in self.toolsets:
+            raise ValueError("`all` is every toolset, not one of its own")
+        named = {key: replace(toolset, name=key) for key, toolset in self.toolsets.items()}
+        force_setattr(self, "toolsets", MappingProxyType(named))  # read-only, each named by its key
 
 
 # ---------------------------------------------------------------------- spec
@@ -1224,7 +1260,7 @@ class Spec(Struct, frozen=True):
     combines: Mapping[str, StepDef] = field(default_factory=frozen_map)
     waiters: Mapping[str, Waiter] = field(default_factory=frozen_map)
     statuses: Mapping[str, StatusEnum] = field(default_factory=frozen_map)
-    mcp: Toolsets = field(default_factory=Toolsets)
+    mcp: Toolsets = field(default_factory=lambda: Toolsets(frozen_map(), ()))
 
     def service(self, name: str) -> Service:
         return self.services[name]

@@ -11,6 +11,12 @@ record's ``__post_init__``, so that it is refused at the same place, with the sa
 names another entry of the table (an endpoint, an enumeration, a waiter...) is checked by
 the lints (``lint.py``), which see the whole table.
 
+Records that are the model's too (``Progress``, ``Delay``, ``Missing``, ``StatusEnum``,
+``Toolsets``) are declared in ``model.py`` and imported here: one class for both, and every
+command imports the model while this module is read only when a table is compiled.  An
+entry's name is its key in the table: such a record's ``name`` field is encoded as
+``model.KEY``, which no key of the YAML can be, and the builder fills it in.
+
 A new key of the table is one field here (and, where it names another entry, one lint).
 """
 
@@ -22,7 +28,7 @@ from msgspec import Meta, Struct, field
 
 # Records that are the model's too (table/model.py declares them: every command imports the model,
 # while this module is read only when a table is compiled).
-from .model import Delay, Missing, Progress  # noqa: F401 - records of the table
+from .model import Delay, Missing, Progress, StatusEnum, Toolsets, unique  # noqa: F401 - records of the table
 
 
 def _given(record: Struct, key: str) -> bool:
@@ -55,14 +61,6 @@ def none_of(record: Struct, keys: tuple[str, ...], beside: str) -> None:
 # The names the engine implements (tests/test_speclint.py holds the registries equal to them).
 TransformName = Literal["raw", "job_metrics", "filter_sections", "metrics_detail", "with_id", "collection", "first_report_content", "text_field", "task_job_ids", "behavior_status", "behavior_element", "behavior_list", "step_rows"]
 PaginationMode = Literal["single_page", "unique_scan", "task_scan"]
-
-
-def unique(record: Struct, key: str) -> None:
-    """No value of the list ``key`` is given twice."""
-    values = getattr(record, key) or ()
-    twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
-    if twice is not None:
-        raise ValueError(f"`{key}` gives {twice!r} twice")
 
 
 class Record(Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
@@ -785,27 +783,6 @@ class Output(Record, frozen=True):
     ids: Annotated[list[str] | None, Meta(description="Keys of the element shown in front of every row.")] = None
 
 
-class StatusEnum(Record, frozen=True):
-    """A status enumeration (``statuses:``): the values a status field takes, and the final ones."""
-
-    values: Annotated[
-        Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(min_length=1)],
-        Meta(description="Every value the backend is known to send, in the order counts list them."),
-    ]
-    final: Annotated[
-        list[Annotated[str, Meta(min_length=1)]],
-        Meta(description="The values after which nothing changes any more (a subset of values)."),
-    ]
-    help: str | None = None
-
-    schema_extra: ClassVar[dict[str, Any]] = {"properties": {"values": {"uniqueItems": True},
-                                                             "final": {"uniqueItems": True}}}
-
-    def __post_init__(self) -> None:
-        unique(self, "values")
-        unique(self, "final")
-
-
 class AcceptorExpected2(Record, frozen=True):
     """A set of a status enumeration."""
 
@@ -873,32 +850,6 @@ class Acceptor(Record, frozen=True):
             raise ValueError("give `argument` and `expected`")
 
 
-class TableMcpToolsetsValue(Record, frozen=True):
-    """A toolset of the MCP server: the resources whose tools it serves."""
-
-    help: Annotated[str, Meta(min_length=1)]
-    resources: Annotated[list[str], Meta(min_length=1)]
-
-
-class TableMcp(Record, frozen=True):
-    """The MCP server's toolsets (bl mcp serve --toolsets)."""
-
-    default: Annotated[list[str], Meta(min_length=1)]
-    toolsets: dict[Annotated[str, Meta(pattern="^[a-z][a-z0-9_]*$")], TableMcpToolsetsValue]
-    budget: Annotated[
-        Annotated[int, Meta(ge=1024)] | None,
-        Meta(
-            description="Bytes of the tools array of tools/list that the default toolsets may take (compact JSON, UTF-8)."
-        ),
-    ] = None
-
-    schema_extra: ClassVar[dict[str, Any]] = {"properties": {"toolsets": {"propertyNames": {"not": {"const": "all"}}}}}
-
-    def __post_init__(self) -> None:
-        if "all" in self.toolsets:
-            raise ValueError("`all` is every toolset, not one of its own")
-
-
 class Table(Record, frozen=True):
     """The endpoint table (spec/benchloop.yaml)."""
 
@@ -917,7 +868,7 @@ class Table(Record, frozen=True):
     ] = None
     allow_lists: dict[str, list[str]] | None = None
     stdout_options: list[str] | None = None
-    mcp: Annotated[TableMcp | None, Meta(description="The MCP server's toolsets (bl mcp serve --toolsets).")] = None
+    mcp: Annotated[Toolsets | None, Meta(description="The MCP server's toolsets (bl mcp serve --toolsets).")] = None
     services: dict[str, Service] | None = None
     global_options: dict[Annotated[str, Meta(pattern="^[a-z][a-z0-9_]*$")], Option] | None = None
     commands: dict[str, Command] | None = None
