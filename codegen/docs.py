@@ -163,10 +163,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="fail when docs/reference is stale")
     args = parser.parse_args(argv)
-    from codegen import mcp_docs, stubs
+    from codegen import mcp_docs, stubs, table_schema
 
-    # + the Python client's stubs and reference, and the tool list of docs/mcp.md
-    pages = {**render(), **stubs.render(), **mcp_docs.render()}
+    # + the Python client's stubs and reference, the tool list of docs/mcp.md and the table's schema
+    pages = {**render(), **stubs.render(), **mcp_docs.render(), **table_schema.render()}
     stale = [p for p, text in pages.items() if not p.is_file() or p.read_text(encoding="utf-8") != text]
     extra = [p for p in OUT.glob("*.md") if p not in pages] if OUT.is_dir() else []
     if args.check:

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from benchloop.base.frozen import LazyMap, model_lock
 from benchloop.table import load as specload
 from benchloop.table.build import build_model
+from benchloop.table.lazy import LazyMap, model_lock
 from benchloop.table.load import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,8 +14,10 @@ from __future__ import annotations
 import copy
 import json
 import re
+import typing
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from benchloop.table.compiler import _plain, compile_spec, parse
@@ -734,13 +736,12 @@ def test_the_engine_implements_exactly_the_declared_steps_transforms_and_modes()
     from benchloop.engine.pagination import ITER_MODES, MODES
     from benchloop.engine.steps import STEPS
     from benchloop.engine.transforms import TRANSFORMS
+    from benchloop.table.schema import PaginationMode, TransformName
 
-    schema = json.loads((spec_dir() / "benchloop.schema.json").read_text(encoding="utf-8"))["$defs"]
     assert set(STEPS) == set(TABLE["steps"])
     assert set(COMBINES) == set(TABLE["combines"])
-    assert set(TRANSFORMS) == set(schema["shape"]["oneOf"][0]["enum"]) == set(
-        schema["shape"]["oneOf"][1]["properties"]["name"]["enum"])
-    assert set(MODES) == set(schema["pagination"]["properties"]["mode"]["enum"])
+    assert set(TRANSFORMS) == set(typing.get_args(TransformName))
+    assert set(MODES) == set(typing.get_args(PaginationMode))
     assert set(ITER_MODES) <= set(MODES)
 
 
@@ -804,8 +805,9 @@ def test_invalid_yaml(tmp_path):
 def test_schema_unknown_key(tmp_path):
     text = broken("    path: /notes/{job}\n", "    path: /notes/{job}\n    colour: red\n")
     line = text.splitlines().index("    colour: red") + 1
-    schema = json.loads((spec_dir() / "benchloop.schema.json").read_text(encoding="utf-8"))
-    allowed = ", ".join(sorted(schema["$defs"]["endpoint"]["properties"]))
+    from benchloop.table.schema import Endpoint
+
+    allowed = ", ".join(sorted(f.encode_name for f in msgspec.structs.fields(Endpoint)))
     with pytest.raises(SpecError) as err:
         compile_text(tmp_path, text)
     assert str(err.value) == (f"{tmp_path / 'benchloop.yaml'}:{line}: endpoints.note.colour: "
@@ -830,4 +832,38 @@ def test_schema_response_names_its_form(tmp_path):
     with pytest.raises(SpecError) as err:
         compile_text(tmp_path, text)
     assert str(err.value) == (f"{tmp_path / 'benchloop.yaml'}:{line}: endpoints.group_note.response: "
-                              "'binary' is not valid under any of the given schemas")
+                              "Expected `object | null`, got `str`")
+
+
+def test_schema_keys_that_exclude_each_other(tmp_path):
+    """What a type cannot say (a part is a request, a step or a waiter) is refused by the
+    declaration too, at the part's own line."""
+    text = SPEC.read_text(encoding="utf-8").replace(
+        "                request: job_report\n", "                request: job_report\n                step: x\n", 1)
+    lines = text.splitlines()
+    part = lines.index("                step: x") - 1
+    while not lines[part].rstrip().endswith(":"):  # the part's own key
+        part -= 1
+    with pytest.raises(SpecError) as err:
+        compile_text(tmp_path, text)
+    message = str(err.value)
+    assert message.startswith(f"{tmp_path / 'benchloop.yaml'}:{part + 1}: resources.")
+    assert message.endswith(f".parts.{lines[part].strip().rstrip(':')}: `request` does not go with `step`")
+
+
+def test_the_schema_file_is_generated_from_the_declaration():
+    """spec/benchloop.schema.json is what codegen makes of table/schema.py (a hand edit fails
+    `make docs-check`), every record's keys are its properties, and the shipped table is valid."""
+    import jsonschema
+    import yaml
+
+    from benchloop.table import schema as declaration
+    from codegen.table_schema import OUT, render
+
+    assert render()[OUT] == OUT.read_text(encoding="utf-8")
+    schema = json.loads(OUT.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors(yaml.safe_load(SPEC.read_text(encoding="utf-8")))) == []
+    endpoint = schema["$defs"]["Endpoint"]
+    assert set(endpoint["properties"]) == {f.encode_name for f in msgspec.structs.fields(declaration.Endpoint)}
+    assert endpoint["additionalProperties"] is False and endpoint["properties"]["service"]["description"]

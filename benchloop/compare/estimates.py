@@ -33,8 +33,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 
-from ..base.frozen import dataclass
 from .distributions import detectable_noncentrality, sign_test_p, t_cdf, t_quantile, t_two_sided
 from .wildboot import WildBootstrap
 

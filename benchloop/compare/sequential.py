@@ -48,9 +48,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from ..base.frozen import dataclass
 from .distributions import holm
 from .estimates import clustered_se, clusterer
 

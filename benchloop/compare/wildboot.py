@@ -29,8 +29,7 @@ import math
 import operator
 import random
 from collections.abc import Hashable, Sequence
-
-from ..base.frozen import dataclass
+from dataclasses import dataclass
 
 WEBB = (-math.sqrt(1.5), -1.0, -math.sqrt(0.5), math.sqrt(0.5), 1.0, math.sqrt(1.5))
 ENUMERATE_LIMIT = 6 ** 6  # up to 6 clusters: every weight vector (46,656), exact

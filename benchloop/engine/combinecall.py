@@ -22,8 +22,9 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple, Protocol
 
+from msgspec import Struct, field
+
 from ..base.errors import BenchloopError
-from ..base.frozen import dataclass, field
 from ..table.model import Column, StepArgs
 from ..table.outputs import Output
 from .stepcall import StepLog
@@ -107,8 +108,7 @@ def declared_rows(columns: Iterable[Column], documents: Iterable[Any]) -> list[d
     return [{name: convert(read(doc)) for name, read, convert in readers} for doc in documents]
 
 
-@dataclass(frozen=True)
-class Combined:
+class Combined(Struct, frozen=True):
     """What a combine made of the ids' values.
 
     ``elements`` are what every front end gets (printed in the ``--output`` format, after

@@ -12,8 +12,9 @@ exactly those of the commands they come from.  Failures are labelled
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from ..base.errors import UsageError
 from ..table.model import Action, Compose, Section, Spec

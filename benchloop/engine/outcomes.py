@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from msgspec import Struct, field
+
 from ..base.errors import (
     EXIT_FAILURE,
     EXIT_NETWORK,
@@ -25,11 +27,9 @@ from ..base.errors import (
     UsageError,
 )
 from ..base.files import local_error
-from ..base.frozen import dataclass, field
 
 
-@dataclass
-class Failure:
+class Failure(Struct):
     ident: str
     message: str
     network: bool
@@ -38,8 +38,7 @@ class Failure:
     later: bool = False  # a sync asks again next time (exit 75 when every failure is one)
 
 
-@dataclass
-class Outcome:
+class Outcome(Struct):
     ident: str
     value: Any = None
     failures: list[Failure] = field(default_factory=list)

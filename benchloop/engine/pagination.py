@@ -26,7 +26,8 @@ import json
 from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
-from ..base.frozen import dataclass, field
+from msgspec import Struct, field
+
 from ..base.seen_ids import SeenIds
 
 # A page size option given no value: one page asks PAGE_SIZE items, a walk over every page
@@ -43,8 +44,7 @@ class PaginationError(Exception):
     """The collection could not be walked completely; fails that id."""
 
 
-@dataclass
-class Scan:
+class Scan(Struct):
     """Result of a multi-page walk: every item, in a list."""
 
     total: int

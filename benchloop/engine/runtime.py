@@ -13,8 +13,9 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from msgspec import Struct, field
+
 from ..base.errors import BenchloopError
-from ..base.frozen import dataclass, field
 from ..base.log import Counter, Log
 from ..table.model import Progress, Service, Spec
 from ..table.templates import Context, render_label
@@ -22,8 +23,7 @@ from .outcomes import Outcome
 from .workers import run_pool
 
 
-@dataclass
-class Runtime:
+class Runtime(Struct):
     """What a command needs from the global options and configuration."""
 
     spec: Spec

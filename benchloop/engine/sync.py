@@ -41,8 +41,9 @@ import stat
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from ..base import files
 from ..base.errors import AuthError, BenchloopError, Cancelled, StepError, UsageError

@@ -25,8 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from msgspec import Struct, field
+
 from ..base.errors import ConfigError, KeyUnavailable
-from ..base.frozen import dataclass, field
 from ..base.masking import shown_base_url, shown_key
 from ..table.load import load_model
 from ..table.model import Sources
@@ -122,8 +123,7 @@ def read_profile(path: Path, profile: str | None = None, warn: Callable[[str], N
     return values
 
 
-@dataclass
-class Settings:
+class Settings(Struct):
     host: str
     api_key: str | None
     output_dir: str

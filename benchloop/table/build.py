@@ -14,11 +14,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..base.frozen import LazyMap, model_lock
+import msgspec
+
 from . import outputs
+from .lazy import LazyMap, model_lock
 from .model import (
     DEFAULT_SERVICE,
     DIMENSION_KINDS,
+    KEY,
     Acceptor,
     Action,
     Archive,
@@ -58,7 +61,6 @@ from .model import (
     StepParam,
     StepPart,
     Sync,
-    Toolset,
     Toolsets,
     Transform,
     Until,
@@ -71,7 +73,9 @@ from .outputs import Output
 from .responses import Response, Schemas, frozen_json
 
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypeVar
+
+    R = TypeVar("R")
 
 
 def sources(data: Mapping[str, Any] | None) -> Sources:
@@ -128,11 +132,9 @@ def pagination(data: Mapping[str, Any]) -> Pagination:
                       declared=tuple(k for k in data if k not in ("mode", "progress")))
 
 
-def toolsets(data: Mapping[str, Any] | None) -> Toolsets:
-    data = data or {}
-    return Toolsets(frozen_map({n: Toolset(n, t["help"], tuple(t["resources"]))
-                                for n, t in (data.get("toolsets") or {}).items()}),
-                    tuple(data.get("default") or ()), int(data.get("budget", 24 * 1024)))
+def keyed(kind: type[R], name: str, data: Mapping[str, Any]) -> R:
+    """A record of the table whose name is its key (``model.KEY``)."""
+    return msgspec.convert({**data, KEY: name}, kind)
 
 
 def sync(data: Mapping[str, Any] | None, waiters: Mapping[str, Waiter], statuses: Mapping[str, StatusEnum]
@@ -155,10 +157,7 @@ def transform(data: Any) -> Transform | None:
 
 
 def progress(data: Mapping[str, Any] | None) -> Progress | None:
-    if not data:
-        return None
-    return Progress(data["label"], data["unit"], data["action"], bool(data.get("eta")), data.get("detail"),
-                    data.get("counts", "ids"))
+    return msgspec.convert(data, Progress) if data else None
 
 
 def condition(text: str | None) -> Condition | None:
@@ -177,10 +176,7 @@ def items(data: Mapping[str, Any] | None) -> Items | None:
 
 
 def missing(data: Mapping[str, Any] | None) -> Missing | None:
-    if not data:
-        return None
-    return Missing(tuple(data.get("status") or ()), tuple(t.lower() for t in data.get("content_types") or ()),
-                   data.get("placeholder"))
+    return msgspec.convert(data, Missing) if data else None
 
 
 def element(data: Any) -> Element:
@@ -214,7 +210,7 @@ class Builder:
 
     Every named entry (resources and their actions, endpoints, enumerations, options,
     services, built-in commands, steps, combines, shared response schemas) is built on
-    first use (:class:`~benchloop.base.frozen.LazyMap`): a command builds its own action
+    first use (:class:`~.lazy.LazyMap`): a command builds its own action
     and what it names, a help page only what it shows.
     """
 
@@ -239,8 +235,7 @@ class Builder:
                            self.endpoints[probe] if probe else None)
 
     def status_enum(self, name: str) -> StatusEnum:
-        data = (self.data.get("statuses") or {})[name]
-        return StatusEnum(name, data.get("help", ""), tuple(data["values"]), tuple(data["final"]))
+        return keyed(StatusEnum, name, (self.data.get("statuses") or {})[name])
 
     def acceptor(self, data: Mapping[str, Any]) -> Acceptor:
         expected = data.get("expected")
@@ -259,7 +254,6 @@ class Builder:
     def waiter(self, name: str) -> Waiter:
         data = (self.data.get("waiters") or {})[name]
         acceptors = tuple(self.acceptor(a) for a in data["acceptors"])
-        delay = data.get("delay") or {}
         counts = data.get("counts")
         enumeration = self.enumerations[data["enumeration"]] if data.get("enumeration") else None
         noun = ((counts or {}).get("noun") or (enumeration.pagination.collection if enumeration else None)
@@ -270,12 +264,7 @@ class Builder:
             request=self.endpoints[data["request"]] if data.get("request") else None, enumeration=enumeration,
             otherwise=data.get("otherwise", "retry"),
             result=tuple(result) if isinstance(result, list) else result,
-            delay=Delay(hint=tuple(delay.get("hint") or ()), low=float(delay.get("min", 0)),
-                        high=float(delay["max"]) if delay.get("max") is not None else None,
-                        default=float(delay["default"]) if delay.get("default") is not None else None,
-                        option=delay.get("option"),
-                        seconds=float(delay["seconds"]) if delay.get("seconds") is not None else None,
-                        backoff=float(delay.get("backoff", 1.0)), jitter=float(delay.get("jitter", 0.0))),
+            delay=msgspec.convert(data.get("delay") or {}, Delay),
             timeout=data.get("timeout"), message=data.get("message"), progress=data.get("progress"),
             counts=Counts(counts["argument"], self.statuses[counts["statuses"]] if counts.get("statuses") else None,
                           noun, counts.get("each")) if counts else None,
@@ -463,7 +452,8 @@ class Builder:
             global_options=tuple(option({"name": n, **o}) for n, o in (data.get("global_options") or {}).items()),
             commands=LazyMap(commands, lambda n: command(n, commands[n]), lazy),
             steps=self.steps, schemas=self.schemas, combines=self.combines, waiters=self.waiters,
-            statuses=self.statuses, mcp=toolsets(data.get("mcp")))
+            statuses=self.statuses,
+            mcp=msgspec.convert(data["mcp"], Toolsets) if data.get("mcp") else Toolsets(frozen_map(), ()))
 
 
 def build_model(data: Mapping[str, Any]) -> Spec:

@@ -1,4 +1,4 @@
-"""Parse the YAML table, validate it against its JSON Schema, and compile it.
+"""Parse the YAML table, decode it with its declaration (``schema.py``), and compile it.
 
 Validation errors name the file, the line and the key path, because the table
 is edited by hand.  Compiling resolves YAML anchors into plain JSON data and
@@ -9,13 +9,14 @@ look anything up twice.
 
 from __future__ import annotations
 
-import json
+import re
+import typing
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from .locate import SCHEMA_NAME, SpecError, spec_dir
+from .locate import SpecError
 
 
 class _LineLoader(yaml.SafeLoader):
@@ -78,34 +79,117 @@ def parse(raw: bytes, path: Path) -> Any:
 
 
 def validate(doc: Any, path: Path) -> None:
-    import jsonschema
+    """Decode the table with its declaration (``schema.py``); a refusal names file, line and key."""
+    import msgspec
 
-    schema = json.loads((spec_dir() / SCHEMA_NAME).read_text(encoding="utf-8"))
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(_plain(doc)), key=lambda e: list(map(str, e.absolute_path)))
-    if not errors:
-        return
-    err = min(errors, key=lambda e: len(e.absolute_path))
-    # Prefer the most specific error of the first failing branch.
-    err = jsonschema.exceptions.best_match(errors) or err
-    while err.validator in ("oneOf", "anyOf") and err.context:
-        # Of the branches, the one for the value's own type says what is wrong ("not one of ..."),
-        # if one is of its type at all.
-        inner = next((e for e in err.context if e.validator != "type"), None)
-        if inner is None:
-            break
-        err = inner
-    keys = list(err.absolute_path)
-    message = err.message
-    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
-        allowed = set(err.schema.get("properties", {}))
-        unknown = [k for k in err.instance if k not in allowed]
-        if unknown:
-            keys.append(unknown[0])
-            message = f"unknown key {unknown[0]!r}" + (f" (allowed: {', '.join(sorted(allowed))})" if allowed else "")
-    line = _line_of(doc, keys)
-    where = ".".join(str(k) for k in keys) or "(top level)"
-    raise SpecError(f"{path}:{line}: {where}: {message}")
+    from .schema import Table
+
+    try:
+        msgspec.convert(_plain(doc), Table)
+    except msgspec.ValidationError as exc:
+        keys, message = _explain(doc, Table, str(exc))
+        where = ".".join(str(k) for k in keys) or "(top level)"
+        raise SpecError(f"{path}:{_line_of(doc, keys)}: {where}: {message}") from None
+
+
+_TOKENS = re.compile(r"\.([A-Za-z_][\w-]*)|\[(\d+)\]|(\[\.\.\.\])")
+
+
+def _explain(doc: Any, top: Any, error: str) -> tuple[list[Any], str]:
+    """The key path and the message of a refusal of msgspec (``MESSAGE - at `$.a[...].b```: a
+    ``[...]`` is a key of a mapping, found again here by decoding each value of it)."""
+    import msgspec
+
+    message, _, at = error.rpartition(" - at ")
+    if not message:
+        return [], error
+    at = at.strip("`")
+    in_key = at.startswith("key` in `")
+    tokens = _TOKENS.findall(at.removeprefix("key` in `"))
+    keys: list[Any] = []
+    node, kind = doc, top
+    for name, index, any_key in tokens:
+        kind = _member(kind, node)
+        if name:
+            fields = {f.encode_name: f.type for f in msgspec.structs.fields(kind)} if _is_record(kind) else {}
+            keys.append(name)
+            node, kind = (node.get(name) if isinstance(node, dict) else None), fields.get(name, Any)
+        elif index:
+            keys.append(int(index))
+            node = node[int(index)] if isinstance(node, list) and int(index) < len(node) else None
+            kind = (typing.get_args(kind) or (Any,))[0]
+        elif any_key:
+            value_kind = (typing.get_args(kind) or (Any, Any))[-1]
+            bad = next((k for k, v in (node.items() if isinstance(node, dict) else ())
+                        if not _decodes(v, value_kind)), None)
+            keys.append(bad)
+            node, kind = (node.get(bad) if isinstance(node, dict) else None), value_kind
+    kind = _member(kind, node)
+    if in_key and isinstance(node, dict):
+        key_kind = (typing.get_args(kind) or (Any,))[0]
+        bad = next((k for k in node if not _decodes(k, key_kind)), None)
+        keys.append(bad)
+        return keys, f"key {bad!r}: {message}"
+    unknown = re.match(r"Object contains unknown field `(.*)`$", message)
+    if unknown and _is_record(kind):
+        allowed = sorted(f.encode_name for f in msgspec.structs.fields(kind))
+        keys.append(unknown.group(1))
+        return keys, f"unknown key {unknown.group(1)!r} (allowed: {', '.join(allowed)})"
+    missing = re.match(r"Object missing required field `(.*)`$", message)
+    if missing:
+        return keys, f"{missing.group(1)!r} is a required property"
+    if message.startswith("Invalid enum value"):
+        choices = _choices(kind)
+        if choices:
+            return keys, f"{node!r} is not one of {choices!r}"
+    return keys, message
+
+
+def _is_record(kind: Any) -> bool:
+    import msgspec
+
+    return isinstance(kind, type) and issubclass(kind, msgspec.Struct)
+
+
+def _member(kind: Any, node: Any) -> Any:
+    """The type a value of the table is decoded as: ``Annotated`` and ``| None`` taken off, and of
+    a union the member of the value's own kind (a record or a mapping for a mapping...)."""
+    while typing.get_origin(kind) is typing.Annotated:
+        kind = typing.get_args(kind)[0]
+    members = [m for m in typing.get_args(kind) if m is not type(None)] if _is_union(kind) else [kind]
+    members = [typing.get_args(m)[0] if typing.get_origin(m) is typing.Annotated else m for m in members]
+    if len(members) == 1:
+        return members[0]
+    for member in members:
+        origin = typing.get_origin(member) or member
+        if isinstance(node, dict) and (_is_record(member) or origin is dict):
+            return member
+        if isinstance(node, list) and origin is list:
+            return member
+        if not isinstance(node, (dict, list)) and origin is typing.Literal:
+            return member
+    return members[0]
+
+
+def _is_union(kind: Any) -> bool:
+    import types
+
+    return typing.get_origin(kind) is typing.Union or isinstance(kind, types.UnionType)
+
+
+def _choices(kind: Any) -> list[Any]:
+    kind = _member(kind, "")
+    return list(typing.get_args(kind)) if typing.get_origin(kind) is typing.Literal else []
+
+
+def _decodes(value: Any, kind: Any) -> bool:
+    import msgspec
+
+    try:
+        msgspec.convert(value, kind)
+    except msgspec.ValidationError:
+        return False
+    return True
 
 
 def compile_spec(raw: bytes, path: Path) -> dict[str, Any]:

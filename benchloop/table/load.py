@@ -1,9 +1,9 @@
 """Find, validate, compile and cache the endpoint table.
 
-The YAML table is the source of truth, but parsing it (and importing jsonschema
-to validate it) costs far more than a CLI start can afford.  So the table is
-compiled once into plain JSON, keyed by the SHA-256 of the YAML bytes, of its schema
-and of the package version and the compiler's files, and stored in the user cache
+The YAML table is the source of truth, but parsing it (and decoding it with its
+declaration, ``schema.py``, and linting it) costs far more than a CLI start can afford.
+So the table is compiled once into plain JSON, keyed by the SHA-256 of the YAML bytes,
+of the package version and of the compiler's files, and stored in the user cache
 directory (platformdirs' ``user_cache_dir("benchloop")``, or ``BENCHLOOP_CACHE_DIR``).
 Every later start reads the table, hashes it (~a few ms) and reads the compile under
 that key instead of compiling.  A changed table or a new package version changes the
@@ -15,7 +15,6 @@ Within one process the table is read once per path (``_MEMO``).
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -53,7 +52,7 @@ _TABLE_DIR = _PKG_DIR / "table"
 
 def _compiler_stamp() -> list[str]:
     stamp = [__version__]
-    for path in [*sorted(_TABLE_DIR.glob("*.py")), _PKG_DIR / "base" / "frozen.py"]:
+    for path in sorted(_TABLE_DIR.glob("*.py")):
         try:
             st = path.stat()
             stamp.append(f"{path.name}:{st.st_size}:{st.st_mtime_ns}")
@@ -63,20 +62,15 @@ def _compiler_stamp() -> list[str]:
 
 
 def cache_key(raw: bytes) -> str:
-    """Content hash of the table and its schema, plus the package version and the compiler's files.
+    """Content hash of the table, plus the package version and the compiler's files.
 
-    The files of ``table/`` (and ``base/frozen.py``, the one module outside it that
-    compiling runs) are identified by size and mtime (a stat, not a read), so a
-    development checkout never runs a compile made by older compiler code.
+    The files of ``table/`` (all the code that compiling runs) are identified by size and
+    mtime (a stat, not a read), so a development checkout never runs a compile made by
+    older compiler code.
     """
     import hashlib
 
     stamp = _compiler_stamp()
-    schema = spec_dir() / SCHEMA_NAME
-    try:
-        stamp.append(hashlib.sha256(schema.read_bytes()).hexdigest())
-    except OSError:
-        pass
     digest = hashlib.sha256(raw + b"\0" + "|".join(stamp).encode()).hexdigest()
     return digest[:24]
 
@@ -85,9 +79,11 @@ _MEMO: dict[Any, Any] = {}  # key -> compiled table; ("path", path) -> key
 
 
 def _cached(key: str) -> dict[str, Any] | None:
+    import msgspec  # the model's records are msgspec's: no extra import, and ~2x json.loads
+
     try:
-        spec = json.loads((cache_dir() / f"spec-{key}.json").read_bytes())
-    except (OSError, ValueError):
+        spec = msgspec.json.decode((cache_dir() / f"spec-{key}.json").read_bytes())
+    except (OSError, msgspec.DecodeError):
         return None
     return spec if isinstance(spec, dict) else None
 
@@ -103,7 +99,7 @@ def load_spec(path: Path | None = None, *, use_cache: bool = True) -> dict[str, 
     if key not in _MEMO:
         cached = _cached(key) if use_cache else None
         if cached is None:
-            from .compiler import compile_spec  # heavy: yaml + jsonschema
+            from .compiler import compile_spec  # heavy: yaml, msgspec's decoding, the lints
 
             cached = compile_spec(raw, path)
             if use_cache:
@@ -118,6 +114,8 @@ def _store(target: Path, spec: dict[str, Any]) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        import json
+
         tmp.write_text(json.dumps(spec, separators=(",", ":")), encoding="utf-8")
         os.replace(tmp, target)
     except OSError:

@@ -20,21 +20,19 @@ Everything is frozen all the way down: mappings are read-only views, sequences a
 tuples, and a step's ``with:`` values are frozen when the model is built, so no
 consumer can change the cached model for the next one.
 
-The classes are declared with ``@dataclass(frozen=True)`` as usual, but the decorator is
-:func:`benchloop.base.frozen.dataclass`: the same fields, constructor, equality, hash and
-immutability (type checkers see the standard decorator), without the standard one's six
-``exec`` calls per class.  Every command imports this module; with the standard decorator
-its few dozen classes cost more start-up time (~50 ms) than reading and building the
-whole model (~10 ms), with this one ~6 ms.
+The classes are ``msgspec.Struct(frozen=True)``: declared in C, no code compiled at
+import (every command imports this module), and assigning to a field raises.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
-from ..base.frozen import dataclass, field
+from msgspec import Meta, Struct, field
+from msgspec.structs import force_setattr, replace
+
 from .optiontypes import OptionType, option_type
 from .outputs import Output
 from .responses import Response, Schemas, plain_json
@@ -57,9 +55,21 @@ def frozen_map(mapping: Mapping[str, T] | None = None) -> Mapping[str, T]:
     return MappingProxyType(dict(mapping or {}))
 
 
+# The encode name of a record's ``name``: an entry's name is its key in the table, which the
+# builder gives (``keyed``); no key of the YAML can be written so, so ``name:`` there is refused.
+KEY = "__key__"
+
+
+def unique(record: Struct, key: str) -> None:
+    """No value of the list ``key`` is given twice (a check of the table's declaration)."""
+    values = getattr(record, key) or ()
+    twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
+    if twice is not None:
+        raise ValueError(f"`{key}` gives {twice!r} twice")
+
+
 # --------------------------------------------------------------- dimensions
-@dataclass(frozen=True)
-class DimensionKind:
+class DimensionKind(Struct, frozen=True):
     """What an id is: a group, a job or a download task, and how its ids are given."""
 
     name: str
@@ -86,8 +96,7 @@ OPTION_DIMENSIONS: Mapping[str, str] = MappingProxyType({k.option: k.name for k 
 
 
 # ------------------------------------------------------------------ options
-@dataclass(frozen=True)
-class Sources:
+class Sources(Struct, frozen=True):
     """Where one setting comes from when it is not given, first found wins: the option of the
     running command (its flag), environment variables, a key of the configuration file, a default."""
 
@@ -119,8 +128,7 @@ class Sources:
         return out
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(Struct, frozen=True):
     """One command-line option: a table option, a global option, or a built-in command's."""
 
     name: str
@@ -194,8 +202,7 @@ class Option:
 
 
 # ----------------------------------------------------------------- services
-@dataclass(frozen=True)
-class Derived:
+class Derived(Struct, frozen=True):
     """A template variable computed from another one (``env`` from ``cluster``)."""
 
     name: str
@@ -204,8 +211,7 @@ class Derived:
     default: str
 
 
-@dataclass(frozen=True)
-class ServiceCheck:
+class ServiceCheck(Struct, frozen=True):
     """``bl config check``'s request to a service (``check:``): an endpoint, the values of its
     template variables, and error statuses that still mean the backend took the key."""
 
@@ -214,8 +220,7 @@ class ServiceCheck:
     accept: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True)
-class Service:
+class Service(Struct, frozen=True):
     """One backend the table talks to: its base URL, its key and the headers of every request.
 
     Every service, the default one (Benchloop) included, resolves its base URL and key
@@ -257,8 +262,7 @@ class Service:
 
 
 # ---------------------------------------------------------------- endpoints
-@dataclass(frozen=True)
-class Param:
+class Param(Struct, frozen=True):
     """A query parameter or body field of an endpoint: its wire name and template."""
 
     name: str
@@ -274,8 +278,7 @@ class Param:
         return template_vars(self.template)
 
 
-@dataclass(frozen=True)
-class Endpoint:
+class Endpoint(Struct, frozen=True):
     """One HTTP operation of a backend."""
 
     name: str
@@ -314,8 +317,7 @@ class Endpoint:
 
 
 # --------------------------------------------------------------- pagination
-@dataclass(frozen=True)
-class Pagination:
+class Pagination(Struct, frozen=True):
     mode: str
     collection: str | None = None
     id_keys: tuple[str, ...] = ()
@@ -353,8 +355,7 @@ class Pagination:
         return out
 
 
-@dataclass(frozen=True)
-class Enumeration:
+class Enumeration(Struct, frozen=True):
     """A named way to list every item of a group (a fan-out walks it)."""
 
     name: str
@@ -378,26 +379,73 @@ class Enumeration:
 
 
 # ------------------------------------------------------------- small pieces
-@dataclass(frozen=True)
-class Transform:
+class Progress(Struct, frozen=True, forbid_unknown_fields=True):
+    """The progress line of a long part or action (also the table's declaration: ``schema.py``)."""
+
+    label: str
+    unit: str
+    action: str
+    eta: bool = False
+    detail: Literal["id", "path"] | None = None
+    counts: Annotated[
+        Literal["ids", "jobs"],
+        Meta(
+            description="A step's counter: each id of the command (one counter shared by the ids), or each job of one id."
+        ),
+    ] = "ids"
+
+
+class Missing(Struct, frozen=True, forbid_unknown_fields=True):
+    """When a download means 'nothing there', and the placeholder saved instead (also the
+    table's declaration: ``schema.py``)."""
+
+    status: tuple[int, ...] = ()
+    content_types: Annotated[
+        tuple[Annotated[str, Meta(pattern="^[a-z0-9*./+-]+$")], ...],
+        Meta(description="Media types (lower case) whose answer means nothing there."),
+    ] = ()
+    placeholder: Annotated[
+        Literal["empty_tgz"] | None,
+        Meta(description="A name of engine/placeholders.py saved instead; absent: the download fails."),
+    ] = None
+
+
+class Delay(Struct, frozen=True, forbid_unknown_fields=True):
+    """How long a waiter waits between two requests (also the table's declaration: ``schema.py``).
+
+    From the answer: the first number of the ``hint`` fields, clamped to ``min``..``max``
+    (``default`` without one).  Otherwise ``seconds``, or the value of the option ``option``
+    (``--interval``), multiplied by ``backoff`` after each answer that changed nothing, up to
+    ``max`` (never below the first wait), and spread by ``jitter`` (a fraction either way)."""
+
+    hint: Annotated[
+        Annotated[tuple[str, ...], Meta(min_length=1)],
+        Meta(description="Fields of the answer giving the seconds to wait."),
+    ] = ()
+    low: Annotated[float, Meta(ge=0)] = field(default=0.0, name="min")
+    high: Annotated[float, Meta(ge=0)] | None = field(default=None, name="max")
+    default: Annotated[
+        Annotated[float, Meta(ge=0)] | None, Meta(description="Seconds without a hint (default max).")
+    ] = None
+    option: Annotated[str | None, Meta(description="The option giving the seconds between two requests.")] = None
+    seconds: float | None = None
+    backoff: Annotated[
+        Annotated[float, Meta(ge=1)],
+        Meta(description="Factor on the wait after an answer that changed nothing."),
+    ] = 1.0
+    jitter: Annotated[
+        Annotated[float, Meta(ge=0)], Meta(description="The wait varies by up to this fraction either way.")
+    ] = 0.0
+
+
+class Transform(Struct, frozen=True):
     """A named response transform (``shape:`` in the table; ``engine.transforms``) and its ``with:``."""
 
     name: str
     params: Mapping[str, Any] = field(default_factory=frozen_map)
 
 
-@dataclass(frozen=True)
-class Progress:
-    label: str
-    unit: str
-    action: str
-    eta: bool = False
-    detail: str | None = None
-    counts: str = "ids"  # a step's counter: each id of the command, or each job of one id
-
-
-@dataclass(frozen=True)
-class Condition:
+class Condition(Struct, frozen=True):
     """``when: OPTION`` / ``when: not OPTION``: a part runs only when the option is (not) given
     (a flag set, a value not empty); ``when: a|b|c``: when any of them is (``not a|b|c``: none)."""
 
@@ -413,8 +461,7 @@ class Condition:
         return any(options.get(name) not in (None, False, "", [], ()) for name in self.options) == self.equals
 
 
-@dataclass(frozen=True)
-class Items:
+class Items(Struct, frozen=True):
     """Which entries of an answer a part works on (``items:``; see ``engine.items``)."""
 
     collection: str | None = None  # a field of the answer holding a list
@@ -428,26 +475,30 @@ class Items:
     label: str = "listing"
 
 
-@dataclass(frozen=True)
-class Missing:
-    """When a download means "nothing there" (``missing:``), and what to save instead."""
-
-    status: tuple[int, ...] = ()
-    content_types: tuple[str, ...] = ()
-    placeholder: str | None = None  # a name of ``engine.placeholders.PLACEHOLDERS``; None: fail
-
 
 # ------------------------------------------------------------------ waiters
-@dataclass(frozen=True)
-class StatusEnum:
+class StatusEnum(Struct, frozen=True, forbid_unknown_fields=True):
     """A named status enumeration (``statuses:``): the values a status field takes, and which of
     them are final (the work is over).  ``in_progress`` is every other listed value; a status
     the table does not list is in neither, and a waiter says how it counts (``not_final``)."""
 
-    name: str
-    help: str
-    values: tuple[str, ...]
-    final: tuple[str, ...]
+    values: Annotated[
+        tuple[Annotated[str, Meta(min_length=1)], ...],
+        Meta(min_length=1, description="Every value the backend is known to send, in the order counts list them."),
+    ]
+    final: Annotated[
+        tuple[Annotated[str, Meta(min_length=1)], ...],
+        Meta(description="The values after which nothing changes any more (a subset of values)."),
+    ]
+    help: str = ""
+    name: str = field(default="", name=KEY)
+
+    schema_extra: ClassVar[dict[str, Any]] = {"properties": {"values": {"uniqueItems": True},
+                                                             "final": {"uniqueItems": True}}}
+
+    def __post_init__(self) -> None:
+        unique(self, "values")
+        unique(self, "final")
 
     @property
     def in_progress(self) -> tuple[str, ...]:
@@ -469,8 +520,7 @@ ACCEPTOR_STATES = ("success", "failure", "retry", "follow")
 MATCHERS = ("path", "pathAll", "pathAny", "pathNone", "error")
 
 
-@dataclass(frozen=True)
-class Acceptor:
+class Acceptor(Struct, frozen=True):
     """One acceptor of a waiter (botocore's model): when its ``matcher`` holds for an answer,
     the waiter moves to ``state``.
 
@@ -532,27 +582,7 @@ class Acceptor:
         return value.strip().lower() if self.fold and isinstance(value, str) else value
 
 
-@dataclass(frozen=True)
-class Delay:
-    """How long a waiter waits between two requests.
-
-    From the answer: the first number of the ``hint`` fields, clamped to ``low``..``high``
-    (``default`` without one).  Otherwise ``seconds``, or the value of the option ``option``
-    (``--interval``), multiplied by ``backoff`` after each answer that changed nothing, up to
-    ``high`` (never below the first wait), and spread by ``jitter`` (a fraction either way)."""
-
-    hint: tuple[str, ...] = ()
-    low: float = 0.0
-    high: float | None = None
-    default: float | None = None
-    option: str | None = None
-    seconds: float | None = None
-    backoff: float = 1.0
-    jitter: float = 0.0
-
-
-@dataclass(frozen=True)
-class Counts:
+class Counts(Struct, frozen=True):
     """What a waiter counts in each answer (a progress line as the counts change): the values of
     ``argument`` (a list; per element of ``each`` as :class:`Acceptor` says, so that an
     element without a value is counted as ``<missing>``), ordered as the status enumeration
@@ -576,8 +606,7 @@ class Counts:
         return {k: found[k] for k in [*(k for k in order if k in found), *sorted(k for k in found if k not in order)]}
 
 
-@dataclass(frozen=True)
-class Waiter:
+class Waiter(Struct, frozen=True):
     """A named waiter (``waiters:``; ``engine/polling.py``): ask ``request`` (or walk every
     page of ``enumeration``) until an acceptor says success or failure, waiting ``delay``
     between answers, at most ``timeout`` (an option, seconds in total).
@@ -615,8 +644,7 @@ class Waiter:
 
 
 # -------------------------------------------------------------------- steps
-@dataclass(frozen=True)
-class StepParam:
+class StepParam(Struct, frozen=True):
     """One ``with:`` parameter a named step or combine declares (``steps:``, ``combines:``)."""
 
     name: str
@@ -629,8 +657,7 @@ class StepParam:
     default: Any = None
 
 
-@dataclass(frozen=True)
-class StepDef:
+class StepDef(Struct, frozen=True):
     """A named step of the table (behaviour no generic part can express, ``engine/steps/``) or
     a named combine (``engine/combines/``): its help and the typed ``with:`` values it takes."""
 
@@ -645,8 +672,7 @@ class StepDef:
 COLUMN_TYPES = ("number", "string", "boolean", "json")
 
 
-@dataclass(frozen=True)
-class Column:
+class Column(Struct, frozen=True):
     """One column of a flat table a step builds (a ``columns`` value of its ``with:``): its name,
     the JMESPath expression that reads it from one document per row (``from``) and its type
     (``COLUMN_TYPES``: the value is converted to it, or null)."""
@@ -785,8 +811,7 @@ def _plain_progress(progress: Progress) -> dict[str, Any]:
 
 
 # -------------------------------------------------------------------- parts
-@dataclass(frozen=True, kw_only=True)
-class BasePart:
+class BasePart(Struct, frozen=True, kw_only=True):
     """What every kind of part has: its name, when it runs, how its answer is transformed and
     where a files action writes it."""
 
@@ -815,8 +840,7 @@ class BasePart:
         return False
 
 
-@dataclass(frozen=True, kw_only=True)
-class RequestPart(BasePart):
+class RequestPart(BasePart, frozen=True, kw_only=True):
     """One request (``request:``), optionally selecting the entries of its answer (``items:``)."""
 
     request: Endpoint
@@ -831,8 +855,7 @@ class RequestPart(BasePart):
         return self.request.binary
 
 
-@dataclass(frozen=True, kw_only=True)
-class PagedPart(BasePart):
+class PagedPart(BasePart, frozen=True, kw_only=True):
     """A paginated request: one page, or every page by a scan (``pagination:``)."""
 
     request: Endpoint
@@ -850,8 +873,7 @@ class PagedPart(BasePart):
         return [(self.request, self.pagination)]
 
 
-@dataclass(frozen=True, kw_only=True)
-class FanOutPart(BasePart):
+class FanOutPart(BasePart, frozen=True, kw_only=True):
     """The same request for every item an enumeration lists (``each:``), each written to its file."""
 
     each: Enumeration
@@ -867,8 +889,7 @@ class FanOutPart(BasePart):
         return [(self.each.request, self.each.pagination)]
 
 
-@dataclass(frozen=True, kw_only=True)
-class StepPart(BasePart):
+class StepPart(BasePart, frozen=True, kw_only=True):
     """A named step (``step:``) with its typed ``with:`` values; a waiter may produce its input."""
 
     step: StepDef
@@ -901,8 +922,7 @@ class StepPart(BasePart):
         return any(e.binary for e in self.params.endpoints.values())
 
 
-@dataclass(frozen=True, kw_only=True)
-class WaitPart(BasePart):
+class WaitPart(BasePart, frozen=True, kw_only=True):
     """A waiter on its own (``wait:`` without a step): the part's value is what the waiter
     produces (``bl jobs wait``); a timeout of its waiter is the command's wait timeout."""
 
@@ -917,8 +937,7 @@ class WaitPart(BasePart):
         return self.wait.scans
 
 
-@dataclass(frozen=True, kw_only=True)
-class ArchiveEntry(BasePart):
+class ArchiveEntry(BasePart, frozen=True, kw_only=True):
     """A part of a download-task archive: a request or a step run per job into ``entry``."""
 
     part: RequestPart | StepPart
@@ -943,8 +962,7 @@ class ArchiveEntry(BasePart):
 Part = RequestPart | PagedPart | FanOutPart | StepPart | WaitPart | ArchiveEntry
 
 
-@dataclass(frozen=True)
-class Watch:
+class Watch(Struct, frozen=True):
     """An action's ``watch:``: with the flag ``option`` given, the command is run again at every
     look of ``waiter`` (``engine/watching.py``), its combine evaluated each time, until the
     combine says it is settled or the waiter's acceptors say success (``bl compare --watch``)."""
@@ -953,8 +971,7 @@ class Watch:
     waiter: Waiter
 
 
-@dataclass(frozen=True)
-class Combine:
+class Combine(Struct, frozen=True):
     """An action's named combine (``combine:``): what every id's value together becomes - the
     printed elements, the Python client's and the MCP tool's result (``engine/combines/``)."""
 
@@ -966,8 +983,7 @@ class Combine:
         return self.definition.name
 
 
-@dataclass(frozen=True)
-class Archive:
+class Archive(Struct, frozen=True):
     file: str
     kind: str
     task_request: Endpoint
@@ -975,14 +991,12 @@ class Archive:
     progress: Progress | None = None
 
 
-@dataclass(frozen=True)
-class Select:
+class Select(Struct, frozen=True):
     option: str
     choices: Mapping[str, tuple[str, ...]]
 
 
-@dataclass(frozen=True)
-class Element:
+class Element(Struct, frozen=True):
     """How one id's selected parts become its stdout element."""
 
     kind: str  # "part" (the one selected part, or the named one), "object" ({id_key: id, part: value...}), "shape"
@@ -991,8 +1005,7 @@ class Element:
     shape: Transform | None = None
 
 
-@dataclass(frozen=True)
-class Dimension:
+class Dimension(Struct, frozen=True):
     name: str
     option: Option | None
     parts: Mapping[str, Part]
@@ -1025,16 +1038,14 @@ class Dimension:
 
 
 # ------------------------------------------------------------------ actions
-@dataclass(frozen=True)
-class Section:
+class Section(Struct, frozen=True):
     name: str
     resource: str
     action: str
     options: Mapping[str, Any]
 
 
-@dataclass(frozen=True)
-class Sync:
+class Sync(Struct, frozen=True):
     """A composite command's sync mode (``compose.sync``; ``engine/sync.py``): the ``list`` section
     first, its items (by ``key``) compared on their ``state`` fields with the ``manifest`` of the
     last sync; the ``refresh`` sections every time; the others for the changed items only."""
@@ -1049,8 +1060,7 @@ class Sync:
     until: Until | None = None  # --until-done: sync again as items finish, until the waiter is done
 
 
-@dataclass(frozen=True)
-class Until:
+class Until(Struct, frozen=True):
     """A sync that goes on until the work is done (``sync.until``): ``option`` (a flag, which
     implies the sync) runs ``wait``, syncing again after each of its looks in which an item
     reached a final status (the item's field ``status`` in the set ``final`` of
@@ -1066,8 +1076,7 @@ class Until:
         return self.statuses.holds("final", item_state.get(self.status))
 
 
-@dataclass(frozen=True)
-class Compose:
+class Compose(Struct, frozen=True):
     option: str
     dimensions: tuple[str, ...]
     default: tuple[str, ...]
@@ -1075,8 +1084,7 @@ class Compose:
     sync: Sync | None = None
 
 
-@dataclass(frozen=True)
-class Action:
+class Action(Struct, frozen=True):
     resource: str
     name: str
     help: str
@@ -1175,8 +1183,7 @@ class Action:
 STDOUT_OPTIONS = ("output", "query")
 
 
-@dataclass(frozen=True)
-class Resource:
+class Resource(Struct, frozen=True):
     name: str
     help: str
     actions: Mapping[str, Action]
@@ -1185,8 +1192,7 @@ class Resource:
 
 
 # ------------------------------------------------------------ built-in commands
-@dataclass(frozen=True)
-class Command:
+class Command(Struct, frozen=True):
     """A command of bl itself (``commands:`` in the table): a group of actions, or a leaf with
     its arguments (positionals) and options.  Its handler is registered in ``cli.builtins``."""
 
@@ -1213,29 +1219,35 @@ class Command:
 
 
 # ------------------------------------------------------------------- mcp
-@dataclass(frozen=True)
-class Toolset:
+class Toolset(Struct, frozen=True, forbid_unknown_fields=True):
     """A toolset of the MCP server (``mcp.toolsets``): the resources whose tools it serves."""
 
-    name: str
-    help: str
-    resources: tuple[str, ...]
+    help: Annotated[str, Meta(min_length=1)]
+    resources: Annotated[tuple[str, ...], Meta(min_length=1)]
+    name: str = field(default="", name=KEY)
 
 
-@dataclass(frozen=True)
-class Toolsets:
-    """The MCP server's toolsets and those served by default (``mcp:`` in the table)."""
+class Toolsets(Struct, frozen=True, forbid_unknown_fields=True):
+    """The MCP server's toolsets and those served by default (``mcp:`` in the table; bl mcp serve
+    --toolsets)."""
 
-    toolsets: Mapping[str, Toolset] = field(default_factory=frozen_map)
-    default: tuple[str, ...] = ()
-    # Bytes of the ``tools`` array of ``tools/list`` that the default toolsets may take (compact
-    # JSON, UTF-8): what an agent reads before its first call.  ``make docs`` reports the use.
-    budget: int = 24 * 1024
+    toolsets: Mapping[Annotated[str, Meta(pattern="^[a-z][a-z0-9_]*$")], Toolset]
+    default: Annotated[tuple[str, ...], Meta(min_length=1)]
+    budget: Annotated[int, Meta(ge=1024, description=(
+        "Bytes of the tools array of tools/list that the default toolsets may take (compact JSON, UTF-8): "
+        "what an agent reads before its first call; make docs reports the use."))] = 24 * 1024
+
+    schema_extra: ClassVar[dict[str, Any]] = {"properties": {"toolsets": {"propertyNames": {"not": {"const": "all"}}}}}
+
+    def __post_init__(self) -> None:
+        if "all" in self.toolsets:
+            raise ValueError("`all` is every toolset, not one of its own")
+        named = {key: replace(toolset, name=key) for key, toolset in self.toolsets.items()}
+        force_setattr(self, "toolsets", MappingProxyType(named))  # read-only, each named by its key
 
 
 # ---------------------------------------------------------------------- spec
-@dataclass(frozen=True)
-class Spec:
+class Spec(Struct, frozen=True):
     endpoints: Mapping[str, Endpoint]
     enumerations: Mapping[str, Enumeration]
     options: Mapping[str, Option]
@@ -1248,7 +1260,7 @@ class Spec:
     combines: Mapping[str, StepDef] = field(default_factory=frozen_map)
     waiters: Mapping[str, Waiter] = field(default_factory=frozen_map)
     statuses: Mapping[str, StatusEnum] = field(default_factory=frozen_map)
-    mcp: Toolsets = field(default_factory=Toolsets)
+    mcp: Toolsets = field(default_factory=lambda: Toolsets(frozen_map(), ()))
 
     def service(self, name: str) -> Service:
         return self.services[name]

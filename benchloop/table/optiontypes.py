@@ -28,14 +28,13 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from ..base.frozen import dataclass
+from msgspec import Struct
 
 if TYPE_CHECKING:
     from typing import Any
 
 
-@dataclass(frozen=True)
-class OptionType:
+class OptionType(Struct, frozen=True):
     name: str
     json_type: str  # JSON type of one value: string, integer, number or boolean
     parse: type = str  # what the command-line parser produces for one value

@@ -25,7 +25,8 @@ from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ..base.frozen import dataclass, field
+from msgspec import Struct, field
+
 from .responses import ITEMS, Response, Schemas, frozen_json, plain_json, types_of
 
 if TYPE_CHECKING:
@@ -37,8 +38,7 @@ COLUMN_SCHEMAS = {"number": {"type": ["number", "null"]}, "string": {"type": ["s
                   "boolean": {"type": ["boolean", "null"]}, "json": {}}
 
 
-@dataclass(frozen=True)
-class OutputColumn:
+class OutputColumn(Struct, frozen=True):
     """One column of the flat view: a dotted name, the path of keys it reads, its schema."""
 
     __eq__ = object.__eq__  # compared and hashed by identity: the schema is a read-only mapping
@@ -65,8 +65,7 @@ class OutputColumn:
         return found
 
 
-@dataclass(frozen=True)
-class Output:
+class Output(Struct, frozen=True, dict=True):  # dict: the cached columns
     """What one dimension prints per element (see the module docstring)."""
 
     __eq__ = object.__eq__  # compared and hashed by identity: the schema is a read-only mapping
@@ -75,7 +74,7 @@ class Output:
     schema: Mapping[str, Any]
     rows: tuple[str | int, ...] | None = None
     ids: tuple[str, ...] = ()
-    schemas: Schemas = field(default_factory=Schemas, repr=False)
+    schemas: Schemas = field(default_factory=Schemas)
     # Rows a step built with the columns it was asked for, in that order (``--fields``).
     chosen_columns: bool = False
 

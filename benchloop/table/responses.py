@@ -25,7 +25,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ..base.frozen import LazyMap, dataclass, field, model_lock
+from msgspec import Struct, field
+
+from .lazy import LazyMap, model_lock
 
 if TYPE_CHECKING:
     from typing import Any
@@ -112,8 +114,7 @@ def types_of(schema: Any) -> tuple[str, ...]:
     return tuple(kind or ())
 
 
-@dataclass(frozen=True)
-class Rows:
+class Rows(Struct, frozen=True):
     """A collection of rows inside an answer: where it is, one row's schema and its scalar fields.
 
     ``fields`` maps each declared field whose value is a scalar (string, number,
@@ -293,8 +294,7 @@ class Schemas:
         return Rows(tuple(path), self.inline(item), columns)
 
 
-@dataclass(frozen=True)
-class Response:
+class Response(Struct, frozen=True):
     """What one endpoint (or a service's errors) answers.
 
     ``kind`` is ``json`` (``schema`` is the table's JSON Schema, references
@@ -311,11 +311,17 @@ class Response:
     schema: Mapping[str, Any] | None = field(default_factory=lambda: frozen_json({}))
     content_types: tuple[str, ...] = ("application/json",)
     rows_path: tuple[str | int, ...] | None = None
-    schemas: Schemas = field(default_factory=Schemas, compare=False, repr=False)
+    schemas: Schemas = field(default_factory=Schemas)  # not compared: the lookups, not the answer
     identity: tuple[tuple[tuple[str, ...], str], ...] = ()
 
     def __hash__(self) -> int:  # the schema is a dict: hash what identifies the answer's form
         return hash((self.kind, self.content_types, self.rows_path))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Response):
+            return NotImplemented
+        return ((self.kind, self.schema, self.content_types, self.rows_path, self.identity)
+                == (other.kind, other.schema, other.content_types, other.rows_path, other.identity))
 
     @classmethod
     def from_data(cls, data: Any, schemas: Schemas | None = None) -> Response:
