@@ -198,7 +198,7 @@ def _why(result: dict[str, Any], links: Mapping[str, str] | None) -> dict[str, A
     ``viewer.divergences``): per direction its kinds with counts, the explains-nothing mark and
     the fail reasons, then every divergence with its step, argument, both values and the pair's
     ``bl view`` command; an instance links to its side-by-side page under ``--report-dir``."""
-    from ..viewer.divergences import scope_of
+    from .why_scope import scope_of
 
     summary = result.get("divergences")
     if not isinstance(summary, dict):
