@@ -4,6 +4,8 @@ Test modules import from here (``from support import ...``; pytest puts tests/
 on ``sys.path``), never from conftest or from one another.  Nothing here ships
 in the wheel.
 
+* ``ROOT``, ``TESTS``: the repository and its tests/ folder (test modules sit in
+  sub-folders, so they never compute these from their own ``__file__``).
 * ``API_KEY``: the key of the session sandbox and of the stand-in origins.
 * ``Result`` and ``run_inprocess``: ``bl ARGS`` in this process with captured
   streams, usable outside a fixture (module-scoped setups); the ``bl`` fixture
@@ -42,6 +44,9 @@ from urllib.parse import parse_qs, urlsplit
 from benchloop.sandbox.server import QuietHTTPServer
 
 API_KEY = "test-key"
+# The tests' folder and the repository it is in, wherever a test module sits below it.
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
 
 
 # ------------------------------------------------------------- running bl

@@ -19,7 +19,7 @@ compile:
   generated one and raises the same ``TypeError`` for a missing, unknown or repeated
   argument;
 - ``__setattr__`` and ``__delattr__`` raise :class:`dataclasses.FrozenInstanceError` for
-  every name, so an instance cannot change once built (``tests/test_model.py``);
+  every name, so an instance cannot change once built (``tests/unit/table/test_model.py``);
 - ``__eq__`` compares the fields of two instances of the same class, ``__hash__`` hashes
   them, as a frozen dataclass does, and ``__repr__`` shows them; a method the class body
   defines itself is kept, as the standard decorator keeps it;
