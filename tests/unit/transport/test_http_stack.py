@@ -1,10 +1,10 @@
-"""The one HTTP stack (``benchloop/transport/``) and its retry policy (``transport/retry.py``).
+"""The one HTTP stack (``benchloop/transport/``): its client, and the retry rules on the wire.
 
 Everything talks to real loopback servers (the scripted server, the sandbox);
 nothing in httpx is mocked.  What the sandbox never shows is scripted here:
 compressed answers (JSON and downloads), servers that close connections
-(announced or not), refused connections, the ``check`` hook of downloads, and
-the retry rules one by one.
+(announced or not), refused connections, and
+the retry rules one by one on the wire (the policy alone: test_retry.py).
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ import zlib
 from pathlib import Path
 
 import pytest
-from support import RecordingLog, leftovers, run_inprocess
+from support import RecordingLog, run_inprocess
 
 import benchloop.transport
 from benchloop.base.errors import ApiError, AuthError, Cancelled, NetworkError
 from benchloop.sandbox.scripted import Reply, json_reply, start_scripted
-from benchloop.transport import decoding, retry
+from benchloop.transport import decoding
 from benchloop.transport.client import Http
 
 KEY = "stack-key-0123"
@@ -299,44 +299,6 @@ def test_a_401_is_never_retried():
         assert len(srv.seen) == 1
 
 
-def _failed(kind: str, retry_after: float | None = None) -> retry.Failed:
-    return retry.Failed(kind, ApiError(500, "x"), retry_after)
-
-
-@pytest.mark.parametrize("kind, method, retried", [
-    (retry.UNSENT, "GET", True), (retry.UNSENT, "POST", True),
-    (retry.SENT, "GET", True), (retry.SENT, "POST", False),
-    (retry.SERVER, "GET", True), (retry.SERVER, "POST", False),
-    (retry.THROTTLED, "GET", True), (retry.THROTTLED, "POST", True),
-    (retry.AUTH, "GET", False), (retry.RESTART, "GET", True),
-])
-def test_the_policy_decides_by_kind_and_method(kind, method, retried):
-    policy = retry.RetryPolicy(3, threading.Event(), uniform=lambda a, b: b)
-    assert (policy.decide(method, _failed(kind), 0) is not None) is retried
-    assert policy.decide(method, _failed(kind), 3) is None  # the budget is spent
-
-
-def test_backoff_is_exponential_with_jitter_and_retry_after_wins():
-    low = retry.RetryPolicy(4, threading.Event(), uniform=lambda a, b: a)
-    high = retry.RetryPolicy(4, threading.Event(), uniform=lambda a, b: b)
-    assert [low.backoff(n) for n in range(4)] == [0.25, 0.5, 1.0, 2.0]
-    assert [high.backoff(n) for n in range(4)] == [0.5, 1.0, 2.0, 4.0]
-    assert high.decide("GET", _failed(retry.THROTTLED, 7.0), 0) == 7.0
-    assert high.decide("GET", _failed(retry.RESTART), 0) == 0.0
-    assert retry.retry_after("120") == retry.MAX_RETRY_AFTER
-    assert retry.retry_after("-3") == 0.0
-    assert retry.retry_after("nan") is None and retry.retry_after("Wed, 21 Oct 2015") is None
-
-
-def test_a_cancel_interrupts_the_backoff_sleep():
-    http = _http("http://127.0.0.1:9")
-    threading.Timer(0.1, http.cancelled.set).start()
-    started = time.monotonic()
-    with pytest.raises(Cancelled):
-        http.sleep(30)
-    assert time.monotonic() - started < 5
-
-
 def test_a_cancel_stops_a_retry_loop_in_its_backoff():
     with start_scripted({"/x": json_reply({"error": "busy"}, 503, **{"Retry-After": "30"})}) as srv:
         http = _http(srv.url, retry_count=3)
@@ -347,143 +309,6 @@ def test_a_cancel_stops_a_retry_loop_in_its_backoff():
         http.close()
         assert len(srv.seen) == 1
     assert time.monotonic() - started < 5
-
-
-# ------------------------------------------------------------- downloads
-def _download(url: str, target: str, dest: Path, **kwargs):
-    http = _http(url, **{k: kwargs.pop(k) for k in ("retry_count",) if k in kwargs})
-    http.policy._uniform = lambda a, b: 0.0
-    try:
-        return http.download(target, str(dest), **kwargs)
-    finally:
-        http.close()
-
-
-def test_a_gzip_encoded_download_is_saved_decoded(tmp_path):
-    # Asked for identity, the server compresses anyway: the file holds the object's bytes.
-    encoded = gzip.compress(OBJECT)
-    with start_scripted({"/obj": Reply(200, encoded, "application/octet-stream",
-                                       headers={"Content-Encoding": "gzip"})}) as srv:
-        written = _download(srv.url, "/obj", tmp_path / "obj")
-        sent = srv.seen[0].headers.get("accept-encoding")
-    assert sent == "identity"
-    assert (tmp_path / "obj").read_bytes() == OBJECT
-    assert written == len(OBJECT) and len(encoded) < len(OBJECT)
-
-
-def test_a_cut_gzip_download_starts_over_without_range(tmp_path):
-    encoded = gzip.compress(OBJECT)
-    replies = [Reply(200, encoded, headers={"Content-Encoding": "gzip"}, cut="truncate"),
-               Reply(200, encoded, headers={"Content-Encoding": "gzip"})]
-    with start_scripted({"/obj": replies}) as srv:
-        _download(srv.url, "/obj", tmp_path / "obj")
-        ranges = [s.headers.get("range") for s in srv.seen]
-    assert ranges == [None, None]  # decoded bytes cannot be resumed with a Range of encoded ones
-    assert (tmp_path / "obj").read_bytes() == OBJECT
-
-
-@pytest.mark.parametrize("body, encoding, message", [
-    (b"\x1f\x8b\x08\x00garbage-not-gzip", "gzip", "corrupt gzip body"),
-    (gzip.compress(OBJECT, mtime=0)[:-8] + b"\x00" * 8, "gzip", "corrupt gzip body"),  # wrong CRC and length
-    (b"\x00\x01", "br", "corrupt br body"),
-    (b"\x00\x01", "compress", "unsupported Content-Encoding: compress"),
-])
-def test_an_undecodable_download_fails_and_leaves_nothing(tmp_path, body, encoding, message):
-    with start_scripted({"/obj": Reply(200, body, headers={"Content-Encoding": encoding})}) as srv:
-        with pytest.raises(ApiError) as caught:
-            _download(srv.url, "/obj", tmp_path / "obj")
-    assert message in str(caught.value)
-    assert not (tmp_path / "obj").exists() and leftovers(tmp_path) == []
-
-
-def test_a_plain_download_resumes_with_range_after_a_cut(tmp_path):
-    def rest(seen):
-        start = int(seen.headers["range"].split("=")[1].rstrip("-"))
-        return Reply(206, OBJECT[start:], headers={"Content-Range": f"bytes {start}-{len(OBJECT) - 1}/{len(OBJECT)}"})
-
-    calls = iter([Reply(200, OBJECT, cut="truncate", send=30000)])
-    with start_scripted({"/obj": lambda seen: next(calls, None) or rest(seen)}) as srv:
-        _download(srv.url, "/obj", tmp_path / "obj", retry_count=1)
-        ranges = [s.headers.get("range") for s in srv.seen]
-    assert ranges == [None, "bytes=30000-"]
-    assert (tmp_path / "obj").read_bytes() == OBJECT
-
-
-class _Refused(Exception):
-    pass
-
-
-def test_check_sees_the_final_answer_before_any_byte_is_saved(tmp_path):
-    calls = []
-
-    def check(status, headers, url):
-        calls.append((status, headers.get("content-type"), url))
-
-    routes = {"/start": Reply(302, b"", headers={"Location": "/final?sig=1"}),
-              "/final": Reply(200, OBJECT, "application/x-tar")}
-    with start_scripted(routes) as srv:
-        _download(srv.url, "/start", tmp_path / "obj", check=check)
-    assert calls == [(200, "application/x-tar", f"{srv.url}/final?sig=1")]
-    assert (tmp_path / "obj").read_bytes() == OBJECT
-
-
-def test_an_exception_of_check_propagates_unchanged_and_nothing_is_kept(tmp_path):
-    def check(status, headers, url):
-        raise _Refused(f"{status} {headers.get('content-type')}")
-
-    with start_scripted({"/obj": Reply(200, b"<html>sign in</html>", "text/html")}) as srv:
-        with pytest.raises(_Refused, match="200 text/html"):
-            _download(srv.url, "/obj", tmp_path / "obj", check=check)
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_check_runs_once_per_attempt_but_never_for_a_401(tmp_path):
-    statuses = []
-    replies = [json_reply({"error": "busy"}, 503, **{"Retry-After": "0"}), Reply(200, OBJECT)]
-    with start_scripted({"/obj": replies, "/auth": json_reply({"error": "no"}, 401)}) as srv:
-        _download(srv.url, "/obj", tmp_path / "obj", check=lambda s, h, u: statuses.append(s))
-        with pytest.raises(AuthError):
-            _download(srv.url, "/auth", tmp_path / "auth", check=lambda s, h, u: statuses.append(s))
-    assert statuses == [503, 200]
-    assert (tmp_path / "obj").read_bytes() == OBJECT
-
-
-def test_a_page_named_login_is_not_a_login_page(tmp_path):
-    # Words in a URL mean nothing: only a redirect to a configured login host is a login page.
-    # The page is an answer like any other: the caller's check sees it (the table's
-    # ``missing:`` rule turns an HTML page into "no artifact" there).
-    seen = []
-    routes = {"/obj": Reply(302, b"", headers={"Location": "/sso/login.htm?back=/obj"}),
-              "/sso/login.htm": Reply(200, b"<html>login</html>", "text/html")}
-    with start_scripted(routes) as srv:
-        http = Http(srv.url, KEY, 10, 0, 4, RecordingLog(), login_hosts=("login.example",))
-        try:
-            http.download("/obj", str(tmp_path / "obj"), check=lambda s, h, u: seen.append((s, h.get("content-type"))))
-        finally:
-            http.close()
-    assert seen == [(200, "text/html")]
-    assert (tmp_path / "obj").read_bytes() == b"<html>login</html>"
-
-
-def test_a_redirect_to_a_login_page_is_an_auth_failure(tmp_path):
-    location = "/_sso/login.example/ssoLogin.htm?back=x"  # the SSO page, served by the origin itself
-    with start_scripted({"/obj": Reply(302, b"", headers={"Location": location})}) as srv:
-        http = Http(srv.url, KEY, 10, 2, 4, RecordingLog(), login_hosts=("login.example",))
-        with pytest.raises(AuthError):
-            http.download("/obj", str(tmp_path / "obj"))
-        paths = [s.path for s in srv.seen]
-    assert paths == ["/obj"]
-
-
-def test_the_key_follows_redirects_only_on_the_configured_origin(tmp_path):
-    with start_scripted({"/obj": Reply(200, OBJECT)}) as other:
-        with start_scripted({"/start": Reply(302, b"", headers={"Location": f"{other.url}/obj"})}) as api:
-            _download(api.url, "/start", tmp_path / "obj")
-            backend = api.seen
-        foreign = other.seen
-    assert [s.headers.get("x-api-key") for s in backend] == [KEY]
-    assert [s.headers.get("x-api-key") for s in foreign] == [None]
-    assert (tmp_path / "obj").read_bytes() == OBJECT
 
 
 # ------------------------------------------------------------- public APIs only
