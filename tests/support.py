@@ -19,6 +19,8 @@ in the wheel.
 * ``Origin`` with ``js``, ``binary``, ``redirect``, ``NOT_FOUND``: a tiny stdlib
   HTTP server that plays the backend or another origin and records every
   request's headers (the ``origins`` fixture starts and stops them).
+* ``media_task_routes(uri)``: the scripted server's routes of a task archive whose one
+  media file has that URI.
 * ``CONTRACT_ANSWERS``: the contract's example answers of every JSON endpoint
   (docs/contract.md section 9), and ``with_new_fields(answer)``: the same
   answer with fields the table does not know in every object.
@@ -474,3 +476,22 @@ class KeptAlive:
 
     def stop(self) -> None:
         self.sock.close()
+
+
+# ------------------------------------------------------------- scripted routes
+def media_task_routes(uri: str) -> dict:
+    """Routes of the scripted server for a task archive (task TX, jobs J1 and J2) whose one
+    media file has ``uri``: what a trace media name does to the archive and to login checks."""
+    from benchloop.sandbox.scripted import Reply, json_reply
+
+    trajectory = {"steps": [{"content": [{"type": "input_image",
+                                          "trace_media": {"oss_uri": uri, "mime_type": "image/png"}}]}]}
+    return {
+        "/openapi/trajectory-download-tasks/TX": json_reply({"task_id": "TX", "group_id": "G",
+                                                             "job_ids": ["J1", "J2"]}),
+        "/openapi/jobs/J1/trajectory": json_reply(trajectory),
+        "/openapi/jobs/J2/trajectory": json_reply({"steps": []}),
+        "/openapi/jobs/J1/meta": json_reply({"job_id": "J1"}),
+        "/openapi/jobs/J2/meta": json_reply({"job_id": "J2"}),
+        "/openapi/getTrajV2/mediaFile": Reply(200, b"\x89PNG media", "image/png"),
+    }
