@@ -34,7 +34,7 @@ test: install lint typecheck docs-check
 # Opt-in: the HTML pages of `bl compare --report` and `bl view` laid out by a real headless
 # Chromium (skipped without one; `apt-get install chromium`, or BENCHLOOP_CHROMIUM=/path/to/chrome).
 test-browser: install
-	BENCHLOOP_TEST_BROWSER=1 $(PY) -m pytest tests/test_compare_browser.py tests/test_view_browser.py tests/test_trend_browser.py -rs
+	BENCHLOOP_TEST_BROWSER=1 $(PY) -m pytest tests/browser -rs
 
 # Opt-in: Spark (local mode) reads the dataset of `bl dataset sync` as it is (docs/dataset.md):
 # pyspark goes into its own venv (about a minute, once); it uses the system's Java 17.
@@ -42,7 +42,7 @@ SPARK_VENV ?= .venv-spark
 test-spark:
 	test -x $(SPARK_VENV)/bin/python || $(PYTHON) -m venv $(SPARK_VENV)
 	$(SPARK_VENV)/bin/python -m pip install -q -e '.[data]' pyspark pytest syrupy
-	$(SPARK_VENV)/bin/python -m pytest tests/test_dataset_spark.py -p no:cacheprovider -rs
+	$(SPARK_VENV)/bin/python -m pytest tests/cli/dataset/test_dataset_spark.py -p no:cacheprovider -rs
 
 demo: install
 	bash scripts/demo.sh

@@ -33,6 +33,6 @@ CPU time and peak RSS.  The sandbox backend runs in its own process
 as the client's.  ``BENCH_PEER=/path/to/bl`` runs the scenarios with another
 build of the CLI too (``BENCH_PEER_LABEL`` says what it is).
 
-Timings live here, never in pass/fail tests (``tests/test_perf_facts.py``
+Timings live here, never in pass/fail tests (``tests/contract/test_perf_facts.py``
 holds the facts: imports, connection reuse).
 """

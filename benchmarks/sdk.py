@@ -67,7 +67,7 @@ def sdk(b: Bench) -> list[Table]:
                            "" if name == "python -c pass" else ms(m["wall"] - floor)])
     start.notes.append("Whole processes; the compiled-spec cache is warm. `Client(...)` resolves the "
                        "settings and loads the table; it makes no request (the HTTP client is built at the first "
-                       "call). Neither imports Cyclopts (tests/test_sdk.py checks it).")
+                       "call). Neither imports Cyclopts (tests/unit/sdk/test_sdk.py checks it).")
 
     sdk_run = median_run(calls)
     cli_run = median_run(cli)

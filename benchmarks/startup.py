@@ -12,7 +12,7 @@ Targets:
 - issue 36: ``bl --help`` and ``bl metrics --help`` at least 2x faster than the
   official client's, and ``bl --version`` within 1.5x of ``python -c pass``.
 
-``bl`` imports httpx only when it makes a request (``tests/test_perf_facts.py``
+``bl`` imports httpx only when it makes a request (``tests/contract/test_perf_facts.py``
 checks that ``--help`` and ``--version`` never import it), so its cost shows in
 ``metrics get -j``, reported beside ``python -c "import httpx"``.
 """
@@ -96,7 +96,7 @@ def _table(b: Bench, runs: dict[tuple[str, str], list[Run]]) -> Table:
                        "installs: bl without extras, the official client as `pip install benchloop_client==0.2.25` "
                        "makes it.")
     table.notes.append("bl imports httpx only when it makes a request: `--help` and `--version` never pay for it "
-                       "(tests/test_perf_facts.py checks it). `metrics get -j` makes one request to a local sandbox "
+                       "(tests/contract/test_perf_facts.py checks it). `metrics get -j` makes one request to a local sandbox "
                        "(no injected latency); x `import httpx`: its wall over `python -c 'import httpx'`'s.")
     table.notes.append("bl's compiled-spec cache is warm (the warmups fill it); bl runs with "
                        "BENCHLOOP_NO_UPDATE_CHECK=1 and the official client with a fresh version-check cache of its "

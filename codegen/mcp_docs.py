@@ -4,7 +4,7 @@ The page is written by hand except the parts between ``<!-- tools:start -->`` an
 ``<!-- tools:end -->`` (one row per tool of ``bl mcp serve``) and between
 ``<!-- toolsets:start -->`` and ``<!-- toolsets:end -->`` (each toolset, its tools and the
 size of its ``tools/list``), read from the same generator the server uses
-(``benchloop.mcp_server.tools``; tests/test_mcp_toolsets.py measures the same sizes with the
+(``benchloop.mcp_server.tools``; tests/cli/mcp/test_mcp_toolsets.py measures the same sizes with the
 SDK's client over stdio).
 ``python -m codegen.docs`` rewrites it with the other generated pages and
 ``--check`` fails when it is stale (``make docs`` / ``make docs-check``).

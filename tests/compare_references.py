@@ -1,6 +1,6 @@
 """Independent reference computations of ``bl compare``'s clustered figures, in numpy/scipy/statsmodels.
 
-Shared by tests/test_compare_stats.py and tests/test_compare_cli.py: each computes a figure from
+Shared by tests/unit/compare/test_compare_stats.py and tests/cli/compare/test_compare_cli.py: each computes a figure from
 the data by a general formula (matrices, brute force), never by the package's shortcuts.
 """
 

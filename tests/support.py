@@ -4,6 +4,8 @@ Test modules import from here (``from support import ...``; pytest puts tests/
 on ``sys.path``), never from conftest or from one another.  Nothing here ships
 in the wheel.
 
+* ``ROOT``, ``TESTS``: the repository and its tests/ folder (test modules sit in
+  sub-folders, so they never compute these from their own ``__file__``).
 * ``API_KEY``: the key of the session sandbox and of the stand-in origins.
 * ``Result`` and ``run_inprocess``: ``bl ARGS`` in this process with captured
   streams, usable outside a fixture (module-scoped setups); the ``bl`` fixture
@@ -17,6 +19,8 @@ in the wheel.
 * ``Origin`` with ``js``, ``binary``, ``redirect``, ``NOT_FOUND``: a tiny stdlib
   HTTP server that plays the backend or another origin and records every
   request's headers (the ``origins`` fixture starts and stops them).
+* ``media_task_routes(uri)``: the scripted server's routes of a task archive whose one
+  media file has that URI.
 * ``CONTRACT_ANSWERS``: the contract's example answers of every JSON endpoint
   (docs/contract.md section 9), and ``with_new_fields(answer)``: the same
   answer with fields the table does not know in every object.
@@ -41,6 +45,9 @@ from urllib.parse import parse_qs, urlsplit
 from benchloop.sandbox.scripted import RawServer, Reply, start_scripted
 
 API_KEY = "test-key"
+# The tests' folder and the repository it is in, wherever a test module sits below it.
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
 
 
 # ------------------------------------------------------------- running bl
@@ -407,3 +414,22 @@ class KeptAlive(RawServer):
     def __init__(self, answer: Callable[[socket.socket, bytes, int], bool | None]):
         self.answer = answer
         super().__init__(answer, keep_alive=True)
+
+
+# ------------------------------------------------------------- scripted routes
+def media_task_routes(uri: str) -> dict:
+    """Routes of the scripted server for a task archive (task TX, jobs J1 and J2) whose one
+    media file has ``uri``: what a trace media name does to the archive and to login checks."""
+    from benchloop.sandbox.scripted import Reply, json_reply
+
+    trajectory = {"steps": [{"content": [{"type": "input_image",
+                                          "trace_media": {"oss_uri": uri, "mime_type": "image/png"}}]}]}
+    return {
+        "/openapi/trajectory-download-tasks/TX": json_reply({"task_id": "TX", "group_id": "G",
+                                                             "job_ids": ["J1", "J2"]}),
+        "/openapi/jobs/J1/trajectory": json_reply(trajectory),
+        "/openapi/jobs/J2/trajectory": json_reply({"steps": []}),
+        "/openapi/jobs/J1/meta": json_reply({"job_id": "J1"}),
+        "/openapi/jobs/J2/meta": json_reply({"job_id": "J2"}),
+        "/openapi/getTrajV2/mediaFile": Reply(200, b"\x89PNG media", "image/png"),
+    }

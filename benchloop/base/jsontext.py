@@ -17,7 +17,7 @@ dependency wherever it has wheels, see pyproject.toml) it writes the text, ~50x
 faster, and reads answers (:func:`loads`, ~3x faster); its bytes are json.dumps's
 for every value it takes as json.dumps does.  What it takes differently goes the
 stdlib way, so the text never depends on whether orjson is there
-(tests/test_jsontext_fast.py compares the two paths): integers beyond 64 bits
+(tests/unit/base/test_jsontext_fast.py compares the two paths): integers beyond 64 bits
 (orjson refuses to write them and reads them as floats), NaN and infinities
 (written as ``null`` by orjson, refused by its reader), floats below 1e-4 (its
 ``0.00001``, ``1e-7`` against Python's ``1e-05``, ``1e-07``), lone surrogates,

@@ -2,7 +2,7 @@
 
 Why here and not scipy: ``bl compare`` runs wherever ``bl`` does, and the
 statistics must not pull a hundred megabytes of numerical libraries into a
-command line client.  scipy is the tests' (``tests/test_compare_stats.py``
+command line client.  scipy is the tests' (``tests/unit/compare/test_compare_stats.py``
 checks every function here against it to about 1e-9 over many degrees of
 freedom and values).
 
@@ -252,7 +252,7 @@ def nct_cdf(t: float, df: float, nc: float) -> float:
 
     ``T' = (Z + nc) / sqrt(V / df)``; for ``t >= 0`` it is ``Phi(-nc)`` plus Lenth's series
     (AS 243) of incomplete beta functions; for ``t < 0`` it is ``1 - F(-t; df, -nc)``.
-    ``tests/test_compare_stats.py`` checks it against scipy's ``nct``.
+    ``tests/unit/compare/test_compare_stats.py`` checks it against scipy's ``nct``.
     """
     if df <= 0:
         raise ValueError("degrees of freedom must be positive")

@@ -3,7 +3,7 @@
 A request's path, query and body come from its endpoint's declared templates, rendered
 from the id, the options, earlier parts and the variables a step binds
 (``table.templates``); a service's headers from its header templates.  Nothing in
-Python adds a parameter the table does not declare (``tests/test_wire.py`` checks every
+Python adds a parameter the table does not declare (``tests/contract/test_wire.py`` checks every
 request on the wire against the OpenAPI export of the table).
 """
 

@@ -2,7 +2,7 @@
 
 It is a layer above the Python client: it imports only ``benchloop.sdk`` (every call
 is a ``benchloop.Client`` method; ``describe`` and ``query`` are ``sdk.offline``), the
-table's model (for the tool schemas) and ``base`` (tests/test_layers.py holds that).
+table's model (for the tool schemas) and ``base`` (tests/contract/test_layers.py holds that).
 
 The package is split so that most of it needs no MCP SDK:
 

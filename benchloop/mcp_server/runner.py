@@ -3,7 +3,7 @@
 The MCP server is a layer above the Python client (``benchloop.sdk``): a call is a method of
 a ``benchloop.Client``, ``describe`` and ``query`` are the client's ``offline`` functions,
 and nothing here reaches the engine, the settings or the HTTP stack directly
-(tests/test_layers.py: mcp_server imports only sdk, table and base).
+(tests/contract/test_layers.py: mcp_server imports only sdk, table and base).
 
 A call has two halves, so that nothing local ever waits behind the network:
 

@@ -29,7 +29,7 @@ group                      cluster           what it exercises
 ``APG-HOSTILE``            hk-benchmark-dev  every printed value hostile: ``;``, ``|``, ``$(...)``,
                                              backticks, quotes, a newline, ESC/OSC/CR/C1/bidi
                                              controls, leading dashes, ``$AP_API_KEY`` params,
-                                             nested and URL secrets (``tests/test_ap_cmd.py``
+                                             nested and URL secrets (``tests/cli/test_ap_cmd.py``
                                              pastes its command into ``bash`` and ``sh``)
 ``APG-HOSTILE-PROFILE``    hk-benchmark-dev  a profile group without template: the profile's
                                              hostile ``spec.template`` and name, trials as digits

@@ -14,7 +14,7 @@ status, hint and result, shape parameters, ``{parts.NAME.FIELD}``, an
 action's ``error_field``) is declared in the answer it is read from, so a typo
 in a field name fails here instead of at run time against a real backend.
 They run when the table is compiled and again as tests
-(``tests/test_speclint.py`` holds one broken table per message).
+(``tests/unit/table/test_speclint.py`` holds one broken table per message).
 
 ``lint`` walks the table one concern at a time (options, compose, dimensions,
 parts, outputs); each check is a small function that appends messages to the

@@ -45,7 +45,7 @@ def cache_dir() -> Path:
 
 
 # Compiling the table runs modules of this package only (the compiler, its lints, the model
-# they build to check outputs, the template syntax; tests/test_layers.py holds that), so a
+# they build to check outputs, the template syntax; tests/contract/test_layers.py holds that), so a
 # change to any of them makes a new cache key.
 _TABLE_DIR = _PKG_DIR / "table"
 

@@ -58,7 +58,7 @@ def none_of(record: Struct, keys: tuple[str, ...], beside: str) -> None:
         raise ValueError(f"`{_key(given[0])}` does not go with `{_key(beside)}`")
 
 
-# The names the engine implements (tests/test_speclint.py holds the registries equal to them).
+# The names the engine implements (tests/unit/table/test_speclint.py holds the registries equal to them).
 TransformName = Literal["raw", "job_metrics", "filter_sections", "metrics_detail", "with_id", "collection", "first_report_content", "text_field", "task_job_ids", "behavior_status", "behavior_element", "behavior_list", "step_rows"]
 PaginationMode = Literal["single_page", "unique_scan", "task_scan"]
 

@@ -49,6 +49,9 @@ IDLE_SECONDS = 30.0  # a wire thread with nothing to do for this long ends
 # The endings of the trace events whose return value is the connection's network stream
 # (``connection.``, ``http11.``, ``socks.``: a new connection, direct or through a proxy).
 _STREAM_EVENTS = (".connect_tcp.complete", ".start_tls.complete")
+# The close of an answer that came after its caller left goes through: raising there would
+# leave its connection open and kill the wire thread that closes it.
+_CLOSE_EVENTS = (".response_closed.started", ".response_closed.complete")
 
 
 class Abandoned(Exception):
@@ -178,7 +181,7 @@ class Exchange:
             self.stream = info.get("return_value")
             if self.lane is not None and self.stream is not None:
                 self.lane.opened(self.origin, self.stream)
-        if self.abandoned:
+        if self.abandoned and not event.endswith(_CLOSE_EVENTS):
             if made and self.stream is not None:
                 self.stream.close()  # made but not yet the connection's: nobody else closes it
             raise Abandoned(event)

@@ -1,4 +1,4 @@
-"""Misuses of the Python client that mypy must reject (tests/test_sdk_typing.py).
+"""Misuses of the Python client that mypy must reject (tests/contract/test_sdk_typing.py).
 
 Each line marked ``# E`` is one error the stubs must catch; it is never executed.
 """

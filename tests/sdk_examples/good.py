@@ -1,6 +1,6 @@
 """A script that uses the Python client as docs/python.md shows; mypy must accept it.
 
-tests/test_sdk_typing.py runs mypy on this file (it is never executed).
+tests/contract/test_sdk_typing.py runs mypy on this file (it is never executed).
 """
 
 from __future__ import annotations

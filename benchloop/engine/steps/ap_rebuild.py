@@ -3,7 +3,7 @@
 Everything here works on plain values - the AgentPlatform group, profile,
 template and sample-job environment already fetched - and makes no request;
 ``ap_command.py`` fetches them.  Each rule of the contract is one small
-function, tested one by one in ``tests/test_ap_rebuild.py``:
+function, tested one by one in ``tests/unit/engine/test_ap_rebuild.py``:
 
 * quoting: what a shell can paste (``quote``, ``json_word``, ``option``,
   ``positional``, ``whole_number``, ``check_size``): every server value is one
