@@ -288,7 +288,7 @@ def annotate(result: dict[str, Any], baseline: Group, candidate: Group, level: f
     b, c = baseline.scored, candidate.scored
     keys = sorted((k for k in b if k in c), key=str)
     pairs = [(k, sum(b[k].passes), len(b[k].passes), sum(c[k].passes), len(c[k].passes)) for k in keys]
-    found = assess(pairs, level)
+    found = assess(pairs, level, changed_only=True)  # every changed instance: the ones listed
     per = found["per_instance"]
     for entry in result.get("instances") or []:
         tested = per.get(entry["instance"])

@@ -1,7 +1,8 @@
 """``compare``: the first id is the baseline, every other one a candidate (``bl compare``).
 
 Each id's value is its flat job rows (step ``job_rows``, the columns its ``keep``
-names); the figures are ``benchloop.compare.stats``'s, one element per candidate, in
+names), gathered by instance as they were read (``into: instances``: what is held is
+per-instance aggregates, never the rows; ``benchloop.compare.groups``); the figures are ``benchloop.compare.stats``'s, one element per candidate, in
 the order of the ids.  A candidate that failed is left out (its failure is in the
 summary and the exit code); without the baseline nothing is compared.  A group that
 cannot take part (no job, a ``--metric`` that scores none of its jobs, a ``--unit`` that
@@ -150,9 +151,13 @@ WHY_WORKERS = 4  # with --why: instances whose trials are fetched at once
 
 
 def _passes(call: CombineCall) -> dict[str, dict[str, Any]]:
-    """Per group, each job's pass (None: not scored), as the comparison counted it."""
-    return {ident: {str(r.get("job_id")): r.get("pass") for r in rows if isinstance(r, dict)}
-            for ident, rows in call.values}
+    """Per group, each job's pass (None: not scored), as the comparison counted it (the jobs
+    with an instance: the only ones a changed instance lists)."""
+    from ...compare.groups import Group
+
+    return {ident: value.passes_by_job() if isinstance(value, Group) else
+            {str(r.get("job_id")): r.get("pass") for r in value if isinstance(r, dict)}
+            for ident, value in call.values}
 
 
 def add_divergences(call: CombineCall, results: list[dict[str, Any]], changes: str) -> None:
