@@ -210,6 +210,11 @@ class Group:
         self.jobs_passed += passed
         self.keyed += keyed
 
+    def trim(self) -> None:
+        """Each instance's array at its size (a growing one holds room to spare)."""
+        for inst in self.instances.values():
+            inst._values = array("d", inst._values)
+
     def passes_by_job(self) -> dict[str, bool | None]:
         """Each job's pass (None: not scored), by job id, over the jobs with an instance."""
         return {job: passed for inst in self.instances.values() for job, passed in inst.outcomes()}
@@ -222,6 +227,7 @@ def gather(group_id: str, rows: Iterable[Row], costs: Sequence[str] = (), slices
     each value of the rows' ``slice`` (``--by``) on its own."""
     group = Group(group_id, 0, 0, {}, slices={} if slices else None)
     group.extend(rows, costs)
+    group.trim()
     return group
 
 

@@ -336,15 +336,16 @@ def compare_groups(groups: Sequence[tuple[str, Iterable[Row] | Group]], *, metri
         if found:
             raise caveats.NothingToCompare(found)
     cluster_of = clusterer(cluster)
-    results, estimates, found = [], [], []
+    results, estimates = [], []
+    evidence: list[dict[str, Any]] = []
     for cand in gathered[1:]:
         paired, estimate = paired_estimate(gathered[0], cand, cluster_of, options.margin)
-        found.append(noise.evidence(gathered[0], cand, fdr))  # what noise alone would give (first: its
+        evidence.append(noise.evidence(gathered[0], cand, fdr))  # what noise alone would give (first: its
         # records of every paired instance are gone before the changed instances are listed)
         results.append(compare_pair_figures(gathered[0], cand, options, paired, gathered[0], cand, cluster_of))
         estimates.append(estimate)
     adjust_comparisons(results, estimates)
-    for result, noted in zip(results, found, strict=True):
+    for result, noted in zip(results, evidence, strict=True):
         noise.apply(result, noted)
     for result in results:
         result["summary"] = verdicts.sentence(result, len(results))

@@ -82,7 +82,7 @@ def _gathered(call: StepCall, chosen: list[dict[str, str]]) -> Any:
 
         rows: Any = stored(options["dataset"], call.ident, [c["name"] for c in chosen], options, call.log.warn)
     else:
-        rows = RowStream(call, chosen)
+        rows = RowStream(call, chosen, ahead=1)  # read, not printed: one page on its way is enough
     return gather(call.ident, rows, costs, options.get("by") is not None)
 
 
@@ -115,10 +115,13 @@ class RowStream(Streamed):
     job list's order; when both listings come in the same order (they do from the backend)
     about one page of each is held."""
 
-    def __init__(self, call: StepCall, chosen: list[dict[str, str]]):
+    def __init__(self, call: StepCall, chosen: list[dict[str, str]], ahead: int | None = None):
         self.ident = call.ident
         self._call, self._chosen = call, chosen
         self._jobs, self._metrics = call.iterate("jobs"), call.iterate("metrics")
+        if ahead is not None:  # pages read ahead of the reader (LazyScan.AHEAD)
+            for listing in (self._jobs, self._metrics):
+                listing.AHEAD = ahead  # type: ignore[attr-defined]
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for listing in (self._jobs, self._metrics):
