@@ -11,6 +11,10 @@ page, so the sandbox answers every page in the same time), for ``jobs get --all`
 * the total time beside a plain httpx loop over the same pages (the job list; for
   ``jobs table`` the job list and the detail metrics, one after the other): target at most
   ``RATIO_TARGET`` times the loop's.
+
+And ``bl compare -g GSCALE -g GSCALE2`` (both scale groups, 2 x N jobs: per-instance aggregates
+in memory, not the rows): peak RSS at most ``COMPARE_TARGET_MB``, its time beside the plain loop
+over both groups' two listings.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import os
 import subprocess
 import sys
 import time
+from typing import Any
 
 from .bench import Bench, mark, ok_if
 from .report import Table, mb, secs
@@ -27,17 +32,19 @@ from .sandbox_proc import SandboxProcess
 RSS_TARGET_MB = 100
 FIRST_ROW_TARGET_S = 1.0
 RATIO_TARGET = 1.3
+COMPARE_TARGET_MB = 600
 GROUP = "GSCALE"
+COMPARED = ["GSCALE", "GSCALE2"]  # the sandbox's scale groups (benchloop.sandbox.scale.SCALE_GROUPS)
 CASES = [  # (command words, formats)
     (["jobs", "get", "-g", GROUP, "--all", "--page-size", "1000"], ["jsonl", "csv", "json"]),
     (["jobs", "table", "-g", GROUP], ["jsonl", "csv", "parquet"]),
 ]
 PLAIN_LOOP = """
 import sys, time, httpx
-url, key, group, paths = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(",")
+url, key, groups, paths = sys.argv[1], sys.argv[2], sys.argv[3].split(","), sys.argv[4].split(",")
 start = time.perf_counter()
 with httpx.Client(base_url=url, headers={"X-API-Key": key}, timeout=120) as client:
-    for path in paths:
+    for group, path in [(g, p) for g in groups for p in paths]:
         skip = 0
         while True:
             body = client.get(path, params={"group_id": group, "skip": skip, "limit": 1000, "source": "trace"}).json()
@@ -49,8 +56,8 @@ print(time.perf_counter() - start)
 """
 
 
-def _plain(url: str, key: str, paths: list[str]) -> float:
-    done = subprocess.run([sys.executable, "-c", PLAIN_LOOP, url, key, GROUP, ",".join(paths)],
+def _plain(url: str, key: str, paths: list[str], groups: tuple[str, ...] = (GROUP,)) -> float:
+    done = subprocess.run([sys.executable, "-c", PLAIN_LOOP, url, key, ",".join(groups), ",".join(paths)],
                           capture_output=True, text=True, timeout=7200, check=True)
     return float(done.stdout.strip())
 
@@ -111,11 +118,37 @@ def streaming(b: Bench) -> list[Table]:
                           f"{mb(rss)} MB, {ratio:.2f}x, first row {first_row:.2f} s", met)
                 if out.exists():
                     os.remove(out)
+        _compare(b, bl, sb, table, n)
     table.notes.append("The first row is timed from the process start (interpreter and imports included, ~0.3 s); "
                        "the first page is a plain client's answer for page 1. 'met' counts the first row as in time "
                        "within 1 s of that answer plus 0.5 s of start-up. jobs table walks two listings (the job list "
-                       "and the detail metrics), so its loop asks for both.")
+                       "and the detail metrics), so its loop asks for both. compare walks both listings of "
+                       f"both groups (its loop asks for all four); its target is peak RSS <= {COMPARE_TARGET_MB} MB "
+                       "(rows: the paired instances compared).")
     return [table]
+
+
+def _compare(b: Bench, bl: Any, sb: SandboxProcess, table: Table, n: int) -> None:
+    """``bl compare -g GSCALE -g GSCALE2``: 2 x n jobs, peak RSS against ``COMPARE_TARGET_MB``."""
+    import json
+
+    plain = _plain(sb.url, sb.api_key, ["/openapi/jobs", "/openapi/metrics"], tuple(COMPARED))
+    out = b.fresh_dir("streaming") / "compare.json"
+    argv = b.client_argv(bl, sb, "-q", "compare", *[w for g in COMPARED for w in ("-g", g)], "--output", "json")
+    b.show(argv, url=sb.url)
+    result = b.run(argv, stdout=str(out), timeout=7200)
+    paired = 0
+    if result.ok and out.exists():
+        with open(out, encoding="utf-8") as f:
+            paired = json.load(f)[0]["paired"]["instances"]
+        os.remove(out)
+    ratio = result.wall / plain if result.ok else float("nan")
+    rss = result.maxrss_kb / 1024 if result.ok else float("nan")
+    met = ok_if(rss, lambda v: v <= COMPARE_TARGET_MB) is True
+    table.rows.append([f"compare ({len(COMPARED)} groups)", "json", secs(result.wall), secs(plain), f"{ratio:.2f}",
+                       mb(rss), "-", "-", f"{paired:,}", mark(met)])
+    b.verdict(f"`bl compare -g {' -g '.join(COMPARED)}` ({len(COMPARED)} x {n:,} jobs): peak RSS <= "
+              f"{COMPARE_TARGET_MB} MB", f"{mb(rss)} MB, {ratio:.2f}x a plain httpx loop", met)
 
 
 def _rows(path: os.PathLike[str] | str, output: str) -> int:

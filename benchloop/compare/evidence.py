@@ -103,17 +103,21 @@ def percent(level: float) -> str:
     return f"{100 * level:g}%"
 
 
-def assess(pairs: Sequence[tuple[str, int, int, int, int]], level: float = FDR) -> dict[str, Any]:
+def assess(pairs: Sequence[tuple[str, int, int, int, int]], level: float = FDR,
+           changed_only: bool = False) -> dict[str, Any]:
     """The evidence of a comparison's paired instances: ``pairs`` are ``(instance, passes,
     trials)`` of the baseline then of the candidate, one per paired instance.
 
     Returns ``{"per_instance": {instance: {p_value, q_value, beyond_noise, smallest_p,
-    null_changed}}, "summary": {...}}`` (see ``docs/compare.md``, "Changes beyond noise")."""
+    null_changed}}, "summary": {...}}`` (see ``docs/compare.md``, "Changes beyond noise");
+    ``changed_only``: ``per_instance`` holds the changed instances only (the summary is the
+    same: ``bl compare`` of 10^6-job runs keeps no record of the unchanged ones)."""
     p_values = [fisher_exact(a, n1, b, n2) for _, a, n1, b, n2 in pairs]
     q_values = benjamini_hochberg(p_values)
     per: dict[str, dict[str, Any]] = {}
     changed = beyond = reachable = 0
     expected = 0.0
+    lowest_all = 1.0
     for (key, a, n1, b, n2), p, q in zip(pairs, p_values, q_values, strict=True):
         moved = a * n2 != b * n1
         changed += moved
@@ -123,10 +127,11 @@ def assess(pairs: Sequence[tuple[str, int, int, int, int]], level: float = FDR) 
         expected += null
         flagged = moved and q <= level
         beyond += flagged
-        per[key] = {"p_value": p, "q_value": q, "beyond_noise": flagged, "smallest_p": lowest,
-                    "null_changed": null}
+        lowest_all = min(lowest_all, lowest)
+        if moved or not changed_only:
+            per[key] = {"p_value": p, "q_value": q, "beyond_noise": flagged, "smallest_p": lowest,
+                        "null_changed": null}
     m = len(pairs)
-    lowest_all = min((v["smallest_p"] for v in per.values()), default=1.0)
     needed = None if reachable else trials_to_reach(level / max(m, 1))
     summary = {
         "test": "fisher", "fdr": level, "instances": m, "changed": changed,

@@ -283,12 +283,27 @@ def annotate(result: dict[str, Any], baseline: Group, candidate: Group, level: f
     ``instances`` get their ``p_value``, ``q_value`` and ``beyond_noise`` and are ordered by
     evidence, strongest first) and ``noise_floor`` (an A/A of the baseline at these trial counts,
     the line beside the verdict)."""
+    apply(result, evidence(baseline, candidate, level))
+
+
+def evidence(baseline: Group, candidate: Group, level: float) -> dict[str, Any]:
+    """What :func:`annotate` adds, before the element is made (``bl compare`` works it out before
+    it lists the changed instances, so that the records of every paired instance it goes
+    through are gone by then): the exact tests of the changed instances, the summary, the floor."""
     from .evidence import assess
 
     b, c = baseline.scored, candidate.scored
     keys = sorted((k for k in b if k in c), key=str)
     pairs = [(k, sum(b[k].passes), len(b[k].passes), sum(c[k].passes), len(c[k].passes)) for k in keys]
-    found = assess(pairs, level)
+    found = assess(pairs, level, changed_only=True)  # every changed instance: the ones listed
+    del pairs
+    floor = aa_floor(baseline, keys, against=[len(c[k].passes) for k in keys]) if keys else None
+    return {"per_instance": found["per_instance"], "evidence": found["summary"],
+            "noise_floor": None if floor is None else dict(floor, summary=floor_sentence(baseline.group_id, floor))}
+
+
+def apply(result: dict[str, Any], found: dict[str, Any]) -> None:
+    """Add :func:`evidence`'s findings to the element (see :func:`annotate`)."""
     per = found["per_instance"]
     for entry in result.get("instances") or []:
         tested = per.get(entry["instance"])
@@ -296,9 +311,8 @@ def annotate(result: dict[str, Any], baseline: Group, candidate: Group, level: f
             entry.update(p_value=tested["p_value"], q_value=tested["q_value"], beyond_noise=tested["beyond_noise"])
     if result.get("instances"):
         result["instances"].sort(key=lambda e: (e.get("p_value", 1.0), -abs(e["difference"]), str(e["instance"])))
-    floor = aa_floor(baseline, keys, against=[len(c[k].passes) for k in keys]) if keys else None
-    result["evidence"] = found["summary"]  # its A/A count is the exact test's null: the pooled trials dealt
-    result["noise_floor"] = None if floor is None else dict(floor, summary=floor_sentence(baseline.group_id, floor))
+    result["evidence"] = found["evidence"]  # its A/A count is the exact test's null: the pooled trials dealt
+    result["noise_floor"] = found["noise_floor"]
 
 
 def per_instance_evidence(rows: list[dict[str, Any]], groups: Sequence[Group], level: float) -> None:

@@ -53,6 +53,7 @@ from typing import Any
 
 from .distributions import holm
 from .estimates import clustered_se, clusterer
+from .groups import Group, as_group
 
 ALPHA = 0.05
 PRIOR_VALUES = 4  # pseudo-values mixed into s^2 (see the module docstring)
@@ -127,9 +128,12 @@ def verdict(p_adjusted: float | None, difference: float | None, alpha: float = A
 
 
 # ------------------------------------------------------------- from the rows
-def unfinished(rows: Iterable[Mapping[str, Any]], final: Collection[str]) -> set[str]:
+def unfinished(rows: Iterable[Mapping[str, Any]] | Group, final: Collection[str]) -> set[str]:
     """The instances with a job in a status that is not final (``final``: the table's final
-    job statuses; a job without a status counts as not final)."""
+    job statuses; a job without a status counts as not final); ``rows`` may be the group
+    gathered already (each instance keeps its jobs' statuses)."""
+    if isinstance(rows, Group):
+        return {str(k) for k, inst in rows.instances.items() if any(s not in final for s in inst.statuses)}
     out = set()
     for row in rows:
         key = row.get("instance")
@@ -138,11 +142,14 @@ def unfinished(rows: Iterable[Mapping[str, Any]], final: Collection[str]) -> set
     return out
 
 
-def running_jobs(rows: Iterable[Mapping[str, Any]], final: Collection[str]) -> int:
+def running_jobs(rows: Iterable[Mapping[str, Any]] | Group, final: Collection[str]) -> int:
+    if isinstance(rows, Group):
+        return sum(count for status, count in rows.statuses.items() if status not in final)
     return sum(1 for row in rows if row.get("status") not in final)
 
 
-def figures(base: Any, cand: Any, base_rows: Sequence[Mapping[str, Any]], cand_rows: Sequence[Mapping[str, Any]],
+def figures(base: Any, cand: Any, base_rows: Sequence[Mapping[str, Any]] | Group,
+            cand_rows: Sequence[Mapping[str, Any]] | Group,
             final: Collection[str], alpha: float = ALPHA, cluster: str | None = None) -> dict[str, Any]:
     """The ``sequential`` element of one comparison (``base``, ``cand``: the groups of
     :func:`benchloop.compare.groups.gather`), before the adjustment over candidates."""
@@ -168,20 +175,16 @@ def figures(base: Any, cand: Any, base_rows: Sequence[Mapping[str, Any]], cand_r
     }
 
 
-def add(results: Sequence[dict[str, Any]], groups: Sequence[tuple[str, Iterable[Mapping[str, Any]]]],
+def add(results: Sequence[dict[str, Any]], groups: Sequence[tuple[str, Iterable[Mapping[str, Any]] | Group]],
         final: Collection[str], alpha: float = ALPHA) -> None:
     """Add ``sequential`` to every comparison of one call (``groups``: every group's ``(id,
     rows)``, the baseline first, as :func:`benchloop.compare.stats.compare_groups` took them)
     and make it the summary: each candidate's sequence at level ``1 - alpha / k``, the
     anytime-valid p-values Holm-adjusted over the ``k`` candidates, the verdict from them."""
-    from .groups import gather
-
-    rows = [list(group_rows) for _, group_rows in groups]
-    gathered = [gather(gid, group_rows) for (gid, _), group_rows in zip(groups, rows, strict=True)]
+    gathered = [as_group(gid, value) for gid, value in groups]
     k = max(len(results), 1)
     cluster = results[0].get("cluster") if results else None
-    elements = [figures(gathered[0], cand, rows[0], cand_rows, final, alpha / k, cluster)
-                for cand, cand_rows in zip(gathered[1:], rows[1:], strict=True)]
+    elements = [figures(gathered[0], cand, gathered[0], cand, final, alpha / k, cluster) for cand in gathered[1:]]
     for element, adjusted in zip(elements, holm([e["p_value"] for e in elements]), strict=True):
         element["level"] = 1 - alpha  # simultaneous over the candidates (each at 1 - alpha / k)
         element["p_value_adjusted"] = adjusted
@@ -243,7 +246,7 @@ def state(results: Sequence[Mapping[str, Any]]) -> tuple[str, str, bool]:
     return "; ".join(verdicts), "; ".join(lines), settled
 
 
-def warn_running(results: Sequence[dict[str, Any]], groups: Sequence[tuple[str, Iterable[Mapping[str, Any]]]],
+def warn_running(results: Sequence[dict[str, Any]], groups: Sequence[tuple[str, Iterable[Mapping[str, Any]] | Group]],
                  final: Collection[str]) -> None:
     """Without --sequential: a warning in every comparison of a group that still has running
     jobs (a verdict read now and again later is not a 5% verdict)."""

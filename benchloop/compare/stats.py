@@ -55,12 +55,11 @@ from . import caveats, noise, verdicts
 from .distributions import holm
 from .estimates import Clusterer, Estimate, clean, clusterer, interval, mean
 from .evidence import FDR
-from .groups import Group, Instance, Options, Row, gather
+from .groups import Group, Instance, Options, Row, as_group, gather
 
 __all__ = ["Group", "Instance", "Options", "compare_groups", "gather", "per_instance", "verdict"]
 
 ALPHA = 0.05
-SLICE = "slice"  # the row key of the --by value (benchloop.compare.rows)
 
 
 def _sorted_keys(keys: Iterable[str]) -> list[str]:
@@ -248,21 +247,18 @@ def _slice_key(value: Any) -> tuple[bool, str]:
     return (value is None, "" if value is None else str(value))
 
 
-def slice_figures(base_rows: Sequence[Row], cand_rows: Sequence[Row], cluster: Clusterer | None = None,
-                  margin: float | None = None) -> list[dict[str, Any]]:
+def slice_figures(base_rows: Sequence[Row] | Group, cand_rows: Sequence[Row] | Group,
+                  cluster: Clusterer | None = None, margin: float | None = None) -> list[dict[str, Any]]:
     """``slices``: per value of ``--by`` (the rows' ``slice``), the paired figures of that
     value's jobs alone, exactly as a filter on that value would give them; Holm-adjusted over
-    the slices.  Jobs without a value form the slice ``null`` (last)."""
-    split_b: dict[Any, list[Row]] = {}
-    split_c: dict[Any, list[Row]] = {}
-    for rows, into in ((base_rows, split_b), (cand_rows, split_c)):
-        for row in rows:
-            into.setdefault(row.get(SLICE), []).append(row)
+    the slices.  Jobs without a value form the slice ``null`` (last).  Each side is its rows or
+    its group gathered with its slices (:func:`benchloop.compare.groups.gather`)."""
+    split_b, split_c = (_slices(side) for side in (base_rows, cand_rows))
     out = []
     estimates = []
     for key in sorted(set(split_b) | set(split_c), key=_slice_key):
-        b = gather("", split_b.get(key, []))
-        c = gather("", split_c.get(key, []))
+        b = split_b.get(key) or Group("", 0, 0, {})
+        c = split_c.get(key) or Group("", 0, 0, {})
         figures, estimate = paired_estimate(b, c, cluster, margin)
         out.append({"key": key, "baseline_jobs": b.jobs, "candidate_jobs": c.jobs, "paired": figures})
         estimates.append(estimate)
@@ -272,9 +268,15 @@ def slice_figures(base_rows: Sequence[Row], cand_rows: Sequence[Row], cluster: C
     return out
 
 
+def _slices(side: Sequence[Row] | Group) -> dict[Any, Group]:
+    if isinstance(side, Group):
+        return side.slices or {}
+    return gather("", side, slices=True).slices or {}
+
+
 # ------------------------------------------------------------- comparisons
-def compare_pair(baseline: Group, candidate: Group, options: Options, base_rows: Sequence[Row] = (),
-                 cand_rows: Sequence[Row] = (), cluster: Clusterer | None = None) -> dict[str, Any]:
+def compare_pair(baseline: Group, candidate: Group, options: Options, base_rows: Sequence[Row] | Group = (),
+                 cand_rows: Sequence[Row] | Group = (), cluster: Clusterer | None = None) -> dict[str, Any]:
     """One element of ``bl compare``'s output: the candidate against the baseline (before the
     adjustment over candidates and the summary sentence, which :func:`compare_groups` adds)."""
     paired = paired_figures(baseline, candidate, cluster, options.margin)
@@ -282,7 +284,7 @@ def compare_pair(baseline: Group, candidate: Group, options: Options, base_rows:
 
 
 def compare_pair_figures(baseline: Group, candidate: Group, options: Options, paired: dict[str, Any],
-                         base_rows: Sequence[Row] = (), cand_rows: Sequence[Row] = (),
+                         base_rows: Sequence[Row] | Group = (), cand_rows: Sequence[Row] | Group = (),
                          cluster: Clusterer | None = None) -> dict[str, Any]:
     """:func:`compare_pair` with its ``paired`` element made already."""
     b, c = baseline.scored, candidate.scored
@@ -310,13 +312,14 @@ def compare_pair_figures(baseline: Group, candidate: Group, options: Options, pa
     }
 
 
-def compare_groups(groups: Sequence[tuple[str, Iterable[Row]]], *, metric: str, pass_threshold: float,
+def compare_groups(groups: Sequence[tuple[str, Iterable[Row] | Group]], *, metric: str, pass_threshold: float,
                    unit: str, costs: Sequence[str] = (), cluster: str | None = None, by: str | None = None,
                    status: str | None = None, outcome_statuses: Sequence[str] = (),
                    check: str | None = None, margin: float | None = None, fdr: float = FDR) -> list[dict[str, Any]]:
     """``bl compare``: the first group is the baseline, every other one a candidate.
 
-    ``groups`` are ``(group_id, rows)`` pairs; the answer has one element per
+    ``groups`` are ``(group_id, rows)`` pairs (or ``(group_id, group)``, the rows gathered
+    already with these ``costs`` and, with ``by``, their slices); the answer has one element per
     candidate, in order, its marked figures Holm-adjusted over the candidates.
     ``check`` (the filters given, as :func:`caveats.problems` words them; "" for none):
     raise :class:`caveats.NothingToCompare` when a group cannot take part, before any figure.
@@ -327,21 +330,23 @@ def compare_groups(groups: Sequence[tuple[str, Iterable[Row]]], *, metric: str, 
         raise ValueError("the equivalence margin must be a positive number (a fraction: 0.02 is 2 pp)")
     options = Options(metric, pass_threshold, unit, tuple(costs), cluster, by, status, tuple(outcome_statuses),
                       margin)
-    rows = [(gid, list(group_rows)) for gid, group_rows in groups]
-    gathered = [gather(gid, group_rows, costs) for gid, group_rows in rows]
+    gathered = [as_group(gid, value, costs, by is not None) for gid, value in groups]
     if check is not None:
         found = caveats.problems(gathered, metric=metric, unit=unit, filters=check)
         if found:
             raise caveats.NothingToCompare(found)
     cluster_of = clusterer(cluster)
     results, estimates = [], []
-    for cand, (_, cand_rows) in zip(gathered[1:], rows[1:], strict=True):
+    evidence: list[dict[str, Any]] = []
+    for cand in gathered[1:]:
         paired, estimate = paired_estimate(gathered[0], cand, cluster_of, options.margin)
-        results.append(compare_pair_figures(gathered[0], cand, options, paired, rows[0][1], cand_rows, cluster_of))
+        evidence.append(noise.evidence(gathered[0], cand, fdr))  # what noise alone would give (first: its
+        # records of every paired instance are gone before the changed instances are listed)
+        results.append(compare_pair_figures(gathered[0], cand, options, paired, gathered[0], cand, cluster_of))
         estimates.append(estimate)
     adjust_comparisons(results, estimates)
-    for result, cand in zip(results, gathered[1:], strict=True):  # what noise alone would give
-        noise.annotate(result, gathered[0], cand, fdr)
+    for result, noted in zip(results, evidence, strict=True):
+        noise.apply(result, noted)
     for result in results:
         result["summary"] = verdicts.sentence(result, len(results))
     return results
@@ -354,7 +359,7 @@ PER_INSTANCE_COLUMNS = ("baseline", "candidate", "instance", "cluster", "baselin
                         "beyond_noise", "aa_changed")
 
 
-def per_instance(groups: Sequence[tuple[str, Iterable[Row]]], *, cluster: str | None = None,
+def per_instance(groups: Sequence[tuple[str, Iterable[Row] | Group]], *, cluster: str | None = None,
                  fdr: float = FDR) -> list[dict[str, Any]]:
     """``--per-instance``: one flat row per paired instance of every candidate (every instance
     scored in both, changed or not), in the order of the candidates, then of the instances.
@@ -363,7 +368,7 @@ def per_instance(groups: Sequence[tuple[str, Iterable[Row]]], *, cluster: str | 
     the regex does not match it; null without ``--cluster``); ``jobs`` count every job of
     the instance in that group, as the ``jobs`` lists of ``instances`` do.
     """
-    gathered = [gather(gid, rows) for gid, rows in groups]
+    gathered = [as_group(gid, value) for gid, value in groups]
     cluster_of: Callable[[str], tuple[bool, str]] | None = clusterer(cluster)
     base = gathered[0]
     out = []

@@ -1,7 +1,8 @@
 """``compare``: the first id is the baseline, every other one a candidate (``bl compare``).
 
 Each id's value is its flat job rows (step ``job_rows``, the columns its ``keep``
-names); the figures are ``benchloop.compare.stats``'s, one element per candidate, in
+names), gathered by instance as they were read (``into: instances``: what is held is
+per-instance aggregates, never the rows; ``benchloop.compare.groups``); the figures are ``benchloop.compare.stats``'s, one element per candidate, in
 the order of the ids.  A candidate that failed is left out (its failure is in the
 summary and the exit code); without the baseline nothing is compared.  A group that
 cannot take part (no job, a ``--metric`` that scores none of its jobs, a ``--unit`` that
@@ -111,11 +112,13 @@ def compare(call: CombineCall) -> Combined:
     changes = options.get("changes") or "largest"
     if (options.get("why") or options.get("why_all")) and results:
         add_divergences(call, results, changes, every=bool(options.get("why_all")), fdr=fdr)
-    shared = scrub_value(results, call.secrets)  # for people: the key never in a page or a paste
-    for r in shared:  # what noise alone would give, whatever the format (csv rows carry no sentence)
-        call.log.note(f"{r['candidate']}: {r['evidence']['summary']}")
+    for r in results:  # what noise alone would give, whatever the format (csv rows carry no sentence)
+        call.log.note(scrub_value(f"{r['candidate']}: {r['evidence']['summary']}", call.secrets))
         if (r.get("divergences") or {}).get("note"):
-            call.log.note(f"{r['candidate']}: --why: {r['divergences']['note']}")
+            call.log.note(scrub_value(f"{r['candidate']}: --why: {r['divergences']['note']}", call.secrets))
+    # For people, the key never in a page or a paste: the results with it masked, made only for
+    # a rendering, a report or a page that is asked for (a copy of 10^5 changed instances is big).
+    shared = _Masked(results, call.secrets)
     shape = None
     if "divergences" in (results[0] if results else {}) and not options.get("per_instance") and (
             options.get("output") in call.params.texts("why_formats")):  # --why --output csv: its rows
@@ -125,8 +128,8 @@ def compare(call: CombineCall) -> Combined:
     from ...viewer import divergences as why_text
 
     renderings = {} if options.get("per_instance") else {
-        "table": lambda: (terminal.render(shared, changes) + why_text.text(shared)) if shared else "(no comparison)\n",
-        "markdown": lambda: (markdown.render(shared, changes) + why_text.markdown(shared)) if shared else "",
+        "table": lambda: (terminal.render(shared(), changes) + why_text.text(shared())) if results else "(no comparison)\n",
+        "markdown": lambda: (markdown.render(shared(), changes) + why_text.markdown(shared())) if results else "",
     }
     watched: dict[str, Any] = {}
     if results and "sequential" in results[0]:  # what --watch reads (engine/watching.py)
@@ -135,22 +138,35 @@ def compare(call: CombineCall) -> Combined:
     report = options.get("report")
     declared = not options.get("per_instance") and shape is None
     if report == "-":  # the page instead of the elements (none when nothing was compared)
-        page = (lambda: html_report.render(shared, changes)) if results else None
+        page = (lambda: html_report.render(shared(), changes)) if results else None
         return Combined(elements, renderings, page=page, declared=declared, shape=shape, **watched)
-    files: dict[str, Any] = {str(report): lambda: html_report.generate(shared, changes)} if report and results else {}
+    files: dict[str, Any] = {str(report): lambda: html_report.generate(shared(), changes)} if report and results else {}
     folder = options.get("report_dir")
     failures: tuple[tuple[str, str], ...] = ()
     if folder and results and options.get("watch"):  # the pages of the last look only, once it is printed
         def index() -> Any:
             links, _lost = instance_pages(call, results, str(folder), changes)
-            return html_report.generate(shared, changes, links)
+            return html_report.generate(shared(), changes, links)
 
         files[os.path.join(str(folder), "index.html")] = index
     elif folder and results:
         links, found = instance_pages(call, results, str(folder), changes)
         failures = tuple(found)
-        files[os.path.join(str(folder), "index.html")] = lambda: html_report.generate(shared, changes, links)
+        files[os.path.join(str(folder), "index.html")] = lambda: html_report.generate(shared(), changes, links)
     return Combined(elements, renderings, files, declared=declared, shape=shape, failures=failures, **watched)
+
+
+class _Masked:
+    """The results with the call's keys masked (``scrub_value``), made at the first call and kept."""
+
+    def __init__(self, results: list[dict[str, Any]], secrets: tuple[str, ...]):
+        self._results, self._secrets = results, secrets
+        self._made: list[dict[str, Any]] | None = None
+
+    def __call__(self) -> list[dict[str, Any]]:
+        if self._made is None:
+            self._made = scrub_value(self._results, self._secrets)
+        return self._made
 
 
 WHY_EXTRA = 2  # with --why: besides the pair, up to this many more passing (and failing) trials per instance
@@ -174,9 +190,13 @@ def why_documents(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _passes(call: CombineCall) -> dict[str, dict[str, Any]]:
-    """Per group, each job's pass (None: not scored), as the comparison counted it."""
-    return {ident: {str(r.get("job_id")): r.get("pass") for r in rows if isinstance(r, dict)}
-            for ident, rows in call.values}
+    """Per group, each job's pass (None: not scored), as the comparison counted it (the jobs
+    with an instance: the only ones a changed instance lists)."""
+    from ...compare.groups import Group
+
+    return {ident: value.passes_by_job() if isinstance(value, Group) else
+            {str(r.get("job_id")): r.get("pass") for r in value if isinstance(r, dict)}
+            for ident, value in call.values}
 
 
 def why_picks(result: dict[str, Any], changes: str, every: bool) -> tuple[list[dict[str, Any]], int, bool]:

@@ -13,6 +13,9 @@ never one per job).  The columns are the table's (``with.columns``), chosen by
 Printed as it is read (``call.streams``: ``bl jobs table``, no ``--query``), the rows are a
 ``RowStream``: both listings walked side by side page by page, each row made when its
 job's metrics have arrived, so a group of 10^6 jobs is printed in about a page of memory.
+With ``into: instances`` (``bl compare``) the same stream is gathered by instance as it is
+read (``benchloop.compare.groups.gather``): the value is the group's per-instance aggregates,
+not its rows.  A watch (``--watch``) keeps the rows: its waiter reads every job's status.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ def job_rows(call: StepCall) -> list[dict[str, Any]]:
         chosen = rows.select_columns(columns, list(keep) if keep is not None else fields(options.get("fields")))
     except rows.ColumnError as exc:
         raise UsageError(str(exc).replace("unknown field", "--fields: unknown column")) from None
+    if call.params.text("into") == "instances" and not options.get("watch"):
+        return _gathered(call, chosen)
     if options.get("dataset") is not None:  # bl compare --dataset: the synced rows, no request
         from ...dataset.rows import job_rows as stored
 
@@ -63,6 +68,22 @@ def job_rows(call: StepCall) -> list[dict[str, Any]]:
     made = _rows(call, chosen, found["jobs"], found["metrics"], too_big)
     _warn_too_big(call, too_big)
     return made
+
+
+def _gathered(call: StepCall, chosen: list[dict[str, str]]) -> Any:
+    """``into: instances``: the group's rows gathered by instance as they are read (a
+    ``RowStream``, or the dataset's rows), so only the per-instance aggregates are held."""
+    from ...compare.groups import gather
+
+    options = call.options
+    costs = [c["name"] for c in chosen if c["type"] == "number" and c["name"] != "score"]
+    if options.get("dataset") is not None:
+        from ...dataset.rows import job_rows as stored
+
+        rows: Any = stored(options["dataset"], call.ident, [c["name"] for c in chosen], options, call.log.warn)
+    else:
+        rows = RowStream(call, chosen, ahead=1)  # read, not printed: one page on its way is enough
+    return gather(call.ident, rows, costs, options.get("by") is not None)
 
 
 def _rows(call: StepCall, chosen: list[dict[str, str]], jobs: Any, metrics: Any,
@@ -94,10 +115,13 @@ class RowStream(Streamed):
     job list's order; when both listings come in the same order (they do from the backend)
     about one page of each is held."""
 
-    def __init__(self, call: StepCall, chosen: list[dict[str, str]]):
+    def __init__(self, call: StepCall, chosen: list[dict[str, str]], ahead: int | None = None):
         self.ident = call.ident
         self._call, self._chosen = call, chosen
         self._jobs, self._metrics = call.iterate("jobs"), call.iterate("metrics")
+        if ahead is not None:  # pages read ahead of the reader (LazyScan.AHEAD)
+            for listing in (self._jobs, self._metrics):
+                listing.AHEAD = ahead  # type: ignore[attr-defined]
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for listing in (self._jobs, self._metrics):
