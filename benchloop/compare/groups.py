@@ -50,12 +50,14 @@ class Instance:
         self._names = tuple(costs)  # the cost columns, in record order
         self._values = array("d")
         self.statuses: tuple[Any, ...] = ()  # the distinct statuses of its jobs, in the order seen
-        for score, passed in zip(scores, passes, strict=False):
-            self.add_scored(float(score), bool(passed), ())
+        no_costs = [math.nan] * len(self._names)  # a record is score, pass and one value per cost
+        for score, passed in zip(scores, passes, strict=True):
+            self.add_scored(float(score), bool(passed), no_costs)
         for job in jobs:
             self.add_job(job, None)
 
     def add_job(self, job_id: str, passed: bool | None) -> None:
+        job_id = job_id if type(job_id) is str else str(job_id)  # an id a caller gave as a number
         entry = _MARKS[passed] + job_id
         if isinstance(self._jobs, list):
             self._jobs.append(entry)
@@ -185,6 +187,8 @@ class Group:
                 inst.statuses = _STATUSES.setdefault(seen, seen)
             job_id = get("job_id")
             if job_id is not None:
+                if type(job_id) is not str:  # rows a Python caller made: the id as text, as the CLI's rows have it
+                    job_id = str(job_id)
                 entry = marks[None if score is None else ok] + job_id
                 held = inst._jobs
                 if type(held) is str and sep not in job_id:

@@ -103,6 +103,11 @@ def test_an_instance_keeps_the_values_its_rows_had():
         assert list(inst.outcomes()) == [(r["job_id"], r["pass"]) for r in rows]
     made = Instance("k", ["a", "b"], [0.5, 1.0], [0, 1])  # made of its lists, as the trend tests do
     assert (made.jobs, made.scores, made.passes, made.mean) == (["a", "b"], [0.5, 1.0], [0, 1], 0.75)
+    with_costs = Instance("k", ["a", "b"], [1.0, 0.0], [1, 0], costs=["c"])  # a record per job whatever the costs
+    assert (with_costs.scored, with_costs.scores, with_costs.passes) == (2, [1.0, 0.0], [1, 0])
+    assert with_costs.pass_rate == 0.5 and with_costs.cost("c") is None
+    numbered = gather("G", [{"job_id": 5, "instance": "i", "score": 1.0, "pass": True}])  # a Python caller's rows
+    assert numbered.instances["i"].jobs == ["5"] and numbered.passes_by_job() == {"5": True}
 
 
 def test_both_runs_share_the_instance_keys():
