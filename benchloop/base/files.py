@@ -227,7 +227,7 @@ def _sweep(directory: str) -> None:
     names of the temp pattern, regular files, whose lock is free (their writer is gone).
     Without ``fcntl`` (Windows) the OS is the lock: a file another process still has open
     cannot be deleted there, so only the leftovers no process holds go."""
-    fcntl = _fcntl()
+    fcntl = fcntl_or_none()
     if directory in _swept:  # as given: no getcwd() per file (the CLI never changes directory)
         return
     key = os.path.abspath(directory)
@@ -265,9 +265,9 @@ def _sweep(directory: str) -> None:
             os.close(fd)
 
 
-def _fcntl() -> Any:
+def fcntl_or_none() -> Any:
     """The ``fcntl`` module, or None where the platform has none (Windows): every ``flock`` of
-    this module goes through here, so a write never needs it."""
+    bl (this module's and the config file's lock) goes through here, so a write never needs it."""
     try:
         import fcntl
     except ImportError:
@@ -313,7 +313,7 @@ def temp_beside(path: str, suffix: str = ".tmp", mode: int | None = None,
     Where the platform has no ``flock`` (Windows) the file is not locked: the OS itself keeps
     a file open in one process from being deleted by another, which is all the sweep needs.
     """
-    fcntl = _fcntl()
+    fcntl = fcntl_or_none()
     directory = os.path.dirname(path) or "."
     _sweep(directory)
     # A new file gets 0666 minus the umask from the kernel itself; an explicit mode is
@@ -416,7 +416,7 @@ def _lock_staging(work: str) -> int | None:
     """Lock ``work`` (its ``STAGING_LOCK``); the descriptor that holds the lock, or None where
     no lock can be taken (no ``fcntl``, a file system without locks): the directory then has no
     lock file and only the age rule of ``remove_stale_dirs`` applies to it."""
-    fcntl = _fcntl()
+    fcntl = fcntl_or_none()
     if fcntl is None:
         return None
     pending = os.path.join(work, STAGING_LOCK + ".new")
@@ -451,7 +451,7 @@ def remove_stale_dirs(parent: str, prefix: str) -> None:
     share the export prefix), and on NFS, where flock is a POSIX lock held per process, this
     process would get its own lock and its ``close`` would release it.
     """
-    fcntl = _fcntl()
+    fcntl = fcntl_or_none()
     if fcntl is None:  # Windows: no lock to ask, nothing is shown to be stale
         return
     import shutil
@@ -599,7 +599,7 @@ def replacing(path: str, suffix: str = ".tmp", mode: int | None = None, user_fil
         problem = user_file_problem(path) if user_file else None
         if problem is not None:
             raise NotOurs(errno.EEXIST, problem, path)
-        if _fcntl() is None:  # Windows: an open file cannot be renamed, and no lock is held
+        if fcntl_or_none() is None:  # Windows: an open file cannot be renamed, and no lock is held
             os.close(fd)
             open_fd = None
         os.replace(tmp, path)

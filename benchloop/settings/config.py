@@ -303,9 +303,10 @@ class _locked:
         self.fd: int | None = None
 
     def __enter__(self) -> None:
-        try:
-            import fcntl
-        except ImportError:  # Windows: no advisory locks; the write stays atomic
+        from ..base.files import fcntl_or_none
+
+        fcntl = fcntl_or_none()
+        if fcntl is None:  # Windows: no advisory locks; the write stays atomic
             return
         try:
             self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)

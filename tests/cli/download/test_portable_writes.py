@@ -69,6 +69,20 @@ def test_downloads_work_without_fcntl(sandbox, tmp_path):
     assert not stale.exists()
 
 
+def test_config_set_works_without_fcntl(tmp_path):
+    """``config set`` locks its file with ``flock`` where there is one; without it the write
+    is still made, atomically, and no lock file is left behind."""
+    config = tmp_path / "home" / "config.toml"
+    env = {**os.environ, "BENCHLOOP_NO_UPDATE_CHECK": "1", "HOME": str(tmp_path / "home"),
+           "BENCHLOOP_CACHE_DIR": str(tmp_path / "cache")}
+    made = _bl_without_fcntl(["config", "set", "--config", str(config), "--host", "http://127.0.0.1:9",
+                              "--api-key", "portable-key"], env)
+    assert made.returncode == 0, made.stderr
+    text = config.read_text(encoding="utf-8")
+    assert "http://127.0.0.1:9" in text and "portable-key" in text
+    assert sorted(p.name for p in config.parent.iterdir()) == ["config.toml"]
+
+
 def test_the_blocker_really_blocks(tmp_path):
     """The child above does run without ``fcntl``: without the blocker's guard ``import fcntl``
     would have ended it before ``bl`` started."""
