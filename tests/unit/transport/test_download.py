@@ -25,15 +25,7 @@ from benchloop.transport.download import Download, raw_header
 KEY = "download-key-0123"
 OBJECT = bytes(range(256)) * 400  # 100 kB, not text: what an artifact looks like
 
-_PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
-
-
-@pytest.fixture(autouse=True)
-def no_proxy_env(monkeypatch):
-    for name in _PROXY_VARS:
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.upper(), raising=False)
-    return monkeypatch
+# (the environment's proxy settings are cleared by this folder's conftest.py)
 
 
 def _http(url: str, retry_count: int = 2, key: str | None = KEY, timeout: float = 10) -> Http:

@@ -30,15 +30,7 @@ KEY = "stack-key-0123"
 REPORT = {"summary": "ok", "words": ["ünïcode", "b"]}  # no job_id: one answer serves every job
 OBJECT = bytes(range(256)) * 400  # 100 kB, not text: what an artifact looks like
 
-_PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
-
-
-@pytest.fixture(autouse=True)
-def no_proxy_env(monkeypatch):
-    for name in _PROXY_VARS:
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.upper(), raising=False)
-    return monkeypatch
+# (the environment's proxy settings are cleared by this folder's conftest.py)
 
 
 
