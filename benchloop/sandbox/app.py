@@ -90,6 +90,7 @@ class App:
         self.fault_plan = FaultPlan()
         self.live = LiveGroup(dataset, config.live_pace)
         self._memo: dict[tuple[str, str], Any] = {}
+        self._settled: dict[str, dict[tuple[str, ...], Any]] = {}  # generated.settled_fields, per endpoint
         self._memo_lock = threading.Lock()
         self.seed_flows()
 
@@ -277,7 +278,10 @@ class App:
         """The answer of an endpoint without a handler, made from its declared response shape."""
         variables = generated.request_variables(endpoint, params, query, body)
         if endpoint.response.is_json:
-            return json_response(generated.json_answer(endpoint, variables, self.dataset.seed))
+            settled = self._settled.get(endpoint.name)
+            if settled is None:
+                settled = self._settled[endpoint.name] = generated.settled_fields(self.model, endpoint.name)
+            return json_response(generated.json_answer(endpoint, variables, self.dataset.seed, settled))
         data, media = generated.body_answer(endpoint, variables, self.dataset.seed)
         return Response(body=data, content_type=media)
 

@@ -15,7 +15,11 @@ of the answer (``identity:`` of the response) carry the ids the request asked fo
 property named like a request variable's id field (``group_id`` for ``{group}``) does too, so
 the client's identity checks pass.  A list of rows is short (``ROWS`` items) and paged by the
 endpoint's ``{skip}``/``{limit}`` parameters, with a ``total`` property (when declared) that
-matches it, so every pagination mode of the table ends.
+matches it, so every pagination mode of the table ends.  A field that a waiter reads from the
+endpoint's answer (its first ``success`` acceptor's ``argument``, a plain field path) holds a
+value that acceptor accepts (a final status of its enumeration, or its first expected value),
+so a waiter declared on a new endpoint ends at its first look instead of failing on a made-up
+status.
 
 Hand-written rather than a schema-to-data library: the libraries we know (hypothesis-jsonschema,
 jsf) draw random values and know nothing of identity fields or pages; what is needed here is
@@ -31,12 +35,36 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..table.model import Endpoint
+from ..table.model import Endpoint, Spec
 
 ROWS = 3  # items of a generated list (rows of a listing: one page at any page size of 3 or more)
 _VAR = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_.]*)\}$")
 _DEPTH = 6  # nested schemas deeper than this become null (a recursive schema must end)
 _TIME = "2026-01-01T00:00:00Z"
+_FIELD_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+def settled_fields(spec: Spec, endpoint: str) -> dict[tuple[str, ...], Any]:
+    """The fields of ``endpoint``'s answer that a waiter asking it reads, each with a value its
+    first ``success`` acceptor accepts (a plain field path; ``each`` and list matchers are a
+    handler's business)."""
+    out: dict[tuple[str, ...], Any] = {}
+    for waiter in spec.waiters.values():
+        if waiter.request is None or waiter.request.name != endpoint:
+            continue
+        for acceptor in waiter.acceptors:
+            if acceptor.state != "success":
+                continue
+            if acceptor.matcher == "path" and acceptor.each is None and acceptor.argument \
+                    and _FIELD_PATH.match(acceptor.argument):
+                if acceptor.statuses is not None:
+                    value = next((v for v in acceptor.statuses.values if acceptor.accepts(v)), None)
+                else:
+                    value = acceptor.expected[0] if acceptor.expected else None
+                if value is not None:
+                    out.setdefault(tuple(acceptor.argument.split(".")), _thaw(value))
+            break
+    return out
 
 
 def request_variables(endpoint: Endpoint, params: Mapping[str, str], query: Mapping[str, str],
@@ -60,8 +88,10 @@ class _Maker:
     """One answer's generation: a seed, the request's variables, the identity paths."""
 
     def __init__(self, seed: str, variables: Mapping[str, str],
-                 identity: tuple[tuple[tuple[str, ...], str], ...]):
+                 identity: tuple[tuple[tuple[str, ...], str], ...],
+                 settled: Mapping[tuple[str, ...], Any] | None = None):
         self.seed = seed
+        self.settled = settled or {}
         self.variables = variables
         self.identity = {path: var for path, var in identity}
         # ``group_id`` -> the ``{group}`` asked for: an id field the identity does not name still
@@ -120,6 +150,8 @@ class _Maker:
             generic = tuple("*" if part.isdigit() else part for part in path)
             if generic in self.identity and self.identity[generic] in self.variables:
                 out[name] = self.variables[self.identity[generic]]
+            elif path in self.settled:
+                out[name] = self.settled[path]
             elif name in self.id_fields and "string" in (_types(sub) or ["string"]):
                 out[name] = self.id_fields[name]
             else:
@@ -136,13 +168,15 @@ class _Maker:
         return f"{label}-{self.digest(where) % 10_000:04d}"
 
 
-def json_answer(endpoint: Endpoint, variables: Mapping[str, str], seed: int) -> Any:
-    """The JSON a success of ``endpoint`` answers for these request variables."""
+def json_answer(endpoint: Endpoint, variables: Mapping[str, str], seed: int,
+                settled: Mapping[tuple[str, ...], Any] | None = None) -> Any:
+    """The JSON a success of ``endpoint`` answers for these request variables (``settled``: the
+    fields a waiter reads, see :func:`settled_fields`)."""
     response = endpoint.response
     schema = response.resolved or {}
     key = json.dumps([seed, endpoint.name, sorted((k, v) for k, v in variables.items()
                                                   if k not in ("skip", "limit"))])
-    value = _Maker(key, variables, response.identity).value(schema, ())
+    value = _Maker(key, variables, response.identity, settled).value(schema, ())
     rows_path = response.rows_path
     if rows_path is None:
         return value

@@ -148,3 +148,24 @@ def test_a_paged_generated_listing_ends(sandbox, monkeypatch):
                 break
             seen.append(rows[0])
     assert 0 < len(seen) < 10
+
+
+WAITED = sorted({(w.name, w.request.name) for w in SPEC.waiters.values() if w.request is not None
+                 and any(a.state == "success" and a.matcher == "path" and a.each is None and a.argument
+                         for a in w.acceptors)})
+
+
+@pytest.mark.parametrize(("waiter", "name"), WAITED)
+def test_a_waiter_on_a_generated_answer_ends_at_once(sandbox, monkeypatch, waiter, name):
+    """A waiter declared on an endpoint without a handler finds a value its success acceptor
+    accepts (a final status), so a new waiter's command ends instead of failing on a made-up
+    status; without the settled field the answer holds a generated string no acceptor takes."""
+    endpoint = ENDPOINTS[name]
+    monkeypatch.delitem(sandbox_handlers.HANDLERS, name, raising=False)
+    ids = _ids(endpoint.path)
+    path = _VAR.sub(lambda m: ids[m.group(1)], endpoint.path)
+    with httpx.Client(base_url=sandbox.url, headers={"X-API-Key": sandbox.app.config.api_key}) as c:
+        answer = c.request(endpoint.method, path, params=_query(name), json=_body(name)).json()
+    success = next(a for a in SPEC.waiters[waiter].acceptors if a.state == "success")
+    assert success.matches(answer, None), answer
+    jsonschema.validate(answer, endpoint.response.resolved or {})
