@@ -164,8 +164,18 @@ class Pipeline:
             lazy = self.lazy if lazy is None else lazy
             return self.paginate(part.request, part.pagination, ctx, ident, part.empty_probe,
                                  part.empty_probe_mode == "warn", lazy=lazy and streamable(part))
-        body = self.request(part.request, ctx)
+        body = self.answer(part.request, ctx, dest)
         return select(part.items, body, ctx, self.opts) if part.items else body
+
+    def answer(self, endpoint: Endpoint, ctx: Context, dest: str | None) -> Any:
+        """What a request part or a fan-out's request answers: the JSON, or for an endpoint that
+        answers bytes or text (``response: {binary|text: ...}``), the body streamed into the
+        part's file (``WRITTEN``; the lints give such a part a file)."""
+        if endpoint.response.is_json or dest is None:
+            return self.request(endpoint, ctx)
+        self.download(endpoint, ctx, dest)
+        self.rt.log.file("wrote", dest, "")
+        return WRITTEN
 
     def fetch_file(self, endpoint: Endpoint | str, ctx: Context, dest: str, missing: Missing | None,
                    on_bytes: Callable[[int], None] | None = None, size: int | None = None) -> str | None:
@@ -452,8 +462,9 @@ class Pipeline:
                 path = self.path_for(template, cctx)
                 if self.skip(path):
                     return
-                raw = self.request(part.request, cctx)
-                if self.write(part, path, transforms.apply(part.shape, raw, child)) and scope is not None:
+                raw = self.answer(part.request, cctx, path)
+                if (raw is WRITTEN or self.write(part, path, transforms.apply(part.shape, raw, child))) \
+                        and scope is not None:
                     scope.wrote(child, path)
                 if scope is not None:
                     scope.finished(child)

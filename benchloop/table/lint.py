@@ -984,7 +984,19 @@ def _lint_part(c: _Lint, where: str, part: dict[str, Any], bound: set[str], acti
         c.add(f"{where}: empty_probe of a single page needs its collection (asked only when page 1 is empty)")
     if part.get("wait") and not part.get("step") and action["writer"] != "stdout":
         c.add(f"{where}: a waiter on its own is printed: 'wait' without 'step' needs the stdout writer")
+    _lint_body_part(c, where, part, action)
     return part_bound
+
+
+def _lint_body_part(c: _Lint, where: str, part: dict[str, Any], action: dict[str, Any]) -> None:
+    """A request part (not a step's) of an endpoint that answers bytes or text streams them into
+    its file: it needs one, in a files action, and has nothing to page, pick or reshape."""
+    endpoint = (c.spec.get("endpoints") or {}).get(part.get("request") or "")
+    if part.get("step") or not endpoint or "json" in (endpoint.get("response") or {"json": None}):
+        return
+    kind, name = next(iter(endpoint["response"]), "bytes"), part["request"]
+    if action["writer"] != "files" or not part.get("file") or any(part.get(k) for k in ("pagination", "items", "shape")):
+        c.add(f"{where}: endpoint {name!r} answers {kind}, not JSON: its part writes it to a `file:` of a files action (no pagination, items or shape)")
 
 
 def _waiter_chain(spec: dict[str, Any], name: str) -> list[tuple[str, dict[str, Any], set[str]]]:

@@ -381,6 +381,10 @@ CASES = {
         lambda d: d["options"]["task_status"].update(statuses="taskz"),
         ["resources.tasks.actions.get: option 'status' names unknown statuses 'taskz'",
          "resources.tasks.actions.download: option 'status' names unknown statuses 'taskz'"]),
+    "a text answer is a file": (
+        lambda d: d["endpoints"]["job_meta"].update(response={"text": ["text/plain"]}),
+        [f"{where(r, 'download', 'task', 'metadata')}: endpoint 'job_meta' answers text, not JSON: its part "
+         "writes it to a `file:` of a files action (no pagination, items or shape)" for r in ("trajectory", "metadata")]),
     "wait alone needs the stdout writer": (
         lambda d: dim(d, "jobs", "download", "group")["parts"].update(
             all={"wait": "group_jobs_done", "file": "{group}/job_list.json"}),
