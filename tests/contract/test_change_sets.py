@@ -84,6 +84,7 @@ def run(args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subp
 
 
 @pytest.mark.serial
+@pytest.mark.timeout(1800)  # a second run of the sweeps: the suite's 300 s is too short on a loaded machine
 def test_the_guides_examples_are_yaml_only_change_sets(tmp_path):
     copy = tmp_path / "repo"
     copy.mkdir()
