@@ -72,6 +72,7 @@ class Router:
         """The best route for ``raw_path`` (no query); None if no template fits."""
         parts = [unquote(p, errors="strict") for p in _split(raw_path)]
         allowed: list[str] = []
+        best: tuple[tuple[bool, str], ...] | None = None
         for route in self.routes:
             if len(route.segments) != len(parts):
                 continue
@@ -86,5 +87,11 @@ class Router:
             else:
                 if route.method == method:
                     return Match(route, params)
-                allowed.append(route.method)
+                # ``Allow`` names the methods of the most specific template that fits (the one the
+                # OpenAPI document lists the path under): POST /jobs/rerun's path is not also the
+                # GET of /jobs/{job}, though a GET of it is served there, as a backend's router would.
+                if best is None:
+                    best = route.segments
+                if route.segments == best:
+                    allowed.append(route.method)
         return Match(None, {}, tuple(sorted(set(allowed)))) if allowed else None

@@ -688,3 +688,19 @@ def test_sigterm_stops_the_sandbox_well_under_a_second():
     finally:
         process.kill()
     assert process.returncode == 0 and took < 1.0, took
+
+
+def test_allow_names_the_methods_of_the_most_specific_template():
+    """POST /jobs/rerun beside GET /jobs/{job}: a GET of /jobs/rerun is served by /jobs/{job}, as a
+    backend's router would, but the 405 of another method allows POST only (the document lists
+    the path under its literal template; ``Allow: GET, POST`` contradicted it)."""
+    from types import SimpleNamespace
+
+    from benchloop.sandbox.routing import Router
+
+    router = Router({"job": SimpleNamespace(path="/jobs/{job}", method="GET"),
+                     "rerun": SimpleNamespace(path="/jobs/rerun", method="POST")})
+    assert router.match("POST", "/jobs/rerun").route.name == "rerun"
+    assert router.match("GET", "/jobs/rerun").route.name == "job"
+    assert router.match("OPTIONS", "/jobs/rerun").allowed == ("POST",)
+    assert router.match("OPTIONS", "/jobs/J1").allowed == ("GET",)
