@@ -33,7 +33,6 @@ from .model import (
     Column,
     Combine,
     Command,
-    Compose,
     Condition,
     Derived,
     Dimension,
@@ -43,18 +42,14 @@ from .model import (
     Enumeration,
     EnumerationName,
     FanOutPart,
-    Items,
-    Missing,
     Name,
     Option,
     PagedPart,
-    Pagination,
     Param,
     Part,
     Progress,
     RequestPart,
     Resource,
-    Select,
     Service,
     ServiceCheck,
     Sources,
@@ -68,7 +63,6 @@ from .model import (
     Transform,
     Waiter,
     WaitPart,
-    Watch,
     frozen_map,
 )
 from .responses import Response, Schemas, frozen_json, plain_json
@@ -82,14 +76,6 @@ if TYPE_CHECKING:
 def record(kind: type[R], data: Any, name: str | None = None, resolve: Any = None) -> R:
     """A record of the table as its model class (``name``: its key in the table)."""
     return msgspec.convert(data if name is None else {**data, KEY: name}, kind, dec_hook=resolve)
-
-
-def sources(data: Mapping[str, Any] | None) -> Sources:
-    """A service's ``base_url:`` or ``auth:`` (its ``command:`` flattened)."""
-    data, command = data or {}, (data or {}).get("command") or {}
-    return Sources(option=data.get("option"), flag=data.get("flag"), env=tuple(data.get("env") or ()),
-                   config=data.get("config"), default=data.get("default"), keyring=data.get("keyring"),
-                   command_env=tuple(command.get("env") or ()), command_config=command.get("config"))
 
 
 def endpoint(name: str, data: Mapping[str, Any], schemas: Schemas | None = None) -> Endpoint:
@@ -128,21 +114,9 @@ def step_def(name: str, data: Mapping[str, Any]) -> StepDef:
     return StepDef(name, data.get("help", ""), frozen_map(params), frozen_json(data.get("output")))
 
 
-def condition(text: str | None) -> Condition | None:
-    return Condition(tuple(text.removeprefix("not ").split("|")), not text.startswith("not ")) if text else None
-
-
 def transform(data: Any) -> Transform | None:
+    """A ``shape:``: a transform's name, or ``{name, with}``."""
     return None if data is None else record(Transform, {"name": data} if isinstance(data, str) else data)
-
-
-def element(data: Any) -> Element:
-    """A dimension's ``element:``: absent (the one selected part), a part's name, or a mapping."""
-    if data is None or isinstance(data, str):
-        return Element("part", part=None if data in (None, "part") else data)
-    if "compose" in data:
-        return Element("object", id_key=data["compose"])
-    return Element("shape", shape=transform({"name": data["shape"], "with": data.get("with") or {}}))
 
 
 # A step's ``with:`` value of these types is decoded as one (a name resolved), any other kept as written.
@@ -176,9 +150,12 @@ class Builder:
         return LazyMap(bodies, lambda n: self.record(kind, bodies[n], n), self.lock)
 
     def resolve(self, kind: Any, value: Any) -> Any:
-        """The entry a name of the table names (``model.Name``: the builder's mapping of them)."""
+        """The entry a name of the table names (``model.Name``: the builder's mapping of them); a
+        value the builder made (``StepArgs``) is kept."""
         if isinstance(kind, Name):
             return getattr(self, kind.table)[value]
+        if isinstance(value, kind):
+            return value
         raise NotImplementedError
 
     def record(self, kind: type[R], data: Any, name: str | None = None) -> R:
@@ -186,6 +163,11 @@ class Builder:
 
     def optional(self, kind: type[R], data: Any) -> R | None:
         return self.record(kind, data) if data else None
+
+    def make(self, kind: type[R], data: Mapping[str, Any], **given: Any) -> R:
+        """A record of the model from the keys of a table entry that are its fields (a null one
+        left to its default) and the values worked out here (``given``)."""
+        return self.record(kind, {**{k: v for k, v in data.items() if v is not None}, **given})
 
     def waiter(self, name: str) -> Waiter:
         waiter = self.record(Waiter, self.data["waiters"][name], name)
@@ -203,33 +185,14 @@ class Builder:
                          for key, value in values.items() if value is not None})
 
     def part(self, name: str, data: Mapping[str, Any]) -> Part:
-        common: dict[str, Any] = dict(name=name, when=condition(data.get("when")), shape=transform(data.get("shape")),
-                                      file=data.get("file"), format=data.get("format"),
-                                      failure_id=data.get("failure_id"), absent=data.get("absent"))
-        wait = self.waiters[data["wait"]] if data.get("wait") else None
+        """A part, its kind from its keys: a step, a waiter alone, a fan-out, paged, else one request."""
+        common = dict(name=name, when=Condition.of(data.get("when")), shape=transform(data.get("shape")))
         if data.get("step"):
             step = self.steps[data["step"]]
-            return StepPart(**common, step=step, params=self.step_args(step, data.get("with") or {}), wait=wait,
-                            items=self.optional(Items, data.get("items")),
-                            missing=self.optional(Missing, data.get("missing")))
-        if wait is not None:
-            return WaitPart(**common, wait=wait)
-        request = self.endpoints[data["request"]]
-        if data.get("each"):
-            return FanOutPart(**common, each=self.enumerations[data["each"]], request=request,
-                              progress=self.optional(Progress, data.get("progress")))
-        if data.get("pagination"):
-            probe = data.get("empty_probe")
-            return PagedPart(**common, request=request, pagination=self.record(Pagination, data["pagination"]),
-                             empty_probe=self.endpoints[probe] if probe else None,
-                             empty_probe_mode=data.get("empty_probe_mode", "fail"), count=data.get("count"))
-        return RequestPart(**common, request=request, items=self.optional(Items, data.get("items")))
-
-    def archive_entry(self, name: str, data: Mapping[str, Any]) -> ArchiveEntry:
-        inner = self.part(name, data)
-        assert isinstance(inner, (RequestPart, StepPart)), f"archive part {name} must be a request or a step"
-        return ArchiveEntry(name=name, part=inner, entry=data["entry"], required=bool(data.get("required")),
-                            failures=data.get("failures"), label=data.get("label"))
+            return self.make(StepPart, data, **common, step=step, params=self.step_args(step, data.get("with") or {}))
+        kind: type[Part] = WaitPart if data.get("wait") else FanOutPart if data.get("each") else (
+            PagedPart if data.get("pagination") else RequestPart)
+        return self.make(kind, data, **common)
 
     def dimension(self, name: str, data: Mapping[str, Any], options: tuple[Option, ...], prints: bool = False,
                   listing: bool = False, combine: Combine | None = None) -> Dimension:
@@ -237,18 +200,18 @@ class Builder:
         raw_parts = data.get("parts") or {}
         if archive is not None and not archive.order:
             archive = replace(archive, order=tuple(raw_parts))  # default: the parts' own order
-        parts: dict[str, Part] = {n: self.archive_entry(n, p) if archive else self.part(n, p)
-                                  for n, p in raw_parts.items()}
-        el = element(data.get("element"))
+        parts = {n: self.part(n, p) for n, p in raw_parts.items()}
+        if archive is not None:  # each part an entry of the archive, around a request or a step
+            parts = {n: self.make(ArchiveEntry, {}, name=n, part=part, entry=raw_parts[n]["entry"],
+                                  required=bool(raw_parts[n].get("required")), failures=raw_parts[n].get("failures"),
+                                  label=raw_parts[n].get("label")) for n, part in parts.items()}
+        el = Element.of(data.get("element"))
         # A files action with a combine (bl view) prints the combine's elements when it writes no file.
         output = (outputs.of_dimension(data, raw_parts, parts, el, listing, combine, self.schemas)
                   if prints or combine else None)
         option_name = DIMENSION_KINDS[name].option
-        return Dimension(
-            name=name, option=next((o for o in options if o.name == option_name), None), parts=frozen_map(parts),
-            element=el, output=output, select=self.optional(Select, data.get("select")), archive=archive,
-            serial=bool(data.get("serial")), progress=self.optional(Progress, data.get("progress")),
-            aggregate_failures=data.get("aggregate_failures"), composite=bool(data.get("composite")))
+        return self.make(Dimension, data, name=name, option=next((o for o in options if o.name == option_name), None),
+                         parts=parts, element=el, output=output, archive=archive)
 
     def combine(self, data: Any) -> Combine | None:
         """An action's ``combine:``: a name, or ``{name, with}``."""
@@ -265,14 +228,8 @@ class Builder:
         prints = data["writer"] == "stdout" or listing
         dims = {d: self.dimension(d, body, options, prints, listing, combine)
                 for d, body in data["dimensions"].items()}
-        return Action(
-            resource=resource, name=name, help=data["help"], writer=data["writer"], options=options,
-            dimensions=frozen_map(dims), command=is_command, stdout_when=data.get("stdout_when"),
-            compose=self.optional(Compose, data.get("compose")), max_ids=data.get("max_ids"),
-            max_ids_message=data.get("max_ids_message"), error_field=data.get("error_field"),
-            progress=self.optional(Progress, data.get("progress")), extra_args=bool(data.get("extra_args")),
-            combine=combine, min_ids=data.get("min_ids"), min_ids_message=data.get("min_ids_message"),
-            watch=self.optional(Watch, data.get("watch")))
+        return self.make(Action, data, resource=resource, name=name, options=options, dimensions=dims,
+                         command=is_command, combine=combine)
 
     def resource(self, rname: str) -> Resource:
         res = self.data["resources"][rname]
@@ -289,8 +246,8 @@ class Builder:
         data = (self.data.get("services") or {}).get(name, {})
         auth = data.get("auth") or {}
         return Service(name=name, title=data.get("title", name), help=data.get("help", ""),
-                       base_url=sources(data.get("base_url")), auth_header=auth.get("header", "X-API-Key"),
-                       key=sources(auth), auth_statuses=tuple(auth.get("statuses") or (401,)),
+                       base_url=Sources.of(data.get("base_url")), auth_header=auth.get("header", "X-API-Key"),
+                       key=Sources.of(auth), auth_statuses=tuple(auth.get("statuses") or (401,)),
                        key_required=auth.get("required"), headers=frozen_map(data.get("headers")),
                        derived=tuple(self.record(Derived, v, k) for k, v in (data.get("derived") or {}).items()),
                        default=name == DEFAULT_SERVICE, login_hosts=tuple(data.get("login_hosts") or ()),

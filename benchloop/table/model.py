@@ -74,6 +74,16 @@ class Name(type):
         return isinstance(value, (str, cls.target))
 
 
+class Made(type):
+    """The run-time type of a field whose value the builder makes itself (``AnyPart``: a part of
+    any kind, which no key tells apart): decoding keeps the value it is given."""
+
+    target: tuple[type, ...]
+
+    def __instancecheck__(cls, value: object) -> bool:
+        return isinstance(value, cls.target)
+
+
 def unique(record: Struct, key: str) -> None:
     """No value of the list ``key`` is given twice (a check of the table's declaration)."""
     values = getattr(record, key) or ()
@@ -173,6 +183,15 @@ class Sources(Setting, frozen=True):
     command_env: tuple[str, ...] = ()
     command_config: str | None = None
     keyring: str | None = None
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any] | None) -> Sources:
+        """A service's ``base_url:`` or ``auth:`` (``schema.ServiceAuth``: its ``command:`` flattened)."""
+        data = data or {}
+        command = data.get("command") or {}
+        return cls(option=data.get("option"), flag=data.get("flag"), env=tuple(data.get("env") or ()),
+                   config=data.get("config"), default=data.get("default"), keyring=data.get("keyring"),
+                   command_env=tuple(command.get("env") or ()), command_config=command.get("config"))
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -581,6 +600,11 @@ class Condition(Struct, frozen=True):
 
     options: tuple[str, ...]
     equals: bool
+
+    @classmethod
+    def of(cls, text: str | None) -> Condition | None:
+        """A part's ``when:`` (None: the part always runs)."""
+        return cls(tuple(text.removeprefix("not ").split("|")), not text.startswith("not ")) if text else None
 
     @property
     def option(self) -> str:
@@ -1114,7 +1138,7 @@ class BasePart(Struct, frozen=True, kw_only=True):
 class RequestPart(BasePart, frozen=True, kw_only=True):
     """One request (``request:``), optionally selecting the entries of its answer (``items:``)."""
 
-    request: Endpoint
+    request: EndpointName
     items: Items | None = None
 
     @property
@@ -1129,9 +1153,9 @@ class RequestPart(BasePart, frozen=True, kw_only=True):
 class PagedPart(BasePart, frozen=True, kw_only=True):
     """A paginated request: one page, or every page by a scan (``pagination:``)."""
 
-    request: Endpoint
+    request: EndpointName
     pagination: Pagination
-    empty_probe: Endpoint | None = None  # asked when a scan found nothing: does the id exist?
+    empty_probe: EndpointName | None = None  # asked when a scan found nothing: does the id exist?
     empty_probe_mode: str = "fail"  # "warn": an unknown id with an empty list is a warning
     count: str | None = None  # the collection counted on the "wrote" line
 
@@ -1147,8 +1171,8 @@ class PagedPart(BasePart, frozen=True, kw_only=True):
 class FanOutPart(BasePart, frozen=True, kw_only=True):
     """The same request for every item an enumeration lists (``each:``), each written to its file."""
 
-    each: Enumeration
-    request: Endpoint
+    each: EnumerationName
+    request: EndpointName
     progress: Progress | None = None
 
     @property
@@ -1165,7 +1189,7 @@ class StepPart(BasePart, frozen=True, kw_only=True):
 
     step: StepDef
     params: StepArgs = field(default_factory=lambda: StepArgs({}))
-    wait: Waiter | None = None
+    wait: WaiterName | None = None
     items: Items | None = None
     missing: Missing | None = None
 
@@ -1197,7 +1221,7 @@ class WaitPart(BasePart, frozen=True, kw_only=True):
     """A waiter on its own (``wait:`` without a step): the part's value is what the waiter
     produces (``bl jobs wait``); a timeout of its waiter is the command's wait timeout."""
 
-    wait: Waiter
+    wait: WaiterName
 
     @property
     def endpoints(self) -> list[Endpoint]:
@@ -1211,7 +1235,7 @@ class WaitPart(BasePart, frozen=True, kw_only=True):
 class ArchiveEntry(BasePart, frozen=True, kw_only=True):
     """A part of a download-task archive: a request or a step run per job into ``entry``."""
 
-    part: RequestPart | StepPart
+    part: EntryPart
     entry: str = ""  # the entry's path template inside the archive (``{job}``)
     required: bool = False  # a job succeeds only when this part succeeds
     failures: str | None = None  # the manifest key of this part's failures (not required)
@@ -1285,11 +1309,21 @@ class Element(Struct, frozen=True):
     id_key: str | None = None
     shape: Transform | None = None
 
+    @classmethod
+    def of(cls, data: Any) -> Element:
+        """A dimension's ``element:``: absent (the one selected part), a part's name, or a mapping
+        (``schema.Element``: ``compose`` or ``shape`` with its ``with``)."""
+        if data is None or isinstance(data, str):
+            return cls("part", part=None if data in (None, "part") else data)
+        if "compose" in data:
+            return cls("object", id_key=data["compose"])
+        return cls("shape", shape=Transform(data["shape"], frozen_json(data.get("with") or {})))
+
 
 class Dimension(Struct, frozen=True):
     name: str
     option: Option | None
-    parts: Mapping[str, Part]
+    parts: Mapping[str, AnyPart]
     element: Element
     select: Select | None = None
     archive: Archive | None = None
@@ -1299,6 +1333,9 @@ class Dimension(Struct, frozen=True):
     composite: bool = False
     # What one printed element is (printing actions): its schema, rows and columns.
     output: Output | None = None
+
+    def __post_init__(self) -> None:
+        freeze(self, "parts")
 
     @property
     def kind(self) -> DimensionKind:
@@ -1418,6 +1455,9 @@ class Action(Struct, frozen=True):
     min_ids: int | None = None  # fewer different ids is a usage error (before any request)
     min_ids_message: str | None = None
     watch: Watch | None = None  # ``--watch``: the command again at every look of a waiter (``bl compare``)
+
+    def __post_init__(self) -> None:
+        freeze(self, "dimensions")
 
     @property
     def watch_options(self) -> tuple[str, ...]:
@@ -1652,11 +1692,15 @@ class Spec(Struct, frozen=True):
 # A field of one of these types names another entry of the table (see ``Name``): mypy sees the
 # entry the builder resolves the name to.
 if TYPE_CHECKING:
+    AnyPart: TypeAlias = Part
+    EntryPart: TypeAlias = RequestPart | StepPart
     EndpointName: TypeAlias = Endpoint
     EnumerationName: TypeAlias = Enumeration
     WaiterName: TypeAlias = Waiter
     StatusesName: TypeAlias = StatusEnum
 else:
+    AnyPart = Made("AnyPart", (), {"target": (BasePart,)})
+    EntryPart = Made("EntryPart", (), {"target": (RequestPart, StepPart)})
     EndpointName = Name("EndpointName", (), {"table": "endpoints", "target": Endpoint})
     EnumerationName = Name("EnumerationName", (), {"table": "enumerations", "target": Enumeration})
     WaiterName = Name("WaiterName", (), {"table": "waiters", "target": Waiter})

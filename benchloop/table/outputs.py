@@ -23,15 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct, field
 
 from .responses import ITEMS, Response, Schemas, frozen_json, plain_json, types_of
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from .model import Combine, Element, Part
 
 # Transforms whose value the answer's own schema describes (they keep or filter its keys).
