@@ -378,6 +378,9 @@ class Service(Struct, frozen=True):
     error: Response | None = None
     check: ServiceCheck | None = None  # ``bl config check``'s request
 
+    def __post_init__(self) -> None:
+        freeze(self, "headers")
+
     @property
     def variables(self) -> list[str]:
         """The variables its header templates need (derived ones replaced by their sources)."""
@@ -592,6 +595,14 @@ class Transform(Struct, frozen=True, forbid_unknown_fields=True):
 
     def __post_init__(self) -> None:
         freeze(self, "params")
+
+    @classmethod
+    def of(cls, data: Any) -> Transform | None:
+        """A ``shape:``: a transform's name, or ``{name, with}``."""
+        if data is None:
+            return None
+        data = {"name": data} if isinstance(data, str) else data
+        return cls(data["name"], data.get("with") or {})
 
 
 class Condition(Struct, frozen=True):
@@ -956,12 +967,16 @@ class StepDef(Struct, frozen=True):
     """A named step of the table (behaviour no generic part can express, ``engine/steps/``) or
     a named combine (``engine/combines/``): its help and the typed ``with:`` values it takes."""
 
-    name: str
-    help: str
-    params: Mapping[str, StepParam]
+    help: str = ""
+    params: Mapping[str, StepParam] = field(default_factory=frozen_map, name="with")
     # What the step's value (or one element of the combine) is: the table's ``output:``,
-    # frozen; the builder turns it into each dimension's :class:`Output`.
+    # frozen; the builder turns it into each dimension's :class:`Output` (``outputs.of_dimension``).
     output: Any = None
+    name: str = field(default="", name=KEY)
+
+    def __post_init__(self) -> None:
+        named(self, "params")
+        freeze(self, "output")
 
 
 COLUMN_TYPES = ("number", "string", "boolean", "json")
