@@ -9,7 +9,7 @@ from another entry: the kind of each part (``step``, ``wait``, ``each``, ``pagin
 request; inside an archive dimension an archive entry around one of those), a step's ``with:``
 values typed by its declaration (an endpoint or enumeration only where it says so, never by a
 coincidence of names), the records whose model gathers several entries (an endpoint's response
-schemas, a service's sources, an action's options and outputs: ``outputs.of_dimension``).
+schemas, a service's sources, an action's options; what a dimension prints is ``derive``'s).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import msgspec
 from msgspec.structs import replace
 
-from . import model, outputs
+from . import derive, model
 from .lazy import LazyMap, model_lock
 from .responses import Response, Schemas, frozen_json, plain_json
 
@@ -153,7 +153,7 @@ class Builder:
                                   part=part) for n, part in parts.items()}
         el = model.Element.of(data.get("element"))
         # A files action with a combine (bl view) prints the combine's elements when it writes no file.
-        output = (outputs.of_dimension(data, raw_parts, parts, el, listing, combine, self.schemas)
+        output = (derive.dimension_output(data, raw_parts, parts, el, listing, combine, self.schemas)
                   if prints or combine else None)
         option = next((o for o in options if o.name == model.DIMENSION_KINDS[name].option), None)
         return self.make(model.Dimension, data, name=name, option=option, parts=parts, element=el, output=output,

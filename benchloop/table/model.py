@@ -10,6 +10,20 @@ resolved to the objects they name, and the facts several consumers need are comp
 here once: id options of a dimension, usage lines, flag defaults, the variables a
 template binds, request parameters with their types.
 
+A record the engine reads as the table writes it (:class:`Pagination`, :class:`Option`,
+:class:`Items`, :class:`Waiter` and its :class:`Acceptor`, :class:`Counts` and
+:class:`Delay`, :class:`Compose` and its :class:`Sync`, :class:`Select`, :class:`Archive`,
+:class:`StepParam`...) is declared here once, as the table's declaration too: its fields
+are the YAML's keys (``field(name=...)`` where the model's name differs, ``Meta`` for the
+JSON Schema's descriptions, ``__post_init__`` for what a type cannot say, a mapping made
+read-only there), ``table/schema.py`` imports it for the compiler's decoding and the
+generated ``spec/benchloop.schema.json``, and the builder decodes the compiled table into
+it with ``msgspec.convert``.  A field that names another entry has that entry's name type
+(:class:`Name`: ``EndpointName``...; mypy sees the entry): the YAML gives the name, the
+builder's ``dec_hook`` the entry.  An entry's name is its key in the table (``KEY``); a
+field of the model's own has an encode name starting with ``HIDDEN``, which the compiler
+refuses in the YAML and the JSON Schema leaves out.
+
 The command builder, help pages, ``bl describe``, the OpenAPI export, completion, the
 docs generator, the engine, the steps, the sandbox routes, the Python client and the
 MCP server all read this model; only the loader, the compiler and the lints walk the

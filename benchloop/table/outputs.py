@@ -9,7 +9,7 @@ jobs).  From them come the columns of ``--output table``, ``csv`` and ``markdown
 ``bl describe`` and the reference pages (the fields), the Python client's TypedDicts
 and the MCP tools' output schemas.
 
-The table says it once: :func:`derive` works it out of what the table already
+The table says it once: ``derive.dimension_output`` works it out of what the table already
 declares wherever that is mechanical - an answer's ``response:`` and ``rows:``, the
 transforms that keep an answer's shape or add its id (``with_id``) or gather its pages
 (``collection``), the entries a part selects (``items:``), a ``compose`` element (an object of the parts), a step's declared
@@ -23,14 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from msgspec import Struct, field
 
 from .responses import ITEMS, Response, Schemas, frozen_json, plain_json, types_of
-
-if TYPE_CHECKING:
-    from .model import Combine, Element, Part
 
 # Transforms whose value the answer's own schema describes (they keep or filter its keys).
 KEEP_SHAPE = ("raw", "job_metrics", "filter_sections")
@@ -238,62 +235,3 @@ def each_row(output: Output) -> Output:
         current = found
     return Output(frozen_json(plain_json(current)), None, (), schemas, output.chosen_columns)
 
-
-def of_part(data: Mapping[str, Any], part: Part, schemas: Schemas) -> Output | None:
-    """What one part's value is: declared (``output:``), or worked out of its answer and
-    transform, or of its step's declaration; None when neither says."""
-    from .model import PagedPart, RequestPart, StepPart, WaitPart
-
-    if data.get("output"):
-        return declared(data["output"], schemas)
-    if isinstance(part, StepPart):
-        said = part.step.output
-        if not said:
-            return None
-        if "columns" in said:
-            return of_columns(part.params.get(said["columns"]) or (), schemas)
-        return declared(said, schemas)
-    if isinstance(part, WaitPart):  # the last answer of its request, when it produces that
-        waiter = part.wait
-        if waiter.result is not None or waiter.request is None:
-            return None
-        shape = part.shape
-        return of_response(waiter.request.response, shape.name if shape else None, shape.params if shape else {},
-                           schemas)
-    items = getattr(part, "items", None)
-    if isinstance(part, RequestPart) and items is not None and part.shape is None:
-        return of_items(part.request.response, items.collection, items.find, tuple(items.add), schemas)
-    if isinstance(part, (RequestPart, PagedPart)) and items is None:
-        shape = part.shape
-        return of_response(part.request.response, shape.name if shape else None, shape.params if shape else {},
-                           schemas)
-    return None
-
-
-def of_dimension(data: Mapping[str, Any], raw_parts: Mapping[str, Any], parts: Mapping[str, Part], el: Element,
-                 listing: bool, combine: Combine | None, schemas: Schemas) -> Output | None:
-    """What one printed element of a dimension is (None: it cannot be worked out; the lints
-    refuse that for a printing action)."""
-    if data.get("output"):
-        found: Output | None = declared(data["output"], schemas)
-    else:
-        each = {n: of_part(raw_parts[n], p, schemas) for n, p in parts.items()}
-        if el.kind == "object" and el.id_key and all(o is not None for o in each.values()):
-            found = of_object(el.id_key, {n: o for n, o in each.items() if o is not None}, schemas)
-        elif el.kind == "part" and el.part:
-            found = each.get(el.part)
-        elif el.kind == "part" and all(o is not None for o in each.values()):
-            found = one_of([o for o in each.values() if o is not None], schemas)
-        else:
-            found = None
-    if found is not None and listing:
-        found = each_row(found)  # a listing prints its entries one by one
-    if combine is not None:
-        said = combine.definition.output
-        if said == "rows":
-            found = each_row(found) if found is not None else None
-        elif said:
-            found = declared(said, schemas)
-        else:
-            found = None
-    return found

@@ -1,4 +1,4 @@
-"""The shape of the endpoint table, declared once: what every key of ``spec/benchloop.yaml`` is.
+"""The shape of the endpoint table: what every key of ``spec/benchloop.yaml`` is.
 
 These records are what the compiler decodes the YAML into (``msgspec.convert``: a wrong type,
 an unknown key or a missing one is refused with its path, which ``compiler.py`` turns into
@@ -11,13 +11,15 @@ record's ``__post_init__``, so that it is refused at the same place, with the sa
 names another entry of the table (an endpoint, an enumeration, a waiter...) is checked by
 the lints (``lint.py``), which see the whole table.
 
-Records that are the model's too (``Progress``, ``Delay``, ``Missing``, ``StatusEnum``,
-``Toolsets``) are declared in ``model.py`` and imported here: one class for both, and every
-command imports the model while this module is read only when a table is compiled.  An
-entry's name is its key in the table: such a record's ``name`` field is encoded as
-``model.KEY``, which no key of the YAML can be, and the builder fills it in.
+Every record the engine reads as the table writes it (a pagination, an option, ``items:``,
+a waiter and its acceptors, a compose, a select, an archive, a step's parameters...) is
+declared once, in ``model.py``, and imported here: one class for the YAML and the model,
+and every command imports the model while this module is read only when a table is
+compiled.  Declared here are the mappings the model reads in another form (an endpoint's
+templates as parameters, a part as one of its kinds, a dimension, an action, a service's
+sources, a command's arguments, a response) and the table itself; ``build.py`` maps those.
 
-A new key of the table is one field here (and, where it names another entry, one lint).
+A new key of the table is one field of its record (and, where it names another entry, one lint).
 """
 
 from __future__ import annotations
