@@ -30,20 +30,25 @@ if TYPE_CHECKING:
     R = TypeVar("R")
 
 
-def record(kind: type[R], data: Any, name: str | None = None, resolve: Any = None) -> R:
-    """A record of the table as its model class (``name``: its key in the table)."""
-    return msgspec.convert(data if name is None else {**data, model.KEY: name}, kind, dec_hook=resolve)
+def record(kind: type[R], data: Any, key: str | None = None, resolve: Any = None, /, **given: Any) -> R:
+    """A record of the model from a value of the table: of a mapping, the keys that are the record's
+    fields (a null one left to its default), its ``key`` in the table (an entry's name) and the
+    values worked out here (``given``)."""
+    if isinstance(data, Mapping):
+        data = {**{k: v for k, v in data.items() if v is not None}, **given, **({model.KEY: key} if key else {})}
+    return msgspec.convert(data, kind, dec_hook=resolve)
 
 
-def endpoint(name: str, data: Mapping[str, Any], schemas: Schemas | None = None) -> model.Endpoint:
+def params(templates: Mapping[str, Any] | None) -> list[model.Param]:
+    return [model.Param(k, frozen_json(v)) for k, v in (templates or {}).items()]
+
+
+def endpoint(name: str, data: Mapping[str, Any], schemas: Schemas) -> model.Endpoint:
     body = data.get("body")
     body = {} if body is None and data["method"] == "POST" else body  # a POST sends an object
-    return model.Endpoint(
-        name=name, method=data["method"], path=data["path"], help=data["help"],
-        query=tuple(model.Param(k, frozen_json(v)) for k, v in (data.get("query") or {}).items()),
-        body=None if body is None else tuple(model.Param(k, frozen_json(v)) for k, v in body.items()),
-        response=Response.from_data(data.get("response"), schemas), keep_empty=tuple(data.get("keep_empty") or ()),
-        service=data.get("service", model.DEFAULT_SERVICE), required=tuple(data.get("required") or ()))
+    return record(model.Endpoint, data, name=name, query=params(data.get("query")),
+                  body=None if body is None else params(body),
+                  response=Response.from_data(data.get("response"), schemas))
 
 
 def option(data: Mapping[str, Any]) -> model.Option:
@@ -59,11 +64,10 @@ def argument(name: str, data: Mapping[str, Any]) -> model.Option:
 
 
 def command(path: str, data: Mapping[str, Any]) -> model.Command:
-    return model.Command(
-        path=path, help=data["help"], description=data.get("description"), notes=tuple(data.get("notes") or ()),
-        arguments=tuple(argument(n, a) for n, a in (data.get("arguments") or {}).items()),
-        options=tuple(option({"name": n, **o}) for n, o in (data.get("options") or {}).items()),
-        actions=model.frozen_map({a: command(f"{path} {a}", b) for a, b in (data.get("actions") or {}).items()}))
+    return record(model.Command, data, path=path,
+                  arguments=[argument(n, a) for n, a in (data.get("arguments") or {}).items()],
+                  options=[option({"name": n, **o}) for n, o in (data.get("options") or {}).items()],
+                  actions={a: command(f"{path} {a}", b) for a, b in (data.get("actions") or {}).items()})
 
 
 ENTRY_KEYS = ("entry", "required", "failures", "label")  # an archive part's own keys, beside its part's
@@ -104,16 +108,8 @@ class Builder:
             return value
         raise NotImplementedError
 
-    def record(self, kind: type[R], data: Any, name: str | None = None) -> R:
-        return record(kind, data, name, self.resolve)
-
-    def optional(self, kind: type[R], data: Any) -> R | None:
-        return self.record(kind, data) if data else None
-
-    def make(self, kind: type[R], data: Mapping[str, Any], **given: Any) -> R:
-        """A record of the model from the keys of a table entry that are its fields (a null one
-        left to its default) and the values worked out here (``given``)."""
-        return self.record(kind, {**{k: v for k, v in data.items() if v is not None}, **given})
+    def record(self, kind: type[R], data: Any, key: str | None = None, /, **given: Any) -> R:
+        return record(kind, data, key, self.resolve, **given)
 
     def waiter(self, name: str) -> model.Waiter:
         waiter = self.record(model.Waiter, self.data["waiters"][name], name)
@@ -135,29 +131,29 @@ class Builder:
                       shape=model.Transform.of(data.get("shape")))
         if data.get("step"):
             step = self.steps[data["step"]]
-            return self.make(model.StepPart, data, **common, step=step,
-                             params=self.step_args(step, data.get("with") or {}))
+            return self.record(model.StepPart, data, **common, step=step,
+                               params=self.step_args(step, data.get("with") or {}))
         kind: type[model.Part] = model.WaitPart if data.get("wait") else model.FanOutPart if data.get("each") else (
             model.PagedPart if data.get("pagination") else model.RequestPart)
-        return self.make(kind, data, **common)
+        return self.record(kind, data, **common)
 
     def dimension(self, name: str, data: Mapping[str, Any], options: tuple[model.Option, ...], prints: bool,
                   listing: bool, combine: model.Combine | None) -> model.Dimension:
-        archive = self.optional(model.Archive, data.get("archive"))
+        archive = self.record(model.Archive, data["archive"]) if data.get("archive") else None
         raw_parts = data.get("parts") or {}
         if archive is not None and not archive.order:
             archive = replace(archive, order=tuple(raw_parts))  # default: the parts' own order
         parts = {n: self.part(n, p) for n, p in raw_parts.items()}
         if archive is not None:  # each part an entry of the archive (its entry, required, failures, label)
-            parts = {n: self.make(model.ArchiveEntry, {k: raw_parts[n].get(k) for k in ENTRY_KEYS}, name=n,
-                                  part=part) for n, part in parts.items()}
+            parts = {n: self.record(model.ArchiveEntry, {k: raw_parts[n].get(k) for k in ENTRY_KEYS}, name=n,
+                                    part=part) for n, part in parts.items()}
         el = model.Element.of(data.get("element"))
         # A files action with a combine (bl view) prints the combine's elements when it writes no file.
         output = (derive.dimension_output(data, raw_parts, parts, el, listing, combine, self.schemas)
                   if prints or combine else None)
         option = next((o for o in options if o.name == model.DIMENSION_KINDS[name].option), None)
-        return self.make(model.Dimension, data, name=name, option=option, parts=parts, element=el, output=output,
-                         archive=archive)
+        return self.record(model.Dimension, data, name=name, option=option, parts=parts, element=el, output=output,
+                           archive=archive)
 
     def combine(self, data: Any) -> model.Combine | None:
         """An action's ``combine:``: a name, or ``{name, with}``."""
@@ -174,8 +170,8 @@ class Builder:
         prints = data["writer"] == "stdout" or listing
         dims = {d: self.dimension(d, body, options, prints, listing, combine)
                 for d, body in data["dimensions"].items()}
-        return self.make(model.Action, data, resource=resource, name=name, options=options, dimensions=dims,
-                         command=is_command, combine=combine)
+        return self.record(model.Action, data, resource=resource, name=name, options=options, dimensions=dims,
+                           command=is_command, combine=combine)
 
     def resource(self, rname: str) -> model.Resource:
         res = self.data["resources"][rname]
@@ -191,13 +187,12 @@ class Builder:
         """A service of ``services:`` (the default one even when the table leaves it out)."""
         data = (self.data.get("services") or {}).get(name, {})
         auth = data.get("auth") or {}
-        return self.make(model.Service, data, name=name, title=data.get("title", name), help=data.get("help", ""),
-                         base_url=model.Sources.of(data.get("base_url")),
-                         auth_header=auth.get("header", "X-API-Key"), key=model.Sources.of(auth),
-                         auth_statuses=auth.get("statuses") or (401,), key_required=auth.get("required"),
-                         derived=[self.record(model.Derived, v, k) for k, v in (data.get("derived") or {}).items()],
-                         default=name == model.DEFAULT_SERVICE,
-                         error=Response.error_body(data.get("error"), self.schemas))
+        return self.record(
+            model.Service, data, name=name, title=data.get("title", name), help=data.get("help", ""),
+            base_url=model.Sources.of(data.get("base_url")), auth_header=auth.get("header", "X-API-Key"),
+            key=model.Sources.of(auth), auth_statuses=auth.get("statuses") or (401,), key_required=auth.get("required"),
+            derived=[self.record(model.Derived, v, k) for k, v in (data.get("derived") or {}).items()],
+            default=name == model.DEFAULT_SERVICE, error=Response.error_body(data.get("error"), self.schemas))
 
     def spec(self) -> model.Spec:
         lazy, data = self.lock, self.data

@@ -1588,6 +1588,9 @@ class Command(Struct, frozen=True):
     options: tuple[Option, ...] = ()
     actions: Mapping[str, Command] = field(default_factory=frozen_map)
 
+    def __post_init__(self) -> None:
+        freeze(self, "actions")
+
     @property
     def name(self) -> str:
         return self.path.rsplit(" ", 1)[-1]
