@@ -107,8 +107,10 @@ def unique(record: Struct, key: str) -> None:
 
 
 def _given(record: Struct, key: str) -> bool:
+    """Whether the table gives ``key``: neither None nor a record's empty default (``()``, ``frozen_map()``;
+    a ``{}`` the YAML writes is a dict, and given)."""
     value = getattr(record, key)
-    return not (value is None or (isinstance(value, (tuple, Mapping)) and not value))  # a default () or {}
+    return not (value is None or value == () or (isinstance(value, MappingProxyType) and not value))
 
 
 def _key(name: str) -> str:
