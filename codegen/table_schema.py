@@ -3,7 +3,8 @@
 The schema is for editors (completion and hover text on ``spec/benchloop.yaml``, whose first
 line names it) and for any JSON Schema tool; the compiler itself decodes the table with the
 declaration.  ``python -m codegen.docs`` writes it and ``--check`` fails when the file differs,
-so a hand edit of the schema fails ``make docs-check``: change ``table/schema.py`` instead.
+so a hand edit of the schema fails ``make docs-check``: change ``table/schema.py`` (or the record of
+``table/model.py`` it imports) instead.
 """
 
 from __future__ import annotations

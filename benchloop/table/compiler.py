@@ -160,7 +160,9 @@ def _explain(doc: Any, top: Any, error: str) -> tuple[list[Any], str]:
         return keys, f"key {bad!r}: {message}"
     unknown = re.match(r"Object contains unknown field `(.*)`$", message)
     if unknown and _is_record(kind):
-        allowed = sorted(f.encode_name for f in msgspec.structs.fields(kind))
+        from .model import HIDDEN
+
+        allowed = sorted(f.encode_name for f in msgspec.structs.fields(kind) if not f.encode_name.startswith(HIDDEN))
         keys.append(unknown.group(1))
         return keys, f"unknown key {unknown.group(1)!r} (allowed: {', '.join(allowed)})"
     missing = re.match(r"Object missing required field `(.*)`$", message)

@@ -827,6 +827,11 @@ def test_a_field_of_the_model_alone_is_no_key_of_the_table(tmp_path):
         with pytest.raises(SpecError) as err:
             compile_text(tmp_path, text)
         assert str(err.value) == f"{tmp_path / 'benchloop.yaml'}:{line}: endpoints.note.{key}: unknown key {key!r}"
+    text = broken("    request: item_list\n", "    request: item_list\n    colour: red\n")  # a record of model.py
+    with pytest.raises(SpecError) as err:
+        compile_text(tmp_path, text)
+    assert str(err.value).endswith("enumerations.group_items.colour: unknown key 'colour' "
+                                   "(allowed: binds, empty_probe, help, pagination, request)")
 
 
 def test_a_name_of_another_entry_must_be_a_string(tmp_path):
