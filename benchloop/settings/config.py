@@ -30,7 +30,7 @@ from msgspec import Struct, field
 from ..base.errors import ConfigError, KeyUnavailable
 from ..base.masking import shown_base_url, shown_key
 from ..table.load import load_model
-from ..table.model import Sources
+from ..table.model import Setting, Sources
 
 # The keys of a [profile] table that must be text: the settings, and where a key comes from
 # (``keys.py``: the key, a command printing it, its entry in the OS keyring).
@@ -45,11 +45,12 @@ def setting_sources() -> dict[str, Sources]:
     """Where host, api_key and output_dir come from when no flag gives them (the table's sources)."""
     spec = load_model()
     service = spec.default_service
-    output = spec.global_option("output_dir").setting
-    return {"host": service.base_url, "api_key": service.key, "output_dir": output or Sources()}
+    output = spec.global_option("output_dir").setting or Setting()
+    return {"host": service.base_url, "api_key": service.key,
+            "output_dir": Sources(env=output.env, config=output.config, default=output.default)}
 
 
-def _from_env(sources: Sources | None) -> str | None:
+def _from_env(sources: Setting | None) -> str | None:
     return next((os.environ[name] for name in (sources.env if sources else ()) if os.environ.get(name)), None)
 
 

@@ -104,8 +104,9 @@ MODE_HELP = {
 
 # Flags of the root command that are not global options of the table.
 ROOT_FLAGS = (
-    Option("help", ("--help", "-h"), "flag", "Print help (works after any command too) and exit.", default=False),
-    Option("version", ("--version",), "flag", "Print the version and exit.", default=False),
+    Option(name="help", flags=("--help", "-h"), type="flag", help="Print help (works after any command too) and exit.",
+           default=False),
+    Option(name="version", flags=("--version",), type="flag", help="Print the version and exit.", default=False),
 )
 
 

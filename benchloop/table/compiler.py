@@ -84,12 +84,40 @@ def validate(doc: Any, path: Path) -> None:
 
     from .schema import Table
 
+    hidden = _hidden(doc, [])
+    if hidden:  # a field of the model's own (an entry's name...) is no key of the table
+        raise SpecError(f"{path}:{_line_of(doc, hidden)}: {'.'.join(map(str, hidden))}: unknown key {hidden[-1]!r}")
     try:
-        msgspec.convert(_plain(doc), Table)
+        msgspec.convert(_plain(doc), Table, dec_hook=_name)
     except msgspec.ValidationError as exc:
         keys, message = _explain(doc, Table, str(exc))
         where = ".".join(str(k) for k in keys) or "(top level)"
         raise SpecError(f"{path}:{_line_of(doc, keys)}: {where}: {message}") from None
+
+
+def _name(kind: Any, value: Any) -> Any:
+    """A field naming another entry (``model.Name``) keeps the name here (the lints check it)."""
+    from .model import Name
+
+    if isinstance(kind, Name):
+        if isinstance(value, str):
+            return value
+        raise TypeError(f"Expected `str`, got `{type(value).__name__}`")
+    raise NotImplementedError
+
+
+def _hidden(node: Any, keys: list[Any]) -> list[Any] | None:
+    """The key path of the first key that is the model's own (``model.HIDDEN``), None without one."""
+    from .model import HIDDEN
+
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, value in items:
+        if isinstance(key, str) and key.startswith(HIDDEN):
+            return [*keys, key]
+        found = _hidden(value, [*keys, key])
+        if found:
+            return found
+    return None
 
 
 _TOKENS = re.compile(r"\.([A-Za-z_][\w-]*)|\[(\d+)\]|(\[\.\.\.\])")
@@ -132,7 +160,9 @@ def _explain(doc: Any, top: Any, error: str) -> tuple[list[Any], str]:
         return keys, f"key {bad!r}: {message}"
     unknown = re.match(r"Object contains unknown field `(.*)`$", message)
     if unknown and _is_record(kind):
-        allowed = sorted(f.encode_name for f in msgspec.structs.fields(kind))
+        from .model import HIDDEN
+
+        allowed = sorted(f.encode_name for f in msgspec.structs.fields(kind) if not f.encode_name.startswith(HIDDEN))
         keys.append(unknown.group(1))
         return keys, f"unknown key {unknown.group(1)!r} (allowed: {', '.join(allowed)})"
     missing = re.match(r"Object missing required field `(.*)`$", message)
@@ -186,7 +216,7 @@ def _decodes(value: Any, kind: Any) -> bool:
     import msgspec
 
     try:
-        msgspec.convert(value, kind)
+        msgspec.convert(value, kind, dec_hook=_name)
     except msgspec.ValidationError:
         return False
     return True

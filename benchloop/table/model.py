@@ -10,6 +10,20 @@ resolved to the objects they name, and the facts several consumers need are comp
 here once: id options of a dimension, usage lines, flag defaults, the variables a
 template binds, request parameters with their types.
 
+A record the engine reads as the table writes it (:class:`Pagination`, :class:`Option`,
+:class:`Items`, :class:`Waiter` and its :class:`Acceptor`, :class:`Counts` and
+:class:`Delay`, :class:`Compose` and its :class:`Sync`, :class:`Select`, :class:`Archive`,
+:class:`StepParam`...) is declared here once, as the table's declaration too: its fields
+are the YAML's keys (``field(name=...)`` where the model's name differs, ``Meta`` for the
+JSON Schema's descriptions, ``__post_init__`` for what a type cannot say, a mapping made
+read-only there), ``table/schema.py`` imports it for the compiler's decoding and the
+generated ``spec/benchloop.schema.json``, and the builder decodes the compiled table into
+it with ``msgspec.convert``.  A field that names another entry has that entry's name type
+(:class:`Name`: ``EndpointName``...; mypy sees the entry): the YAML gives the name, the
+builder's ``dec_hook`` the entry.  An entry's name is its key in the table (``KEY``); a
+field of the model's own has an encode name starting with ``HIDDEN``, which the compiler
+refuses in the YAML and the JSON Schema leaves out.
+
 The command builder, help pages, ``bl describe``, the OpenAPI export, completion, the
 docs generator, the engine, the steps, the sandbox routes, the Python client and the
 MCP server all read this model; only the loader, the compiler and the lints walk the
@@ -28,20 +42,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from msgspec import Meta, Struct, field
 from msgspec.structs import force_setattr, replace
 
 from .optiontypes import OptionType, option_type
 from .outputs import Output
-from .responses import Response, Schemas, plain_json
+from .responses import Response, Schemas, frozen_json, plain_json
 from .templates import PAGE_VARS, lone_var, template_vars
 
 if TYPE_CHECKING:
-    from typing import Any, TypeVar
-else:
-    Any = object  # at run time only StepArgs' base class is subscripted with it
+    from typing import TypeAlias, TypeVar
 
 PROG = "bl"
 DEFAULT_SERVICE = "benchloop"
@@ -56,8 +68,34 @@ def frozen_map(mapping: Mapping[str, T] | None = None) -> Mapping[str, T]:
 
 
 # The encode name of a record's ``name``: an entry's name is its key in the table, which the
-# builder gives (``keyed``); no key of the YAML can be written so, so ``name:`` there is refused.
+# builder gives (``build.Builder.record``); ``name:`` in the YAML is refused.  A field whose
+# encode name starts with ``__`` (HIDDEN) is the model's alone: the compiler refuses such a key
+# in the YAML and the JSON Schema leaves it out.
 KEY = "__key__"
+HIDDEN = "__"
+
+
+class Name(type):
+    """The type of a field that names another entry of the table (``EndpointName``...): the YAML
+    gives the name, the builder's ``dec_hook`` the entry it names (``table`` is the builder's
+    mapping of them), so the model holds the object.  The compiler's decoding keeps the name
+    (the lints check that it exists) and the JSON Schema says a string."""
+
+    table: str
+    target: type
+
+    def __instancecheck__(cls, value: object) -> bool:
+        return isinstance(value, (str, cls.target))
+
+
+class Made(type):
+    """The run-time type of a field whose value the builder makes itself (``AnyPart``: a part of
+    any kind, which no key tells apart): decoding keeps the value it is given."""
+
+    target: tuple[type, ...]
+
+    def __instancecheck__(cls, value: object) -> bool:
+        return isinstance(value, cls.target)
 
 
 def unique(record: Struct, key: str) -> None:
@@ -66,6 +104,47 @@ def unique(record: Struct, key: str) -> None:
     twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
     if twice is not None:
         raise ValueError(f"`{key}` gives {twice!r} twice")
+
+
+def _given(record: Struct, key: str) -> bool:
+    """Whether the table gives ``key``: neither None nor a record's empty default (``()``, ``frozen_map()``;
+    a ``{}`` the YAML writes is a dict, and given)."""
+    value = getattr(record, key)
+    return not (value is None or value == () or (isinstance(value, MappingProxyType) and not value))
+
+
+def _key(name: str) -> str:
+    return name.rstrip("_")  # with_ is the table's with
+
+
+def one_of(record: Struct, keys: tuple[str, ...]) -> None:
+    """Exactly one of ``keys`` is given (a check of the table's declaration)."""
+    given = [k for k in keys if _given(record, k)]
+    if len(given) != 1:
+        words = " or ".join(f"`{_key(k)}`" for k in keys)
+        raise ValueError(
+            f"give one of {words}"
+            if not given
+            else f"give one of {words}, not " + " and ".join(f"`{_key(k)}`" for k in given)
+        )
+
+
+def none_of(record: Struct, keys: tuple[str, ...], beside: str) -> None:
+    """None of ``keys`` is given (they have no meaning beside ``beside``)."""
+    given = [k for k in keys if _given(record, k)]
+    if given:
+        raise ValueError(f"`{_key(given[0])}` does not go with `{_key(beside)}`")
+
+
+def freeze(record: Struct, *keys: str) -> None:
+    """In a record's ``__post_init__``: its mappings (decoded as dicts) and JSON values read-only."""
+    for key in keys:
+        force_setattr(record, key, frozen_json(getattr(record, key)))
+
+
+def named(record: Struct, key: str) -> None:
+    """In a record's ``__post_init__``: each record of the mapping ``key`` named by its key."""
+    force_setattr(record, key, MappingProxyType({k: replace(v, name=k) for k, v in getattr(record, key).items()}))
 
 
 # --------------------------------------------------------------- dimensions
@@ -96,20 +175,39 @@ OPTION_DIMENSIONS: Mapping[str, str] = MappingProxyType({k.option: k.name for k 
 
 
 # ------------------------------------------------------------------ options
-class Sources(Struct, frozen=True):
-    """Where one setting comes from when it is not given, first found wins: the option of the
-    running command (its flag), environment variables, a key of the configuration file, a default."""
+FLAG = Annotated[str, Meta(pattern="^--?[a-z][a-z0-9-]*$")]
 
-    option: str | None = None
-    flag: str | None = None
+
+class Setting(Struct, frozen=True, forbid_unknown_fields=True):
+    """Where a setting comes from when it is not given: variables, a configuration key, a default
+    (a global option's ``setting:``)."""
+
     env: tuple[str, ...] = ()
     config: str | None = None
     default: str | None = None
+
+
+class Sources(Setting, frozen=True):
+    """Where one setting comes from when it is not given, first found wins: the option of the
+    running command (its flag), environment variables, a key of the configuration file, a default
+    (a service's ``base_url:`` and ``auth:``, which the builder maps here)."""
+
+    option: str | None = None
+    flag: str | None = None
     # A key only (``settings.keys``): variables and a file key naming a command that prints
     # it, and a file key naming its entry in the OS keyring.
     command_env: tuple[str, ...] = ()
     command_config: str | None = None
     keyring: str | None = None
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any] | None) -> Sources:
+        """A service's ``base_url:`` or ``auth:`` (``schema.ServiceAuth``: its ``command:`` flattened)."""
+        data = data or {}
+        command = data.get("command") or {}
+        return cls(option=data.get("option"), flag=data.get("flag"), env=tuple(data.get("env") or ()),
+                   config=data.get("config"), default=data.get("default"), keyring=data.get("keyring"),
+                   command_env=tuple(command.get("env") or ()), command_config=command.get("config"))
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -128,24 +226,65 @@ class Sources(Struct, frozen=True):
         return out
 
 
-class Option(Struct, frozen=True):
-    """One command-line option: a table option, a global option, or a built-in command's."""
+class OptionMessages(Struct, frozen=True, forbid_unknown_fields=True):
+    """The option's own usage messages (instead of the generic ones)."""
 
-    name: str
-    flags: tuple[str, ...]
-    type: str
-    help: str
+    invalid: str | None = None
+    duplicate: str | None = None
+    min: str | None = None
+    required: str | None = None
+
+
+OptionTypeName = Literal["str", "int", "float", "flag", "bool", "choice", "ids", "list", "ints", "jmespath", "regex"]
+
+
+class Option(Struct, frozen=True, forbid_unknown_fields=True):
+    """One command-line option (``options:``, an action's ``options:``, ``global_options:``; a
+    built-in command's argument is one too, positional)."""
+
+    type: OptionTypeName
+    help: Annotated[str, Meta(min_length=1)]
+    flags: Annotated[tuple[FLAG, ...], Meta(min_length=1)] = ()
     default: Any = None
-    choices: tuple[str, ...] = ()
-    min: float | None = None
-    negative: str | None = None
-    messages: Mapping[str, str] = field(default_factory=frozen_map)
-    positional: bool = False  # given by position (``GROUP_ID[@CLUSTER]``), not by a flag
-    placeholder: str | None = None  # the table's ``metavar``
-    required: bool = False  # a positional that must be given
-    path: str | None = None  # "dir", "file", "checked_dir" or "file_or_dir" (the schema): the value names one
-    setting: Sources | None = None  # a global option's environment variables, config key and default
-    values: tuple[str, ...] = ()  # the values the backend is known to take (``values:``; not enforced)
+    min: int | float | None = None
+    choices: Annotated[tuple[str, ...], Meta(min_length=1)] = ()
+    messages: OptionMessages | None = None
+    positional: Annotated[bool, Meta(description="Given by position, not by a flag.")] = False
+    placeholder: str | None = field(default=None, name="metavar")
+    negative: Annotated[
+        Annotated[str, Meta(pattern="^--[a-z][a-z0-9-]*$")] | None,
+        Meta(description="The flag that sets a bool option to false."),
+    ] = None
+    path: Annotated[
+        Literal["dir", "file", "checked_dir", "file_or_dir"] | None,
+        Meta(
+            description="The value names a directory or a file (completion, the Python client). dir: an output root, made with its parents. file: a file the user named, checked before any request (no symlink or special file, its directory exists; '-' is stdout). checked_dir: a directory the user named for an action's files, checked before any request (no file, symlink or special file; made if missing, its parent exists). file_or_dir: a file as for file, or a directory where the action names its file (a value ending in '/', an existing directory, or a new name without an extension; made with its parents)."
+        ),
+    ] = None
+    setting: Annotated[
+        Setting | None, Meta(description="Where a global option's value comes from when the flag is not given.")
+    ] = None
+    values: Annotated[
+        Annotated[tuple[str, ...], Meta(min_length=1)],
+        Meta(
+            description="The values the backend is known to take (not enforced: an unknown one is sent with a warning naming these)."
+        ),
+    ] = ()
+    # Take values from this status enumeration (``statuses:``; the compiler expands it into ``values``).
+    statuses: Annotated[str | None, Meta(description="Take values: from this status enumeration (statuses:).")] = None
+    required: bool = field(default=False, name=HIDDEN + "required")  # a positional that must be given (arguments)
+    name: str = field(default="", name=KEY)
+
+    schema_extra: ClassVar[dict[str, Any]] = {
+        "anyOf": [{"required": ["flags"]}, {"required": ["positional"]}],
+        "not": {"required": ["values", "statuses"]},
+    }
+
+    def __post_init__(self) -> None:
+        if not self.flags and not self.positional:
+            raise ValueError("give `flags` or `positional: true`")
+        if self.values and self.statuses is not None:
+            raise ValueError("give `values` or `statuses`, not both")
 
     @property
     def kind(self) -> OptionType:
@@ -198,26 +337,35 @@ class Option(Struct, frozen=True):
         return self.kind.metavar
 
     def message(self, key: str, default: str) -> str:
-        return self.messages.get(key) or default
+        return (getattr(self.messages, key) if self.messages else None) or default
 
 
 # ----------------------------------------------------------------- services
-class Derived(Struct, frozen=True):
-    """A template variable computed from another one (``env`` from ``cluster``)."""
+class Derived(Struct, frozen=True, forbid_unknown_fields=True):
+    """A header variable computed from another one (``env`` from ``cluster``)."""
 
-    name: str
-    source: str
-    values: Mapping[str, str]
-    default: str
+    source: str = field(name="from")
+    values: Mapping[str, str] = field(default_factory=frozen_map, name="map")
+    default: str = ""
+    name: str = field(default="", name=KEY)
+
+    def __post_init__(self) -> None:
+        freeze(self, "values")
 
 
-class ServiceCheck(Struct, frozen=True):
-    """``bl config check``'s request to a service (``check:``): an endpoint, the values of its
-    template variables, and error statuses that still mean the backend took the key."""
+class ServiceCheck(Struct, frozen=True, forbid_unknown_fields=True):
+    """bl config check: one cheap authenticated request of the service."""
 
-    request: Endpoint
-    values: Mapping[str, Any] = field(default_factory=frozen_map)
-    accept: tuple[int, ...] = ()
+    request: Annotated[EndpointName, Meta(description="An endpoint of the service.")]
+    values: Annotated[Mapping[str, Any], Meta(description="Values of the endpoint's template variables.")] = field(
+        default_factory=frozen_map, name="with")
+    accept: Annotated[
+        tuple[Annotated[int, Meta(ge=400)], ...],
+        Meta(description="Error statuses that still mean the backend answered and took the key."),
+    ] = ()
+
+    def __post_init__(self) -> None:
+        freeze(self, "values")
 
 
 class Service(Struct, frozen=True):
@@ -245,6 +393,9 @@ class Service(Struct, frozen=True):
     # The schema of its error bodies (``error:``; every status >= 400 of its endpoints).
     error: Response | None = None
     check: ServiceCheck | None = None  # ``bl config check``'s request
+
+    def __post_init__(self) -> None:
+        freeze(self, "headers")
 
     @property
     def variables(self) -> list[str]:
@@ -317,15 +468,24 @@ class Endpoint(Struct, frozen=True):
 
 
 # --------------------------------------------------------------- pagination
-class Pagination(Struct, frozen=True):
-    mode: str
+PaginationMode = Literal["single_page", "unique_scan", "task_scan"]  # engine/pagination.py implements them
+
+
+class Pagination(Struct, frozen=True, forbid_unknown_fields=True):
+    """How a part or an enumeration walks the pages of its request."""
+
+    mode: Annotated[PaginationMode, Meta(description="A pagination algorithm of benchloop/engine/pagination.py.")]
     collection: str | None = None
-    id_keys: tuple[str, ...] = ()
+    id_keys: Annotated[tuple[str, ...], Meta(min_length=1)] = ()
     tie_key: str | None = None
     page_size: int | str | None = None  # a number, a template ("{page_size}"), or the option's value
     keep_first: tuple[str, ...] = ()
     progress: str | None = None
-    declared: tuple[str, ...] = ()  # the parameters the table gives, in its order
+
+    @property
+    def declared(self) -> tuple[str, ...]:
+        """The parameters the table gives (mode and progress aside)."""
+        return tuple(k for k in ("collection", "id_keys", "tie_key", "page_size", "keep_first") if _given(self, k))
 
     @property
     def walks(self) -> bool:
@@ -355,15 +515,15 @@ class Pagination(Struct, frozen=True):
         return out
 
 
-class Enumeration(Struct, frozen=True):
-    """A named way to list every item of a group (a fan-out walks it)."""
+class Enumeration(Struct, frozen=True, forbid_unknown_fields=True):
+    """A named way to list every item of a group (``enumerations:``), which a fan-out walks."""
 
-    name: str
     help: str
-    request: Endpoint
+    request: EndpointName
     pagination: Pagination
-    binds: str
-    empty_probe: Endpoint | None = None
+    binds: Literal["group", "job", "task"]
+    empty_probe: EndpointName | None = None
+    name: str = field(default="", name=KEY)
 
     @property
     def id_key(self) -> str:
@@ -438,11 +598,27 @@ class Delay(Struct, frozen=True, forbid_unknown_fields=True):
     ] = 0.0
 
 
-class Transform(Struct, frozen=True):
-    """A named response transform (``shape:`` in the table; ``engine.transforms``) and its ``with:``."""
+# The names the engine implements (tests/unit/table/test_speclint.py holds the registries equal to them).
+TransformName = Literal["raw", "job_metrics", "filter_sections", "metrics_detail", "with_id", "collection", "first_report_content", "text_field", "task_job_ids", "behavior_status", "behavior_element", "behavior_list", "step_rows"]
 
-    name: str
-    params: Mapping[str, Any] = field(default_factory=frozen_map)
+
+class Transform(Struct, frozen=True, forbid_unknown_fields=True):
+    """A transform with its ``with:`` values (``shape:`` in the table, or just its name;
+    ``engine.transforms``)."""
+
+    name: Annotated[TransformName, Meta(description="A transform of benchloop/engine/transforms.py.")]
+    params: Mapping[str, Any] = field(default_factory=frozen_map, name="with")
+
+    def __post_init__(self) -> None:
+        freeze(self, "params")
+
+    @classmethod
+    def of(cls, data: Any) -> Transform | None:
+        """A ``shape:``: a transform's name, or ``{name, with}``."""
+        if data is None:
+            return None
+        data = {"name": data} if isinstance(data, str) else data
+        return cls(data["name"], data.get("with") or {})
 
 
 class Condition(Struct, frozen=True):
@@ -451,6 +627,11 @@ class Condition(Struct, frozen=True):
 
     options: tuple[str, ...]
     equals: bool
+
+    @classmethod
+    def of(cls, text: str | None) -> Condition | None:
+        """A part's ``when:`` (None: the part always runs)."""
+        return cls(tuple(text.removeprefix("not ").split("|")), not text.startswith("not ")) if text else None
 
     @property
     def option(self) -> str:
@@ -461,19 +642,48 @@ class Condition(Struct, frozen=True):
         return any(options.get(name) not in (None, False, "", [], ()) for name in self.options) == self.equals
 
 
-class Items(Struct, frozen=True):
-    """Which entries of an answer a part works on (``items:``; see ``engine.items``)."""
+class ItemsFilter(Struct, frozen=True, forbid_unknown_fields=True):
+    """Include and exclude globs, given by options, on one field of the entries."""
+
+    field_: str = field(name="field")
+    include: str | None = None  # the option holding the include glob
+    exclude: str | None = None  # the option holding the exclude glob
+
+
+class Items(Struct, frozen=True, forbid_unknown_fields=True):
+    """The entries of an answer a part works on (``items:``; see ``engine.items``)."""
 
     collection: str | None = None  # a field of the answer holding a list
     find: str | None = None  # or: every object under this key, anywhere in the answer
     require: str | None = None  # keep entries whose field is a non-empty string
     unique: str | None = None  # keep the first entry of each value of this field
-    add: Mapping[str, Any] = field(default_factory=frozen_map)  # field -> template
-    field: str | None = None  # the field the filter globs apply to
-    include: str | None = None  # the option holding the include glob
-    exclude: str | None = None  # the option holding the exclude glob
     label: str = "listing"
+    add: Mapping[str, str] = field(default_factory=frozen_map)  # field -> template
+    filter: ItemsFilter | None = None
 
+    schema_extra: ClassVar[dict[str, Any]] = {
+        "oneOf": [
+            {"required": ["collection"], "not": {"required": ["find"]}},
+            {"required": ["find"], "not": {"required": ["collection"]}},
+        ]
+    }
+
+    def __post_init__(self) -> None:
+        one_of(self, ("collection", "find"))
+        freeze(self, "add")
+
+    @property
+    def field(self) -> str | None:
+        """The field the filter globs apply to."""
+        return self.filter.field_ if self.filter else None
+
+    @property
+    def include(self) -> str | None:
+        return self.filter.include if self.filter else None
+
+    @property
+    def exclude(self) -> str | None:
+        return self.filter.exclude if self.filter else None
 
 
 # ------------------------------------------------------------------ waiters
@@ -520,9 +730,17 @@ ACCEPTOR_STATES = ("success", "failure", "retry", "follow")
 MATCHERS = ("path", "pathAll", "pathAny", "pathNone", "error")
 
 
-class Acceptor(Struct, frozen=True):
-    """One acceptor of a waiter (botocore's model): when its ``matcher`` holds for an answer,
-    the waiter moves to ``state``.
+class StatusSet(Struct, frozen=True, forbid_unknown_fields=True):
+    """A set of a status enumeration."""
+
+    statuses: Annotated[StatusesName, Meta(description="A status enumeration (statuses:).")]
+    within: Annotated[
+        Literal["final", "in_progress", "not_final", "known"], Meta(description="Which of its values (default final).")
+    ] = field(default="final", name="set")
+
+
+class Acceptor(Struct, frozen=True, forbid_unknown_fields=True):
+    """When its matcher holds for an answer, the waiter moves to its state (botocore's acceptors).
 
     ``path`` compares the value of the JMESPath ``argument`` with ``expected``; ``pathAll``,
     ``pathAny`` and ``pathNone`` compare each element of a list ``argument`` (``pathAll`` is
@@ -539,16 +757,80 @@ class Acceptor(Struct, frozen=True):
     not final; :func:`each_value` keeps them.
     """
 
-    state: str
-    matcher: str
-    argument: str | None = None
-    each: str | None = None
-    expected: tuple[Any, ...] = ()
-    statuses: StatusEnum | None = None
-    within: str = "final"  # the set of ``statuses`` (``set:`` in the table)
-    fold: bool = False
-    follow: str | None = None  # the waiter a ``follow`` acceptor hands over to (by name)
-    binds: Mapping[str, tuple[str, ...]] = field(default_factory=frozen_map)
+    state: Literal["success", "failure", "retry", "follow"]
+    matcher: Annotated[Literal["path", "pathAll", "pathAny", "pathNone", "error"], Meta(description="Default path.")] = (
+        "path")
+    argument: Annotated[
+        str | None, Meta(description="JMESPath on the answer (path matchers); with each, on each element.")
+    ] = None
+    each: Annotated[
+        str | None,
+        Meta(
+            description="JMESPath naming a list (@: the answer): the argument's value is the list of its value on every element, null kept (a JMESPath projection drops nulls)."
+        ),
+    ] = None
+    # The values (a tuple, after __post_init__) or the set of a status enumeration it expects.
+    given: Annotated[
+        str | float | bool | None | Annotated[tuple[Any, ...], Meta(min_length=1)] | StatusSet,
+        Meta(description="A value, a list of values (any of them), or a set of a status enumeration."),
+    ] = field(default=None, name="expected")
+    fold: Annotated[bool, Meta(description="Compare strings trimmed and lower-cased.")] = False
+    waiter: Annotated[WaiterName | None, Meta(description="The waiter a follow acceptor hands over to.")] = None
+    binds: Annotated[
+        Mapping[str, Annotated[tuple[str, ...], Meta(min_length=1)]],
+        Meta(
+            description="Variables of the followed waiter's request: the first non-empty of these fields of the answer."
+        ),
+    ] = field(default_factory=frozen_map)
+
+    schema_extra: ClassVar[dict[str, Any]] = {
+        "allOf": [
+            {
+                "if": {"properties": {"state": {"const": "follow"}}},
+                "then": {"required": ["waiter"]},
+                "else": {"not": {"anyOf": [{"required": ["waiter"]}, {"required": ["binds"]}]}},
+            },
+            {
+                "if": {"properties": {"matcher": {"const": "error"}}, "required": ["matcher"]},
+                "then": {"required": ["expected"], "not": {"required": ["argument"]}},
+                "else": {"required": ["argument", "expected"]},
+            },
+        ]
+    }
+
+    def __post_init__(self) -> None:
+        if self.state == "follow" and self.waiter is None:
+            raise ValueError("a `follow` acceptor names its `waiter`")
+        if self.state != "follow":
+            none_of(self, ("waiter", "binds"), f"state: {self.state}")
+        if self.matcher == "error":
+            if self.given is None:
+                raise ValueError("an `error` acceptor gives the statuses it `expected`")
+            none_of(self, ("argument",), "matcher: error")
+        elif self.argument is None or self.given is None:
+            raise ValueError("give `argument` and `expected`")
+        if not isinstance(self.given, (tuple, StatusSet)):
+            force_setattr(self, "given", (self.given,))
+        freeze(self, "given", "binds")
+
+    @property
+    def expected(self) -> tuple[Any, ...]:
+        """The values it expects (none when it expects a set of a status enumeration)."""
+        return self.given if isinstance(self.given, tuple) else ()
+
+    @property
+    def statuses(self) -> StatusEnum | None:
+        return self.given.statuses if isinstance(self.given, StatusSet) else None
+
+    @property
+    def within(self) -> str:
+        """The set of ``statuses`` (``set:`` in the table)."""
+        return self.given.within if isinstance(self.given, StatusSet) else "final"
+
+    @property
+    def follow(self) -> str | None:
+        """The name of the waiter a ``follow`` acceptor hands over to."""
+        return self.waiter.name if self.waiter is not None else None
 
     def accepts(self, value: Any) -> bool:
         """Whether one value is what the acceptor expects."""
@@ -582,16 +864,29 @@ class Acceptor(Struct, frozen=True):
         return value.strip().lower() if self.fold and isinstance(value, str) else value
 
 
-class Counts(Struct, frozen=True):
+class Counts(Struct, frozen=True, forbid_unknown_fields=True):
     """What a waiter counts in each answer (a progress line as the counts change): the values of
     ``argument`` (a list; per element of ``each`` as :class:`Acceptor` says, so that an
     element without a value is counted as ``<missing>``), ordered as the status enumeration
     ``statuses`` lists them."""
 
-    argument: str
-    statuses: StatusEnum | None = None
-    noun: str = "items"
-    each: str | None = None
+    argument: Annotated[
+        str, Meta(description="JMESPath on the answer: the list of values counted (with each: on each element).")
+    ]
+    each: Annotated[
+        str | None,
+        Meta(
+            description="JMESPath naming a list (@: the answer): argument is read on each element, a null or missing value counted as <missing> (a projection would drop it)."
+        ),
+    ] = None
+    statuses: Annotated[StatusesName | None, Meta(description="The status enumeration that orders them.")] = None
+    # Filled in by the builder when the table says none (a cross-entry default).
+    noun: Annotated[
+        str,
+        Meta(
+            description="What the counted values are of, in the counts line (default: the enumeration's collection, else items)."
+        ),
+    ] = ""
 
     def tally(self, answer: Any) -> dict[str, int]:
         """How many times each value of the argument occurs in an answer, in the order of the
@@ -606,30 +901,55 @@ class Counts(Struct, frozen=True):
         return {k: found[k] for k in [*(k for k in order if k in found), *sorted(k for k in found if k not in order)]}
 
 
-class Waiter(Struct, frozen=True):
-    """A named waiter (``waiters:``; ``engine/polling.py``): ask ``request`` (or walk every
-    page of ``enumeration``) until an acceptor says success or failure, waiting ``delay``
-    between answers, at most ``timeout`` (an option, seconds in total).
+class Waiter(Struct, frozen=True, forbid_unknown_fields=True):
+    """Ask a request (or walk an enumeration) until an acceptor says success or failure (engine/polling.py); a waiter with neither is a watch's (an action's watch:), whose answers are the engine's looks.
 
-    What it produces: the first non-empty string of the ``result`` fields of the last answer,
-    the ``counts`` (``result: counts``: ``{"total", "by_status"}``), or the answer itself.
+    It waits ``delay`` between answers, at most ``timeout`` (an option, seconds in total).  What
+    it produces: the first non-empty string of the ``result`` fields of the last answer, the
+    ``counts`` (``result: counts``: ``{"total", "by_status"}``), or the answer itself.
     """
 
-    name: str
-    help: str
-    acceptors: tuple[Acceptor, ...]
-    label: str
-    request: Endpoint | None = None
-    enumeration: Enumeration | None = None
-    otherwise: str = "retry"  # the state when no acceptor matches (botocore: keep waiting)
-    result: tuple[str, ...] | str | None = None
+    acceptors: Annotated[tuple[Acceptor, ...], Meta(min_length=1)]
+    label: Annotated[Annotated[str, Meta(min_length=1)], Meta(description="How messages name the wait.")]
+    help: str = ""
+    request: Annotated[EndpointName | None, Meta(description="The endpoint asked each time.")] = None
+    enumeration: Annotated[
+        EnumerationName | None, Meta(description="Or: every page of this enumeration (the answer is the list of its items).")
+    ] = None
+    otherwise: Annotated[
+        Literal["retry", "failure"], Meta(description="The state when no acceptor matches (default retry).")
+    ] = "retry"
+    result: Annotated[
+        Literal["counts"] | Annotated[tuple[str, ...], Meta(min_length=1)] | None,
+        Meta(
+            description="What the waiter produces: the first non-empty string of these fields, or counts; default the last answer."
+        ),
+    ] = None
     delay: Delay = field(default_factory=Delay)
-    timeout: str | None = None
-    message: str | None = None  # the log line of a retry (template: the dimension id and {wait})
-    progress: str | None = None  # the label of the counts line (template)
+    timeout: Annotated[str | None, Meta(description="The option bounding the whole wait (seconds).")] = None
+    message: Annotated[
+        str | None, Meta(description="The log line of a retry (template: the dimension id and {wait}).")
+    ] = None
+    progress: Annotated[str | None, Meta(description="The label of the counts line (template).")] = None
     counts: Counts | None = None
-    # Every waiter a ``follow`` acceptor may hand over to, by name (built with this one).
-    followed: Mapping[str, Waiter] = field(default_factory=frozen_map)
+    name: str = field(default="", name=KEY)
+
+    schema_extra: ClassVar[dict[str, Any]] = {
+        "oneOf": [
+            {"required": ["request"], "not": {"required": ["enumeration"]}},
+            {"required": ["enumeration"], "not": {"required": ["request"]}},
+            {"not": {"anyOf": [{"required": ["request"]}, {"required": ["enumeration"]}]}},
+        ]
+    }
+
+    def __post_init__(self) -> None:
+        if self.request is not None and self.enumeration is not None:
+            raise ValueError("give `request` or `enumeration`, not both")
+
+    @property
+    def followed(self) -> Mapping[str, Waiter]:
+        """Every waiter a ``follow`` acceptor may hand over to, by name."""
+        return MappingProxyType({a.waiter.name: a.waiter for a in self.acceptors if a.waiter is not None})
 
     @property
     def endpoints(self) -> list[Endpoint]:
@@ -644,29 +964,35 @@ class Waiter(Struct, frozen=True):
 
 
 # -------------------------------------------------------------------- steps
-class StepParam(Struct, frozen=True):
-    """One ``with:`` parameter a named step or combine declares (``steps:``, ``combines:``)."""
+class StepParam(Struct, frozen=True, forbid_unknown_fields=True):
+    """One ``with:`` value a step or a combine takes (``steps:``, ``combines:``): its type and help."""
 
-    name: str
-    # endpoint, enumeration, part, template, text, integer, texts, jmespath, progress, columns,
-    # column_names
-    type: str
-    help: str
+    type: Literal["endpoint", "enumeration", "part", "template", "text", "integer", "texts", "jmespath", "progress",
+                  "columns", "column_names"]
+    help: Annotated[str, Meta(min_length=1)]
     optional: bool = False
     binds: tuple[str, ...] = ()  # variables the step binds itself for this endpoint or template
     default: Any = None
+    name: str = field(default="", name=KEY)
+
+    def __post_init__(self) -> None:
+        freeze(self, "default")
 
 
 class StepDef(Struct, frozen=True):
     """A named step of the table (behaviour no generic part can express, ``engine/steps/``) or
     a named combine (``engine/combines/``): its help and the typed ``with:`` values it takes."""
 
-    name: str
-    help: str
-    params: Mapping[str, StepParam]
+    help: str = ""
+    params: Mapping[str, StepParam] = field(default_factory=frozen_map, name="with")
     # What the step's value (or one element of the combine) is: the table's ``output:``,
-    # frozen; the builder turns it into each dimension's :class:`Output`.
+    # frozen; the builder turns it into each dimension's :class:`Output` (``outputs.of_dimension``).
     output: Any = None
+    name: str = field(default="", name=KEY)
+
+    def __post_init__(self) -> None:
+        named(self, "params")
+        freeze(self, "output")
 
 
 COLUMN_TYPES = ("number", "string", "boolean", "json")
@@ -678,7 +1004,7 @@ class Column(Struct, frozen=True):
     (``COLUMN_TYPES``: the value is converted to it, or null)."""
 
     name: str
-    source: str
+    source: str = field(name="from")
     type: str = "json"
 
 
@@ -843,7 +1169,7 @@ class BasePart(Struct, frozen=True, kw_only=True):
 class RequestPart(BasePart, frozen=True, kw_only=True):
     """One request (``request:``), optionally selecting the entries of its answer (``items:``)."""
 
-    request: Endpoint
+    request: EndpointName
     items: Items | None = None
 
     @property
@@ -858,9 +1184,9 @@ class RequestPart(BasePart, frozen=True, kw_only=True):
 class PagedPart(BasePart, frozen=True, kw_only=True):
     """A paginated request: one page, or every page by a scan (``pagination:``)."""
 
-    request: Endpoint
+    request: EndpointName
     pagination: Pagination
-    empty_probe: Endpoint | None = None  # asked when a scan found nothing: does the id exist?
+    empty_probe: EndpointName | None = None  # asked when a scan found nothing: does the id exist?
     empty_probe_mode: str = "fail"  # "warn": an unknown id with an empty list is a warning
     count: str | None = None  # the collection counted on the "wrote" line
 
@@ -876,8 +1202,8 @@ class PagedPart(BasePart, frozen=True, kw_only=True):
 class FanOutPart(BasePart, frozen=True, kw_only=True):
     """The same request for every item an enumeration lists (``each:``), each written to its file."""
 
-    each: Enumeration
-    request: Endpoint
+    each: EnumerationName
+    request: EndpointName
     progress: Progress | None = None
 
     @property
@@ -894,7 +1220,7 @@ class StepPart(BasePart, frozen=True, kw_only=True):
 
     step: StepDef
     params: StepArgs = field(default_factory=lambda: StepArgs({}))
-    wait: Waiter | None = None
+    wait: WaiterName | None = None
     items: Items | None = None
     missing: Missing | None = None
 
@@ -926,7 +1252,7 @@ class WaitPart(BasePart, frozen=True, kw_only=True):
     """A waiter on its own (``wait:`` without a step): the part's value is what the waiter
     produces (``bl jobs wait``); a timeout of its waiter is the command's wait timeout."""
 
-    wait: Waiter
+    wait: WaiterName
 
     @property
     def endpoints(self) -> list[Endpoint]:
@@ -940,7 +1266,7 @@ class WaitPart(BasePart, frozen=True, kw_only=True):
 class ArchiveEntry(BasePart, frozen=True, kw_only=True):
     """A part of a download-task archive: a request or a step run per job into ``entry``."""
 
-    part: RequestPart | StepPart
+    part: EntryPart
     entry: str = ""  # the entry's path template inside the archive (``{job}``)
     required: bool = False  # a job succeeds only when this part succeeds
     failures: str | None = None  # the manifest key of this part's failures (not required)
@@ -962,13 +1288,16 @@ class ArchiveEntry(BasePart, frozen=True, kw_only=True):
 Part = RequestPart | PagedPart | FanOutPart | StepPart | WaitPart | ArchiveEntry
 
 
-class Watch(Struct, frozen=True):
-    """An action's ``watch:``: with the flag ``option`` given, the command is run again at every
-    look of ``waiter`` (``engine/watching.py``), its combine evaluated each time, until the
-    combine says it is settled or the waiter's acceptors say success (``bl compare --watch``)."""
+class Watch(Struct, frozen=True, forbid_unknown_fields=True):
+    """With this flag option given, the command is run again and again under this waiter (engine/watching.py): its combine is evaluated at each look, each change of its state is a line on stderr, and the watch ends when the combine is settled or the waiter says success (bl compare --watch)."""
 
-    option: str
-    waiter: Waiter
+    option: Annotated[str, Meta(description="The flag option that asks for the watch.")]
+    waiter: Annotated[
+        WaiterName,
+        Meta(
+            description="The waiter (waiters:) whose acceptors, delay, counts and timeout run the looks; its answer is the looked-at jobs and whether the combine is settled."
+        ),
+    ]
 
 
 class Combine(Struct, frozen=True):
@@ -983,17 +1312,24 @@ class Combine(Struct, frozen=True):
         return self.definition.name
 
 
-class Archive(Struct, frozen=True):
+class Archive(Struct, frozen=True, forbid_unknown_fields=True):
+    """The parts are entries of a download-task archive (one ZIP per task)."""
+
     file: str
-    kind: str
-    task_request: Endpoint
-    order: tuple[str, ...]
+    task_request: EndpointName
+    kind: str = ""
     progress: Progress | None = None
+    order: tuple[str, ...] = ()  # the builder fills in the parts' order when the table says none
 
 
-class Select(Struct, frozen=True):
+class Select(Struct, frozen=True, forbid_unknown_fields=True):
+    """Which parts run, chosen by the value of an option."""
+
     option: str
     choices: Mapping[str, tuple[str, ...]]
+
+    def __post_init__(self) -> None:
+        freeze(self, "choices")
 
 
 class Element(Struct, frozen=True):
@@ -1004,11 +1340,21 @@ class Element(Struct, frozen=True):
     id_key: str | None = None
     shape: Transform | None = None
 
+    @classmethod
+    def of(cls, data: Any) -> Element:
+        """A dimension's ``element:``: absent (the one selected part), a part's name, or a mapping
+        (``schema.Element``: ``compose`` or ``shape`` with its ``with``)."""
+        if data is None or isinstance(data, str):
+            return cls("part", part=None if data in (None, "part") else data)
+        if "compose" in data:
+            return cls("object", id_key=data["compose"])
+        return cls("shape", shape=Transform(data["shape"], frozen_json(data.get("with") or {})))
+
 
 class Dimension(Struct, frozen=True):
     name: str
     option: Option | None
-    parts: Mapping[str, Part]
+    parts: Mapping[str, AnyPart]
     element: Element
     select: Select | None = None
     archive: Archive | None = None
@@ -1018,6 +1364,9 @@ class Dimension(Struct, frozen=True):
     composite: bool = False
     # What one printed element is (printing actions): its schema, rows and columns.
     output: Output | None = None
+
+    def __post_init__(self) -> None:
+        freeze(self, "parts")
 
     @property
     def kind(self) -> DimensionKind:
@@ -1038,50 +1387,84 @@ class Dimension(Struct, frozen=True):
 
 
 # ------------------------------------------------------------------ actions
-class Section(Struct, frozen=True):
-    name: str
+class Section(Struct, frozen=True, forbid_unknown_fields=True):
+    """A section of a composite command: another action, run with these options."""
+
     resource: str
     action: str
-    options: Mapping[str, Any]
+    options: Mapping[str, Any] = field(default_factory=frozen_map)
+    name: str = field(default="", name=KEY)
+
+    def __post_init__(self) -> None:
+        freeze(self, "options")
 
 
-class Sync(Struct, frozen=True):
-    """A composite command's sync mode (``compose.sync``; ``engine/sync.py``): the ``list`` section
-    first, its items (by ``key``) compared on their ``state`` fields with the ``manifest`` of the
-    last sync; the ``refresh`` sections every time; the others for the changed items only."""
+class UntilStatus(Struct, frozen=True, forbid_unknown_fields=True):
+    """An item is finished when its field is in the final set of the status enumeration."""
 
-    option: str
-    list: str
-    key: str
-    binds: str  # the template variable an item is (the enumerations' ``binds``: job)
-    state: tuple[str, ...]
-    refresh: tuple[str, ...]
-    manifest: str
-    until: Until | None = None  # --until-done: sync again as items finish, until the waiter is done
+    field_: str = field(name="field")
+    statuses: StatusesName
 
 
-class Until(Struct, frozen=True):
-    """A sync that goes on until the work is done (``sync.until``): ``option`` (a flag, which
-    implies the sync) runs ``wait``, syncing again after each of its looks in which an item
-    reached a final status (the item's field ``status`` in the set ``final`` of
-    ``statuses``), until the waiter says success.  Files of the id as a whole (the export)
-    are fetched again only when an item finished since they were last fetched."""
+class Until(Struct, frozen=True, forbid_unknown_fields=True):
+    """--until-done: the flag option (it implies the sync) and the waiter whose looks decide when to sync again: after a look in which an item reached a final status, until the waiter says success.
 
-    option: str
-    wait: Waiter
-    status: str
-    statuses: StatusEnum
+    An item is finished when its field ``status.field`` is in the set ``final`` of
+    ``status.statuses``.  Files of the id as a whole (the export) are fetched again only when
+    an item finished since they were last fetched."""
+
+    option: Annotated[str, Meta(description="The flag option.")]
+    wait: Annotated[WaiterName, Meta(description="A waiter of waiters: (its delay and timeout options are the action's).")]
+    status: Annotated[
+        UntilStatus,
+        Meta(description="An item is finished when its field is in the final set of the status enumeration."),
+    ]
 
     def finished(self, item_state: Mapping[str, Any]) -> bool:
-        return self.statuses.holds("final", item_state.get(self.status))
+        return self.status.statuses.holds("final", item_state.get(self.status.field_))
 
 
-class Compose(Struct, frozen=True):
+class Sync(Struct, frozen=True, forbid_unknown_fields=True):
+    """Sync mode (--sync): the list section is fetched first and compared with the manifest; the other sections fetch only the items that changed.
+
+    (``compose.sync``; ``engine/sync.py``): the ``list`` section first, its items (by ``key``)
+    compared on their ``state`` fields with the ``manifest`` of the last sync; the ``refresh``
+    sections every time; the others for the changed items only."""
+
+    option: Annotated[str, Meta(description="The flag option that turns sync on.")]
+    list: Annotated[str, Meta(description="The section whose file lists the items (fetched first on every sync).")]
+    key: Annotated[str, Meta(description="The field of an item that identifies it.")]
+    binds: Annotated[str, Meta(description="The template variable an item is (the enumerations' binds: job).")]
+    state: Annotated[
+        Annotated[tuple[str, ...], Meta(min_length=1)],
+        Meta(description="Fields of an item whose change means its files are fetched again."),
+    ]
+    refresh: Annotated[tuple[str, ...], Meta(description="Sections written again on every sync (lists, aggregates).")]
+    manifest: Annotated[str, Meta(description="Where the manifest is written (template: the id).")]
+    until: Annotated[
+        Until | None,
+        Meta(
+            description="--until-done: the flag option (it implies the sync) and the waiter whose looks decide when to sync again: after a look in which an item reached a final status, until the waiter says success."
+        ),
+    ] = None
+
+
+class Compose(Struct, frozen=True, forbid_unknown_fields=True):
+    """A composite command (``bl pull``): sections of other actions, chosen by an option."""
+
     option: str
-    dimensions: tuple[str, ...]
     default: tuple[str, ...]
-    sections: Mapping[str, Section]
-    sync: Sync | None = None
+    sections: Annotated[Mapping[str, Section], Meta(min_length=1)]
+    dimensions: Annotated[tuple[Literal["group", "job", "task"], ...], Meta(min_length=1)]
+    sync: Annotated[
+        Sync | None,
+        Meta(
+            description="Sync mode (--sync): the list section is fetched first and compared with the manifest; the other sections fetch only the items that changed."
+        ),
+    ] = None
+
+    def __post_init__(self) -> None:
+        named(self, "sections")
 
 
 class Action(Struct, frozen=True):
@@ -1103,6 +1486,9 @@ class Action(Struct, frozen=True):
     min_ids: int | None = None  # fewer different ids is a usage error (before any request)
     min_ids_message: str | None = None
     watch: Watch | None = None  # ``--watch``: the command again at every look of a waiter (``bl compare``)
+
+    def __post_init__(self) -> None:
+        freeze(self, "dimensions")
 
     @property
     def watch_options(self) -> tuple[str, ...]:
@@ -1203,6 +1589,9 @@ class Command(Struct, frozen=True):
     arguments: tuple[Option, ...] = ()
     options: tuple[Option, ...] = ()
     actions: Mapping[str, Command] = field(default_factory=frozen_map)
+
+    def __post_init__(self) -> None:
+        freeze(self, "actions")
 
     @property
     def name(self) -> str:
@@ -1332,3 +1721,21 @@ class Spec(Struct, frozen=True):
             for part in dim.parts.values():
                 found += part.endpoints
         return list(dict.fromkeys(found))
+
+
+# A field of one of these types names another entry of the table (see ``Name``): mypy sees the
+# entry the builder resolves the name to.
+if TYPE_CHECKING:
+    AnyPart: TypeAlias = Part
+    EntryPart: TypeAlias = RequestPart | StepPart
+    EndpointName: TypeAlias = Endpoint
+    EnumerationName: TypeAlias = Enumeration
+    WaiterName: TypeAlias = Waiter
+    StatusesName: TypeAlias = StatusEnum
+else:
+    AnyPart = Made("AnyPart", (), {"target": (BasePart,)})
+    EntryPart = Made("EntryPart", (), {"target": (RequestPart, StepPart)})
+    EndpointName = Name("EndpointName", (), {"table": "endpoints", "target": Endpoint})
+    EnumerationName = Name("EnumerationName", (), {"table": "enumerations", "target": Enumeration})
+    WaiterName = Name("WaiterName", (), {"table": "waiters", "target": Waiter})
+    StatusesName = Name("StatusesName", (), {"table": "statuses", "target": StatusEnum})

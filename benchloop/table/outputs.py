@@ -9,7 +9,7 @@ jobs).  From them come the columns of ``--output table``, ``csv`` and ``markdown
 ``bl describe`` and the reference pages (the fields), the Python client's TypedDicts
 and the MCP tools' output schemas.
 
-The table says it once: :func:`derive` works it out of what the table already
+The table says it once: ``derive.dimension_output`` works it out of what the table already
 declares wherever that is mechanical - an answer's ``response:`` and ``rows:``, the
 transforms that keep an answer's shape or add its id (``with_id``) or gather its pages
 (``collection``), the entries a part selects (``items:``), a ``compose`` element (an object of the parts), a step's declared
@@ -23,14 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import Any
 
 from msgspec import Struct, field
 
 from .responses import ITEMS, Response, Schemas, frozen_json, plain_json, types_of
-
-if TYPE_CHECKING:
-    from typing import Any
 
 # Transforms whose value the answer's own schema describes (they keep or filter its keys).
 KEEP_SHAPE = ("raw", "job_metrics", "filter_sections")
@@ -237,3 +234,4 @@ def each_row(output: Output) -> Output:
             return Output(frozen_json(plain_json(output.row)), None, (), schemas, output.chosen_columns)
         current = found
     return Output(frozen_json(plain_json(current)), None, (), schemas, output.chosen_columns)
+

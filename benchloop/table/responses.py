@@ -23,14 +23,11 @@ that reading the model stays cheap.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import Any
 
 from msgspec import Struct, field
 
 from .lazy import LazyMap, model_lock
-
-if TYPE_CHECKING:
-    from typing import Any
 
 REF_PREFIX = "#/schemas/"
 KINDS = ("json", "binary", "text")

@@ -1,4 +1,4 @@
-"""The shape of the endpoint table, declared once: what every key of ``spec/benchloop.yaml`` is.
+"""The shape of the endpoint table: what every key of ``spec/benchloop.yaml`` is.
 
 These records are what the compiler decodes the YAML into (``msgspec.convert``: a wrong type,
 an unknown key or a missing one is refused with its path, which ``compiler.py`` turns into
@@ -11,13 +11,15 @@ record's ``__post_init__``, so that it is refused at the same place, with the sa
 names another entry of the table (an endpoint, an enumeration, a waiter...) is checked by
 the lints (``lint.py``), which see the whole table.
 
-Records that are the model's too (``Progress``, ``Delay``, ``Missing``, ``StatusEnum``,
-``Toolsets``) are declared in ``model.py`` and imported here: one class for both, and every
-command imports the model while this module is read only when a table is compiled.  An
-entry's name is its key in the table: such a record's ``name`` field is encoded as
-``model.KEY``, which no key of the YAML can be, and the builder fills it in.
+Every record the engine reads as the table writes it (a pagination, an option, ``items:``,
+a waiter and its acceptors, a compose, a select, an archive, a step's parameters...) is
+declared once, in ``model.py``, and imported here: one class for the YAML and the model,
+and every command imports the model while this module is read only when a table is
+compiled.  Declared here are the mappings the model reads in another form (an endpoint's
+templates as parameters, a part as one of its kinds, a dimension, an action, a service's
+sources, a command's arguments, a response) and the table itself; ``build.py`` maps those.
 
-A new key of the table is one field here (and, where it names another entry, one lint).
+A new key of the table is one field of its record (and, where it names another entry, one lint).
 """
 
 from __future__ import annotations
@@ -27,40 +29,44 @@ from typing import Annotated, Any, ClassVar, Literal
 from msgspec import Meta, Struct, field
 
 # Records that are the model's too (table/model.py declares them: every command imports the model,
-# while this module is read only when a table is compiled).
-from .model import Delay, Missing, Progress, StatusEnum, Toolsets, unique  # noqa: F401 - records of the table
-
-
-def _given(record: Struct, key: str) -> bool:
-    return getattr(record, key) is not None
-
-
-def _key(name: str) -> str:
-    return name.rstrip("_")  # with_ is the table's with
-
-
-def one_of(record: Struct, keys: tuple[str, ...]) -> None:
-    """Exactly one of ``keys`` is given."""
-    given = [k for k in keys if _given(record, k)]
-    if len(given) != 1:
-        words = " or ".join(f"`{_key(k)}`" for k in keys)
-        raise ValueError(
-            f"give one of {words}"
-            if not given
-            else f"give one of {words}, not " + " and ".join(f"`{_key(k)}`" for k in given)
-        )
-
-
-def none_of(record: Struct, keys: tuple[str, ...], beside: str) -> None:
-    """None of ``keys`` is given (they have no meaning beside ``beside``)."""
-    given = [k for k in keys if _given(record, k)]
-    if given:
-        raise ValueError(f"`{_key(given[0])}` does not go with `{_key(beside)}`")
-
-
-# The names the engine implements (tests/unit/table/test_speclint.py holds the registries equal to them).
-TransformName = Literal["raw", "job_metrics", "filter_sections", "metrics_detail", "with_id", "collection", "first_report_content", "text_field", "task_job_ids", "behavior_status", "behavior_element", "behavior_list", "step_rows"]
-PaginationMode = Literal["single_page", "unique_scan", "task_scan"]
+# while this module is read only when a table is compiled).  codegen.table_schema reads each
+# record's ``schema_extra`` here, by its name.
+from .model import (  # noqa: F401 - records of the table
+    Acceptor,
+    Archive,
+    Compose,
+    Counts,
+    Delay,
+    Derived,
+    Enumeration,
+    Items,
+    ItemsFilter,
+    Missing,
+    Option,
+    OptionMessages,
+    Pagination,
+    PaginationMode,
+    Progress,
+    Section,
+    Select,
+    ServiceCheck,
+    Setting,
+    StatusEnum,
+    StatusSet,
+    StepParam,
+    Sync,
+    Toolset,
+    Toolsets,
+    Transform,
+    TransformName,
+    Until,
+    UntilStatus,
+    Waiter,
+    Watch,
+    none_of,
+    one_of,
+    unique,
+)
 
 
 class Record(Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
@@ -92,97 +98,6 @@ class Endpoint(Record, frozen=True):
 
     def __post_init__(self) -> None:
         unique(self, "required")
-
-
-class Pagination(Record, frozen=True):
-    """How a part or an enumeration walks the pages of its request."""
-
-    mode: Annotated[
-        PaginationMode,
-        Meta(description="A pagination algorithm of benchloop/engine/pagination.py."),
-    ]
-    collection: str | None = None
-    id_keys: Annotated[list[str], Meta(min_length=1)] | None = None
-    tie_key: str | None = None
-    page_size: int | str | None = None
-    keep_first: list[str] | None = None
-    progress: str | None = None
-
-
-class Enumeration(Record, frozen=True):
-    """A named way to list every item of a group (``enumerations:``), which a fan-out walks."""
-
-    help: str
-    request: str
-    pagination: Pagination
-    binds: Literal["group", "job", "task"]
-    empty_probe: str | None = None
-
-
-class OptionMessages(Record, frozen=True):
-    """The option's own usage messages (instead of the generic ones)."""
-
-    invalid: str | None = None
-    duplicate: str | None = None
-    min: str | None = None
-    required: str | None = None
-
-
-class Option(Record, frozen=True):
-    """One command-line option (``options:``, an action's ``options:``, ``global_options:``)."""
-
-    type: Literal["str", "int", "float", "flag", "bool", "choice", "ids", "list", "ints", "jmespath", "regex"]
-    help: Annotated[str, Meta(min_length=1)]
-    flags: Annotated[list[Annotated[str, Meta(pattern="^--?[a-z][a-z0-9-]*$")]], Meta(min_length=1)] | None = None
-    default: Any = None
-    min: float | None = None
-    choices: Annotated[list[str], Meta(min_length=1)] | None = None
-    messages: OptionMessages | None = None
-    positional: Annotated[bool | None, Meta(description="Given by position, not by a flag.")] = None
-    metavar: str | None = None
-    negative: Annotated[
-        Annotated[str, Meta(pattern="^--[a-z][a-z0-9-]*$")] | None,
-        Meta(description="The flag that sets a bool option to false."),
-    ] = None
-    path: Annotated[
-        Literal["dir", "file", "checked_dir", "file_or_dir"] | None,
-        Meta(
-            description="The value names a directory or a file (completion, the Python client). dir: an output root, made with its parents. file: a file the user named, checked before any request (no symlink or special file, its directory exists; '-' is stdout). checked_dir: a directory the user named for an action's files, checked before any request (no file, symlink or special file; made if missing, its parent exists). file_or_dir: a file as for file, or a directory where the action names its file (a value ending in '/', an existing directory, or a new name without an extension; made with its parents)."
-        ),
-    ] = None
-    setting: Annotated[
-        Sources | None, Meta(description="Where a global option's value comes from when the flag is not given.")
-    ] = None
-    values: Annotated[
-        Annotated[list[str], Meta(min_length=1)] | None,
-        Meta(
-            description="The values the backend is known to take (not enforced: an unknown one is sent with a warning naming these)."
-        ),
-    ] = None
-    statuses: Annotated[str | None, Meta(description="Take values: from this status enumeration (statuses:).")] = None
-
-    schema_extra: ClassVar[dict[str, Any]] = {
-        "anyOf": [{"required": ["flags"]}, {"required": ["positional"]}],
-        "not": {"required": ["values", "statuses"]},
-    }
-
-    def __post_init__(self) -> None:
-        if not self.flags and not self.positional:
-            raise ValueError("give `flags` or `positional: true`")
-        if self.values is not None and self.statuses is not None:
-            raise ValueError("give `values` or `statuses`, not both")
-
-
-class NamedShape(Record, frozen=True):
-    """A transform with its ``with:`` values."""
-
-    name: Annotated[
-        TransformName,
-        Meta(description="A transform of benchloop/engine/transforms.py."),
-    ]
-    with_: dict[str, Any] | None = field(default=None, name="with")
-
-
 
 
 class Part(Record, frozen=True):
@@ -255,23 +170,6 @@ class Element(Record, frozen=True):
         one_of(self, ("compose", "shape"))
 
 
-class DimensionSelect(Record, frozen=True):
-    """Which parts run, chosen by the value of an option."""
-
-    option: str
-    choices: dict[str, list[str]]
-
-
-class DimensionArchive(Record, frozen=True):
-    """The parts are entries of a download-task archive (one ZIP per task)."""
-
-    file: str
-    task_request: str
-    kind: str | None = None
-    progress: Progress | None = None
-    order: list[str] | None = None
-
-
 class Dimension(Record, frozen=True):
     """How one kind of id (group, job or task) is served: its parts and its element."""
 
@@ -282,76 +180,12 @@ class Dimension(Record, frozen=True):
             description="The part that is the element (a name), or how the parts become it; absent: the one selected part."
         ),
     ] = None
-    select: DimensionSelect | None = None
+    select: Select | None = None
     serial: bool | None = None
     progress: Progress | None = None
     aggregate_failures: str | None = None
-    archive: DimensionArchive | None = None
+    archive: Archive | None = None
     output: Output | None = None
-
-
-class ActionComposeSectionsValue(Record, frozen=True):
-    """A section of a composite command: another action, run with these options."""
-
-    resource: str
-    action: str
-    options: dict[str, Any] | None = None
-
-
-class ActionComposeSyncUntilStatus(Record, frozen=True):
-    """An item is finished when its field is in the final set of the status enumeration."""
-
-    field_: str = field(name="field")
-    statuses: str
-
-
-class ActionComposeSyncUntil(Record, frozen=True):
-    """--until-done: the flag option (it implies the sync) and the waiter whose looks decide when to sync again: after a look in which an item reached a final status, until the waiter says success."""
-
-    option: Annotated[str, Meta(description="The flag option.")]
-    wait: Annotated[str, Meta(description="A waiter of waiters: (its delay and timeout options are the action's).")]
-    status: Annotated[
-        ActionComposeSyncUntilStatus,
-        Meta(description="An item is finished when its field is in the final set of the status enumeration."),
-    ]
-
-
-class ActionComposeSync(Record, frozen=True):
-    """Sync mode (--sync): the list section is fetched first and compared with the manifest; the other sections fetch only the items that changed."""
-
-    option: Annotated[str, Meta(description="The flag option that turns sync on.")]
-    list_: Annotated[str, Meta(description="The section whose file lists the items (fetched first on every sync).")] = (
-        field(name="list")
-    )
-    key: Annotated[str, Meta(description="The field of an item that identifies it.")]
-    binds: Annotated[str, Meta(description="The template variable an item is (the enumerations' binds: job).")]
-    state: Annotated[
-        Annotated[list[str], Meta(min_length=1)],
-        Meta(description="Fields of an item whose change means its files are fetched again."),
-    ]
-    refresh: Annotated[list[str], Meta(description="Sections written again on every sync (lists, aggregates).")]
-    manifest: Annotated[str, Meta(description="Where the manifest is written (template: the id).")]
-    until: Annotated[
-        ActionComposeSyncUntil | None,
-        Meta(
-            description="--until-done: the flag option (it implies the sync) and the waiter whose looks decide when to sync again: after a look in which an item reached a final status, until the waiter says success."
-        ),
-    ] = None
-
-
-class ActionCompose(Record, frozen=True):
-    """A composite command (``bl pull``): sections of other actions, chosen by an option."""
-
-    option: str
-    default: list[str]
-    sections: Annotated[dict[str, ActionComposeSectionsValue], Meta(min_length=1)]
-    dimensions: Annotated[list[Literal["group", "job", "task"]], Meta(min_length=1)]
-    sync: Annotated[
-        ActionComposeSync | None,
-        Meta(
-            description="Sync mode (--sync): the list section is fetched first and compared with the manifest; the other sections fetch only the items that changed."
-        ),
-    ] = None
 
 
 class ActionCombine1(Record, frozen=True):
@@ -359,18 +193,6 @@ class ActionCombine1(Record, frozen=True):
 
     name: str
     with_: dict[str, Any] | None = field(default=None, name="with")
-
-
-class ActionWatch(Record, frozen=True):
-    """With this flag option given, the command is run again and again under this waiter (engine/watching.py): its combine is evaluated at each look, each change of its state is a line on stderr, and the watch ends when the combine is settled or the waiter says success (bl compare --watch)."""
-
-    option: Annotated[str, Meta(description="The flag option that asks for the watch.")]
-    waiter: Annotated[
-        str,
-        Meta(
-            description="The waiter (waiters:) whose acceptors, delay, counts and timeout run the looks; its answer is the looked-at jobs and whether the combine is settled."
-        ),
-    ]
 
 
 class Action(Record, frozen=True):
@@ -382,7 +204,7 @@ class Action(Record, frozen=True):
     progress: Progress | None = None
     dimensions: Annotated[dict[Literal["group", "job", "task"], Dimension], Meta(min_length=1)] | None = None
     stdout_when: str | None = None
-    compose: ActionCompose | None = None
+    compose: Compose | None = None
     id_options: list[Literal["group", "job", "task"]] | None = None
     max_ids: Annotated[int, Meta(ge=1)] | None = None
     max_ids_message: str | None = None
@@ -404,7 +226,7 @@ class Action(Record, frozen=True):
     )
     min_ids_message: Annotated[str, Meta(min_length=1)] | None = None
     watch: Annotated[
-        ActionWatch | None,
+        Watch | None,
         Meta(
             description="With this flag option given, the command is run again and again under this waiter (engine/watching.py): its combine is evaluated at each look, each change of its state is a line on stderr, and the watch ends when the combine is settled or the waiter says success (bl compare --watch)."
         ),
@@ -427,101 +249,6 @@ class Resource(Record, frozen=True):
     help: Annotated[str, Meta(min_length=1)]
     actions: Annotated[dict[Annotated[str, Meta(pattern="^[a-z][a-z0-9-]*$")], Action], Meta(min_length=1)]
     command: bool | None = None
-
-
-
-
-class WaiterCounts(Record, frozen=True):
-    """What the waiter counts in each answer (a progress line as the counts change)."""
-
-    argument: Annotated[
-        str, Meta(description="JMESPath on the answer: the list of values counted (with each: on each element).")
-    ]
-    each: Annotated[
-        str | None,
-        Meta(
-            description="JMESPath naming a list (@: the answer): argument is read on each element, a null or missing value counted as <missing> (a projection would drop it)."
-        ),
-    ] = None
-    statuses: Annotated[str | None, Meta(description="The status enumeration that orders them.")] = None
-    noun: Annotated[
-        str | None,
-        Meta(
-            description="What the counted values are of, in the counts line (default: the enumeration's collection, else items)."
-        ),
-    ] = None
-
-
-class Waiter(Record, frozen=True):
-    """Ask a request (or walk an enumeration) until an acceptor says success or failure (engine/polling.py); a waiter with neither is a watch's (an action's watch:), whose answers are the engine's looks."""
-
-    acceptors: Annotated[list[Acceptor], Meta(min_length=1)]
-    label: Annotated[Annotated[str, Meta(min_length=1)], Meta(description="How messages name the wait.")]
-    help: str | None = None
-    request: Annotated[str | None, Meta(description="The endpoint asked each time.")] = None
-    enumeration: Annotated[
-        str | None, Meta(description="Or: every page of this enumeration (the answer is the list of its items).")
-    ] = None
-    otherwise: Annotated[
-        Literal["retry", "failure"] | None, Meta(description="The state when no acceptor matches (default retry).")
-    ] = None
-    result: Annotated[
-        Literal["counts"] | Annotated[list[str], Meta(min_length=1)] | None,
-        Meta(
-            description="What the waiter produces: the first non-empty string of these fields, or counts; default the last answer."
-        ),
-    ] = None
-    delay: Delay | None = None
-    timeout: Annotated[str | None, Meta(description="The option bounding the whole wait (seconds).")] = None
-    message: Annotated[
-        str | None, Meta(description="The log line of a retry (template: the dimension id and {wait}).")
-    ] = None
-    progress: Annotated[str | None, Meta(description="The label of the counts line (template).")] = None
-    counts: WaiterCounts | None = None
-
-    schema_extra: ClassVar[dict[str, Any]] = {
-        "oneOf": [
-            {"required": ["request"], "not": {"required": ["enumeration"]}},
-            {"required": ["enumeration"], "not": {"required": ["request"]}},
-            {"not": {"anyOf": [{"required": ["request"]}, {"required": ["enumeration"]}]}},
-        ]
-    }
-
-    def __post_init__(self) -> None:
-        if self.request is not None and self.enumeration is not None:
-            raise ValueError("give `request` or `enumeration`, not both")
-
-
-class ItemsFilter(Record, frozen=True):
-    """Include and exclude globs, given by options, on one field of the entries."""
-
-    field_: str = field(name="field")
-    include: str | None = None
-    exclude: str | None = None
-
-
-class Items(Record, frozen=True):
-    """The entries of an answer a part works on (see benchloop/items.py)."""
-
-    collection: str | None = None
-    find: str | None = None
-    require: str | None = None
-    unique: str | None = None
-    label: str | None = None
-    add: dict[str, str] | None = None
-    filter: ItemsFilter | None = None
-
-    schema_extra: ClassVar[dict[str, Any]] = {
-        "oneOf": [
-            {"required": ["collection"], "not": {"required": ["find"]}},
-            {"required": ["find"], "not": {"required": ["collection"]}},
-        ]
-    }
-
-    def __post_init__(self) -> None:
-        one_of(self, ("collection", "find"))
-
-
 
 
 class ServiceBaseUrl(Record, frozen=True):
@@ -568,27 +295,6 @@ class ServiceAuth(Record, frozen=True):
     required: Annotated[str | None, Meta(description="The usage error when no key is found.")] = None
 
 
-class ServiceDerivedValue(Record, frozen=True):
-    """A header variable computed from another one (``env`` from ``cluster``)."""
-
-    from_: str = field(name="from")
-    map: dict[str, str] | None = None
-    default: str | None = None
-
-
-class ServiceCheck(Record, frozen=True):
-    """bl config check: one cheap authenticated request of the service."""
-
-    request: Annotated[str, Meta(description="An endpoint of the service.")]
-    with_: Annotated[dict[str, Any] | None, Meta(description="Values of the endpoint's template variables.")] = field(
-        default=None, name="with"
-    )
-    accept: Annotated[
-        list[Annotated[int, Meta(ge=400)]] | None,
-        Meta(description="Error statuses that still mean the backend answered and took the key."),
-    ] = None
-
-
 class Service(Record, frozen=True):
     """A backend the table talks to (``services:``): base URL, key and headers."""
 
@@ -601,7 +307,7 @@ class Service(Record, frozen=True):
         Meta(description="Headers of every request of the service; values are templates."),
     ] = None
     derived: Annotated[
-        dict[str, ServiceDerivedValue] | None,
+        dict[str, Derived] | None,
         Meta(description="Template variables computed from another variable (lower-cased, looked up in map)."),
     ] = None
     login_hosts: Annotated[
@@ -616,14 +322,6 @@ class Service(Record, frozen=True):
     check: Annotated[
         ServiceCheck | None, Meta(description="bl config check: one cheap authenticated request of the service.")
     ] = None
-
-
-class Sources(Record, frozen=True):
-    """Where a setting comes from when it is not given: variables, a configuration key, a default."""
-
-    env: list[str] | None = None
-    config: str | None = None
-    default: str | None = None
 
 
 class Argument(Record, frozen=True):
@@ -644,28 +342,6 @@ class Command(Record, frozen=True):
     arguments: dict[str, Argument] | None = None
     options: dict[Annotated[str, Meta(pattern="^[a-z][a-z0-9_]*$")], Option] | None = None
     actions: dict[str, Command] | None = None
-
-
-class StepParam(Record, frozen=True):
-    """One ``with:`` value a step or a combine takes: its type and help."""
-
-    type: Literal[
-        "endpoint",
-        "enumeration",
-        "part",
-        "template",
-        "text",
-        "integer",
-        "texts",
-        "jmespath",
-        "progress",
-        "columns",
-        "column_names",
-    ]
-    help: Annotated[str, Meta(min_length=1)]
-    optional: bool | None = None
-    binds: list[str] | None = None
-    default: Any = None
 
 
 class StepOutput(Record, frozen=True):
@@ -783,73 +459,6 @@ class Output(Record, frozen=True):
     ids: Annotated[list[str] | None, Meta(description="Keys of the element shown in front of every row.")] = None
 
 
-class AcceptorExpected2(Record, frozen=True):
-    """A set of a status enumeration."""
-
-    statuses: Annotated[str, Meta(description="A status enumeration (statuses:).")]
-    set_: Annotated[
-        Literal["final", "in_progress", "not_final", "known"] | None,
-        Meta(description="Which of its values (default final)."),
-    ] = field(default=None, name="set")
-
-
-class Acceptor(Record, frozen=True):
-    """When its matcher holds for an answer, the waiter moves to its state (botocore's acceptors)."""
-
-    state: Literal["success", "failure", "retry", "follow"]
-    matcher: Annotated[
-        Literal["path", "pathAll", "pathAny", "pathNone", "error"] | None, Meta(description="Default path.")
-    ] = None
-    argument: Annotated[
-        str | None, Meta(description="JMESPath on the answer (path matchers); with each, on each element.")
-    ] = None
-    each: Annotated[
-        str | None,
-        Meta(
-            description="JMESPath naming a list (@: the answer): the argument's value is the list of its value on every element, null kept (a JMESPath projection drops nulls)."
-        ),
-    ] = None
-    expected: Annotated[
-        str | float | bool | None | Annotated[list[Any], Meta(min_length=1)] | AcceptorExpected2 | None,
-        Meta(description="A value, a list of values (any of them), or a set of a status enumeration."),
-    ] = None
-    fold: Annotated[bool | None, Meta(description="Compare strings trimmed and lower-cased.")] = None
-    waiter: Annotated[str | None, Meta(description="The waiter a follow acceptor hands over to.")] = None
-    binds: Annotated[
-        dict[str, Annotated[list[str], Meta(min_length=1)]] | None,
-        Meta(
-            description="Variables of the followed waiter's request: the first non-empty of these fields of the answer."
-        ),
-    ] = None
-
-    schema_extra: ClassVar[dict[str, Any]] = {
-        "allOf": [
-            {
-                "if": {"properties": {"state": {"const": "follow"}}},
-                "then": {"required": ["waiter"]},
-                "else": {"not": {"anyOf": [{"required": ["waiter"]}, {"required": ["binds"]}]}},
-            },
-            {
-                "if": {"properties": {"matcher": {"const": "error"}}, "required": ["matcher"]},
-                "then": {"required": ["expected"], "not": {"required": ["argument"]}},
-                "else": {"required": ["argument", "expected"]},
-            },
-        ]
-    }
-
-    def __post_init__(self) -> None:
-        if self.state == "follow" and self.waiter is None:
-            raise ValueError("a `follow` acceptor names its `waiter`")
-        if self.state != "follow":
-            none_of(self, ("waiter", "binds"), f"state: {self.state}")
-        if self.matcher == "error":
-            if self.expected is None:
-                raise ValueError("an `error` acceptor gives the statuses it `expected`")
-            none_of(self, ("argument",), "matcher: error")
-        elif self.argument is None or self.expected is None:
-            raise ValueError("give `argument` and `expected`")
-
-
 class Table(Record, frozen=True):
     """The endpoint table (spec/benchloop.yaml)."""
 
@@ -889,7 +498,7 @@ Shape = (
         TransformName,
         Meta(description="A transform of benchloop/engine/transforms.py."),
     ]
-    | NamedShape
+    | Transform
 )
 JsonSchema = Annotated[
     dict[str, Any],

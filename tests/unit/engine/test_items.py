@@ -18,7 +18,7 @@ from benchloop.base.errors import StepError
 from benchloop.cli import commands
 from benchloop.engine.items import select
 from benchloop.table import load as specload
-from benchloop.table.model import Items
+from benchloop.table.model import Items, ItemsFilter
 from benchloop.table.templates import Context
 
 LISTING = {"artifacts": [{"name": "a.tgz", "url": "u1"}, {"name": "b.log"}, "odd", {"name": "c.tgz"}]}
@@ -26,7 +26,7 @@ LISTING = {"artifacts": [{"name": "a.tgz", "url": "u1"}, {"name": "b.log"}, "odd
 
 def test_collection_entries_get_added_fields_and_filters():
     items = Items(collection="artifacts", add={"job_id": "{job}", "group_id": "{group}"},
-                  field="name", include="include", exclude="exclude")
+                  filter=ItemsFilter("name", "include", "exclude"))
     ctx = Context({"job": "J1", "group": None})
     picked = select(items, LISTING, ctx, {"include": "*.tgz", "exclude": "c*"})
     assert picked == [{"name": "a.tgz", "url": "u1", "job_id": "J1"}]  # no group_id: it renders to null

@@ -819,6 +819,36 @@ def test_schema_unknown_key(tmp_path):
                               f"unknown key 'colour' (allowed: {allowed})")
 
 
+def test_a_field_of_the_model_alone_is_no_key_of_the_table(tmp_path):
+    """An entry's name is its key (``model.KEY``) and a model's own field is hidden (``model.HIDDEN``):
+    written in the YAML, either is refused at its line, though the record has a field of that name."""
+    from benchloop.table.model import HIDDEN, KEY, Option
+
+    assert KEY.startswith(HIDDEN) and any(f.encode_name.startswith(HIDDEN) for f in msgspec.structs.fields(Option))
+    for key in (KEY, HIDDEN + "required"):
+        text = broken("    path: /notes/{job}\n", f"    path: /notes/{{job}}\n    {key}: x\n")
+        line = text.splitlines().index(f"    {key}: x") + 1
+        with pytest.raises(SpecError) as err:
+            compile_text(tmp_path, text)
+        assert str(err.value) == f"{tmp_path / 'benchloop.yaml'}:{line}: endpoints.note.{key}: unknown key {key!r}"
+    text = broken("    request: item_list\n", "    request: item_list\n    colour: red\n")  # a record of model.py
+    with pytest.raises(SpecError) as err:
+        compile_text(tmp_path, text)
+    assert str(err.value).endswith("enumerations.group_items.colour: unknown key 'colour' "
+                                   "(allowed: binds, empty_probe, help, pagination, request)")
+
+
+def test_a_name_of_another_entry_must_be_a_string(tmp_path):
+    """A field naming another entry (``model.Name``) takes a name: anything else is refused by the
+    declaration, at its line (whether the name exists is the lints')."""
+    text = broken("    request: item_list\n", "    request: [item_list]\n")
+    line = text.splitlines().index("    request: [item_list]") + 1
+    with pytest.raises(SpecError) as err:
+        compile_text(tmp_path, text)
+    assert str(err.value) == (f"{tmp_path / 'benchloop.yaml'}:{line}: enumerations.group_items.request: "
+                              "Expected `str`, got `list`")
+
+
 def test_schema_wrong_value(tmp_path):
     text = broken("  note:\n    method: GET\n", "  note:\n    method: FETCH\n")
     line = text.splitlines().index("    method: FETCH") + 1
