@@ -129,7 +129,9 @@ class Manifest:
         self.root, self.path, self.sync, self.group = root, path, sync, group
         self.items: dict[str, dict[str, Any]] = {}
         self.lock = threading.Lock()
-        self.shared: dict[Any, Any] = {}  # equal states (and empty file lists) are one object
+        # Equal states, empty file lists and sections of no file are one object each (10^6 jobs
+        # of one status whose sections wrote group-wide files only: a few objects, not 10^6).
+        self.shared: dict[Any, Any] = {}
         header: dict[str, Any] = {}
         items: dict[str, dict[str, Any]] = {}
         outside: list[str] = []
@@ -198,6 +200,8 @@ class Manifest:
                 outside += [repr(p) for p in bad]
                 continue
             sections[section] = paths if paths else self.shared.setdefault((), [])
+        if not any(sections.values()):  # no file of its own (a section of group-wide files): shared
+            sections = self.shared.setdefault(("sections", *sections), sections)
         kept = {"state": self.share(entry.get("state")), "sections": sections}
         recorded = entry.get("permanent")
         if isinstance(recorded, dict):
@@ -227,7 +231,8 @@ class Manifest:
                 entry = self.items.get(ident)
                 if entry is None or entry.get("state") != states[ident]:
                     entry = self.items[ident] = {"state": states[ident], "sections": {}}
-                entry["sections"][section] = sorted(os.path.relpath(p, self.root) for p in written.get(ident, ()))
+                paths = sorted(os.path.relpath(p, self.root) for p in written.get(ident, ()))
+                entry["sections"] = {**entry["sections"], section: paths}  # never changed in place: shared
                 failures = (permanent or {}).get(ident)
                 kept = {k: v for k, v in (entry.get("permanent") or {}).items() if k != section}
                 if failures:
