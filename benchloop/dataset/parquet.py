@@ -41,6 +41,15 @@ def duckdb() -> Any:
     return module
 
 
+def connect(**config: Any) -> Any:
+    """A DuckDB connection (in memory) with ``config``, and never DuckDB's progress bar: it
+    draws it on stdout (the process's, not Python's ``sys.stdout``), in the middle of a JSON
+    answer or a Parquet file redirected there, once a query runs for more than two seconds."""
+    connection = duckdb().connect(config=config)
+    connection.execute("SET enable_progress_bar = false")  # a setting of the connection, not of the database
+    return connection
+
+
 def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -67,7 +76,7 @@ def write(path: str, columns: Sequence[tuple[str, str]], rows: Iterable[dict[str
     renamed to ``path``.  The number of rows written."""
     from ..base.files import local_error, temp_beside
 
-    db = duckdb()
+    duckdb()  # the install hint before any row is read
     kinds = {name: kind for name, kind in columns}
     try:
         fd, staged = temp_beside(os.path.join(staging, "rows.jsonl"))
@@ -87,7 +96,7 @@ def write(path: str, columns: Sequence[tuple[str, str]], rows: Iterable[dict[str
         select = ", ".join(_quote(name) for name, _ in columns)
         out, tmp = temp_beside(os.path.join(staging, "part.parquet"))
         try:
-            connection = db.connect()
+            connection = connect()
             try:
                 if count:
                     source = (f"read_json({_literal(staged)}, format='newline_delimited', "

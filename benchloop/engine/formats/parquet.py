@@ -213,6 +213,7 @@ def _tune(con: Any) -> None:
     and its ``type_pushdown`` optimizer off: it moves the ``TRY_CAST`` of a column (BIGINT,
     TIMESTAMP) into the CSV reader, where a value that does not convert (``1.5``, ``1e+308``,
     ``not a time``) fails the whole ``COPY`` instead of being null (DuckDB 2.0)."""
+    con.execute("SET enable_progress_bar = false")  # DuckDB draws it on stdout: into `> out.parquet`
     known = {name for (name,) in con.execute("SELECT name FROM duckdb_settings()").fetchall()}
     for name, value in TUNING.items():
         if name in known:
