@@ -44,10 +44,14 @@ from ...table.outputs import Output
 
 ROW_GROUP = 10_000  # rows per row group of the file at most ...
 ROW_GROUP_BYTES = "2MB"  # ... and about this much data (wide rows: fewer rows a group)
-# One thread (two are ~25 MB more) and a small buffer pool; the rows' order kept.  The pool's
-# limit is what DuckDB holds beyond its fixed cost (16MB: ~8 MB less, but rows of ~10 kB
-# of distinct text no longer fit a row group; docs/benchmarks.md, the streaming notes).
-CONFIG: dict[str, Any] = {"threads": 1, "memory_limit": "32MB", "preserve_insertion_order": True}
+# One thread (two are ~25 MB more); the rows' order kept.  The buffer pool's limit is most of
+# what DuckDB holds beyond its fixed cost (module docstring): it keeps the pipe's CSV buffers
+# up to it.  16 MB where the first rows are narrow (a jobs table's: ~300 bytes of CSV), more
+# for wider rows, which need it for a row group (``pool``: 16 MB fails rows of ~3 kB of
+# distinct text, 32 MB holds 50 kB).
+CONFIG: dict[str, Any] = {"threads": 1, "preserve_insertion_order": True}
+POOLS = ((1_000, "16MB"), (10_000, "32MB"))  # (widest first row up to, in characters: pool); else:
+WIDE_POOL = "64MB"
 TUNING = {"write_buffer_row_group_count": "1"}  # a row group written as soon as it is full
 CSV_BUFFER = 1 << 22  # bytes DuckDB reads at a time (a row must fit in half of it: 2 MB)
 PIPE_BUFFER = 1 << 16  # characters written to the pipe at a time
@@ -165,7 +169,7 @@ def write(target: str | None, stdout: Any, columns: list[str], rows: Iterator[li
 
     kinds = column_types(columns, head, output)
     folder = tempfile.mkdtemp(prefix=".bl-parquet-", dir=os.path.dirname(os.path.abspath(target)) if target else None)
-    con = duckdb.connect(config=dict(CONFIG))
+    con = duckdb.connect(config={**CONFIG, "memory_limit": pool(head)})
     try:
         con.execute(f"SET temp_directory = {_literal(os.path.join(folder, 'spill'))}")
         _tune(con)
@@ -206,6 +210,14 @@ def write(target: str | None, stdout: Any, columns: list[str], rows: Iterator[li
         except Exception:  # noqa: BLE001 - closed already
             pass
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def pool(head: list[dict[str, Any]]) -> str:
+    """DuckDB's memory limit for rows as wide as the widest of ``head`` (``POOLS``)."""
+    widest = max((sum(len(v) if isinstance(v, str) else 8 if isinstance(v, (int, float)) or v is None
+                      else len(json.dumps(v, ensure_ascii=False, default=str)) for v in row.values())
+                  for row in head), default=0)
+    return next((limit for width, limit in POOLS if widest <= width), WIDE_POOL)
 
 
 def _tune(con: Any) -> None:
