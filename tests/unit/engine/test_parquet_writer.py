@@ -94,3 +94,15 @@ def test_no_rows_is_the_typed_columns(tmp_path):
     assert parquet.write(str(path), io.StringIO(), COLUMNS, iter([]), HEAD, None) == 0
     types = dict(duckdb.sql(f"DESCRIBE SELECT * FROM read_parquet('{path}')").fetchall()[i][:2] for i in range(7))
     assert types["n"] == "BIGINT" and types["ok"] == "BOOLEAN" and types["created_at"] == "TIMESTAMP"
+
+
+@pytest.mark.parametrize("width", [3_000, 30_000])
+def test_wide_rows_get_the_pool_they_need(tmp_path, width):
+    """Rows of distinct text too wide for the narrow rows' pool (16 MB fails them) are written."""
+    rows = [[f"j{i}", 1.0, i, True, os.urandom(width // 2).hex(), None, None] for i in range(20_000_000 // width)]
+    head = [dict(zip(COLUMNS, r, strict=True)) for r in rows[:1000]]
+    assert parquet.pool(head) != parquet.pool(HEAD) == "16MB"
+    path = tmp_path / "out.parquet"
+    assert parquet.write(str(path), io.StringIO(), COLUMNS, iter(rows), head, None) == len(rows)
+    assert duckdb.sql(f"SELECT count(*), min(length(text)) FROM read_parquet('{path}')").fetchall() == [
+        (len(rows), width)]
