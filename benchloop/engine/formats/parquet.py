@@ -2,14 +2,26 @@
 
 Why DuckDB, not pyarrow: the ``data`` extra (``pip install 'benchloop-client[data]'``) is
 DuckDB alone, which the local dataset's SQL needs anyway - a 21 MB wheel (70 MB
-installed) where pyarrow is 50 MB (170 MB installed), and importing DuckDB costs ~40 MB
-of memory where pyarrow's Parquet writer costs ~90 MB (the row commands must stay under
-100 MB at 10^6 rows).  DuckDB has no row appender in Python, so the rows go to it a batch
-at a time: ``BATCH`` rows as newline-delimited JSON into a private temporary folder, each
-read by DuckDB with the columns' types given (never guessed) into one Parquet part, and
-at the end the parts, in order, are copied into the one file (row groups of
-``ROW_GROUP`` rows).  Memory holds one batch; the temporary folder holds compressed parts
-(a 10^6-job table: a few MB) and is removed, whatever happens.
+installed) where pyarrow is 50 MB (170 MB installed).  Not for its memory: DuckDB costs
+more than pyarrow's writer (~62 MB), see below.  DuckDB has no row appender in its 1.x
+Python API, so the rows reach it as CSV text: through a named pipe, one ``COPY`` reading
+it (its thread parses and writes row groups while this one makes the rows), the columns'
+types given, never guessed; where there is no ``os.mkfifo`` (Windows), ``BATCH`` rows at a
+time as a CSV file in a private temporary folder, each read into one Parquet part, the
+parts copied in order into the one file at the end.  Memory holds a row group; the folder
+is removed whatever happens.
+
+Memory, measured at 10^6 jobs (``bl jobs table -g GSCALE``, the sandbox's
+``--scale-jobs 1000000``, ``/usr/bin/time -v``; docs/benchmarks.md): ``--output jsonl``
+peaks at 59 MB (``python -c pass``: 9 MB), and DuckDB in that same process costs 51 MB
+before a row is written: ``import duckdb`` 15 MB, ``connect()`` 26 MB more (its catalog:
+29 MB of its 69 MB library become resident), its first CSV-to-Parquet ``COPY`` 10 MB more
+(the code of the CSV reader and the Parquet writer).  So the floor is 110 MB (105 MiB),
+above the 100 MiB the row formats aim at, whatever is done with the rows: the target
+cannot be met with DuckDB in the process.  Above the floor, DuckDB keeps the pipe's CSV
+buffers up to its memory limit (``pool``: 16 MB for narrow rows), and the whole command
+peaks at 137 MB (146 MB before this design: 32 MB pool, 5,000-row parts merged).  One
+thread (two are ~25 MB more); the pipe or the parts cost the same within a few MB.
 
 The columns are those ``csv`` prints (``streamed.py``): the declared ones, then any other
 field of the first rows, and ``extra`` (JSON text) when the output is longer than them.
