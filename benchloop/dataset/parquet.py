@@ -50,8 +50,12 @@ def connect(**config: Any) -> Any:
     return connection
 
 
-def _quote(name: str) -> str:
+def quoted(name: str) -> str:
+    """``name`` as an SQL identifier."""
     return '"' + name.replace('"', '""') + '"'
+
+
+_quote = quoted
 
 
 def _literal(text: str) -> str:
