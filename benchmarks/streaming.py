@@ -124,7 +124,10 @@ def streaming(b: Bench) -> list[Table]:
                        "within 1 s of that answer plus 0.5 s of start-up. jobs table walks two listings (the job list "
                        "and the detail metrics), so its loop asks for both. compare walks both listings of "
                        f"both groups (its loop asks for all four); its target is peak RSS <= {COMPARE_TARGET_MB} MB "
-                       "(rows: the paired instances compared).")
+                       "(rows: the paired instances compared). --output parquet cannot meet the row formats' target "
+                       "with DuckDB in the process: its floor is --output jsonl's peak plus ~51 MB that DuckDB costs "
+                       "before a row is written (import, connect, its first COPY), 110 MB at 10^6 jobs, and its "
+                       "buffer pool (16 MB for narrow rows) comes on top (benchloop/engine/formats/parquet.py).")
     return [table]
 
 

@@ -41,8 +41,21 @@ def duckdb() -> Any:
     return module
 
 
-def _quote(name: str) -> str:
+def connect(**config: Any) -> Any:
+    """A DuckDB connection (in memory) with ``config``, and never DuckDB's progress bar: it
+    draws it on stdout (the process's, not Python's ``sys.stdout``), in the middle of a JSON
+    answer or a Parquet file redirected there, once a query runs for more than two seconds."""
+    connection = duckdb().connect(config=config)
+    connection.execute("SET enable_progress_bar = false")  # a setting of the connection, not of the database
+    return connection
+
+
+def quoted(name: str) -> str:
+    """``name`` as an SQL identifier."""
     return '"' + name.replace('"', '""') + '"'
+
+
+_quote = quoted
 
 
 def _literal(text: str) -> str:
@@ -67,7 +80,7 @@ def write(path: str, columns: Sequence[tuple[str, str]], rows: Iterable[dict[str
     renamed to ``path``.  The number of rows written."""
     from ..base.files import local_error, temp_beside
 
-    db = duckdb()
+    duckdb()  # the install hint before any row is read
     kinds = {name: kind for name, kind in columns}
     try:
         fd, staged = temp_beside(os.path.join(staging, "rows.jsonl"))
@@ -87,7 +100,7 @@ def write(path: str, columns: Sequence[tuple[str, str]], rows: Iterable[dict[str
         select = ", ".join(_quote(name) for name, _ in columns)
         out, tmp = temp_beside(os.path.join(staging, "part.parquet"))
         try:
-            connection = db.connect()
+            connection = connect()
             try:
                 if count:
                     source = (f"read_json({_literal(staged)}, format='newline_delimited', "

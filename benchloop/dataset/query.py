@@ -32,8 +32,7 @@ def _columns(table: str) -> tuple[tuple[str, str], ...]:
 def connect(root: str) -> Any:
     """An in-memory DuckDB connection with the dataset's views (the schema version checked)."""
     store.read_manifest(root)
-    db = parquet.duckdb()
-    connection = db.connect()
+    connection = parquet.connect()
     for table in store.TABLES:
         if store.groups(root, table):
             pattern = os.path.join(root, table, "*", store.PART).replace("'", "''")

@@ -99,9 +99,8 @@ def stored_steps(root: str, group: str, keep: set[str]) -> Iterator[dict[str, An
     path = store.partition(root, "steps", group)
     if not keep or not os.path.isfile(path):
         return
-    db = parquet.duckdb()
     names = [name for name, _ in steps.COLUMNS]
-    with db.connect() as connection:
+    with parquet.connect() as connection:
         relation = connection.execute(
             "SELECT " + ", ".join(f'"{n}"' for n in names) + " FROM read_parquet(?, hive_partitioning=false)",
             [path])

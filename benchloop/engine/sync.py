@@ -35,7 +35,6 @@ was for; removing it makes the next sync fetch every item again.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import threading
@@ -45,7 +44,7 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from ..base import files
+from ..base import files, jsonitems, jsontext
 from ..base.errors import AuthError, BenchloopError, Cancelled, StepError, UsageError
 from ..table.model import Action, Compose, PagedPart, Sync
 from ..table.templates import Context, render_file
@@ -130,19 +129,51 @@ class Manifest:
         self.root, self.path, self.sync, self.group = root, path, sync, group
         self.items: dict[str, dict[str, Any]] = {}
         self.lock = threading.Lock()
-        try:
+        # Equal states, empty file lists and sections of no file are one object each (10^6 jobs
+        # of one status whose sections wrote group-wide files only: a few objects, not 10^6).
+        self.shared: dict[Any, Any] = {}
+        header: dict[str, Any] = {}
+        items: dict[str, dict[str, Any]] = {}
+        outside: list[str] = []
+        ours = True
+        try:  # an entry at a time (base/jsonitems.py): a 10^6-job manifest is never one document
             with open(path, encoding="utf-8") as handle:
-                data = json.load(handle)
+                for ident, entry in jsonitems.members(handle, "items", header):
+                    if header and not self.ours(header):  # what save writes comes first: not ours
+                        ours = False
+                        break
+                    kept = self.checked(entry, outside)
+                    if kept is not None:
+                        items[ident] = kept
         except FileNotFoundError:
             return
+        except jsonitems.MissingList:
+            ours = False
         except (OSError, ValueError) as exc:
             log.warn(f"sync {group}: the manifest {path} cannot be read ({exc}); every job is fetched again")
             return
-        if (isinstance(data, dict) and data.get("version") == VERSION and data.get("key") == sync.key
-                and data.get("state") == list(sync.state) and isinstance(data.get("items"), dict)):
-            self.items = self.checked(data["items"], log)
-        else:
+        if not ours or not self.ours(header):
             log.warn(f"sync {group}: the manifest {path} is not one this bl writes; every job is fetched again")
+            return
+        self.items = items
+        if outside:
+            shown = ", ".join(outside[:3]) + (f" and {len(outside) - 3} more" if len(outside) > 3 else "")
+            log.warn(f"sync {self.group}: the manifest {self.path} names {len(outside)} path(s) outside the "
+                     f"output root ({shown}); ignored, their jobs' files are fetched again")
+
+    def ours(self, header: dict[str, Any]) -> bool:
+        return (header.get("version") == VERSION and header.get("key") == self.sync.key
+                and header.get("state") == list(self.sync.state))
+
+    def share(self, state: Any) -> Any:
+        """One object for equal states (a state of lists or objects keeps its own)."""
+        if not isinstance(state, dict):
+            return state
+        try:
+            key = tuple(state.items())
+            return self.shared.setdefault(key, state)
+        except TypeError:
+            return state
 
     def inside(self, relative: Any) -> bool:
         """Whether a recorded path is a file name under the output root (never looked at else)."""
@@ -154,35 +185,31 @@ class Manifest:
             return False
         return True
 
-    def checked(self, items: dict[str, Any], log: Any) -> dict[str, dict[str, Any]]:
-        """The manifest's items as this bl writes them; a section of an item that records a path
-        outside the output root is left out (fetched again), with one warning."""
-        kept: dict[str, dict[str, Any]] = {}
-        outside: list[str] = []
-        for ident, entry in items.items():
-            if not isinstance(entry, dict) or not isinstance(entry.get("sections"), dict):
+    def checked(self, entry: Any, outside: list[str]) -> dict[str, Any] | None:
+        """A manifest's entry as this bl writes it (None if it is not one); a section that
+        records a path outside the output root is left out (fetched again), the paths added to
+        ``outside`` (one warning names them)."""
+        if not isinstance(entry, dict) or not isinstance(entry.get("sections"), dict):
+            return None
+        sections = {}
+        for section, paths in entry["sections"].items():
+            if not isinstance(paths, list):
                 continue
-            sections = {}
-            for section, paths in entry["sections"].items():
-                if not isinstance(paths, list):
-                    continue
-                bad = [p for p in paths if not self.inside(p)]
-                if bad:
-                    outside += [repr(p) for p in bad]
-                    continue
-                sections[section] = paths
-            kept[ident] = {"state": entry.get("state"), "sections": sections}
-            recorded = entry.get("permanent")
-            if isinstance(recorded, dict):
-                valid = {s: fs for s, fs in recorded.items() if s in sections and isinstance(fs, list) and all(
-                    isinstance(f, dict) and isinstance(f.get("id"), str) and isinstance(f.get("message"), str)
-                    for f in fs)}
-                if valid:
-                    kept[ident]["permanent"] = valid
-        if outside:
-            shown = ", ".join(outside[:3]) + (f" and {len(outside) - 3} more" if len(outside) > 3 else "")
-            log.warn(f"sync {self.group}: the manifest {self.path} names {len(outside)} path(s) outside the "
-                     f"output root ({shown}); ignored, their jobs' files are fetched again")
+            bad = [p for p in paths if not self.inside(p)]
+            if bad:
+                outside += [repr(p) for p in bad]
+                continue
+            sections[section] = paths if paths else self.shared.setdefault((), [])
+        if not any(sections.values()):  # no file of its own (a section of group-wide files): shared
+            sections = self.shared.setdefault(("sections", *sections), sections)
+        kept = {"state": self.share(entry.get("state")), "sections": sections}
+        recorded = entry.get("permanent")
+        if isinstance(recorded, dict):
+            valid = {s: fs for s, fs in recorded.items() if s in sections and isinstance(fs, list) and all(
+                isinstance(f, dict) and isinstance(f.get("id"), str) and isinstance(f.get("message"), str)
+                for f in fs)}
+            if valid:
+                kept["permanent"] = valid
         return kept
 
     def stale(self, ident: str, state: dict[str, Any], section: str) -> bool:
@@ -204,7 +231,8 @@ class Manifest:
                 entry = self.items.get(ident)
                 if entry is None or entry.get("state") != states[ident]:
                     entry = self.items[ident] = {"state": states[ident], "sections": {}}
-                entry["sections"][section] = sorted(os.path.relpath(p, self.root) for p in written.get(ident, ()))
+                paths = sorted(os.path.relpath(p, self.root) for p in written.get(ident, ()))
+                entry["sections"] = {**entry["sections"], section: paths}  # never changed in place: shared
                 failures = (permanent or {}).get(ident)
                 kept = {k: v for k, v in (entry.get("permanent") or {}).items() if k != section}
                 if failures:
@@ -221,10 +249,27 @@ class Manifest:
                 for f in section]
 
     def save(self, states: dict[str, dict[str, Any]]) -> None:
-        items = {k: self.items[k] for k in states if k in self.items}  # in list order; unlisted items go
-        document = {"version": VERSION, "group_id": self.group, "key": self.sync.key,
-                    "state": list(self.sync.state), "items": items}
-        files.write_json_file(self.path, document, False)
+        """Replace the manifest: the items listed now, in list order (unlisted items go), written
+        an entry at a time (the document of 10^6 jobs is never one string)."""
+        header = jsontext.encode({"version": VERSION, "group_id": self.group, "key": self.sync.key,
+                                  "state": list(self.sync.state)}, False)
+
+        def produce(out: Any) -> None:
+            out.write(header[:-1] + ',"items":{')
+            parts: list[str] = []
+            comma = ""
+            for ident in states:
+                entry = self.items.get(ident)
+                if entry is None:
+                    continue
+                parts.append(comma + jsontext.encode(ident, False) + ":" + jsontext.encode(entry, False))
+                comma = ","
+                if len(parts) >= 1000:
+                    out.write("".join(parts))
+                    parts.clear()
+            out.write("".join(parts) + "}}\n")
+
+        files.atomic_write_stream(self.path, produce)
 
 
 FINAL_TRIES = 3  # syncs after the group finished, while failures that may still succeed remain
@@ -287,11 +332,10 @@ class GroupSync:
             return first + [Outcome(self.label(n), failures=[Failure(self.label(n), reason, False)])
                             for n in self.rest]
         try:
-            items = self.listed()
+            states = self.listed()
         except StepError as exc:
             return first + [Outcome(self.label(n), failures=[Failure(self.label(n), str(exc), False)])
                             for n in self.rest]
-        states = {ident: {f: item.get(f) for f in self.sync.state} for ident, item in items}
         try:  # checked before any request (run_sync); what changed since fails the sections
             path = manifest_path(self.root, self.sync, self.ident)
         except UsageError as exc:
@@ -388,27 +432,40 @@ class GroupSync:
     def relabeled(self, name: str, exc: MultiFailure) -> MultiFailure:
         return MultiFailure([replace(f, ident=f"{self.label(name)}:{f.ident}") for f in exc.failures], exc.value)
 
-    def listed(self) -> list[tuple[str, dict[str, Any]]]:
-        """``(id, item)`` of the list section's file, just written; an item's id is its ``key``
-        field, else the first of the list's other id fields that it has (``id``)."""
+    def listed(self) -> dict[str, dict[str, Any]]:
+        """The state of every item of the list section's file, just written, by id, in list
+        order; an item's id is its ``key`` field, else the first of the list's other id fields
+        that it has (``id``).  The file is read an item at a time (``base/jsonitems.py``: a
+        10^6-job list is never in memory as a whole), and equal states are one dict."""
         target = self.rt.spec.section_action(self.compose.sections[self.sync.list])
         part = next(p for p in target.dimensions["group"].parts.values() if isinstance(p, PagedPart) and p.file)
         path = files.join_under(self.root, render_file(part.file or "", Context({"group": self.ident})))
+        collection = part.pagination.collection or ""
+        keys = [self.sync.key, *(k for k in part.pagination.id_keys if k != self.sync.key)]
+        fields = self.sync.state
+        states: dict[str, dict[str, Any]] = {}
+        shared: dict[tuple[Any, ...], dict[str, Any]] = {}
         try:
             with open(path, encoding="utf-8") as handle:
-                document = json.load(handle)
+                for item in jsonitems.items(handle, collection):
+                    if not isinstance(item, dict):
+                        continue
+                    ident = next((item[k] for k in keys if isinstance(item.get(k), str)), None)
+                    if not ident:
+                        continue
+                    values = tuple(item.get(f) for f in fields)
+                    try:
+                        state = shared.get(values)
+                    except TypeError:  # a state value that is a list or an object: its own dict
+                        state = dict(zip(fields, values, strict=True))
+                    if state is None:
+                        state = shared[values] = dict(zip(fields, values, strict=True))
+                    states[ident] = state
+        except jsonitems.MissingList:
+            raise StepError(f"not fetched: the job list {path} has no {collection} list") from None
         except (OSError, ValueError) as exc:
             raise StepError(f"not fetched: --sync cannot read the job list {path}: {exc}") from None
-        items = document.get(part.pagination.collection or "") if isinstance(document, dict) else None
-        if not isinstance(items, list):
-            raise StepError(f"not fetched: the job list {path} has no {part.pagination.collection} list")
-        keys = [self.sync.key, *(k for k in part.pagination.id_keys if k != self.sync.key)]
-        found = []
-        for item in items:
-            ident = next((item[k] for k in keys if isinstance(item, dict) and isinstance(item.get(k), str)), None)
-            if ident:
-                found.append((ident, item))
-        return found
+        return states
 
     def announce(self, states: dict[str, dict[str, Any]], manifest: Manifest) -> None:
         new = sum(1 for i in states if i not in manifest.items)

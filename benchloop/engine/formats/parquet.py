@@ -2,14 +2,27 @@
 
 Why DuckDB, not pyarrow: the ``data`` extra (``pip install 'benchloop-client[data]'``) is
 DuckDB alone, which the local dataset's SQL needs anyway - a 21 MB wheel (70 MB
-installed) where pyarrow is 50 MB (170 MB installed), and importing DuckDB costs ~40 MB
-of memory where pyarrow's Parquet writer costs ~90 MB (the row commands must stay under
-100 MB at 10^6 rows).  DuckDB has no row appender in Python, so the rows go to it a batch
-at a time: ``BATCH`` rows as newline-delimited JSON into a private temporary folder, each
-read by DuckDB with the columns' types given (never guessed) into one Parquet part, and
-at the end the parts, in order, are copied into the one file (row groups of
-``ROW_GROUP`` rows).  Memory holds one batch; the temporary folder holds compressed parts
-(a 10^6-job table: a few MB) and is removed, whatever happens.
+installed) where pyarrow is 50 MB (170 MB installed).  Not for its memory: DuckDB costs
+more than pyarrow's writer (~62 MB), see below.  DuckDB has no row appender in its 1.x
+Python API, so the rows reach it as CSV text: through a named pipe, one ``COPY`` reading
+it (its thread parses and writes row groups while this one makes the rows), the columns'
+types given, never guessed; where there is no ``os.mkfifo`` (Windows), ``BATCH`` rows at a
+time as a CSV file in a private temporary folder, each read into one Parquet part, the
+parts copied in order into the one file at the end.  Memory holds a row group; the folder
+is removed whatever happens.
+
+Memory, measured at 10^6 jobs (``bl jobs table -g GSCALE``, the sandbox's
+``--scale-jobs 1000000``, ``/usr/bin/time -v``; docs/benchmarks.md): ``--output jsonl``
+peaks at 59 MB (``python -c pass``: 9 MB), and DuckDB in that same process costs 51 MB
+before a row is written: ``import duckdb`` 15 MB, ``connect()`` 26 MB more (its catalog:
+29 MB of its 69 MB library become resident), its first CSV-to-Parquet ``COPY`` 10 MB more
+(the code of the CSV reader and the Parquet writer).  So the floor is 110 MB (105 MiB),
+above the 100 MiB the row formats aim at, whatever is done with the rows: the target
+cannot be met with DuckDB in the process.  Above the floor, DuckDB keeps the pipe's CSV
+buffers up to its memory limit (``pool``: 16 MB for narrow rows), and the whole command
+peaks at 137 MB (146 MB before this design: 32 MB pool, 5,000-row parts merged).  One
+thread (two are ~25 MB more).  The parts, at the same pool, peak 5 MB higher and take a third
+more CPU (87 s against 65 s of user time at 10^6 rows).
 
 The columns are those ``csv`` prints (``streamed.py``): the declared ones, then any other
 field of the first rows, and ``extra`` (JSON text) when the output is longer than them.
@@ -29,19 +42,33 @@ terminal (``> out.parquet``, ``| duckdb``); on a terminal it is refused.
 from __future__ import annotations
 
 import csv
+import errno
 import json
 import math
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ...table.outputs import Output
 
-BATCH = 5_000  # rows handed to DuckDB at a time (a part of one row group)
-ROW_GROUP = 20_000  # rows per row group of the file
+ROW_GROUP = 10_000  # rows per row group of the file at most ...
+ROW_GROUP_BYTES = "2MB"  # ... and about this much data (wide rows: fewer rows a group)
+# One thread (two are ~25 MB more); the rows' order kept.  The buffer pool's limit is most of
+# what DuckDB holds beyond its fixed cost (module docstring): it keeps the pipe's CSV buffers
+# up to it.  16 MB where the first rows are narrow (a jobs table's: ~300 bytes of CSV), more
+# for wider rows, which need it for a row group (``pool``: 16 MB fails rows of ~3 kB of
+# distinct text, 32 MB holds 50 kB).
+CONFIG: dict[str, Any] = {"threads": 1, "preserve_insertion_order": True}
+POOLS = ((1_000, "16MB"), (10_000, "32MB"))  # (widest first row up to, in characters: pool); else:
+WIDE_POOL = "64MB"
+TUNING = {"write_buffer_row_group_count": "1"}  # a row group written as soon as it is full
+CSV_BUFFER = 1 << 22  # bytes DuckDB reads at a time (a row must fit in half of it: 2 MB)
+PIPE_BUFFER = 1 << 16  # characters written to the pipe at a time
+BATCH = 5_000  # rows of a part where there are no named pipes (``_parts``)
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?")
 
 
@@ -93,27 +120,33 @@ def _cast(name: str, kind: str) -> str:
     return quoted
 
 
-NULL = "\\N"  # a null cell of a batch (a text cell that is exactly this is written quoted: no clash)
+# The cells as the csv module writes them with QUOTE_NONNUMERIC: a float bare (its repr), a
+# text quoted, and a null as the bare float ``nan`` - which DuckDB reads as null (``nullstr``)
+# only unquoted (``allow_quoted_nulls = false``): no text ("nan", "\\N", "") is taken for one.
+NULL = math.nan
+_LIMIT = float(2**1023)  # an integer at least this large is not a finite DOUBLE's (null)
 
 
 def _text_cell(value: Any) -> Any:
+    if type(value) is str:
+        return value
     if value is None:
         return NULL
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return _Quoted(text) if text == NULL else text
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-class _Quoted(str):
-    """A text cell equal to the null marker: csv quotes it only if asked, so it is made to need it."""
-
-
-def _bool_cell(value: Any) -> str:
+def _bool_cell(value: Any) -> Any:
     return ("true" if value else "false") if isinstance(value, bool) else NULL
 
 
-def _number_cell(value: Any) -> str:
+def _number_cell(value: Any) -> float:
+    kind = type(value)  # the common cases first: exactly a float or an int (not a bool)
+    if kind is float:
+        return value if value - value == 0.0 else NULL  # inf - inf and nan - nan are nan
+    if kind is int:
+        return float(value) if -_LIMIT < value < _LIMIT else NULL
     typed = _typed(value, "number")
-    return NULL if typed is None else float.__repr__(typed)
+    return NULL if typed is None else float(typed)
 
 
 _CELL = {"boolean": _bool_cell, "integer": _number_cell, "number": _number_cell, "timestamp": _text_cell,
@@ -149,34 +182,28 @@ def write(target: str | None, stdout: Any, columns: list[str], rows: Iterator[li
 
     kinds = column_types(columns, head, output)
     folder = tempfile.mkdtemp(prefix=".bl-parquet-", dir=os.path.dirname(os.path.abspath(target)) if target else None)
-    # One thread (two are ~25 MB more), a small buffer pool; the rows' order kept.
-    con = duckdb.connect(config={"threads": 1, "memory_limit": "32MB", "preserve_insertion_order": True})
+    con = duckdb.connect(config={**CONFIG, "memory_limit": pool(head)})
     try:
         con.execute(f"SET temp_directory = {_literal(os.path.join(folder, 'spill'))}")
+        _tune(con)
         spec = "{" + ", ".join(f"{_literal(c)}: {_literal(_SQL[kinds[c]])}" for c in columns) + "}"
         select = ", ".join(_cast(c, kinds[c]) for c in columns)
-        parts: list[str] = []
-        count = 0
-        for batch in _batches(rows, BATCH):
-            chunk = os.path.join(folder, f"batch-{len(parts):06d}.csv")
-            with open(chunk, "w", encoding="utf-8", newline="") as out:
-                writer = csv.writer(out, lineterminator="\n")
-                typed = [(_CELL[kinds[c]]) for c in columns]
-                for values in batch:
-                    writer.writerow([cell(v) for cell, v in zip(typed, values, strict=True)])
-            part = os.path.join(folder, f"part-{len(parts):06d}.parquet")
-            con.execute(f"COPY (SELECT {select} FROM read_csv({_literal(chunk)}, header = false, "
-                        f"nullstr = {_literal(NULL)}, quote = '\"', escape = '\"', columns = {spec}, "
-                        f"parallel = false, buffer_size = 4194304)) TO {_literal(part)} (FORMAT parquet, ROW_GROUP_SIZE {BATCH})")
-            os.remove(chunk)
-            parts.append(part)
-            count += len(batch)
+
+        def source(path: str) -> str:
+            return (f"SELECT {select} FROM read_csv({_literal(path)}, header = false, auto_detect = false, "
+                    f"nullstr = 'nan', allow_quoted_nulls = false, quote = '\"', escape = '\"', columns = {spec}, "
+                    f"parallel = false, buffer_size = {CSV_BUFFER})")
+
+        typed = [_CELL[kinds[c]] for c in columns]
+        lines = ([cell(v) for cell, v in zip(typed, values, strict=True)] for values in rows)
         final = os.path.join(folder, "all.parquet")
-        if parts:
-            listed = "[" + ", ".join(_literal(p) for p in parts) + "]"
-            con.execute(f"COPY (SELECT * FROM read_parquet({listed})) TO {_literal(final)} "
-                        f"(FORMAT parquet, ROW_GROUP_SIZE {ROW_GROUP})")
-        else:  # no rows: the columns, typed, and none of them
+        if not columns:
+            count = 0
+        elif hasattr(os, "mkfifo"):
+            count = _piped(con, folder, source, lines, final)
+        else:
+            count = _parts(con, folder, source, lines, final)
+        if not count:  # no rows: the columns, typed, and none of them
             empty = ", ".join(f"CAST(NULL AS {_final_sql(kinds[c])}) AS " + '"' + c.replace('"', '""') + '"'
                               for c in columns) or "CAST(NULL AS VARCHAR) AS value"
             con.execute(f"COPY (SELECT {empty} LIMIT 0) TO {_literal(final)} (FORMAT parquet)")
@@ -186,8 +213,8 @@ def write(target: str | None, stdout: Any, columns: list[str], rows: Iterator[li
         else:
             sink = getattr(stdout, "buffer", stdout)
             stdout.flush()
-            with open(final, "rb") as source:
-                shutil.copyfileobj(source, sink, 1 << 20)
+            with open(final, "rb") as source_file:
+                shutil.copyfileobj(source_file, sink, 1 << 20)
             sink.flush()
         return count
     finally:
@@ -196,6 +223,110 @@ def write(target: str | None, stdout: Any, columns: list[str], rows: Iterator[li
         except Exception:  # noqa: BLE001 - closed already
             pass
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def pool(head: list[dict[str, Any]]) -> str:
+    """DuckDB's memory limit for rows as wide as the widest of ``head`` (``POOLS``)."""
+    widest = max((sum(len(v) if isinstance(v, str) else 8 if isinstance(v, (int, float)) or v is None
+                      else len(json.dumps(v, ensure_ascii=False, default=str)) for v in row.values())
+                  for row in head), default=0)
+    return next((limit for width, limit in POOLS if widest <= width), WIDE_POOL)
+
+
+def _tune(con: Any) -> None:
+    """The settings of ``TUNING`` this DuckDB knows (an older one lacks some: left at its default),
+    and its ``type_pushdown`` optimizer off: it moves the ``TRY_CAST`` of a column (BIGINT,
+    TIMESTAMP) into the CSV reader, where a value that does not convert (``1.5``, ``1e+308``,
+    ``not a time``) fails the whole ``COPY`` instead of being null (DuckDB 2.0)."""
+    con.execute("SET enable_progress_bar = false")  # DuckDB draws it on stdout: into `> out.parquet`
+    known = {name for (name,) in con.execute("SELECT name FROM duckdb_settings()").fetchall()}
+    for name, value in TUNING.items():
+        if name in known:
+            con.execute(f"SET {name} = {value}")
+    optimizers = {name for (name, *_rest) in con.execute("SELECT * FROM duckdb_optimizers()").fetchall()}
+    if "type_pushdown" in optimizers:
+        con.execute("SET disabled_optimizers = 'type_pushdown'")
+
+
+def _row_groups() -> str:
+    return f"FORMAT parquet, ROW_GROUP_SIZE {ROW_GROUP}, ROW_GROUP_SIZE_BYTES {_literal(ROW_GROUP_BYTES)}"
+
+
+def _piped(con: Any, folder: str, source: Callable[[str], str], lines: Iterator[list[Any]], final: str) -> int:
+    """One ``COPY`` reading the rows from a named pipe as they are written to it: DuckDB parses
+    and writes the row groups in its thread while this one makes the rows (module docstring)."""
+    pipe = os.path.join(folder, "rows.csv")
+    os.mkfifo(pipe, 0o600)
+    failed: list[BaseException] = []
+
+    def copy() -> None:
+        try:
+            con.execute(f"COPY ({source(pipe)}) TO {_literal(final)} ({_row_groups()})")
+        except BaseException as exc:  # noqa: BLE001 - raised in the writing thread (below)
+            failed.append(exc)
+
+    worker = threading.Thread(target=copy, name="bl-parquet", daemon=True)
+    worker.start()
+    count = 0
+    try:
+        fd = _open_writing(pipe, worker)
+        if fd is None:  # DuckDB stopped before it opened the pipe
+            worker.join()
+            raise failed[0] if failed else RuntimeError("DuckDB did not read the rows")
+        try:
+            with open(fd, "w", encoding="utf-8", newline="", buffering=PIPE_BUFFER) as out:
+                writer = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC)
+                for line in lines:
+                    writer.writerow(line)
+                    count += 1
+        except BrokenPipeError:  # DuckDB stopped reading: its own error says why
+            worker.join()
+            raise failed[0] if failed else RuntimeError("DuckDB stopped reading the rows") from None
+    except BaseException:
+        con.interrupt()
+        worker.join(timeout=10)
+        raise
+    worker.join()
+    if failed:
+        raise failed[0]
+    return count
+
+
+def _open_writing(pipe: str, worker: threading.Thread) -> int | None:
+    """The pipe opened for writing once DuckDB has it open for reading (None if it stopped first):
+    a plain ``open`` would wait for a reader that never comes when the ``COPY`` failed at once."""
+    while True:
+        try:
+            fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:  # ENXIO: no reader yet
+                raise
+            if not worker.is_alive():
+                return None
+            worker.join(0.002)
+            continue
+        os.set_blocking(fd, True)
+        return fd
+
+
+def _parts(con: Any, folder: str, source: Callable[[str], str], lines: Iterator[list[Any]], final: str) -> int:
+    """Without named pipes (Windows): ``BATCH`` rows at a time as a CSV file, each read by DuckDB
+    into one Parquet part, and at the end the parts, in order, copied into the one file."""
+    parts: list[str] = []
+    count = 0
+    for batch in _batches(lines, BATCH):
+        chunk = os.path.join(folder, f"batch-{len(parts):06d}.csv")
+        with open(chunk, "w", encoding="utf-8", newline="") as out:
+            csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC).writerows(batch)
+        part = os.path.join(folder, f"part-{len(parts):06d}.parquet")
+        con.execute(f"COPY ({source(chunk)}) TO {_literal(part)} (FORMAT parquet, ROW_GROUP_SIZE {BATCH})")
+        os.remove(chunk)
+        parts.append(part)
+        count += len(batch)
+    if parts:
+        listed = "[" + ", ".join(_literal(p) for p in parts) + "]"
+        con.execute(f"COPY (SELECT * FROM read_parquet({listed})) TO {_literal(final)} ({_row_groups()})")
+    return count
 
 
 def _final_sql(kind: str) -> str:

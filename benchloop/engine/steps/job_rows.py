@@ -78,9 +78,9 @@ def _gathered(call: StepCall, chosen: list[dict[str, str]]) -> Any:
     options = call.options
     costs = [c["name"] for c in chosen if c["type"] == "number" and c["name"] != "score"]
     if options.get("dataset") is not None:
-        from ...dataset.rows import job_rows as stored
+        from ...dataset.rows import stream_rows
 
-        rows: Any = stored(options["dataset"], call.ident, [c["name"] for c in chosen], options, call.log.warn)
+        rows: Any = stream_rows(options["dataset"], call.ident, [c["name"] for c in chosen], options, call.log.warn)
     else:
         rows = RowStream(call, chosen, ahead=1)  # read, not printed: one page on its way is enough
     return gather(call.ident, rows, costs, options.get("by") is not None)

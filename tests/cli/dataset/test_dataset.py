@@ -119,6 +119,34 @@ def test_sql_pass_rates_equal_compare_and_compare_dataset_makes_no_request(api, 
             assert math.isclose(rates[group["group_id"]], group["pass_rate"], rel_tol=1e-12)
 
 
+def test_compare_dataset_reads_the_rows_in_batches_as_it_gathers_them(api, root, monkeypatch):
+    """The stored rows come from DuckDB a batch at a time into the per-instance aggregator the
+    backend's rows go to: batches of 5 (cut anywhere in an instance's jobs) give the same bytes."""
+    from benchloop.dataset import rows
+
+    assert sync(api, root).code == 0
+    backend = api("compare", "-g", "BASE", "-g", "CAND", "--by", "template")
+    fetched: list[int] = []
+    real = rows._rows
+
+    def counted(connection, relation, *args):
+        class Counting:
+            def fetchmany(self, size):
+                got = relation.fetchmany(size)
+                fetched.append(len(got))
+                return got
+        return real(connection, Counting(), *args)
+
+    monkeypatch.setattr(rows, "BATCH", 5)
+    monkeypatch.setattr(rows, "_rows", counted)
+    local = api("compare", "-g", "BASE", "-g", "CAND", "--by", "template", "--dataset", str(root))
+    assert local.code == 0 and backend.code == 0, local.err + backend.err
+    assert local.out == backend.out
+    assert max(fetched) == 5 and sum(fetched) == 48  # 2 x 24 jobs, never more than a batch at a time
+    stream = rows.stream_rows(str(root), "BASE", ["job_id", "score"], {}, lambda _m: None)
+    assert next(stream)["job_id"] and len(list(stream)) == 23
+
+
 def analyses_reading_the_dataset() -> list:
     """Every action of the table that takes --dataset and reads its groups' job rows."""
     found = []
