@@ -3,7 +3,9 @@
 Every request goes through the engine, by way of the Python client (``benchloop.sdk.dataset``
 hands this module a :class:`Fetcher` over a ``Client``):
 the jobs are ``bl jobs table``'s rows (action ``jobs table``: its job list and detail
-metrics, paged, 1,000 jobs a request, the groups fanned out within ``--concurrency``), the
+metrics, paged, 1,000 jobs a request, the groups fanned out within ``--concurrency``),
+written into the group's partition as their pages arrive (a group of 10^6 jobs never is in
+memory: per job, only a digest of its row and whether it is final), the
 steps ``bl trajectory get``'s answers (``-j`` ids, in batches), read by
 ``dataset.steps``.  No query is built here.
 
@@ -24,11 +26,14 @@ the next sync completes the rest.  A group that failed keeps its previous partit
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..base.errors import BenchloopError
 from . import parquet, steps, store
 
 TRAJECTORY_BATCH = 100  # job ids per `trajectory get` call (each job is one request either way)
@@ -76,6 +81,36 @@ def _fingerprint(row: dict[str, Any]) -> str:
     return json.dumps(row, sort_keys=True, ensure_ascii=False, default=str)
 
 
+def _digest(text: str) -> str:
+    """What the state keeps of a row's fingerprint: 32 hex digits (the row itself, kept by the
+    state of earlier versions, is ~10x that per job; both are understood)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+@dataclass
+class _Group:
+    """What a sync keeps of a group's rows as they stream into its partition: per job, its
+    row's digest and whether its status is final, and the count per status."""
+
+    before: dict[str, Any] | None  # the state's jobs of the last sync (id -> {row, final}); None: no steps
+    final: set[str]
+    jobs: dict[str, tuple[str, bool, bool]] = field(default_factory=dict)  # id -> (digest, final, kept)
+    counts: dict[str, int] = field(default_factory=dict)
+    total: int = 0
+
+    def tap(self, rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        for row in rows:
+            status = row.get("status")
+            self.counts[str(status)] = self.counts.get(str(status), 0) + 1
+            self.total += 1
+            if self.before is not None:  # what the steps need of the job (nothing else is kept)
+                job_id, text = str(row.get("job_id")), _fingerprint(row)
+                digest, prev = _digest(text), self.before.get(job_id)
+                kept = isinstance(prev, dict) and bool(prev.get("final")) and prev.get("row") in (digest, text)
+                self.jobs[job_id] = (digest, status in self.final, kept)
+            yield row
+
+
 def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -84,8 +119,9 @@ class Fetcher(Protocol):
     """What a sync asks of the backend (``benchloop.sdk.dataset`` answers through the engine):
     each call gives what succeeded and the ``(id, message)`` of each failure."""
 
-    def table(self, groups: list[str], **options: Any) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
-        """``bl jobs table -g ...`` with these options: its rows."""
+    def table(self, groups: list[str], **options: Any) -> tuple[Iterable[dict[str, Any]], list[tuple[str, str]]]:
+        """``bl jobs table -g ...`` with these options: its rows as they arrive (a page that
+        fails later raises a ``BenchloopError`` from the iterator), and the failures before."""
 
     def trajectories(self, job_ids: list[str]) -> tuple[list[Any], list[tuple[str, str]]]:
         """``bl trajectory get -j ...``: one element per id that answered, in their order."""
@@ -117,7 +153,7 @@ def stored_steps(root: str, group: str, keep: set[str]) -> Iterator[dict[str, An
 
 
 def sync(client: Fetcher, root: str, groups: list[str], *, with_steps: bool = False,
-         filters: dict[str, Any] | None = None, scoring: dict[str, Any] | None = None,
+         filters: dict[str, Any] | None = None, scoring: dict[str, Any] | None = None, concurrency: int = 1,
          note: Callable[[str], None] = lambda _line: None) -> Report:
     """Sync ``groups`` into the dataset at ``root`` through ``client``.
 
@@ -130,36 +166,39 @@ def sync(client: Fetcher, root: str, groups: list[str], *, with_steps: bool = Fa
     scoring["pass_threshold"] = float(scoring["pass_threshold"])
     report = Report()
     groups = list(dict.fromkeys(groups))
-    rows, failures = client.table(groups, **filters, **scoring)
-    report.failures += failures
-    failed = {ident for ident, _ in failures}
-    by_group: dict[str, list[dict[str, Any]]] = {g: [] for g in groups}
-    for row in rows or []:
-        by_group.setdefault(str(row.get("group_id")), []).append(row)
     columns = job_columns()
-    final = final_statuses()
-    for group in groups:
-        if group in failed:
-            continue
-        jobs = by_group.get(group, [])
-        parquet.write(store.partition(root, "jobs", group), columns, jobs, store.staging(root))
-        stored = None
-        if with_steps:
-            stored, problems = _sync_steps(client, root, group, jobs, final, note)
-            report.failures += problems
-        counts: dict[str, int] = {}
-        for job in jobs:
-            counts[str(job.get("status"))] = counts.get(str(job.get("status")), 0) + 1
+    final = set(final_statuses())
+    def one(group: str) -> tuple[dict[str, Any] | None, list[tuple[str, str]]]:
+        """One group's rows streamed into its partition as they arrive (then its steps, state
+        and run): its report line, or None when it failed, and its failures."""
+        rows, failures = client.table([group], **filters, **scoring)
+        if failures:
+            return None, list(failures)
+        seen = _Group(store.read_state(root, group).get("jobs", {}) if with_steps else None, final)
+        try:
+            parquet.write(store.partition(root, "jobs", group), columns,
+                          (r for r in seen.tap(rows) if str(r.get("group_id")) == group), store.staging(root))
+        except BenchloopError as exc:  # a page failed after rows: the group's previous partitions stay
+            return None, [(group, str(exc))]
+        stored, problems = _sync_steps(client, root, group, seen, note) if with_steps else (None, [])
+        counts, jobs = seen.counts, seen.total
         finals = sum(n for status, n in counts.items() if status in final)
-        run = {"group_id": group, "synced_at": _now(), "finished": bool(jobs) and finals == len(jobs),
-               "jobs": len(jobs), "final_jobs": finals, "status_counts": counts, "with_steps": with_steps,
+        run = {"group_id": group, "synced_at": _now(), "finished": bool(jobs) and finals == jobs,
+               "jobs": jobs, "final_jobs": finals, "status_counts": counts, "with_steps": with_steps,
                "steps": stored, "filters": filters, "metric": scoring.get("metric"), "unit": scoring.get("unit"),
                "pass_threshold": scoring.get("pass_threshold"), "schema_version": store.SCHEMA_VERSION}
         if not with_steps:  # the steps stored before (if any) stay, and runs says how many
             run["with_steps"], run["steps"] = _previous_steps(root, group)
         parquet.write(store.partition(root, "runs", group), RUNS_COLUMNS, [run], store.staging(root))
-        report.groups.append({"group_id": group, "jobs": len(jobs), "finished": run["finished"],
-                              "steps": run["steps"], "status_counts": counts})
+        return ({"group_id": group, "jobs": jobs, "finished": run["finished"], "steps": run["steps"],
+                 "status_counts": counts}, problems)
+
+    # The groups fan out within the client's concurrency, each in about a page of memory.
+    with ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(groups)))) as pool:
+        for line, problems in pool.map(one, groups):
+            report.failures += problems
+            if line is not None:
+                report.groups.append(line)
     return report
 
 
@@ -170,16 +209,12 @@ def _previous_steps(root: str, group: str) -> tuple[bool, int | None]:
     return True, int(state.get("steps", 0))
 
 
-def _sync_steps(client: Fetcher, root: str, group: str, jobs: list[dict[str, Any]], final: Iterable[str],
+def _sync_steps(client: Fetcher, root: str, group: str, seen: _Group,
                 note: Callable[[str], None]) -> tuple[int, list[tuple[str, str]]]:
-    final = set(final)
-    before = store.read_state(root, group).get("jobs", {})
-    now = {str(job.get("job_id")): _fingerprint(job) for job in jobs}
-    keep = {job_id for job_id, fp in now.items()
-            if isinstance(before.get(job_id), dict) and before[job_id].get("row") == fp
-            and before[job_id].get("final")}
+    now = seen.jobs
+    keep = {job_id for job_id, (_, _, kept) in now.items() if kept}
     wanted = [job_id for job_id in now if job_id not in keep]
-    note(f"{group}: {len(jobs)} job(s); steps of {len(keep)} kept, {len(wanted)} to fetch")
+    note(f"{group}: {len(now)} job(s); steps of {len(keep)} kept, {len(wanted)} to fetch")
     fresh: set[str] = set()
     problems: list[tuple[str, str]] = []
 
@@ -203,8 +238,7 @@ def _sync_steps(client: Fetcher, root: str, group: str, jobs: list[dict[str, Any
                     yield from steps.rows(group, str(job_id), answer)
 
     count = parquet.write(store.partition(root, "steps", group), steps.COLUMNS, produce(), store.staging(root))
-    status = {str(job.get("job_id")): job.get("status") for job in jobs}
     store.write_state(root, group, {"steps": count, "jobs": {
-        job_id: {"row": now[job_id], "final": status[job_id] in final}
+        job_id: {"row": now[job_id][0], "final": now[job_id][1]}
         for job_id in now if job_id in keep or job_id in fresh}})
     return count, problems

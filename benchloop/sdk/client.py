@@ -322,6 +322,38 @@ class Client:
             raise PartialFailure(failures, result)
         return result
 
+    def _rows(self, action: Action, values: dict[str, Any]) -> tuple[Iterator[Any], list[tuple[str, str]]]:
+        """A printing action's elements as its pages arrive (a walked listing read as it is
+        used, the rows of a streaming combine such as ``jobs table``'s), and the failures known
+        before the first row; a page that fails later raises from the iterator (the CLI's
+        ``[error]`` line).  ``client.dataset.sync`` writes a group of any size through this."""
+        from ..engine.combining import combine_outcomes
+        from ..engine.command import execute, runner
+        from ..engine.pagination import Streamed
+        from ..engine.printing import contributed
+
+        dim, ids, opts = bind_call(action, values)
+        rt = self._call_runtime()
+        try:
+            outcomes = execute(rt, action, dim, ids, opts, lazy=True)
+        except internal.AuthError as exc:
+            self._after_cancel(auth=True)
+            raise AuthError(str(exc)) from None
+        failures = [(f.ident, f.message) for o in outcomes for f in o.failures]
+        if action.combine is not None:
+            elements = combine_outcomes(action, opts, outcomes, rt.log, rt.secrets(), rt, runner(rt)).elements
+        else:
+            elements = [e for o in outcomes for e in contributed(action, o, rt.log)]
+
+        def rows() -> Iterator[Any]:
+            for element in elements:
+                if isinstance(element, Streamed):  # an id's listing of rows: its rows, as they arrive
+                    yield from element
+                else:
+                    yield element
+
+        return rows(), failures
+
     def _iterate(self, action: Action, parts: dict[str, PagedPart], values: dict[str, Any]) -> Iterator[Any]:
         values = dict(values)
         for part in parts.values():

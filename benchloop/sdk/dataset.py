@@ -29,10 +29,27 @@ class _Fetcher:
             return exc.results or [], list(exc.failures)
 
     def table(self, groups: list[str], **options: Any) -> tuple[Any, list[tuple[str, str]]]:
-        return self._partial(self.client.jobs.table, group=groups, **options)
+        """``jobs table``'s rows as their pages arrive (never the whole group in memory)."""
+        from .methods import sdk_options, values_for
+
+        action = self.client._rt.spec.resources["jobs"].actions["table"]
+        values = values_for("jobs.table", sdk_options(action), {"group": groups, **options})
+        rows, failures = self.client._rows(action, values)
+        return _failing_as_ours(rows), failures
 
     def trajectories(self, job_ids: list[str]) -> tuple[Any, list[tuple[str, str]]]:
         return self._partial(self.client.trajectory.get, job=job_ids)
+
+
+def _failing_as_ours(rows: Any) -> Any:
+    """The rows; a page that fails after some is a ``BenchloopError`` (what the sync catches)."""
+    from ..base.errors import BenchloopError
+    from ..engine.pagination import PaginationError
+
+    try:
+        yield from rows
+    except PaginationError as exc:
+        raise BenchloopError(str(exc)) from None
 
 
 def _internal(call: Any) -> Any:
@@ -85,7 +102,8 @@ class Dataset:
         report = _internal(lambda: sync.sync(
             _Fetcher(self._client), root, groups, with_steps=with_steps,
             filters={"status": status, "template": template, "instance_id": instance_id},
-            scoring={"metric": metric, "unit": unit, "pass_threshold": pass_threshold}))
+            scoring={"metric": metric, "unit": unit, "pass_threshold": pass_threshold},
+            concurrency=self._client.concurrency))
         synced = [{"dataset": root, **entry} for entry in report.groups]
         if report.failures:
             raise PartialFailure(report.failures, synced)
