@@ -25,7 +25,8 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Callable
+import operator
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from ...base.hiding import LINE, EscapeTable, is_terminal
@@ -58,7 +59,7 @@ def cell(value: Any, hiding: EscapeTable = _HIDING) -> str:
     return cell(json.dumps(value, ensure_ascii=False, separators=(",", ":")), hiding)
 
 
-def row_cells(values: list[Any], hiding: EscapeTable = _HIDING) -> list[Any]:
+def row_cells(values: Sequence[Any], hiding: EscapeTable = _HIDING) -> list[Any]:
     """:func:`cell` of each value, leaving as they are the values the ``csv`` module writes
     the same way itself (the common case, and the cost of a big table): ``None`` (empty),
     an ``int`` or a finite ``float`` (``str`` of them is their JSON text), and text that is
@@ -75,6 +76,40 @@ def row_cells(values: list[Any], hiding: EscapeTable = _HIDING) -> list[Any]:
         else:
             add(cell(value, hiding))
     return out
+
+
+_NONE = type(None)
+_WHOLE = frozenset({int, _NONE})  # written by csv as JSON writes them, whatever the value
+_SCALAR = frozenset({str, int, float, _NONE})
+_PRINTABLE = bytes(range(0x20, 0x7F))  # the printable ASCII characters (str.isprintable, a byte at a time)
+_FORMULAS = [start for start in FORMULA_STARTS if start.isprintable()]  # a tab or a CR is not
+_FIRST = operator.itemgetter(slice(0, 1))  # a text's first character ("" for "")
+
+
+def plain_rows(rows: Sequence[Sequence[Any]]) -> bool:
+    """Whether :func:`row_cells` leaves every value of ``rows`` as it is (rows of one length),
+    checked a column at a time in C instead of a value at a time: the column's types, its
+    text joined (printable), the first characters of its texts (no formula), its floats
+    finite.  A page of a big table is mostly so."""
+    for column in zip(*rows, strict=True):
+        kinds = set(map(type, column))
+        if kinds <= _WHOLE:
+            continue
+        if not kinds <= _SCALAR:
+            return False  # a bool, a list, an object, a subclass: cell by cell
+        if str in kinds:
+            texts = column if len(kinds) == 1 else [v for v in column if type(v) is str]
+            text = "".join(texts)
+            if not (text.encode().translate(None, _PRINTABLE) == b"" if text.isascii() else text.isprintable()):
+                return False
+            starts = "".join(map(_FIRST, texts))
+            if any(start in starts for start in _FORMULAS):
+                return False
+        if float in kinds:
+            numbers = [v for v in column if type(v) is float]
+            if not all(map(math.isfinite, numbers)):
+                return False
+    return True
 
 
 @FORMATS.register("csv")
