@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import operator
 from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
@@ -66,6 +67,17 @@ def _item_id(item: Any, id_keys: list[str]) -> Any:
         if value not in (None, ""):
             # Ids are scalars; a list or object id is malformed (and unhashable).
             return value if isinstance(value, (str, int, float, bool)) else None
+    return None
+
+
+def _text_ids(page: list[Any], key: str) -> list[Any] | None:
+    """The ids of a page whose items are objects that each have a non-empty text at ``key``
+    (the first id key: what :func:`_item_id` takes then), read in C; None for any other page."""
+    if not set(map(type, page)) <= {dict}:
+        return None
+    ids = list(map(operator.methodcaller("get", key), page))
+    if set(map(type, ids)) <= {str} and "" not in ids:
+        return ids
     return None
 
 
@@ -114,12 +126,14 @@ class _Walk:
     def page(self, body: Any) -> tuple[list[Any], int]:
         """Take one page: ``(its items, how many were new)``; the new ones are in ``fresh``."""
         page = _read_page(self, body, self.collection, self.label)
-        ids = []
-        for item in page:
-            iid = _item_id(item, self.id_keys)
-            if iid is None:
-                raise PaginationError(f"{self.label} page item without {self.id_keys[0]}")
-            ids.append(iid)
+        ids = _text_ids(page, self.id_keys[0])
+        if ids is None:
+            ids = []
+            for item in page:
+                iid = _item_id(item, self.id_keys)
+                if iid is None:
+                    raise PaginationError(f"{self.label} page item without {self.id_keys[0]}")
+                ids.append(iid)
         self.fresh = [item for item, new in zip(page, self.seen.fresh(ids), strict=True) if new]
         new = len(self.fresh)
         self.count += new
