@@ -378,10 +378,18 @@ def _write_flat(out: _Out, pairs: list[tuple[str, Any]], name: str, output: Outp
 
 def _page_cells(page: list[dict[str, Any]], columns: list[str], known: set[str],
                 cells: Callable[[dict[str, Any]], list[Any]]) -> list[Sequence[Any]]:
-    """``cells`` of each row of a page; a page whose rows have exactly the columns (a job
-    listing's, a table's) is read in C: one ``itemgetter`` a row, the empty ``extra`` added."""
-    if len(columns) > 1 and all(map(known.issuperset, page)) and set(map(len, page)) <= {len(columns)}:
-        return list(map(operator.add, map(operator.itemgetter(*columns), page), itertools.repeat((None,))))
+    """``cells`` of each row of a page.  A page whose rows all have the keys of its first row,
+    each a column and the columns none of them has after the rest (a job listing's, a
+    table's), is read in C: one ``itemgetter`` a row, then the empty cells (``extra`` too)."""
+    keys = page[0].keys() if page else None
+    if keys is not None and len(keys) > 1 and known.issuperset(keys):
+        present = columns[:len(keys)]
+        if keys == set(present) and set(map(len, page)) == {len(present)}:  # so: no key but these
+            try:
+                values = list(map(operator.itemgetter(*present), page))
+            except KeyError:  # a row without one of them (and so with another key)
+                return [cells(r) for r in page]
+            return list(map(operator.add, values, itertools.repeat((None,) * (len(columns) - len(present) + 1))))
     return [cells(r) for r in page]
 
 

@@ -98,3 +98,19 @@ def test_flat_rows_hand_back_a_flat_page_itself() -> None:
     assert flat_rows(page) is page
     assert flat_rows([*page, {"d": {"e": 1}}])[-1] == {"d.e": 1}
     assert flat_rows([{1: "x"}]) == [flat_row({1: "x"})]  # a key that is no text: row by row
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from("abcde"), st.integers(0, 3), max_size=5), max_size=6),
+       st.permutations("abcde"), st.integers(0, 5))
+def test_page_cells_are_the_cells_of_each_row(page: list[dict[str, Any]], order: list[str], count: int) -> None:
+    from benchloop.engine.formats.streamed import _page_cells
+
+    columns = list(order[:count])
+    known = set(columns)
+
+    def cells(row: dict[str, Any]) -> list[Any]:
+        rest = {k: v for k, v in row.items() if k not in known}
+        return [*map(row.get, columns), repr(rest) if rest else None]
+
+    assert [list(r) for r in _page_cells(page, columns, known, cells)] == [cells(r) for r in page]
