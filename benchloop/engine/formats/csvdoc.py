@@ -23,6 +23,7 @@ or an object is its compact JSON.  Text is server data, so two things are done t
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import math
 import operator
@@ -87,28 +88,52 @@ _FIRST = operator.itemgetter(slice(0, 1))  # a text's first character ("" for ""
 
 
 def plain_rows(rows: Sequence[Sequence[Any]]) -> bool:
-    """Whether :func:`row_cells` leaves every value of ``rows`` as it is (rows of one length),
-    checked a column at a time in C instead of a value at a time: the column's types, its
-    text joined (printable), the first characters of its texts (no formula), its floats
-    finite.  A page of a big table is mostly so."""
-    for column in zip(*rows, strict=True):
-        kinds = set(map(type, column))
-        if kinds <= _WHOLE:
-            continue
-        if not kinds <= _SCALAR:
-            return False  # a bool, a list, an object, a subclass: cell by cell
+    """Whether :func:`row_cells` leaves every value of ``rows`` as it is (rows of one length)."""
+    return all(map(_plain, zip(*rows, strict=True)))
+
+
+def page_cells(rows: Sequence[Sequence[Any]], hiding: EscapeTable = _HIDING) -> Sequence[Sequence[Any]]:
+    """:func:`row_cells` of each row (rows of one length), a column at a time: a column whose
+    values it leaves as they are (:func:`_plain`) is checked in C, and only the others are
+    made cell by cell.  A page of a big table is mostly so (``jobs table``: all but ``pass``)."""
+    if not rows:
+        return rows
+    columns: list[Sequence[Any]] = list(zip(*rows, strict=True))
+    odd = [n for n, column in enumerate(columns) if not _plain(column)]
+    if not odd:
+        return rows
+    for n in odd:
+        columns[n] = row_cells(columns[n], hiding)
+    return list(zip(*columns, strict=True))
+
+
+_NOT_NONE = functools.partial(operator.is_not, None)
+
+
+def _plain(column: Sequence[Any]) -> bool:
+    """Whether :func:`row_cells` leaves every value of ``column`` as it is, found in C: its
+    types, its text joined (printable), the first characters of its texts (no formula), its
+    numbers finite."""
+    kinds = set(map(type, column))
+    if kinds <= _WHOLE:
+        return True
+    if not kinds <= _SCALAR:
+        return False  # a bool, a list, an object, a subclass: cell by cell
+    if str in kinds:
+        texts = column if len(kinds) == 1 else [v for v in column if type(v) is str]
+        text = "".join(texts)
+        if not (text.encode().translate(None, _PRINTABLE) == b"" if text.isascii() else text.isprintable()):
+            return False
+        starts = "".join(map(_FIRST, texts))
+        if any(start in starts for start in _FORMULAS):
+            return False
+    if float in kinds:
         if str in kinds:
-            texts = column if len(kinds) == 1 else [v for v in column if type(v) is str]
-            text = "".join(texts)
-            if not (text.encode().translate(None, _PRINTABLE) == b"" if text.isascii() else text.isprintable()):
-                return False
-            starts = "".join(map(_FIRST, texts))
-            if any(start in starts for start in _FORMULAS):
-                return False
-        if float in kinds:
-            numbers = [v for v in column if type(v) is float]
-            if not all(map(math.isfinite, numbers)):
-                return False
+            return all(map(math.isfinite, [v for v in column if type(v) is float]))
+        try:  # the ints and floats of the column (an int too big for a float: cell by cell)
+            return all(map(math.isfinite, filter(_NOT_NONE, column)))
+        except OverflowError:
+            return False
     return True
 
 

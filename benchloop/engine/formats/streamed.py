@@ -394,23 +394,19 @@ def _page_cells(page: list[dict[str, Any]], columns: list[str], known: set[str],
 
 
 def _csv_rows(out: _Out, header: list[str], pages: Iterable[list[Sequence[Any]]]) -> None:
-    """csvdoc's rows of each page, written through one ``csv`` writer into a buffer and then
-    onto the stream a page at a time (a page whose values csv writes as they are, as
-    ``csvdoc.plain_rows`` says, goes to the writer without a cell made)."""
+    """csvdoc's rows of each page (``csvdoc.page_cells``: a column at a time), written through
+    one ``csv`` writer into a buffer and then onto the stream a page at a time."""
     import csv
     import io
 
-    from .csvdoc import _HIDING, cell, plain_rows, row_cells
+    from .csvdoc import _HIDING, cell, page_cells
 
     hiding = LINE if is_terminal(out.stream) else _HIDING
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow([cell(c, hiding) for c in header])
     for rows in pages:
-        if plain_rows(rows):
-            writer.writerows(rows)
-        else:
-            writer.writerows([row_cells(values, hiding) for values in rows])
+        writer.writerows(page_cells(rows, hiding))
         out.write(buffer.getvalue())
         buffer.seek(0)
         buffer.truncate()

@@ -114,3 +114,21 @@ def test_page_cells_are_the_cells_of_each_row(page: list[dict[str, Any]], order:
         return [*map(row.get, columns), repr(rest) if rest else None]
 
     assert [list(r) for r in _page_cells(page, columns, known, cells)] == [cells(r) for r in page]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(1, 4).flatmap(lambda n: st.lists(st.lists(_CELL, min_size=n, max_size=n), max_size=6)),
+       st.sampled_from([_HIDING, LINE]))
+def test_page_cells_write_the_bytes_of_row_cells(rows: list[list[Any]], hiding: Any) -> None:
+    from benchloop.engine.formats.csvdoc import page_cells
+
+    assert _csv(list(page_cells(rows, hiding))) == _csv([row_cells(r, hiding) for r in rows])
+
+
+def test_page_cells_make_only_the_odd_columns_cell_by_cell() -> None:
+    from benchloop.engine.formats.csvdoc import page_cells
+
+    rows = [("J1", True, 0.5, None, 2**80), ("J2", None, 1.5, "=x", 3)]
+    assert page_cells(rows) == [("J1", "true", 0.5, None, 2**80), ("J2", None, 1.5, "'=x", 3)]
+    plain = [("J1", 1, 0.5), ("J2", None, 2.0)]
+    assert page_cells(plain) is plain
