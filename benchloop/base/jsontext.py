@@ -27,8 +27,10 @@ keys that are not strings, and any type json.dumps would not write.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
+import operator
 import re
 from collections.abc import Iterator
 from typing import Any, TextIO
@@ -86,7 +88,7 @@ def _odd_floats(value: Any) -> bool:
     """Whether ``value`` holds a float orjson writes otherwise than json.dumps (not finite, or
     below 1e-4 in magnitude), or anything this walk does not know (then: the stdlib).  The
     values of each list or object are sorted by type in C (``map(type, ...)``): a loop in
-    Python runs per container and per float, not per value (a page of rows is 1,000 objects)."""
+    Python runs per container, not per value (a page of rows is 1,000 objects)."""
     stack = [value]
     while stack:
         item = stack.pop()
@@ -100,10 +102,10 @@ def _odd_floats(value: Any) -> bool:
         kinds = set(map(type, values))
         if kinds <= _PLAIN:
             continue
-        if float in kinds:
-            for number in values:
-                if type(number) is float and (not math.isfinite(number) or (number and -1e-4 < number < 1e-4)):
-                    return True
+        if float in kinds:  # its floats, then each finite and 0 or at least 1e-4 in size: in C
+            floats = list(itertools.compress(values, map(operator.is_, map(type, values), itertools.repeat(float))))
+            if not all(map(math.isfinite, floats)) or min(map(abs, filter(None, floats)), default=1.0) < 1e-4:
+                return True
         if not kinds <= _PLAIN | _CONTAINERS | {float}:
             return True  # a subclass: json.dumps decides
         if kinds & _CONTAINERS:
