@@ -6,7 +6,7 @@ the whole listing: each format writes what it can as soon as a page is in, and f
 before the next page is asked for, so memory holds about one page whatever the size.  The
 rows are taken and shaped a page (a list) at a time (``Streamed.pages``): at 10^6 rows, a
 step per row in Python costs about a second, so the per-row work is left to C where it can be
-(orjson's text of each row, ``csv``'s writer, ``csvdoc.plain_rows``' checks of a page).
+(orjson's text of each row, ``csv``'s writer, ``csvdoc.page_cells``' checks of a column).
 
 * ``json``: the bytes of ``--output json`` (docs/contract.md 3.1), written piece by piece:
   the element's keys, then the listing's items a batch at a time, each indented for its
@@ -18,9 +18,10 @@ step per row in Python costs about a second, so the per-row work is left to C wh
 * ``csv``, ``markdown``, ``table``: the columns are chosen from the first ``BUFFER`` rows, by
   the rule of ``tabular.tabulate`` (``markdown`` and ``table``: and the row after them, which
   tells that the output is longer; ``csv`` knows that without it from a listing that says it
-  has more rows, so its first page is out as soon as it is in).  An output that ends within
-  them is exactly what it was before; a longer one writes those rows, then every later row as it comes, under the same
-  header plus the declared columns the first rows lacked and one last column ``extra``:
+  has more rows, so its first page is out as soon as it is in).  An output that ends
+  within them is exactly what it was before; a longer one writes those rows, then every
+  later row as it comes, under the same header plus the declared columns the first rows
+  lacked and one last column ``extra``:
   the fields of a row outside the columns, as one compact JSON object (empty when none),
   so nothing a later row brings is lost.  ``table`` sizes its columns from the first rows
   and cuts a longer cell later (``…``), as it does when the terminal is too narrow.
