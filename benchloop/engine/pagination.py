@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import operator
 from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
@@ -66,6 +67,17 @@ def _item_id(item: Any, id_keys: list[str]) -> Any:
         if value not in (None, ""):
             # Ids are scalars; a list or object id is malformed (and unhashable).
             return value if isinstance(value, (str, int, float, bool)) else None
+    return None
+
+
+def _text_ids(page: list[Any], key: str) -> list[Any] | None:
+    """The ids of a page whose items are objects that each have a non-empty text at ``key``
+    (the first id key: what :func:`_item_id` takes then), read in C; None for any other page."""
+    if not set(map(type, page)) <= {dict}:
+        return None
+    ids = list(map(operator.methodcaller("get", key), page))
+    if set(map(type, ids)) <= {str} and "" not in ids:
+        return ids
     return None
 
 
@@ -114,12 +126,14 @@ class _Walk:
     def page(self, body: Any) -> tuple[list[Any], int]:
         """Take one page: ``(its items, how many were new)``; the new ones are in ``fresh``."""
         page = _read_page(self, body, self.collection, self.label)
-        ids = []
-        for item in page:
-            iid = _item_id(item, self.id_keys)
-            if iid is None:
-                raise PaginationError(f"{self.label} page item without {self.id_keys[0]}")
-            ids.append(iid)
+        ids = _text_ids(page, self.id_keys[0])
+        if ids is None:
+            ids = []
+            for item in page:
+                iid = _item_id(item, self.id_keys)
+                if iid is None:
+                    raise PaginationError(f"{self.label} page item without {self.id_keys[0]}")
+                ids.append(iid)
         self.fresh = [item for item, new in zip(page, self.seen.fresh(ids), strict=True) if new]
         new = len(self.fresh)
         self.count += new
@@ -354,9 +368,35 @@ class Streamed:
     """
 
     before_fetch: Callable[[], None] = staticmethod(_noop)
+    BATCH = 1000  # items in one list of ``pages`` when the listing has no pages of its own
 
     def __iter__(self) -> Iterator[Any]:
         raise NotImplementedError
+
+    def pages(self) -> Iterator[list[Any]]:
+        """The same items in lists, each as soon as it is complete (a page, where the listing
+        has pages): a printer shapes and writes a list at a time, not an item.  A failure
+        raises after the items before it were handed out."""
+        batch: list[Any] = []
+        try:
+            for item in self:
+                batch.append(item)
+                if len(batch) >= self.BATCH:
+                    yield batch
+                    batch = []
+        except GeneratorExit:
+            raise
+        except BaseException:
+            if batch:
+                yield batch
+            raise
+        if batch:
+            yield batch
+
+    def announced(self) -> int | None:
+        """How many items the listing said it has, read without reading further (None:
+        unknown).  A walk that ends without an error hands out at least that many."""
+        return None
 
 
 class LazyScan(Streamed):
@@ -415,16 +455,27 @@ class LazyScan(Streamed):
         self.start()
         return bool(self._head)
 
+    def announced(self) -> int | None:
+        """The backend's total, as the first page said it (a walk that succeeds reaches it)."""
+        self.start()
+        return self._state.total
+
     def __iter__(self) -> Iterator[Any]:
+        for page in self.pages():
+            yield from page
+
+    def pages(self) -> Iterator[list[Any]]:
+        """The items a page at a time (the first item alone, then the rest of its page)."""
         self.start()
         head, self._head = self._head, []
-        self.handed += len(head)
-        yield from head
+        if head:
+            self.handed += len(head)
+            yield head
         yield from self._pumped()
 
-    def _pumped(self) -> Iterator[Any]:
-        """The rest of the walk, read ``AHEAD`` pages ahead by a thread of its own, so the next
-        page is on its way while this one is written (the printer's time and the backend's
+    def _pumped(self) -> Iterator[list[Any]]:
+        """The rest of the walk's pages, read ``AHEAD`` pages ahead by a thread of its own, so the
+        next page is on its way while this one is written (the printer's time and the backend's
         overlap).  The reader flushes (``before_fetch``) before it waits for a page; when it
         stops early (``| head -1``), the thread stops at its next page."""
         import queue
@@ -478,7 +529,7 @@ class LazyScan(Streamed):
                 if isinstance(page, tuple):
                     raise page[1]
                 self.handed += len(page)
-                yield from page
+                yield page
         finally:
             stop.set()
 

@@ -23,9 +23,11 @@ or an object is its compact JSON.  Text is server data, so two things are done t
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import math
-from collections.abc import Callable
+import operator
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from ...base.hiding import LINE, EscapeTable, is_terminal
@@ -58,7 +60,7 @@ def cell(value: Any, hiding: EscapeTable = _HIDING) -> str:
     return cell(json.dumps(value, ensure_ascii=False, separators=(",", ":")), hiding)
 
 
-def row_cells(values: list[Any], hiding: EscapeTable = _HIDING) -> list[Any]:
+def row_cells(values: Sequence[Any], hiding: EscapeTable = _HIDING) -> list[Any]:
     """:func:`cell` of each value, leaving as they are the values the ``csv`` module writes
     the same way itself (the common case, and the cost of a big table): ``None`` (empty),
     an ``int`` or a finite ``float`` (``str`` of them is their JSON text), and text that is
@@ -75,6 +77,64 @@ def row_cells(values: list[Any], hiding: EscapeTable = _HIDING) -> list[Any]:
         else:
             add(cell(value, hiding))
     return out
+
+
+_NONE = type(None)
+_WHOLE = frozenset({int, _NONE})  # written by csv as JSON writes them, whatever the value
+_SCALAR = frozenset({str, int, float, _NONE})
+_PRINTABLE = bytes(range(0x20, 0x7F))  # the printable ASCII characters (str.isprintable, a byte at a time)
+_FORMULAS = [start for start in FORMULA_STARTS if start.isprintable()]  # a tab or a CR is not
+_FIRST = operator.itemgetter(slice(0, 1))  # a text's first character ("" for "")
+
+
+def plain_rows(rows: Sequence[Sequence[Any]]) -> bool:
+    """Whether :func:`row_cells` leaves every value of ``rows`` as it is (rows of one length)."""
+    return all(map(_plain, zip(*rows, strict=True)))
+
+
+def page_cells(rows: Sequence[Sequence[Any]], hiding: EscapeTable = _HIDING) -> Sequence[Sequence[Any]]:
+    """:func:`row_cells` of each row (rows of one length), a column at a time: a column whose
+    values it leaves as they are (:func:`_plain`) is checked in C, and only the others are
+    made cell by cell.  A page of a big table is mostly so (``jobs table``: all but ``pass``)."""
+    if not rows:
+        return rows
+    columns: list[Sequence[Any]] = list(zip(*rows, strict=True))
+    odd = [n for n, column in enumerate(columns) if not _plain(column)]
+    if not odd:
+        return rows
+    for n in odd:
+        columns[n] = row_cells(columns[n], hiding)
+    return list(zip(*columns, strict=True))
+
+
+_NOT_NONE = functools.partial(operator.is_not, None)
+
+
+def _plain(column: Sequence[Any]) -> bool:
+    """Whether :func:`row_cells` leaves every value of ``column`` as it is, found in C: its
+    types, its text joined (printable), the first characters of its texts (no formula), its
+    numbers finite."""
+    kinds = set(map(type, column))
+    if kinds <= _WHOLE:
+        return True
+    if not kinds <= _SCALAR:
+        return False  # a bool, a list, an object, a subclass: cell by cell
+    if str in kinds:
+        texts = column if len(kinds) == 1 else [v for v in column if type(v) is str]
+        text = "".join(texts)
+        if not (text.encode().translate(None, _PRINTABLE) == b"" if text.isascii() else text.isprintable()):
+            return False
+        starts = "".join(map(_FIRST, texts))
+        if any(start in starts for start in _FORMULAS):
+            return False
+    if float in kinds:
+        if str in kinds:
+            return all(map(math.isfinite, [v for v in column if type(v) is float]))
+        try:  # the ints and floats of the column (an int too big for a float: cell by cell)
+            return all(map(math.isfinite, filter(_NOT_NONE, column)))
+        except OverflowError:
+            return False
+    return True
 
 
 @FORMATS.register("csv")

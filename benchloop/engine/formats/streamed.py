@@ -3,7 +3,10 @@
 When an element holds a listing that is read as it is iterated (a
 ``pagination.Streamed``: ``jobs get --all``'s jobs, ``jobs table``'s rows), nothing waits for
 the whole listing: each format writes what it can as soon as a page is in, and flushes
-before the next page is asked for, so memory holds about one page whatever the size.
+before the next page is asked for, so memory holds about one page whatever the size.  The
+rows are taken and shaped a page (a list) at a time (``Streamed.pages``): at 10^6 rows, a
+step per row in Python costs about a second, so the per-row work is left to C where it can be
+(orjson's text of each row, ``csv``'s writer, ``csvdoc.page_cells``' checks of a column).
 
 * ``json``: the bytes of ``--output json`` (docs/contract.md 3.1), written piece by piece:
   the element's keys, then the listing's items a batch at a time, each indented for its
@@ -13,9 +16,12 @@ before the next page is asked for, so memory holds about one page whatever the s
   keys (``total``) are not rows; they stay in ``--output json``.
 * ``text``: the lines ``--output text`` prints (one per listed item), as they come.
 * ``csv``, ``markdown``, ``table``: the columns are chosen from the first ``BUFFER`` rows, by
-  the rule of ``tabular.tabulate``.  An output that ends within them is exactly what it was
-  before; a longer one writes those rows, then every later row as it comes, under the same
-  header plus the declared columns the first rows lacked and one last column ``extra``:
+  the rule of ``tabular.tabulate`` (``markdown`` and ``table``: and the row after them, which
+  tells that the output is longer; ``csv`` knows that without it from a listing that says it
+  has more rows, so its first page is out as soon as it is in).  An output that ends
+  within them is exactly what it was before; a longer one writes those rows, then every
+  later row as it comes, under the same header plus the declared columns the first rows
+  lacked and one last column ``extra``:
   the fields of a row outside the columns, as one compact JSON object (empty when none),
   so nothing a later row brings is lost.  ``table`` sizes its columns from the first rows
   and cuts a longer cell later (``…``), as it does when the terminal is too narrow.
@@ -31,7 +37,8 @@ written the same way into the staged file; a page that fails raises, and the fil
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator
+import operator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TextIO
 
 from ...base.errors import BenchloopError
@@ -40,7 +47,7 @@ from ...base.jsontext import encode
 from ...table.outputs import Output
 from ..pagination import PaginationError, Streamed
 from .base import FORMATS, Refuse
-from .tabular import Tabular, _dig, _path, columns_of, flat_row
+from .tabular import Tabular, _dig, _path, columns_of, flat_rows
 
 BUFFER = 1000  # rows the flat formats read before they choose their columns
 _WRITE = 1 << 16  # characters collected before one write
@@ -101,14 +108,18 @@ def _listen(items: Any, out: _Out) -> None:
         items.before_fetch = out.flush
 
 
-def _guarded(ident: str, items: Iterable[Any], on_error: OnError, out: _Out) -> Iterator[Any]:
-    """The items, ending where one of their pages failed (reported to ``on_error``)."""
-    _listen(items, out)
+def _guarded(ident: str, pages: Iterable[list[Any]], on_error: OnError, out: _Out) -> Iterator[list[Any]]:
+    """The lists of items, ending where one of their pages failed (reported to ``on_error``)."""
     try:
-        yield from items
+        yield from pages
     except (BenchloopError, PaginationError) as exc:
         out.flush()
         on_error(ident, exc)
+
+
+def _pages(items: Any) -> Iterable[list[Any]]:
+    """A listing's items a page (a list) at a time; a list in memory is one page."""
+    return items.pages() if isinstance(items, Streamed) else [items]
 
 
 # ------------------------------------------------------------------- json
@@ -119,8 +130,9 @@ class _Json:
         self.out, self.pretty, self.on_error = out, pretty, on_error
         self.ident = ""
 
-    def array(self, items: Iterable[Any], level: int, deep: Callable[[Any], bool] | None = None) -> None:
-        """A list's text; ``deep(item)``: whether an item holds a listing itself (None: none does)."""
+    def array(self, pages: Iterable[list[Any]], level: int, deep: Callable[[Any], bool] | None = None) -> None:
+        """A list's text, of its items a list at a time; ``deep(item)``: whether an item holds a
+        listing itself (None: none does)."""
         pretty, out = self.pretty, self.out
         pad = "\n" + "  " * level if pretty else ""
         state = {"first": True}
@@ -140,17 +152,23 @@ class _Json:
 
         outer, out.pending = out.pending, drain
         try:
-            for item in items:
-                if deep is not None and deep(item):
-                    drain()
-                    opened()
-                    out.pending = None
-                    self.value(item, level + 1)
-                    out.pending = drain
+            for page in pages:
+                if deep is None:
+                    batch.extend(page)
+                    if len(batch) >= _ITEMS:
+                        drain()
                     continue
-                batch.append(item)
-                if len(batch) >= _ITEMS:
-                    drain()
+                for item in page:
+                    if deep(item):
+                        drain()
+                        opened()
+                        out.pending = None
+                        self.value(item, level + 1)
+                        out.pending = drain
+                        continue
+                    batch.append(item)
+                    if len(batch) >= _ITEMS:
+                        drain()
             drain()
         finally:
             out.pending = outer
@@ -160,7 +178,8 @@ class _Json:
         pretty, out = self.pretty, self.out
         pad = "\n" + "  " * level if pretty else ""
         if isinstance(value, Streamed):
-            self.array(_guarded(self.ident, value, _stop(self.on_error), out), level)
+            _listen(value, out)
+            self.array(_guarded(self.ident, value.pages(), _stop(self.on_error), out), level)
         elif isinstance(value, dict) and holds_streamed(value):
             out.write("{")
             for n, (key, item) in enumerate(value.items()):
@@ -169,7 +188,7 @@ class _Json:
                 self.value(item, level + 1)
             out.write(pad + "}")
         elif isinstance(value, list) and holds_streamed(value):
-            self.array(value, level, holds_streamed)
+            self.array([value], level, holds_streamed)
         else:
             text = encode(value, pretty)
             out.write(text.replace("\n", pad) if level and pretty else text)
@@ -179,13 +198,14 @@ def _write_json(out: _Out, pairs: list[tuple[str, Any]], pretty: bool, on_error:
     writer = _Json(out, pretty, on_error)
     deep = {id(e) for _, e in pairs if not isinstance(e, Streamed) and holds_streamed(e)}
 
-    def elements() -> Iterator[Any]:
+    def elements() -> Iterator[list[Any]]:
         for ident, element in pairs:
             writer.ident = ident
             if isinstance(element, Streamed):  # a listing of rows: its rows are the elements
-                yield from _guarded(ident, element, _stop(on_error), out)
+                _listen(element, out)
+                yield from _guarded(ident, element.pages(), _stop(on_error), out)
             else:
-                yield element
+                yield [element]
 
     try:
         writer.array(elements(), 0, lambda item: id(item) in deep)
@@ -234,43 +254,57 @@ def element_rows(element: Any, output: Output | None, with_ids: bool = True) -> 
     ids = {k: element[k] for k in output.ids if isinstance(element, dict) and k in element}
     if not ids:
         return items
-    return ({**{k: v for k, v in ids.items() if k not in item}, **item} if isinstance(item, dict) else item
-            for item in items)
+    return (row for page in _pages(items) for row in _with_ids(page, ids))
+
+
+def _with_ids(page: list[Any], ids: dict[str, Any]) -> list[Any]:
+    """A page's rows with the element's ids in front where a row lacks them (a row that has
+    them all, as a job of a job list has its group_id, is itself: the same keys in its order)."""
+    keys = ids.keys()
+    return [item if type(item) is dict and keys <= item.keys()
+            else {**{k: v for k, v in ids.items() if k not in item}, **item} if isinstance(item, dict) else item
+            for item in page]
+
+
+def _element_pages(element: Any, output: Output | None, with_ids: bool, out: _Out) -> Iterable[list[Any]]:
+    """:func:`element_rows` a list at a time (a listing read page by page: a page each)."""
+    if isinstance(element, Streamed):
+        _listen(element, out)
+        return element.pages()
+    if output is None or output.rows is None:
+        return [[element]]
+    items = _dig(element, output.rows)
+    if not isinstance(items, (list, Streamed)):
+        return [[element]]
+    _listen(items, out)
+    pages = _pages(items)
+    ids = {k: element[k] for k in output.ids if isinstance(element, dict) and k in element} if with_ids else {}
+    if not ids:
+        return pages
+    return (_with_ids(page, ids) for page in pages)
 
 
 def _all_rows(pairs: list[tuple[str, Any]], output: Output | None, on_error: OnError, out: _Out,
-              with_ids: bool = True) -> Iterator[Any]:
+              with_ids: bool = True) -> Iterator[list[Any]]:
+    """Every element's rows, a list at a time (a listing's page, or an element's rows)."""
     for ident, element in pairs:
-        items = _dig(element, output.rows) if output is not None and output.rows is not None else None
-        if isinstance(items, Streamed):
-            _listen(items, out)
-        yield from _guarded(ident, element_rows(element, output, with_ids), on_error, out)
-
-
-def _json_line(terminal: bool) -> Callable[[Any, bool, Refuse | None], str]:
-    """``jsonl``'s line of a row (``jsondoc.JsonLines.line``), one encoder for every row."""
-    import json
-
-    from ...base.hiding import json_for_terminal as for_terminal
-    from ...base.jsontext import _LONE_SURROGATE
-
-    encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-
-    def line(row: Any, _terminal: bool, _refuse: Refuse | None) -> str:
-        text = encoder(row)
-        if not text.isascii() and _LONE_SURROGATE.search(text):
-            text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-        return for_terminal(text + "\n") if terminal else text + "\n"
-
-    return line
+        yield from _guarded(ident, _element_pages(element, output, with_ids, out), on_error, out)
 
 
 def _write_lines(out: _Out, pairs: list[tuple[str, Any]], name: str, output: Output | None, on_error: OnError,
                  refuse: Refuse | None) -> None:
     terminal = is_terminal(out.stream)
-    line = _json_line(terminal) if name == "jsonl" else FORMATS[name]().line  # type: ignore[attr-defined]
-    for row in _all_rows(pairs, output, on_error, out, with_ids=name != "text"):
-        out.write(line(row, terminal, refuse))
+    if name == "jsonl":  # jsondoc.JsonLines.line of each row, a page in one go
+        from ...base.hiding import json_for_terminal as for_terminal
+        from ...base.jsontext import lines
+
+        for page in _all_rows(pairs, output, on_error, out):
+            text = lines(page)
+            out.write(for_terminal(text) if terminal else text)
+        return
+    line = FORMATS[name]().line  # type: ignore[attr-defined]
+    for page in _all_rows(pairs, output, on_error, out, with_ids=False):
+        out.write("".join([line(row, terminal, refuse) for row in page]))
 
 
 def _extra_name(columns: list[str]) -> str:
@@ -280,13 +314,34 @@ def _extra_name(columns: list[str]) -> str:
     return name
 
 
+def _longer_than(pairs: list[tuple[str, Any]], output: Output | None, count: int) -> bool:
+    """Whether a listing of ``pairs`` says it has more than ``count`` rows (its total: a walk
+    that succeeds hands out at least as many; one that fails ends with an error anyway)."""
+    for _ident, element in pairs:
+        items = element if isinstance(element, Streamed) or output is None or output.rows is None \
+            else _dig(element, output.rows)
+        announced = items.announced() if isinstance(items, Streamed) else None
+        if announced is not None and announced > count:
+            return True
+    return False
+
+
 def _write_flat(out: _Out, pairs: list[tuple[str, Any]], name: str, output: Output | None, on_error: OnError,
                 note: Callable[[str], None] | None) -> None:
-    rows = (flat_row(r) if isinstance(r, dict) else {"value": r} for r in _all_rows(pairs, output, on_error, out))
-    head = list(itertools.islice(rows, BUFFER + 1))
+    pages = (flat_rows(page) for page in _all_rows(pairs, output, on_error, out))
+    # The first BUFFER rows choose the columns.  Whether the output ends within them is known
+    # from the row after them, or, for csv, from a listing that says it is longer: then its
+    # first page is written as soon as it is in, never after the next one.
+    want = BUFFER if name == "csv" and _longer_than(pairs, output, BUFFER) else BUFFER + 1
+    head: list[dict[str, Any]] = []
+    for page in pages:
+        head.extend(page)
+        if len(head) >= want:
+            break
+    head, rest = head[:want], head[want:]
     where = _path(output.rows or ()) if output is not None else None
     fmt = FORMATS[name]()
-    if len(head) <= BUFFER:  # all of it: exactly what the format writes of the whole table
+    if len(head) < want:  # all of it: exactly what the format writes of the whole table
         table = Tabular(columns_of(head, output), head, "[]" + where if where is not None else "")
         out.emit()
         fmt.render(out.stream, table, False, note, output)
@@ -307,30 +362,56 @@ def _write_flat(out: _Out, pairs: list[tuple[str, Any]], name: str, output: Outp
         return values
 
     header = [*columns, extra]
-    later = (cells(r) for r in itertools.chain(head, rows))
+    later = itertools.chain([head, rest], pages)
     if name == "parquet":
         from .columnar import Target
         from .parquet import write
 
         target = out.stream if isinstance(out.stream, Target) else Target(None, out.stream)
-        write(target.path, target.stdout, header, later, head, output)
+        write(target.path, target.stdout, header, (cells(r) for page in later for r in page), head, output)
     elif name == "csv":
-        _csv_rows(out, header, later)
+        _csv_rows(out, header, (_page_cells(page, columns, known, cells) for page in later))
     elif name == "markdown":
-        _markdown_rows(out, header, [cells(r) for r in head], later)
+        _markdown_rows(out, header, [cells(r) for r in head], (cells(r) for page in later for r in page))
     else:
-        _table_rows(out, header, [cells(r) for r in head], later)
+        _table_rows(out, header, [cells(r) for r in head], (cells(r) for page in later for r in page))
 
 
-def _csv_rows(out: _Out, header: list[str], rows: Iterator[list[Any]]) -> None:
+def _page_cells(page: list[dict[str, Any]], columns: list[str], known: set[str],
+                cells: Callable[[dict[str, Any]], list[Any]]) -> list[Sequence[Any]]:
+    """``cells`` of each row of a page.  A page whose rows all have the keys of its first row,
+    each a column and the columns none of them has after the rest (a job listing's, a
+    table's), is read in C: one ``itemgetter`` a row, then the empty cells (``extra`` too)."""
+    keys = page[0].keys() if page else None
+    if keys is not None and len(keys) > 1 and known.issuperset(keys):
+        present = columns[:len(keys)]
+        if keys == set(present) and set(map(len, page)) == {len(present)}:  # so: no key but these
+            try:
+                values = list(map(operator.itemgetter(*present), page))
+            except KeyError:  # a row without one of them (and so with another key)
+                return [cells(r) for r in page]
+            return list(map(operator.add, values, itertools.repeat((None,) * (len(columns) - len(present) + 1))))
+    return [cells(r) for r in page]
+
+
+def _csv_rows(out: _Out, header: list[str], pages: Iterable[list[Sequence[Any]]]) -> None:
+    """csvdoc's rows of each page (``csvdoc.page_cells``: a column at a time), written through
+    one ``csv`` writer into a buffer and then onto the stream a page at a time."""
     import csv
+    import io
 
-    from .csvdoc import _HIDING, cell, row_cells
+    from .csvdoc import _HIDING, cell, page_cells
 
     hiding = LINE if is_terminal(out.stream) else _HIDING
-    writer = csv.writer(out)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
     writer.writerow([cell(c, hiding) for c in header])
-    writer.writerows(row_cells(values, hiding) for values in rows)
+    for rows in pages:
+        writer.writerows(page_cells(rows, hiding))
+        out.write(buffer.getvalue())
+        buffer.seek(0)
+        buffer.truncate()
+    out.write(buffer.getvalue())
 
 
 def _markdown_rows(out: _Out, header: list[str], first: list[list[Any]], rows: Iterator[list[Any]]) -> None:

@@ -124,6 +124,16 @@ class RowStream(Streamed):
                 listing.AHEAD = ahead  # type: ignore[attr-defined]
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
+        for page in self.pages():
+            yield from page
+
+    def announced(self) -> int | None:
+        """The job list's total: one row per job."""
+        announced = getattr(self._jobs, "announced", None)
+        return announced() if announced is not None else None
+
+    def pages(self) -> Iterator[list[dict[str, Any]]]:
+        """The rows ``BATCH`` jobs at a time, each list as soon as its jobs' metrics are in."""
         for listing in (self._jobs, self._metrics):
             listing.before_fetch = self._flush  # type: ignore[attr-defined]
         too_big: Counter[str] = Counter()
@@ -134,10 +144,10 @@ class RowStream(Streamed):
             if element is not None:
                 found[job["job_id"]] = element
             if len(batch) >= BATCH:
-                yield from _rows(self._call, self._chosen, batch, found, too_big)
+                yield _rows(self._call, self._chosen, batch, found, too_big)
                 batch, found = [], {}
         if batch:
-            yield from _rows(self._call, self._chosen, batch, found, too_big)
+            yield _rows(self._call, self._chosen, batch, found, too_big)
         _warn_too_big(self._call, too_big)
 
     def _flush(self) -> None:

@@ -105,6 +105,30 @@ def test_the_first_pages_rows_are_out_while_the_last_page_is_on_its_way():
     assert out.getvalue().count("\n") == 250
 
 
+@pytest.mark.parametrize("name", ["csv", "jsonl", "json"])
+def test_a_long_listing_s_first_page_is_out_before_the_next_one_is_answered(name):
+    """The first page's rows reach the stream as soon as that page is in, never after the next
+    page's answer: csv too, which chooses its columns from the first BUFFER rows (a listing that
+    says it has more than those needs no row of the next page to know that its output is long)."""
+    jobs = make_jobs(streamed.BUFFER * 2)
+    out = io.StringIO()
+    lines_when_answered = {}
+
+    def fetch(skip, limit):
+        deadline = time.monotonic() + 5
+        while skip and out.getvalue().count("\n") < streamed.BUFFER and time.monotonic() < deadline:
+            time.sleep(0.005)
+        lines_when_answered[skip] = out.getvalue().count("\n")
+        return {"jobs": jobs[skip:skip + limit], "total": len(jobs)}
+
+    lazy = lazy_scan("unique_scan", fetch, page_size=streamed.BUFFER, collection="jobs", id_keys=["job_id"])
+    streamed.write(out, [("G", {"group_id": "G", "total": len(jobs), "jobs": lazy})], name, True, jobs_get_output())
+    assert lines_when_answered[streamed.BUFFER] >= streamed.BUFFER  # the first page, written and flushed
+    if name == "csv":
+        rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+        assert len(rows) == len(jobs) and list(rows[0])[-1] == "extra"
+
+
 def test_a_long_listing_is_printed_in_about_a_page_of_memory():
     jobs = make_jobs(20_000)
     tracemalloc.start()

@@ -164,3 +164,53 @@ def test_orjson_is_what_writes_an_ordinary_answer():
     """The fast path is taken for the ordinary case (else this module tests nothing of it)."""
     value = {"job_id": "G1-J0001", "score": 0.5, "steps": [{"n": 1, "text": "caf\u00e9", "none": None}]}
     assert jsontext._fast_text(value, True) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _odd_floats_one_by_one(value) -> bool:
+    """The walk value by value (what ``_odd_floats`` computes a container at a time)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+        elif kind is float:
+            if not math.isfinite(item) or (item and -1e-4 < item < 1e-4):
+                return True
+        elif kind not in (str, int, bool) and item is not None:
+            return True
+    return False
+
+
+class _Text(str):
+    pass
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=3) | st.builds(_Text, st.text(max_size=2)),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=3), children, max_size=4)
+    | st.lists(children, max_size=3).map(tuple),
+    max_leaves=20))
+def test_the_walk_for_odd_floats_finds_what_a_walk_value_by_value_finds(value):
+    assert jsontext._odd_floats(value) == _odd_floats_one_by_one(value)
+
+
+@pytest.mark.parametrize("value", HOSTILE_FLOATS, ids=repr)
+def test_every_float_written_otherwise_makes_the_text_suspect(value):
+    text = orjson.dumps([value])
+    if text.decode() != json.dumps([value]).replace(" ", ""):
+        assert jsontext._suspect(text)
+
+
+def test_text_like_swe_bench_is_not_an_exponent():
+    assert not jsontext._suspect(b'[{"template":"swe-bench-lite","n":1.5e+300}]')
+    assert jsontext._suspect(b'[1e-7]') and jsontext._suspect(b'[0.00001]') and jsontext._suspect(b'[null]')
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(json_values, max_size=6))
+def test_lines_are_each_value_s_text_and_a_newline(values):
+    assert jsontext.lines(values) == "".join(jsontext.stdlib_text(v, False) + "\n" for v in values)

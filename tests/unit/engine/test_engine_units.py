@@ -354,3 +354,34 @@ def test_concat_flattens_every_ids_rows_in_order():
                 Outcome("G1", value=[{"r": 3}])]
     result = combining.combine_outcomes(action, action.defaults, outcomes, Log(quiet=True, stream=io.StringIO()))
     assert result.elements == [{"r": 1}, {"r": 2}, {"r": 3}] and not result.renderings and not result.files
+
+
+# ------------------------------------------------------- the identity of an answer (render.py)
+def _identity(path: str, want: Any) -> Any:
+    from types import SimpleNamespace
+
+    from benchloop.engine.render import identity_check
+
+    endpoint = SimpleNamespace(response=SimpleNamespace(identity=[(tuple(path.split(".")), "group")]))
+    return identity_check(endpoint, SimpleNamespace(lookup=lambda _var: want))  # type: ignore[arg-type]
+
+
+def test_a_page_naming_its_group_on_every_job_passes_and_one_other_group_fails():
+    from benchloop.base.errors import IdentityMismatch, IdentityUnverified
+
+    check = _identity("jobs.*.group_id", "G")
+    page = {"jobs": [{"job_id": f"J{i}", "group_id": "G"} for i in range(1000)], "total": 1000}
+    check(page, True)
+    _identity("jobs.*.group_id", 5)({"jobs": [{"group_id": 5}, {"group_id": "5"}]}, True)  # the same text
+    page["jobs"][500]["group_id"] = "OTHER"
+    with pytest.raises(IdentityMismatch, match="names 'OTHER'"):
+        check(page, False)
+    page["jobs"][500]["group_id"] = None  # a job without it: accepted on a new connection only
+    check(page, False)
+    with pytest.raises(IdentityUnverified):
+        check(page, True)
+    with pytest.raises(IdentityUnverified):
+        check({"jobs": []}, True)  # nothing named on a used connection
+    check({"jobs": "not a list", "x": [{"group_id": "OTHER"}]}, False)
+    with pytest.raises(IdentityMismatch):
+        check({"jobs": [{"group_id": ["G"]}]}, False)  # a list is not the id's text

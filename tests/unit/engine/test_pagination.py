@@ -203,6 +203,32 @@ def test_seen_ids_follow_python_set_equality_in_memory_and_on_disk(pages, keep):
         ids.close()
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["a", "é", "\x00", "\x00x", "\\", '"', "\n", "\u2028", "\U0001f600", "\ud800"])
+                         | st.text(max_size=3), max_size=8), max_size=8), st.integers(0, 4))
+def test_pages_of_text_ids_on_disk_are_looked_up_as_one_json_array(pages, keep):
+    """Text ids go to SQLite a page at a time as a JSON array: every character comes back as it
+    was (escapes, NUL and lone surrogates, which take the id by id way, included)."""
+    ids = SeenIds(keep=keep)
+    try:
+        assert [ids.fresh(page) for page in pages] == _reference(pages)
+        assert len(ids) == len({iid for page in pages for iid in page})
+    finally:
+        ids.close()
+
+
+def test_a_page_of_text_ids_costs_two_statements():
+    ids = SeenIds(keep=2)
+    try:
+        ids.fresh(["a", "b", "c"])
+        statements = []
+        ids._db.set_trace_callback(statements.append)
+        assert ids.fresh(["b", "d", "e", "d"]) == [False, True, True, False]
+        assert len(statements) == 2 and all("json_each" in s for s in statements), statements
+    finally:
+        ids.close()
+
+
 def test_seen_ids_move_to_disk_past_keep():
     ids = SeenIds(keep=3)
     assert ids.fresh(["a", "b", 1]) == [True, True, True]
