@@ -55,28 +55,6 @@ def _compile_node(node: dict[str, Any]) -> Reader:
         return field
     if kind == "subexpression" and all(c["type"] == "field" for c in children):
         names = [c["value"] for c in children]  # a.b.c: one loop, not one closure per name
-        if len(names) == 2:  # job.job_id: unrolled (a table row reads ~25 such paths)
-            first, second = names
-
-            def two(value: Any) -> Any:
-                if isinstance(value, dict):
-                    value = value.get(first)
-                    if isinstance(value, dict):
-                        return value.get(second)
-                return None
-            return two
-        if len(names) == 3:  # metrics.run_metrics.duration_s
-            first, second, third = names
-
-            def three(value: Any) -> Any:
-                if isinstance(value, dict):
-                    value = value.get(first)
-                    if isinstance(value, dict):
-                        value = value.get(second)
-                        if isinstance(value, dict):
-                            return value.get(third)
-                return None
-            return three
 
         def fields(value: Any) -> Any:
             for name in names:

@@ -126,28 +126,24 @@ def _copy(staged: str, tmp: str, columns: Sequence[tuple[str, str]], count: int)
     """The staged JSON Lines rows as the Parquet file ``tmp`` (typed by ``columns``)."""
     types = ", ".join(f"{_literal(name)}: {_literal(TYPES[kind])}" for name, kind in columns)
     select = ", ".join(_quote(name) for name, _ in columns)
+    if count:
+        source = (f"read_json({_literal(staged)}, format='newline_delimited', "
+                  f"columns={{{types}}}, timestampformat='%Y-%m-%dT%H:%M:%S.%fZ')")
+    else:  # read_json needs a row to read: an empty partition with the same columns
+        source = "(SELECT " + ", ".join(f"CAST(NULL AS {TYPES[kind]}) AS {_quote(name)}"
+                                        for name, kind in columns) + " WHERE false)"
+    # USE_TMP_FILE false: ``tmp`` is already our temp file, swept after a kill; DuckDB's own
+    # ``tmp_`` copy beside it would be left behind by a SIGKILL during the COPY.
+    copy = (f"COPY (SELECT {select} FROM {source}) TO {_literal(tmp)} "
+            "(FORMAT parquet, COMPRESSION zstd, USE_TMP_FILE false)")
     with _ONE_COPY:
-        _copy_with(staged, tmp, columns, count, types, select)
-
-
-def _copy_with(staged: str, tmp: str, columns: Sequence[tuple[str, str]], count: int, types: str,
-               select: str) -> None:
-    for config in (BOUNDED, {}):
-        connection = connect(**config)
-        try:
-            if count:
-                source = (f"read_json({_literal(staged)}, format='newline_delimited', "
-                          f"columns={{{types}}}, timestampformat='%Y-%m-%dT%H:%M:%S.%fZ')")
-            else:  # read_json needs a row to read: an empty partition with the same columns
-                source = "(SELECT " + ", ".join(f"CAST(NULL AS {TYPES[kind]}) AS {_quote(name)}"
-                                                for name, kind in columns) + " WHERE false)"
-            # USE_TMP_FILE false: ``tmp`` is already our temp file, swept after a kill; DuckDB's
-            # own ``tmp_`` copy beside it would be left behind by a SIGKILL during the COPY.
-            connection.execute(f"COPY (SELECT {select} FROM {source}) TO {_literal(tmp)} "
-                               "(FORMAT parquet, COMPRESSION zstd, USE_TMP_FILE false)")
-            return
-        except duckdb().OutOfMemoryException:
-            if not config:
-                raise
-        finally:
-            connection.close()
+        for config in (BOUNDED, {}):
+            connection = connect(**config)
+            try:
+                connection.execute(copy)
+                return
+            except duckdb().OutOfMemoryException:
+                if not config:
+                    raise
+            finally:
+                connection.close()

@@ -68,3 +68,20 @@ def test_a_page_failing_after_rows_keeps_the_previous_partition(tmp_path):
     assert report.groups == [] and report.failures == [(GROUP, "page 3 failed")]
     assert open(path, "rb").read() == before
     assert [n for n in os.listdir(store.staging(root))] == []  # nothing staged left behind
+
+
+def test_rows_too_wide_for_the_bounded_pool_are_copied_with_duckdbs_defaults(tmp_path, monkeypatch):
+    from benchloop.dataset import parquet
+
+    calls = []
+    connect = parquet.connect
+    monkeypatch.setattr(parquet, "BOUNDED", {"threads": 1, "memory_limit": "1MB"})
+    monkeypatch.setattr(parquet, "connect", lambda **config: calls.append(config) or connect(**config))
+    root = str(tmp_path / "ds")
+    store.ensure(root)
+    rows = [{"job_id": f"J{i}", "text": f"{i}-" * 20_000} for i in range(50)]
+    path = str(tmp_path / "wide.parquet")
+    assert parquet.write(path, [("job_id", "string"), ("text", "string")], rows, store.staging(root)) == 50
+    assert calls == [{"threads": 1, "memory_limit": "1MB"}, {}]  # refused by the small pool, then copied
+    texts = duckdb.connect().execute(f"SELECT text FROM read_parquet('{path}') ORDER BY job_id").fetchall()
+    assert sorted(t for (t,) in texts) == sorted(r["text"] for r in rows)

@@ -191,16 +191,22 @@ def _reference(pages):
     return out
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(st.lists(st.sampled_from(POOL) | st.text(max_size=3), max_size=8), max_size=8),
-       st.integers(0, 6))
-def test_seen_ids_follow_python_set_equality_in_memory_and_on_disk(pages, keep):
+def _as_python_sets(pages, keep):
+    """SeenIds (spilling to disk past ``keep`` ids) says which ids of each page are new as a
+    Python set would, and counts the distinct ids."""
     ids = SeenIds(keep=keep)
     try:
         assert [ids.fresh(page) for page in pages] == _reference(pages)
         assert len(ids) == len({iid for page in pages for iid in page})
     finally:
         ids.close()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(POOL) | st.text(max_size=3), max_size=8), max_size=8),
+       st.integers(0, 6))
+def test_seen_ids_follow_python_set_equality_in_memory_and_on_disk(pages, keep):
+    _as_python_sets(pages, keep)
 
 
 @settings(max_examples=150, deadline=None)
@@ -209,12 +215,7 @@ def test_seen_ids_follow_python_set_equality_in_memory_and_on_disk(pages, keep):
 def test_pages_of_text_ids_on_disk_are_looked_up_as_one_json_array(pages, keep):
     """Text ids go to SQLite a page at a time as a JSON array: every character comes back as it
     was (escapes, NUL and lone surrogates, which take the id by id way, included)."""
-    ids = SeenIds(keep=keep)
-    try:
-        assert [ids.fresh(page) for page in pages] == _reference(pages)
-        assert len(ids) == len({iid for page in pages for iid in page})
-    finally:
-        ids.close()
+    _as_python_sets(pages, keep)
 
 
 def test_a_page_of_text_ids_costs_two_statements():
